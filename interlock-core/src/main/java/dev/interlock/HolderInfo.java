@@ -1,0 +1,53 @@
+package dev.interlock;
+
+import java.time.Instant;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalLong;
+
+/**
+ * One holder of a lock as a backend sees it, for {@code status} and for error messages.
+ * Fields a backend cannot know are empty: a util-linux {@code flock(1)} holder has a pid but no
+ * owner id or token.
+ *
+ * @param mode shared or exclusive
+ * @param ownerId the {@link Owner#id()}, if the holder recorded one
+ * @param host host name of the holder, if known
+ * @param pid process id of the holder, or -1 if unknown
+ * @param since when the lock was acquired (holder's wall clock), if known
+ * @param validUntil when the lease runs out, if it has a lease
+ * @param token the fencing token, if known
+ */
+public record HolderInfo(
+        Mode mode,
+        Optional<String> ownerId,
+        Optional<String> host,
+        long pid,
+        Optional<Instant> since,
+        Optional<Instant> validUntil,
+        OptionalLong token) {
+
+    public HolderInfo {
+        Objects.requireNonNull(mode, "mode");
+        Objects.requireNonNull(ownerId, "ownerId");
+        Objects.requireNonNull(host, "host");
+        Objects.requireNonNull(since, "since");
+        Objects.requireNonNull(validUntil, "validUntil");
+        Objects.requireNonNull(token, "token");
+    }
+
+    /** One line for humans: {@code EX by host:pid:start:nonce (pid 123) since 2026-...Z, token 42}. */
+    public String describe() {
+        StringBuilder sb = new StringBuilder(mode.shortName());
+        sb.append(" by ").append(ownerId.orElseGet(() -> pid > 0 ? "pid " + pid + " (not an Interlock holder)" : "an unknown holder"));
+        if (ownerId.isPresent() && pid > 0) {
+            sb.append(" (pid ").append(pid).append(')');
+        }
+        since.ifPresent(s -> sb.append(" since ").append(s));
+        validUntil.ifPresent(v -> sb.append(", lease until ").append(v));
+        if (token.isPresent()) {
+            sb.append(", token ").append(token.getAsLong());
+        }
+        return sb.toString();
+    }
+}

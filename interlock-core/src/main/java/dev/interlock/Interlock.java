@@ -1,0 +1,131 @@
+package dev.interlock;
+
+import dev.interlock.internal.DefaultLockSpace;
+import dev.interlock.spi.BackendConfig;
+import dev.interlock.spi.LockBackend;
+import dev.interlock.spi.LockBackendProvider;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.ServiceLoader;
+import java.util.TreeMap;
+import java.util.concurrent.ScheduledExecutorService;
+
+/**
+ * Entry point: opens a {@link LockSpace} from a URI such as {@code flock:/var/lock/myapp} or
+ * {@code dir:/mnt/shared/locks}. Backends are found with {@link ServiceLoader}; put the module of
+ * a backend on the class path to enable its scheme.
+ *
+ * {@snippet :
+ * try (LockSpace locks = Interlock.open("flock:/var/lock/myapp")) {
+ *     try (Lease lease = locks.acquire("nightly-report", Duration.ofMinutes(5))) {
+ *         write(report, lease.token());
+ *     }
+ * }
+ * }
+ */
+public final class Interlock {
+    private Interlock() {}
+
+    /**
+     * Opens a lock space with default options.
+     *
+     * @throws IllegalArgumentException if the URI is malformed or names no installed backend
+     * @throws LockBackendException if the backend is unusable (missing directory that cannot be created, etc.)
+     */
+    public static LockSpace open(String uri) {
+        return builder(uri).open();
+    }
+
+    /** Starts configuring a lock space: clocks and scheduler for tests, defaults for leases. */
+    public static Builder builder(String uri) {
+        return new Builder(uri);
+    }
+
+    /** Schemes of the backends found on the class path, each with a one-line description. */
+    public static Map<String, String> availableSchemes() {
+        Map<String, String> out = new TreeMap<>();
+        for (LockBackendProvider p : ServiceLoader.load(LockBackendProvider.class, Interlock.class.getClassLoader())) {
+            for (String s : p.schemes()) {
+                out.put(s, p.description());
+            }
+        }
+        return out;
+    }
+
+    /** Options of a lock space. Each setter may be called once. */
+    public static final class Builder {
+        private final String uri;
+        private Ticker ticker;
+        private Clock clock;
+        private ScheduledExecutorService scheduler;
+        private Duration defaultLease;
+
+        private Builder(String uri) {
+            this.uri = Objects.requireNonNull(uri, "uri");
+        }
+
+        /** Monotonic time source for deadlines (default {@link Ticker#system()}). */
+        public Builder ticker(Ticker ticker) {
+            requireUnset(this.ticker, "ticker");
+            this.ticker = Objects.requireNonNull(ticker, "ticker");
+            return this;
+        }
+
+        /** Wall clock, for timestamps shown to people only (default {@link Clock#systemUTC()}). */
+        public Builder clock(Clock clock) {
+            requireUnset(this.clock, "clock");
+            this.clock = Objects.requireNonNull(clock, "clock");
+            return this;
+        }
+
+        /**
+         * Runs lease renewal and checks. By default the space makes one daemon thread and shuts it
+         * down on close; a scheduler given here is not shut down by the space.
+         */
+        public Builder scheduler(ScheduledExecutorService scheduler) {
+            requireUnset(this.scheduler, "scheduler");
+            this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
+            return this;
+        }
+
+        /** Lease of lease-based backends when a request does not set one (default 30s). */
+        public Builder defaultLease(Duration lease) {
+            requireUnset(this.defaultLease, "defaultLease");
+            if (lease.isNegative() || lease.isZero()) {
+                throw new IllegalArgumentException("default lease must be positive, was " + lease);
+            }
+            this.defaultLease = lease;
+            return this;
+        }
+
+        private static void requireUnset(Object current, String what) {
+            if (current != null) {
+                throw new IllegalStateException(what + " was already set to " + current);
+            }
+        }
+
+        /** Opens the space. See {@link Interlock#open(String)} for the exceptions. */
+        public LockSpace open() {
+            int colon = uri.indexOf(':');
+            if (colon <= 0) {
+                throw new IllegalArgumentException("lock space URI '" + uri + "' has no scheme; use one of "
+                        + String.join(", ", availableSchemes().keySet()) + ", e.g. flock:/var/lock/myapp");
+            }
+            String scheme = uri.substring(0, colon).toLowerCase(Locale.ROOT);
+            Ticker t = ticker != null ? ticker : Ticker.system();
+            Clock c = clock != null ? clock : Clock.systemUTC();
+            Duration lease = defaultLease != null ? defaultLease : Duration.ofSeconds(30);
+            for (LockBackendProvider p : ServiceLoader.load(LockBackendProvider.class, Interlock.class.getClassLoader())) {
+                if (p.schemes().contains(scheme)) {
+                    LockBackend backend = p.open(new BackendConfig(uri, scheme, uri.substring(colon + 1), t, c, lease));
+                    return new DefaultLockSpace(backend, t, c, scheduler, lease);
+                }
+            }
+            throw new IllegalArgumentException("no backend for scheme '" + scheme + ":' in '" + uri + "'; installed: "
+                    + (availableSchemes().isEmpty() ? "none (add interlock-file to the class path)" : String.join(", ", availableSchemes().keySet())));
+        }
+    }
+}

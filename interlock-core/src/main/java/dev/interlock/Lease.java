@@ -1,0 +1,79 @@
+package dev.interlock;
+
+import java.time.Instant;
+import java.util.function.Consumer;
+
+/**
+ * One successful acquisition of a named lock. Close it (try-with-resources) to release.
+ *
+ * <p><b>Thread-safety and ownership:</b> a lease belongs to the acquisition, not to a thread: any
+ * thread may renew or close it. Every release and renewal is checked against this lease's own
+ * {@link #owner()} by the backend, so a late close can never free a lock that someone else
+ * acquired meanwhile. Locks are not reentrant: acquiring a name you already hold waits like any
+ * other contender.
+ *
+ * <p><b>Validity:</b> a lease is valid from acquisition until it is closed or lost. Lease-based
+ * backends renew it in the background (unless a fixed lease was asked for); if renewal keeps
+ * failing, the lease is declared lost <em>before</em> its deadline on the local monotonic clock,
+ * and the {@link #onLost lost listeners} run. Kernel locks ({@code flock:}) do not expire; they
+ * are checked periodically and declared lost if the lock file was removed or replaced.
+ *
+ * <p><b>Fencing:</b> {@link #token()} strictly increases with every acquisition of the name, so a
+ * downstream system that remembers the highest token it has seen can reject writes from a
+ * holder whose lease ran out while it was paused.
+ */
+public interface Lease extends AutoCloseable {
+    /** The lock name. */
+    String name();
+
+    /** Shared or exclusive. */
+    Mode mode();
+
+    /** Who holds this lease; unique to this acquisition. */
+    Owner owner();
+
+    /** The fencing token: strictly greater than the token of every earlier acquisition of this name. */
+    long token();
+
+    /** When it was acquired (this host's wall clock; for display). */
+    Instant acquiredAt();
+
+    /**
+     * Until when the lock is guaranteed if it is not renewed again, translated to this host's wall
+     * clock for display; {@link Instant#MAX} for locks that do not expire ({@code flock:}). The
+     * guarantee itself is kept on the monotonic clock.
+     */
+    Instant validUntil();
+
+    /**
+     * True while the lease is held and its deadline has not passed on the monotonic clock. False
+     * once closed or lost. Cheap; does not contact the backend.
+     */
+    boolean isValid();
+
+    /**
+     * Extends the lease now (lease-based backends) or verifies that the lock is still ours
+     * (kernel locks).
+     *
+     * @throws LockLostException if the lock is gone; the lease is then lost and listeners have run
+     * @throws LockBackendException if the backend could not be reached; the lease stays valid until its deadline
+     * @throws IllegalStateException if the lease was closed
+     */
+    void renew();
+
+    /**
+     * Registers a listener told once, on a background thread, when this lease is lost (not when it
+     * is closed). If the lease is already lost, the listener runs at once on the calling thread.
+     *
+     * @return this lease
+     */
+    Lease onLost(Consumer<LockLostException> listener);
+
+    /**
+     * Releases the lock. Idempotent: the second and later calls do nothing. Safe from any thread.
+     *
+     * @throws LockBackendException if the backend failed to release; a lease-based lock then frees when its lease runs out
+     */
+    @Override
+    void close();
+}

@@ -1,0 +1,49 @@
+package dev.interlock;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.function.Consumer;
+
+/**
+ * Options for one acquisition, from {@link LockSpace#lock(String)}. Not thread-safe; build and
+ * use it on one thread. Each terminal call ({@link #tryAcquire()}, {@link #acquire(Duration)},
+ * {@link #acquire()}) makes an independent acquisition.
+ */
+public interface LockRequest {
+    /** Shared or exclusive (default exclusive). */
+    LockRequest mode(Mode mode);
+
+    /** Same as {@code mode(Mode.SHARED)}. */
+    default LockRequest shared() {
+        return mode(Mode.SHARED);
+    }
+
+    /**
+     * The lease duration on lease-based backends (default: the backend's, e.g. 30s). The lease is
+     * renewed in the background at a third of this period unless {@link #fixedLease()} is set.
+     * Ignored by kernel locks, which do not expire.
+     *
+     * @throws IllegalArgumentException if not positive
+     */
+    LockRequest lease(Duration lease);
+
+    /** Do not renew in the background: the lock frees itself after the lease unless renewed by hand. */
+    LockRequest fixedLease();
+
+    /** A listener told when the lease is lost (see {@link Lease#onLost}). May be called several times. */
+    LockRequest onLost(Consumer<LockLostException> listener);
+
+    /** One attempt; empty if the lock is busy. Never waits. */
+    Optional<Lease> tryAcquire();
+
+    /**
+     * Waits up to {@code timeout} for the lock. A zero timeout makes one attempt.
+     *
+     * @throws LockTimeoutException if not acquired in time; nothing is held
+     * @throws InterruptedException if interrupted while waiting; nothing is held
+     */
+    Lease acquire(Duration timeout) throws InterruptedException;
+
+    /** Waits as long as it takes. @throws InterruptedException if interrupted; nothing is held */
+    Lease acquire() throws InterruptedException;
+}

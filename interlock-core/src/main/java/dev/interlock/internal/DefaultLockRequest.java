@@ -1,0 +1,139 @@
+package dev.interlock.internal;
+
+import dev.interlock.Lease;
+import dev.interlock.LockLostException;
+import dev.interlock.LockRequest;
+import dev.interlock.LockTimeoutException;
+import dev.interlock.Mode;
+import dev.interlock.Owner;
+import dev.interlock.spi.AcquireSpec;
+import dev.interlock.spi.Attempt;
+import dev.interlock.spi.Grant;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+final class DefaultLockRequest implements LockRequest {
+    private final DefaultLockSpace space;
+    private final String name;
+    private Mode mode = Mode.EXCLUSIVE;
+    private Duration lease;
+    private boolean fixed;
+    private final List<Consumer<LockLostException>> listeners = new ArrayList<>();
+
+    DefaultLockRequest(DefaultLockSpace space, String name) {
+        this.space = space;
+        this.name = name;
+    }
+
+    @Override
+    public LockRequest mode(Mode mode) {
+        this.mode = Objects.requireNonNull(mode, "mode");
+        return this;
+    }
+
+    @Override
+    public LockRequest lease(Duration lease) {
+        Objects.requireNonNull(lease, "lease");
+        if (lease.isNegative() || lease.isZero()) {
+            throw new IllegalArgumentException("lease must be positive, was " + lease);
+        }
+        if (lease.toMillis() < 100) {
+            throw new IllegalArgumentException("lease must be at least 100ms, was " + lease.toMillis() + "ms");
+        }
+        this.lease = lease;
+        return this;
+    }
+
+    @Override
+    public LockRequest fixedLease() {
+        this.fixed = true;
+        return this;
+    }
+
+    @Override
+    public LockRequest onLost(Consumer<LockLostException> listener) {
+        listeners.add(Objects.requireNonNull(listener, "listener"));
+        return this;
+    }
+
+    @Override
+    public Optional<Lease> tryAcquire() {
+        try {
+            return Optional.ofNullable(run(0));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("unreachable: a try never waits", e);
+        }
+    }
+
+    @Override
+    public Lease acquire(Duration timeout) throws InterruptedException {
+        Objects.requireNonNull(timeout, "timeout");
+        if (timeout.isNegative()) {
+            throw new IllegalArgumentException("timeout must not be negative, was " + timeout);
+        }
+        long nanos = saturatedNanos(timeout);
+        Lease l = run(nanos);
+        if (l == null) {
+            throw timeout(0, List.of());
+        }
+        return l;
+    }
+
+    @Override
+    public Lease acquire() throws InterruptedException {
+        return run(-1);
+    }
+
+    private static long saturatedNanos(Duration d) {
+        try {
+            return d.toNanos();
+        } catch (ArithmeticException e) {
+            return Long.MAX_VALUE;
+        }
+    }
+
+    /**
+     * @param timeoutNanos 0: one try, returns null when busy; &gt;0: wait up to it; &lt;0: forever
+     */
+    private Lease run(long timeoutNanos) throws InterruptedException {
+        space.checkOpen();
+        Duration leaseDuration = lease != null ? lease : space.defaultLease;
+        AcquireSpec spec = new AcquireSpec(name, mode, Owner.newAcquisition(), leaseDuration);
+        long start = space.ticker.read();
+        try (Attempt attempt = space.backend.attempt(spec)) {
+            while (true) {
+                long tryStart = space.ticker.read();
+                Optional<Grant> grant = attempt.tryAcquire();
+                if (grant.isPresent()) {
+                    return DefaultLease.start(space, spec, grant.get(), tryStart, fixed, listeners);
+                }
+                if (timeoutNanos == 0) {
+                    return null;
+                }
+                long waited = space.ticker.read() - start;
+                long remaining = timeoutNanos < 0 ? Long.MAX_VALUE : timeoutNanos - waited;
+                if (remaining <= 0) {
+                    throw timeout(waited, attempt.blockers());
+                }
+                if (Thread.interrupted()) {
+                    throw new InterruptedException(space.backend.description() + " - interrupted while waiting for "
+                            + LockNames.quote(name));
+                }
+                attempt.await(remaining);
+            }
+        }
+    }
+
+    private LockTimeoutException timeout(long waitedNanos, List<dev.interlock.HolderInfo> blockers) {
+        long ms = TimeUnit.NANOSECONDS.toMillis(waitedNanos);
+        return new LockTimeoutException(space.backend.description(), name, Duration.ofNanos(waitedNanos),
+                space.backend.description() + " - " + LockNames.quote(name) + " (" + mode.shortName() + ") not acquired after "
+                        + ms + "ms (" + DefaultLockSpace.describe(blockers) + ")");
+    }
+}

@@ -1,0 +1,148 @@
+package dev.interlock.internal;
+
+import dev.interlock.HolderInfo;
+import dev.interlock.LockInfo;
+import dev.interlock.LockRequest;
+import dev.interlock.LockSpace;
+import dev.interlock.Ticker;
+import dev.interlock.spi.LockBackend;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Internal API: the one {@link LockSpace} implementation, over any {@link LockBackend}. */
+public final class DefaultLockSpace implements LockSpace {
+    private static final Logger log = LoggerFactory.getLogger(DefaultLockSpace.class);
+    /** How often kernel locks are checked for a removed or replaced lock file. */
+    static final Duration KERNEL_LOCK_CHECK = Duration.ofMillis(Long.getLong("interlock.checkIntervalMs", 10_000));
+
+    final LockBackend backend;
+    final Ticker ticker;
+    final Clock clock;
+    final Duration defaultLease;
+    private final ScheduledExecutorService givenScheduler;
+    private volatile ScheduledExecutorService ownScheduler;
+    private final Set<DefaultLease> open = ConcurrentHashMap.newKeySet();
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    public DefaultLockSpace(LockBackend backend, Ticker ticker, Clock clock, ScheduledExecutorService scheduler, Duration defaultLease) {
+        this.backend = backend;
+        this.ticker = ticker;
+        this.clock = clock;
+        this.givenScheduler = scheduler;
+        this.defaultLease = defaultLease;
+    }
+
+    /** The backend, for tests and tools in this project. */
+    public LockBackend backend() {
+        return backend;
+    }
+
+    @Override
+    public String uri() {
+        return backend.description();
+    }
+
+    @Override
+    public LockRequest lock(String name) {
+        checkOpen();
+        return new DefaultLockRequest(this, LockNames.validate(name));
+    }
+
+    @Override
+    public LockInfo status(String name) {
+        checkOpen();
+        return backend.inspect(LockNames.validate(name));
+    }
+
+    @Override
+    public List<LockInfo> list() {
+        checkOpen();
+        return backend.list();
+    }
+
+    @Override
+    public boolean breakLock(String name, String ownerId) {
+        checkOpen();
+        return backend.breakLock(LockNames.validate(name), ownerId);
+    }
+
+    ScheduledExecutorService scheduler() {
+        if (givenScheduler != null) {
+            return givenScheduler;
+        }
+        ScheduledExecutorService s = ownScheduler;
+        if (s == null) {
+            synchronized (this) {
+                s = ownScheduler;
+                if (s == null) {
+                    ScheduledThreadPoolExecutor e = new ScheduledThreadPoolExecutor(1, r -> {
+                        Thread t = new Thread(r, "interlock-watchdog");
+                        t.setDaemon(true);
+                        return t;
+                    });
+                    e.setRemoveOnCancelPolicy(true);
+                    s = ownScheduler = e;
+                }
+            }
+        }
+        return s;
+    }
+
+    void opened(DefaultLease lease) {
+        open.add(lease);
+    }
+
+    void ended(DefaultLease lease) {
+        open.remove(lease);
+    }
+
+    /** Number of leases neither closed nor lost; for tests. */
+    public int openLeases() {
+        return open.size();
+    }
+
+    void checkOpen() {
+        if (closed.get()) {
+            throw new IllegalStateException(backend.description() + " - the lock space is closed");
+        }
+    }
+
+    static String describe(List<HolderInfo> holders) {
+        if (holders.isEmpty()) {
+            return "holder unknown";
+        }
+        List<String> parts = new ArrayList<>();
+        for (HolderInfo h : holders) {
+            parts.add(h.describe());
+        }
+        return "held " + String.join("; ", parts);
+    }
+
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        for (DefaultLease l : List.copyOf(open)) {
+            try {
+                l.close();
+            } catch (RuntimeException e) {
+                log.warn("{} - releasing '{}' on close failed: {}", backend.description(), l.name(), e.toString());
+            }
+        }
+        ScheduledExecutorService s = ownScheduler;
+        if (s != null) {
+            s.shutdownNow();
+        }
+        backend.close();
+    }
+}

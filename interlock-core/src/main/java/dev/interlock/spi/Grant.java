@@ -1,0 +1,32 @@
+package dev.interlock.spi;
+
+import java.time.Duration;
+import java.time.Instant;
+
+/**
+ * A lock granted by a backend. The core calls {@link #renew} and {@link #release} on it, never
+ * concurrently with each other, and {@link #release} at most once.
+ */
+public interface Grant {
+    /** The fencing token of this acquisition. */
+    long token();
+
+    /** When it was granted (wall clock, display only). */
+    Instant acquiredAt();
+
+    /**
+     * Extends the lease to {@code lease} from now (lease-based backends), or verifies that the
+     * lock is still ours (kernel locks). Must check the owner: never extends someone else's lock.
+     *
+     * @throws dev.interlock.LockLostException if the lock is no longer ours
+     * @throws dev.interlock.LockBackendException if the backend could not be reached
+     */
+    void renew(Duration lease);
+
+    /**
+     * Releases the lock if it is still ours; does nothing to a lock now held by someone else.
+     *
+     * @throws dev.interlock.LockBackendException if the backend could not be reached
+     */
+    void release();
+}

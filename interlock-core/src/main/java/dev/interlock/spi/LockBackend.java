@@ -1,0 +1,43 @@
+package dev.interlock.spi;
+
+import dev.interlock.LockInfo;
+import java.util.List;
+
+/**
+ * A backend: the primitive operations the core builds every lock space on. The core validates
+ * names, runs the wait loop with deadlines and interrupts, and runs renewal; a backend only
+ * makes single, non-blocking state changes and knows how to wait for a change.
+ *
+ * <p>Implementations are thread-safe.
+ */
+public interface LockBackend extends AutoCloseable {
+    /** Short description for messages, such as {@code flock:/var/lock/app}; never contains a password. */
+    String description();
+
+    /** True if grants expire unless renewed ({@code dir:}, {@code jdbc:}, {@code redis:}); false for kernel locks. */
+    boolean leaseBased();
+
+    /**
+     * Starts one acquisition. The returned attempt is used by one thread and always closed. The
+     * attempt may keep a place in a queue between tries (e.g. a waiting writer that keeps new
+     * readers out); closing it gives that place up.
+     */
+    Attempt attempt(AcquireSpec spec);
+
+    /** Current holders of {@code name}. Must not change lock state. */
+    LockInfo inspect(String name);
+
+    /** All names with a trace in this backend, sorted. */
+    List<LockInfo> list();
+
+    /**
+     * Removes {@code name}'s lock if and only if it is held by {@code ownerId}.
+     *
+     * @throws UnsupportedOperationException if the backend cannot break locks (kernel locks)
+     */
+    boolean breakLock(String name, String ownerId);
+
+    /** Frees resources (threads, descriptors, connections). Idempotent. */
+    @Override
+    void close();
+}
