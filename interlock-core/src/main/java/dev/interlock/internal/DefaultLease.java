@@ -273,6 +273,10 @@ final class DefaultLease implements Lease {
         log.debug("{} - released '{}'", space.backend.description(), spec.name());
     }
 
+    Grant grant() {
+        return grant;
+    }
+
     @Override
     public String toString() {
         return "Lease[" + spec.name() + " " + spec.mode().shortName() + " token=" + grant.token() + " owner=" + spec.owner().id() + "]";

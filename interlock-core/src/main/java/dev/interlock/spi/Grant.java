@@ -29,4 +29,14 @@ public interface Grant {
      * @throws dev.interlock.LockBackendException if the backend could not be reached
      */
     void release();
+
+    /**
+     * A file descriptor whose inheritance by a child process makes the child hold this lock too
+     * (kernel locks: the flock(2) lock belongs to the open file description). Used by
+     * {@code interlock run} so that a command keeps its lock even if the tool itself is killed.
+     * Empty for backends whose locks cannot be inherited.
+     */
+    default java.util.OptionalInt inheritableDescriptor() {
+        return java.util.OptionalInt.empty();
+    }
 }
