@@ -1,0 +1,423 @@
+package dev.interlock.file.dir;
+
+import dev.interlock.HolderInfo;
+import dev.interlock.LockBackendException;
+import dev.interlock.Mode;
+import dev.interlock.Owner;
+import dev.interlock.file.dir.DirEntries.Beat;
+import dev.interlock.file.dir.DirEntries.Gate;
+import dev.interlock.file.dir.DirEntries.Holder;
+import dev.interlock.file.dir.DirEntries.Reader;
+import dev.interlock.file.dir.DirEntries.Waiter;
+import dev.interlock.internal.LockNames;
+import dev.interlock.spi.AcquireSpec;
+import dev.interlock.spi.Attempt;
+import dev.interlock.spi.Grant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One acquisition of a {@code dir:} lock (see {@link DirLockBackend} and docs/dir-protocol.md).
+ *
+ * <p>Staleness is judged here, per attempt, on the backend's monotonic ticker: a holder on
+ * another host (or in another pid namespace) is stale only once this attempt has seen exactly the
+ * same entry name, unrenewed, for the whole lease written in it. A writer that has taken the
+ * gate but still waits for readers keeps its gate alive by renaming it every third of its lease.
+ *
+ * <p>After the first failed try the attempt queues a waiter entry; tries then give way to
+ * earlier waiters, so waiters are served roughly in arrival order and a waiting writer keeps new
+ * readers out.
+ */
+final class DirAttempt implements Attempt {
+    private static final Logger log = LoggerFactory.getLogger(DirAttempt.class);
+    /** Consecutive listings without exactly one gate before the directory is declared damaged. */
+    private static final int GATE_PATIENCE = 50;
+
+    private record Seen(String state, long since) {}
+
+    private final DirLockBackend backend;
+    private final DirLockDir dir;
+    private final AcquireSpec spec;
+    private final DirWatcher.Watch watch;
+    private final Holder me;
+    private final long leaseNanos;
+    private final Map<String, Seen> seen = new HashMap<>();
+    private List<HolderInfo> blockers = List.of();
+    private long versionAtTry;
+    private int badGate;
+    private boolean granted;
+
+    // A writer that holds the gate while readers drain.
+    private String heldName;
+    private long heldToken;
+    private long heldBeat;
+    private long heldBeatAt;
+
+    // Our waiter entry, once a try has failed.
+    private String queued;
+    private long queuedBeat;
+    private long queuedAt;
+    private long queuedSeenToken;
+    private long queuedMs;
+
+    DirAttempt(DirLockBackend backend, DirLockDir dir, AcquireSpec spec, DirWatcher.Watch watch) {
+        this.backend = backend;
+        this.dir = dir;
+        this.spec = spec;
+        this.watch = watch;
+        this.leaseNanos = spec.lease().toNanos();
+        Owner o = spec.owner();
+        String nonce = o.nonce().matches("[0-9a-f]{1,32}") ? o.nonce() : DirNames.sha256(o.nonce().getBytes(java.nio.charset.StandardCharsets.UTF_8)).substring(0, 16);
+        String host = o.host().replaceAll("[^A-Za-z0-9._-]", "_");
+        if (host.length() > 64) {
+            host = host.substring(0, 64);
+        }
+        if (host.isEmpty()) {
+            host = "unknown";
+        }
+        this.me = new Holder(Math.max(1, spec.lease().toMillis()), backend.clock.instant().getEpochSecond(), o.pid(), o.processStart(),
+                backend.self.pidNs, backend.self.bootId, nonce, host);
+    }
+
+    @Override
+    public Optional<Grant> tryAcquire() {
+        versionAtTry = watch != null ? watch.version() : 0;
+        long now = backend.ticker.read();
+        Optional<Grant> g = spec.mode() == Mode.EXCLUSIVE ? tryWriter(now) : tryReader(now);
+        if (g.isEmpty() && queued != null && now - queuedAt >= leaseNanos / 3) {
+            renewQueued(now);
+        }
+        return g;
+    }
+
+    // ---------------------------------------------------------------- writers
+
+    private Optional<Grant> tryWriter(long now) {
+        if (heldName != null) {
+            boolean renamedNow = false;
+            if (now - heldBeatAt >= leaseNanos / 3) {
+                renamedNow = renewHeld(now);
+            }
+            if (heldName != null) {
+                DirLockDir.Snapshot s = dir.list();
+                if (!s.contains(heldName) && !dir.exists(heldName)) {
+                    log.warn("{} - '{}': our gate {} was taken over while we waited for readers", backend.description(), spec.name(), heldName);
+                    heldName = null;
+                } else if (drained(s, now)) {
+                    if (!renamedNow) {
+                        renewHeld(now); // the name observers time us by must be younger than this try
+                    }
+                    return heldName == null ? Optional.empty() : grantWriter();
+                } else {
+                    return Optional.empty();
+                }
+            }
+        }
+        for (int round = 0; round < 8; round++) {
+            DirLockDir.Snapshot s = dir.list();
+            Gate g = gateOf(s);
+            if (g == null) {
+                return Optional.empty();
+            }
+            if (!mayGo(s)) {
+                return Optional.empty();
+            }
+            String reason = null;
+            if (g.writer()) {
+                reason = reclaimable(g, now);
+                if (reason == null) {
+                    blockers = DirLockBackend.holders(s);
+                    return Optional.empty();
+                }
+            }
+            String mine = Gate.writer(g.token() + 1, 0, me);
+            if (!dir.cas(g.name(), mine)) {
+                continue; // someone changed the gate first; look again
+            }
+            if (reason != null) {
+                log.warn("{} - took over '{}' from {} (token {}): {}", backend.description(), spec.name(), g.holder().ownerId(), g.token(), reason);
+            }
+            heldName = mine;
+            heldToken = g.token() + 1;
+            heldBeat = 0;
+            heldBeatAt = now;
+            DirFaults.step("E1");
+            DirLockDir.Snapshot s2 = dir.list();
+            if (s2.gates.size() == 1 && drained(s2, now)) {
+                return grantWriter();
+            }
+            return Optional.empty();
+        }
+        return Optional.empty();
+    }
+
+    /** Renames our gate to the next heartbeat; false (and gate forgotten) if it was taken over. */
+    private boolean renewHeld(long now) {
+        String next = Gate.writer(heldToken, heldBeat + 1, me);
+        if (dir.cas(heldName, next)) {
+            heldName = next;
+            heldBeat++;
+            heldBeatAt = now;
+            return true;
+        }
+        log.warn("{} - '{}': our gate {} was taken over while we waited for readers", backend.description(), spec.name(), heldName);
+        heldName = null;
+        return false;
+    }
+
+    private Optional<Grant> grantWriter() {
+        granted = true;
+        DirGrant grant = new DirGrant(dir, true, heldToken, heldBeat, me, backend.clock.instant());
+        heldName = null;
+        return Optional.of(grant);
+    }
+
+    /** True if no live reader remains; dead and stale readers are removed on the way. */
+    private boolean drained(DirLockDir.Snapshot s, long now) {
+        List<HolderInfo> alive = new ArrayList<>();
+        for (Reader r : s.readers) {
+            Beat b = s.beats.get(r.token());
+            String state = b == null ? "none" : b.name();
+            String reason = backend.self.provablyDead(r.holder()) ? "its process is gone"
+                    : stale("R." + r.token(), state, r.holder().leaseMs(), now);
+            if (reason != null) {
+                if (b != null && !dir.remove(b.name())) {
+                    alive.add(r.holder().info(Mode.SHARED, r.token())); // renewed or reclaimed meanwhile: look again
+                    continue;
+                }
+                dir.remove(r.name());
+                log.warn("{} - removed reader {} of '{}' (token {}): {}", backend.description(), r.holder().ownerId(), spec.name(), r.token(), reason);
+                continue;
+            }
+            alive.add(r.holder().info(Mode.SHARED, r.token()));
+        }
+        blockers = alive;
+        return alive.isEmpty();
+    }
+
+    // ---------------------------------------------------------------- readers
+
+    private Optional<Grant> tryReader(long now) {
+        for (int round = 0; round < 8; round++) {
+            DirLockDir.Snapshot s = dir.list();
+            Gate g = gateOf(s);
+            if (g == null) {
+                return Optional.empty();
+            }
+            if (!mayGo(s)) {
+                return Optional.empty();
+            }
+            long lastWriter;
+            String reason = null;
+            if (g.writer()) {
+                reason = reclaimable(g, now);
+                if (reason == null) {
+                    blockers = DirLockBackend.holders(s);
+                    return Optional.empty();
+                }
+                lastWriter = g.token();
+            } else {
+                lastWriter = g.lastWriter();
+            }
+            long t = g.token() + 1;
+            if (!dir.cas(g.name(), Gate.free(t, lastWriter, me.nonce()))) {
+                continue;
+            }
+            if (reason != null) {
+                log.warn("{} - took over '{}' from {} (token {}): {}", backend.description(), spec.name(), g.holder().ownerId(), g.token(), reason);
+            }
+            DirFaults.step("S1");
+            String beat = Beat.name(t, 0);
+            dir.create(beat);
+            DirFaults.step("S2");
+            String entry = Reader.name(t, me);
+            dir.create(entry);
+            DirFaults.step("S3");
+            // No writer may have come in between: the gate must still be free with the same last writer.
+            DirLockDir.Snapshot s2 = null;
+            Gate g2 = null;
+            for (int i = 0; i < 3 && g2 == null; i++) {
+                s2 = dir.list();
+                g2 = s2.gate();
+            }
+            if (g2 != null && !g2.writer() && g2.lastWriter() == lastWriter && s2.contains(beat) && s2.gates.size() == 1) {
+                granted = true;
+                return Optional.of(new DirGrant(dir, false, t, 0, me, backend.clock.instant()));
+            }
+            dir.remove(beat);
+            dir.remove(entry);
+            blockers = s2 == null ? List.of() : DirLockBackend.holders(s2);
+            return Optional.empty();
+        }
+        return Optional.empty();
+    }
+
+    // ---------------------------------------------------------------- shared helpers
+
+    /** The one gate of a listing, or null (then the caller waits and looks again). */
+    private Gate gateOf(DirLockDir.Snapshot s) {
+        Gate g = s.gate();
+        if (g != null) {
+            badGate = 0;
+            return g;
+        }
+        if (++badGate >= GATE_PATIENCE) {
+            throw new LockBackendException(backend.description(), spec.name(), backend.description() + " - " + LockNames.quote(spec.name())
+                    + ": the lock directory " + dir.dirName + " has " + (s.gates.isEmpty() ? "no gate file" : s.gates.size() + " gate files " + names(s.gates))
+                    + " in " + GATE_PATIENCE + " listings; it was damaged or tampered with. Stop every user of the lock, then remove "
+                    + dir.dirName + " (it is recreated on next use)", null);
+        }
+        return null;
+    }
+
+    private static List<String> names(List<Gate> gates) {
+        List<String> out = new ArrayList<>();
+        gates.forEach(g -> out.add(g.name()));
+        return out;
+    }
+
+    /**
+     * Why the writer on gate {@code g} may be replaced, or null if it may not: its process is
+     * provably gone (same host and pid namespace), or this attempt has seen the same gate name,
+     * unrenewed, for the whole lease written in it.
+     */
+    private String reclaimable(Gate g, long now) {
+        if (g.holder().nonce().equals(me.nonce())) {
+            return null;
+        }
+        if (backend.self.provablyDead(g.holder())) {
+            return "its process " + g.holder().pid() + " is gone";
+        }
+        return stale("X." + g.token(), g.name(), g.holder().leaseMs(), now);
+    }
+
+    private String stale(String key, String state, long leaseMs, long now) {
+        Seen s = seen.get(key);
+        if (s == null || !s.state().equals(state)) {
+            seen.put(key, new Seen(state, now));
+            return null;
+        }
+        long unchanged = now - s.since();
+        if (unchanged >= TimeUnit.MILLISECONDS.toNanos(leaseMs)) {
+            return "not renewed for " + TimeUnit.NANOSECONDS.toMillis(unchanged) + "ms, its lease is " + leaseMs + "ms";
+        }
+        return null;
+    }
+
+    // ---------------------------------------------------------------- queue
+
+    private void enqueue(long now) {
+        DirLockDir.Snapshot s = dir.list();
+        Gate g = s.gate();
+        queuedSeenToken = g == null ? 0 : g.token();
+        queuedMs = backend.clock.millis();
+        queuedBeat = 0;
+        String name = Waiter.name(queuedSeenToken, queuedMs, spec.mode(), 0, me);
+        try {
+            dir.create(name);
+        } catch (LockBackendException e) {
+            log.debug("{} - '{}': cannot queue ({}); waiting unqueued", backend.description(), spec.name(), e.getMessage());
+            return;
+        }
+        queued = name;
+        queuedAt = now;
+        DirFaults.step("Q1");
+    }
+
+    private void renewQueued(long now) {
+        String next = Waiter.name(queuedSeenToken, queuedMs, spec.mode(), queuedBeat + 1, me);
+        if (dir.cas(queued, next)) {
+            queued = next;
+            queuedBeat++;
+        } else {
+            queued = null; // removed as stale: queue again at the next failed try
+        }
+        queuedAt = now;
+    }
+
+    /**
+     * Fairness: may this attempt try now? Not while an earlier live waiter conflicts with it (for a
+     * reader: an earlier writer; for a writer: any earlier waiter). A first try (not yet queued)
+     * gives way to every queued writer, and a writer to every queued waiter. Dead and stale waiters
+     * are removed. Fairness only: a mistake here delays, it never grants a lock wrongly.
+     */
+    private boolean mayGo(DirLockDir.Snapshot s) {
+        Waiter mine = queued == null ? null : Waiter.parse(queued).orElse(null);
+        long now = backend.ticker.read();
+        for (Waiter w : s.waiters) {
+            if (mine != null && w.holder().nonce().equals(mine.holder().nonce())) {
+                continue;
+            }
+            boolean earlier = mine == null || w.compareTo(mine) < 0;
+            boolean conflicts = spec.mode() == Mode.EXCLUSIVE || w.mode() == Mode.EXCLUSIVE;
+            if (!earlier || !conflicts) {
+                continue;
+            }
+            String reason = backend.self.provablyDead(w.holder()) ? "its process is gone"
+                    : stale("Q." + w.holder().nonce(), w.name(), w.holder().leaseMs(), now);
+            if (reason != null) {
+                dir.remove(w.name());
+                log.debug("{} - removed waiter {} of '{}': {}", backend.description(), w.holder().ownerId(), spec.name(), reason);
+                continue;
+            }
+            return false;
+        }
+        return true;
+    }
+
+    // ---------------------------------------------------------------- waiting
+
+    @Override
+    public void await(long nanos) throws InterruptedException {
+        if (queued == null) {
+            enqueue(backend.ticker.read()); // only attempts that wait take a place in the queue
+        }
+        long slice = Math.min(nanos, backend.jitteredPoll());
+        if (heldName != null) {
+            slice = Math.min(slice, Math.max(TimeUnit.MILLISECONDS.toNanos(1), heldBeatAt + leaseNanos / 3 - backend.ticker.read()));
+        }
+        if (watch != null) {
+            watch.awaitChange(versionAtTry, slice);
+        } else {
+            TimeUnit.NANOSECONDS.sleep(slice);
+        }
+        if (Thread.interrupted()) {
+            throw new InterruptedException(backend.description() + " - interrupted while waiting for " + LockNames.quote(spec.name()));
+        }
+    }
+
+    @Override
+    public List<HolderInfo> blockers() {
+        return blockers;
+    }
+
+    @Override
+    public void close() {
+        try {
+            if (heldName != null) {
+                // We took the gate but were never granted: hand it back, counting us as a writer.
+                if (!dir.cas(heldName, Gate.free(heldToken, heldToken, me.nonce()))) {
+                    log.debug("{} - '{}': our gate {} was already taken over", backend.description(), spec.name(), heldName);
+                }
+                heldName = null;
+            }
+            if (queued != null) {
+                dir.remove(queued);
+                queued = null;
+            }
+        } catch (LockBackendException e) {
+            log.warn("{} - '{}': cleaning up an attempt failed: {}", backend.description(), spec.name(), e.getMessage());
+        } finally {
+            backend.unwatch(watch);
+            if (!granted) {
+                dir.close();
+            }
+        }
+    }
+}

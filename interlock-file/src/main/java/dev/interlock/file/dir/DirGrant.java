@@ -1,0 +1,121 @@
+package dev.interlock.file.dir;
+
+import dev.interlock.file.dir.DirEntries.Beat;
+import dev.interlock.file.dir.DirEntries.Gate;
+import dev.interlock.file.dir.DirEntries.Holder;
+import dev.interlock.file.dir.DirEntries.Reader;
+import dev.interlock.spi.Grant;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A granted {@code dir:} lock. A writer's heartbeat is the {@code g} of its gate name
+ * {@code X.<t>.<g>.<holder>}, a reader's is its {@code B.<t>.<g>}; renewing renames the exact
+ * current name to {@code g+1}, so it fails (and the lock is reported lost) once anyone has
+ * reclaimed the lock, and a reclaim fails once the holder has renewed. Release also starts with
+ * that exact name, so a late release never frees a lock someone else holds.
+ */
+final class DirGrant implements Grant {
+    private static final Logger log = LoggerFactory.getLogger(DirGrant.class);
+    private final DirLockDir dir;
+    private final boolean writer;
+    private final long token;
+    private final Holder me;
+    private final Instant acquiredAt;
+    private long beat;
+    private boolean released;
+
+    DirGrant(DirLockDir dir, boolean writer, long token, long beat, Holder me, Instant acquiredAt) {
+        this.dir = dir;
+        this.writer = writer;
+        this.token = token;
+        this.beat = beat;
+        this.me = me;
+        this.acquiredAt = acquiredAt;
+    }
+
+    @Override
+    public long token() {
+        return token;
+    }
+
+    @Override
+    public Instant acquiredAt() {
+        return acquiredAt;
+    }
+
+    private String current(long g) {
+        return writer ? Gate.writer(token, g, me) : Beat.name(token, g);
+    }
+
+    @Override
+    public synchronized void renew(Duration lease) {
+        if (released) {
+            throw dir.lost("already released");
+        }
+        if (dir.cas(current(beat), current(beat + 1))) {
+            beat++;
+            return;
+        }
+        // The exact name is gone: either a lost reply hid our own earlier rename, or the lock was taken over.
+        Optional<Long> found = find();
+        if (found.isPresent()) {
+            beat = found.get();
+            renew(lease);
+            return;
+        }
+        DirLockDir.Snapshot s = dir.list();
+        throw dir.lost((writer ? "the gate " : "the heartbeat ") + current(beat) + " was taken over (token " + token
+                + "); the lock is now " + DirLockBackend.holders(s).stream().map(h -> h.describe()).reduce((a, b) -> a + "; " + b).orElse("free"));
+    }
+
+    /** Our heartbeat under any count, from a fresh listing. */
+    private Optional<Long> find() {
+        DirLockDir.Snapshot s = dir.list();
+        if (writer) {
+            for (Gate g : s.gates) {
+                if (g.writer() && g.token() == token && g.holder().nonce().equals(me.nonce())) {
+                    return Optional.of(g.beat());
+                }
+            }
+        } else {
+            Beat b = s.beats.get(token);
+            if (b != null) {
+                return Optional.of(b.beat());
+            }
+        }
+        return Optional.empty();
+    }
+
+    @Override
+    public synchronized void release() {
+        if (released) {
+            return;
+        }
+        released = true;
+        try {
+            if (writer) {
+                String free = Gate.free(token, token, me.nonce());
+                if (!dir.cas(current(beat), free)) {
+                    Optional<Long> found = find();
+                    if (found.isPresent()) {
+                        dir.cas(current(found.get()), free);
+                    } else {
+                        log.debug("{} - '{}' (token {}) was no longer ours at release", dir.backend.description(), dir.name, token);
+                    }
+                }
+            } else {
+                if (!dir.remove(current(beat))) {
+                    find().ifPresent(g -> dir.remove(current(g)));
+                }
+                DirFaults.step("S4");
+                dir.remove(Reader.name(token, me));
+            }
+        } finally {
+            dir.close();
+        }
+    }
+}

@@ -1,0 +1,480 @@
+package dev.interlock.file.dir;
+
+import com.sun.jna.LastErrorException;
+import dev.interlock.HolderInfo;
+import dev.interlock.LockBackendException;
+import dev.interlock.LockInfo;
+import dev.interlock.Mode;
+import dev.interlock.Ticker;
+import dev.interlock.file.dir.DirEntries.Beat;
+import dev.interlock.file.dir.DirEntries.Gate;
+import dev.interlock.file.dir.DirEntries.Reader;
+import dev.interlock.internal.LockNames;
+import dev.interlock.spi.AcquireSpec;
+import dev.interlock.spi.Attempt;
+import dev.interlock.spi.BackendConfig;
+import dev.interlock.spi.LockBackend;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The {@code dir:} backend: NFS-safe lock files in a directory shared by many hosts, with no
+ * daemon. The protocol is specified in docs/dir-protocol.md; in short:
+ * <ol>
+ *   <li>each lock name has a directory, created once, atomically (a prepared temporary directory
+ *       renamed into place) and never removed;</li>
+ *   <li>it holds exactly one gate file whose name carries the last fencing token; every state
+ *       change is a rename of the exact gate name that was seen, so it succeeds for exactly one
+ *       contender and never undoes a change it did not see;</li>
+ *   <li>a writer renames the gate to its own {@code X.} name and is granted once no reader entry
+ *       remains; a reader renames the gate to a new {@code F.} name (taking a token), publishes
+ *       its entry and heartbeat, then checks that no writer came in between;</li>
+ *   <li>holders renew by renaming their heartbeat; others judge a holder dead at once on the
+ *       same host and pid namespace (pid plus start time), otherwise only after seeing the same
+ *       name unrenewed for a whole lease on their own monotonic clock.</li>
+ * </ol>
+ * Thread-safe.
+ */
+final class DirLockBackend implements LockBackend {
+    private static final Logger log = LoggerFactory.getLogger(DirLockBackend.class);
+    static final String NAME_RECORD = "name";
+    static final String MARKER = ".interlock-dir";
+    static final String MARKER_TEXT = "interlock-dir " + DirEntries.FORMAT + "\n";
+
+    private final String description;
+    final Path root;
+    private final int rootFd;
+    final Ticker ticker;
+    final Clock clock;
+    final long pollNanos;
+    final DirSelf self;
+    private final DirWatcher watcher;
+    private final Set<String> warnedForeign = ConcurrentHashMap.newKeySet();
+    private final Set<String> verifiedHashed = ConcurrentHashMap.newKeySet();
+    private volatile boolean closed;
+
+    DirLockBackend(BackendConfig config, Path root, long pollNanos) {
+        Posix.requireAvailable();
+        this.description = "dir:" + root;
+        this.root = root;
+        this.ticker = config.ticker();
+        this.clock = config.clock();
+        this.pollNanos = pollNanos;
+        this.self = DirSelf.current();
+        try {
+            Files.createDirectories(root);
+        } catch (java.io.IOException e) {
+            throw new LockBackendException(description, null, description + " - the lock directory does not exist and cannot be created: " + e, e);
+        }
+        try {
+            this.rootFd = Posix.openat(Posix.AT_FDCWD, root.toString(), Posix.O_RDONLY | Posix.O_DIRECTORY | Posix.O_CLOEXEC, 0);
+        } catch (LastErrorException e) {
+            throw new LockBackendException(description, null, description + " - cannot open the lock directory: " + Posix.describe(e), e);
+        }
+        checkMarker();
+        warnIfWritableByOthers();
+        if (!self.procUsable) {
+            log.info("{} - /proc does not describe this process's pid namespace; dead holders on this host are found by their lease only", description);
+        }
+        this.watcher = DirWatcher.open(description);
+    }
+
+    @Override
+    public String description() {
+        return description;
+    }
+
+    @Override
+    public boolean leaseBased() {
+        return true;
+    }
+
+    /** Creates or checks the format marker, so that two incompatible versions never share a directory. */
+    private void checkMarker() {
+        for (int i = 0; i < 3; i++) {
+            try {
+                byte[] b = Posix.readFile(rootFd, MARKER, 256);
+                String text = new String(b, StandardCharsets.UTF_8);
+                if (text.equals(MARKER_TEXT)) {
+                    return;
+                }
+                if (text.startsWith("interlock-dir ") && text.endsWith("\n")) {
+                    throw new LockBackendException(description, null, description + " - the directory uses format '" + text.trim()
+                            + "', this version speaks '" + MARKER_TEXT.trim() + "'; use a matching Interlock version or another directory", null);
+                }
+                throw new LockBackendException(description, null, description + " - " + MARKER
+                        + " is not an Interlock format marker (" + b.length + " bytes); is this the right directory?", null);
+            } catch (LastErrorException e) {
+                if (e.getErrorCode() != Posix.ENOENT) {
+                    throw failure(null, "reading " + MARKER + " failed", e);
+                }
+            }
+            // Publish the marker complete: write a temporary file, then link it to the fixed name.
+            String tmp = MARKER + "." + nonce();
+            try {
+                int f = Posix.openat(rootFd, tmp, Posix.O_WRONLY | Posix.O_CREAT | Posix.O_EXCL | Posix.O_NOFOLLOW | Posix.O_CLOEXEC, 0444);
+                try {
+                    Posix.writeFully(f, MARKER_TEXT.getBytes(StandardCharsets.UTF_8));
+                } finally {
+                    Posix.close(f);
+                }
+                try {
+                    Posix.linkat(rootFd, tmp, rootFd, MARKER, 0);
+                } catch (LastErrorException e) {
+                    if (e.getErrorCode() != Posix.EEXIST) {
+                        throw e;
+                    }
+                }
+            } catch (LastErrorException e) {
+                if (e.getErrorCode() == Posix.EROFS) {
+                    throw failure(null, "the lock directory is on a read-only file system and has no " + MARKER + " yet", e);
+                }
+                throw failure(null, "creating " + MARKER + " failed", e);
+            } finally {
+                try {
+                    Posix.unlinkat(rootFd, tmp, 0);
+                } catch (LastErrorException ignored) {
+                    // not created
+                }
+            }
+        }
+        throw new LockBackendException(description, null, description + " - " + MARKER + " keeps disappearing", null);
+    }
+
+    private void warnIfWritableByOthers() {
+        try {
+            Set<PosixFilePermission> p = Files.getPosixFilePermissions(root, LinkOption.NOFOLLOW_LINKS);
+            if (p.contains(PosixFilePermission.OTHERS_WRITE)) {
+                log.warn("{} - the lock directory is writable by every user: anyone can take, break or block these locks "
+                        + "(and plant files); restrict it to the users that share the locks (e.g. chmod 2770 and a common group)", description);
+            }
+        } catch (java.io.IOException | UnsupportedOperationException e) {
+            log.debug("{} - cannot read the directory's permissions: {}", description, e.toString());
+        }
+    }
+
+    static String nonce() {
+        return String.format("%016x", ThreadLocalRandom.current().nextLong());
+    }
+
+    /**
+     * Opens the directory of {@code name}, creating it if {@code create}; empty if it does not
+     * exist and {@code create} is false.
+     */
+    Optional<DirLockDir> openLockDir(String name, boolean create) {
+        checkOpen();
+        String dirName = DirNames.encode(name);
+        for (int i = 0; i < 5; i++) {
+            try {
+                int fd = Posix.openat(rootFd, dirName, Posix.O_RDONLY | Posix.O_DIRECTORY | Posix.O_NOFOLLOW | Posix.O_CLOEXEC, 0);
+                DirLockDir d = new DirLockDir(this, name, dirName, fd);
+                if (DirNames.isHashed(dirName) && !verifiedHashed.contains(dirName)) {
+                    verifyNameRecord(d, fd);
+                }
+                return Optional.of(d);
+            } catch (LastErrorException e) {
+                if (e.getErrorCode() == Posix.ELOOP || e.getErrorCode() == Posix.ENOTDIR) {
+                    throw new LockBackendException(description, name, description + " - " + LockNames.quote(name) + ": " + dirName
+                            + " is a symbolic link or a file, not a lock directory; it was not made by Interlock (remove it)", e);
+                }
+                if (e.getErrorCode() != Posix.ENOENT) {
+                    throw failure(name, "opening the lock directory " + dirName + " failed", e);
+                }
+                if (!create) {
+                    return Optional.empty();
+                }
+            }
+            createLockDir(name, dirName);
+        }
+        throw new LockBackendException(description, name, description + " - " + LockNames.quote(name) + ": the lock directory "
+                + dirName + " keeps disappearing (is something deleting it?)", null, true);
+    }
+
+    private void verifyNameRecord(DirLockDir d, int fd) {
+        String recorded;
+        try {
+            recorded = parseNameRecord(Posix.readFile(fd, NAME_RECORD, 16 * 1024)).orElse(null);
+        } catch (LastErrorException e) {
+            recorded = null;
+        }
+        if (!d.name.equals(recorded)) {
+            d.close();
+            throw new LockBackendException(description, d.name, description + " - " + LockNames.quote(d.name) + ": the name record of "
+                    + d.dirName + " is missing, damaged or names another lock; refusing to use it", null);
+        }
+        verifiedHashed.add(d.dirName);
+    }
+
+    static Optional<String> parseNameRecord(byte[] data) {
+        String text = new String(data, StandardCharsets.UTF_8);
+        String prefix = "interlock-dir " + DirEntries.FORMAT + "\nname ";
+        if (!text.startsWith(prefix) || !text.endsWith("\n")) {
+            return Optional.empty();
+        }
+        return DirNames.recordUnescape(text.substring(prefix.length(), text.length() - 1));
+    }
+
+    /**
+     * Creates a lock directory atomically: a private temporary directory gets the name record and
+     * the first gate {@code F.0.0.<nonce>}, then is renamed to the lock's directory name. If that
+     * name exists already (someone else won), the temporary directory is emptied and removed.
+     */
+    private void createLockDir(String name, String dirName) {
+        String tmp = ".init." + nonce();
+        try {
+            Posix.mkdirat(rootFd, tmp, 0777);
+        } catch (LastErrorException e) {
+            throw failure(name, "creating the lock directory failed", e);
+        }
+        boolean moved = false;
+        try {
+            int tfd = Posix.openat(rootFd, tmp, Posix.O_RDONLY | Posix.O_DIRECTORY | Posix.O_NOFOLLOW | Posix.O_CLOEXEC, 0);
+            try {
+                int f = Posix.openat(tfd, NAME_RECORD, Posix.O_WRONLY | Posix.O_CREAT | Posix.O_EXCL | Posix.O_NOFOLLOW | Posix.O_CLOEXEC, 0444);
+                try {
+                    Posix.writeFully(f, ("interlock-dir " + DirEntries.FORMAT + "\nname " + DirNames.recordEscape(name) + "\n")
+                            .getBytes(StandardCharsets.UTF_8));
+                } finally {
+                    Posix.close(f);
+                }
+                int g = Posix.openat(tfd, Gate.free(0, 0, nonce()), Posix.O_WRONLY | Posix.O_CREAT | Posix.O_EXCL | Posix.O_NOFOLLOW | Posix.O_CLOEXEC, 0444);
+                Posix.close(g);
+            } finally {
+                Posix.close(tfd);
+            }
+            try {
+                Posix.renameat(rootFd, tmp, rootFd, dirName);
+                moved = true;
+                log.debug("{} - created lock directory {} for '{}'", description, dirName, name);
+            } catch (LastErrorException e) {
+                if (e.getErrorCode() != Posix.EEXIST && e.getErrorCode() != Posix.ENOTEMPTY && e.getErrorCode() != Posix.ENOENT) {
+                    throw e;
+                }
+            }
+        } catch (LastErrorException e) {
+            throw failure(name, "creating the lock directory failed", e);
+        } finally {
+            if (!moved) {
+                removeTempDir(tmp);
+            }
+        }
+    }
+
+    private void removeTempDir(String tmp) {
+        try {
+            int tfd = Posix.openat(rootFd, tmp, Posix.O_RDONLY | Posix.O_DIRECTORY | Posix.O_NOFOLLOW | Posix.O_CLOEXEC, 0);
+            try {
+                for (Posix.DirEntry e : Posix.list(tfd)) {
+                    Posix.unlinkat(tfd, e.name(), 0);
+                }
+            } finally {
+                Posix.close(tfd);
+            }
+            Posix.unlinkat(rootFd, tmp, Posix.AT_REMOVEDIR);
+        } catch (LastErrorException e) {
+            // A lost-reply rename moved it after all, or it is already gone: nothing to clean up.
+            log.debug("{} - cleaning up {}: {}", description, tmp, Posix.describe(e));
+        }
+    }
+
+    @Override
+    public Attempt attempt(AcquireSpec spec) {
+        DirLockDir dir = openLockDir(spec.name(), true).orElseThrow();
+        return new DirAttempt(this, dir, spec, watcher != null ? watcher.watch(root.resolve(dir.dirName).toString()) : null);
+    }
+
+    void unwatch(DirWatcher.Watch w) {
+        if (watcher != null) {
+            watcher.unwatch(w);
+        }
+    }
+
+    /** The poll interval with ±50% jitter, so that waiters on several hosts do not move in step. */
+    long jitteredPoll() {
+        return pollNanos / 2 + ThreadLocalRandom.current().nextLong(Math.max(1, pollNanos));
+    }
+
+    @Override
+    public LockInfo inspect(String name) {
+        Optional<DirLockDir> d = openLockDir(name, false);
+        if (d.isEmpty()) {
+            return new LockInfo(name, List.of(), 0);
+        }
+        try (DirLockDir dir = d.get()) {
+            DirLockDir.Snapshot s = dir.list();
+            return new LockInfo(name, holders(s), s.waiters.size());
+        }
+    }
+
+    static List<HolderInfo> holders(DirLockDir.Snapshot s) {
+        List<HolderInfo> out = new ArrayList<>();
+        for (Gate g : s.gates) {
+            if (g.writer()) {
+                out.add(g.holder().info(Mode.EXCLUSIVE, g.token()));
+            }
+        }
+        s.readers.stream().sorted(Comparator.comparingLong(Reader::token)).forEach(r -> out.add(r.holder().info(Mode.SHARED, r.token())));
+        return out;
+    }
+
+    @Override
+    public List<LockInfo> list() {
+        checkOpen();
+        List<LockInfo> out = new ArrayList<>();
+        List<Posix.DirEntry> entries;
+        try {
+            entries = Posix.list(rootFd);
+        } catch (LastErrorException e) {
+            throw failure(null, "listing the lock directory failed", e);
+        }
+        for (Posix.DirEntry e : entries) {
+            String n = e.name();
+            if (n.startsWith(".")) {
+                continue; // marker, temporary directories
+            }
+            Optional<String> lockName = DirNames.decode(n);
+            if (lockName.isEmpty() && DirNames.isHashed(n)) {
+                try {
+                    int fd = Posix.openat(rootFd, n, Posix.O_RDONLY | Posix.O_DIRECTORY | Posix.O_NOFOLLOW | Posix.O_CLOEXEC, 0);
+                    try {
+                        lockName = parseNameRecord(Posix.readFile(fd, NAME_RECORD, 16 * 1024));
+                    } finally {
+                        Posix.close(fd);
+                    }
+                } catch (LastErrorException ex) {
+                    lockName = Optional.empty();
+                }
+            }
+            if (lockName.isEmpty() || !DirNames.encode(lockName.get()).equals(n)) {
+                reportForeign(null, n, List.of(n));
+                continue;
+            }
+            try {
+                out.add(inspect(lockName.get()));
+            } catch (LockBackendException ex) {
+                log.warn("{} - cannot inspect {}: {}", description, n, ex.getMessage());
+            }
+        }
+        out.sort(Comparator.comparing(LockInfo::name));
+        return out;
+    }
+
+    @Override
+    public boolean breakLock(String name, String ownerId) {
+        Optional<DirLockDir> d = openLockDir(name, false);
+        if (d.isEmpty()) {
+            return false;
+        }
+        try (DirLockDir dir = d.get()) {
+            DirLockDir.Snapshot s = dir.list();
+            for (Gate g : s.gates) {
+                if (g.writer() && g.holder().ownerId().equals(ownerId)) {
+                    boolean done = dir.cas(g.name(), Gate.free(g.token(), g.token(), nonce()));
+                    if (done) {
+                        log.warn("{} - broke '{}' held by {} (token {})", description, name, ownerId, g.token());
+                    }
+                    return done;
+                }
+            }
+            for (Reader r : s.readers) {
+                if (r.holder().ownerId().equals(ownerId)) {
+                    Beat b = s.beats.get(r.token());
+                    boolean done = b == null || dir.remove(b.name());
+                    if (done) {
+                        dir.remove(r.name());
+                        log.warn("{} - broke '{}' shared by {} (token {})", description, name, ownerId, r.token());
+                    }
+                    return done;
+                }
+            }
+            return false;
+        }
+    }
+
+    void reportForeign(String name, String dirName, List<String> foreign) {
+        if (warnedForeign.add(dirName + "/" + foreign)) {
+            log.warn("{} - {} contains entries Interlock did not make; they are ignored: {}", description,
+                    name == null ? "the lock directory" : LockNames.quote(name) + " (" + dirName + ")", foreign);
+        }
+    }
+
+    LockBackendException failure(String name, String what, LastErrorException e) {
+        String hint;
+        switch (e.getErrorCode()) {
+            case Posix.EROFS:
+                hint = " (read-only file system)";
+                break;
+            case Posix.ENOSPC:
+                hint = " (no space left on the file system)";
+                break;
+            case Posix.EACCES:
+            case Posix.EPERM:
+                hint = " (permission denied: every user of these locks needs write access to " + root + ")";
+                break;
+            default:
+                hint = "";
+        }
+        String who = name == null ? "" : LockNames.quote(name) + " ";
+        boolean transientFailure = e.getErrorCode() != Posix.EROFS && e.getErrorCode() != Posix.EACCES && e.getErrorCode() != Posix.EPERM;
+        return new LockBackendException(description, name, description + " - " + who + what + ": " + Posix.describe(e) + hint, e, transientFailure);
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException(description + " - the backend is closed");
+        }
+    }
+
+    static Duration parseDuration(String text) {
+        String t = text.trim().toLowerCase(java.util.Locale.ROOT);
+        long mult;
+        String num;
+        if (t.endsWith("ms")) {
+            mult = 1;
+            num = t.substring(0, t.length() - 2);
+        } else if (t.endsWith("s")) {
+            mult = 1000;
+            num = t.substring(0, t.length() - 1);
+        } else if (t.endsWith("m")) {
+            mult = 60_000;
+            num = t.substring(0, t.length() - 1);
+        } else {
+            throw new IllegalArgumentException("duration '" + text + "' needs a unit: ms, s or m (e.g. 50ms)");
+        }
+        try {
+            return Duration.ofMillis(Math.multiplyExact(Long.parseLong(num), mult));
+        } catch (NumberFormatException | ArithmeticException e) {
+            throw new IllegalArgumentException("duration '" + text + "' is not a number with a unit (e.g. 50ms)");
+        }
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (watcher != null) {
+            watcher.close();
+        }
+        try {
+            Posix.close(rootFd);
+        } catch (LastErrorException e) {
+            // ignore
+        }
+    }
+}

@@ -1,0 +1,177 @@
+package dev.interlock.file.dir;
+
+import com.sun.jna.LastErrorException;
+import dev.interlock.LockBackendException;
+import dev.interlock.LockLostException;
+import dev.interlock.internal.LockNames;
+import dev.interlock.file.dir.DirEntries.Beat;
+import dev.interlock.file.dir.DirEntries.Gate;
+import dev.interlock.file.dir.DirEntries.Reader;
+import dev.interlock.file.dir.DirEntries.Waiter;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * One open lock directory: a descriptor opened without following symlinks, and the few atomic
+ * operations of the protocol on names inside it. Not thread-safe; owned by one attempt or grant.
+ */
+final class DirLockDir implements AutoCloseable {
+    final DirLockBackend backend;
+    final String name;
+    final String dirName;
+    private int fd;
+
+    DirLockDir(DirLockBackend backend, String name, String dirName, int fd) {
+        this.backend = backend;
+        this.name = name;
+        this.dirName = dirName;
+        this.fd = fd;
+    }
+
+    /** What one listing of the lock directory showed. */
+    static final class Snapshot {
+        final List<Gate> gates = new ArrayList<>();
+        final List<Reader> readers = new ArrayList<>();
+        final Map<Long, Beat> beats = new HashMap<>();
+        final List<Waiter> waiters = new ArrayList<>();
+        final List<String> foreign = new ArrayList<>();
+        final List<String> names = new ArrayList<>();
+
+        boolean contains(String entry) {
+            return names.contains(entry);
+        }
+
+        /** The only gate, or null if none or several were seen (a rename in flight, or tampering). */
+        Gate gate() {
+            return gates.size() == 1 ? gates.get(0) : null;
+        }
+    }
+
+    /** Lists the directory afresh and parses every entry; foreign entries are collected, never acted on. */
+    Snapshot list() {
+        List<Posix.DirEntry> entries;
+        try {
+            entries = Posix.list(fd);
+        } catch (LastErrorException e) {
+            throw failure("listing the lock directory failed", e);
+        }
+        Snapshot s = new Snapshot();
+        for (Posix.DirEntry e : entries) {
+            String n = e.name();
+            s.names.add(n);
+            boolean regular = e.type() == Posix.DT_REG || e.type() == Posix.DT_UNKNOWN && isRegular(n);
+            if (n.equals(DirLockBackend.NAME_RECORD) || n.startsWith(".")) {
+                continue;
+            }
+            if (!regular) {
+                s.foreign.add(n);
+                continue;
+            }
+            switch (n.charAt(0)) {
+                case 'F':
+                case 'X':
+                    Gate.parse(n).ifPresentOrElse(s.gates::add, () -> s.foreign.add(n));
+                    break;
+                case 'R':
+                    Reader.parse(n).ifPresentOrElse(s.readers::add, () -> s.foreign.add(n));
+                    break;
+                case 'B':
+                    Beat.parse(n).ifPresentOrElse(b -> s.beats.merge(b.token(), b, (a, c) -> a.beat() >= c.beat() ? a : c),
+                            () -> s.foreign.add(n));
+                    break;
+                case 'Q':
+                    Waiter.parse(n).ifPresentOrElse(s.waiters::add, () -> s.foreign.add(n));
+                    break;
+                default:
+                    s.foreign.add(n);
+            }
+        }
+        if (!s.foreign.isEmpty()) {
+            backend.reportForeign(name, dirName, s.foreign);
+        }
+        return s;
+    }
+
+    private boolean isRegular(String n) {
+        try {
+            int mode = Posix.lstatMode(fd, n);
+            return mode != -1 && (mode & 0170000) == 0100000;
+        } catch (LastErrorException e) {
+            return false;
+        }
+    }
+
+    /**
+     * Renames {@code from} to {@code to}: the compare-and-set of the protocol. True if this call
+     * moved it; false if {@code from} no longer exists. After ENOENT the target is checked, since
+     * over NFS a retransmitted rename whose first reply was lost reports ENOENT although it
+     * succeeded; {@code to} is always a name only this caller can produce.
+     */
+    boolean cas(String from, String to) {
+        try {
+            Posix.renameat(fd, from, fd, to);
+            return true;
+        } catch (LastErrorException e) {
+            if (e.getErrorCode() == Posix.ENOENT) {
+                return exists(to);
+            }
+            throw failure("renaming " + from + " to " + to + " failed", e);
+        }
+    }
+
+    /** Creates the empty file {@code entry} (a name only this caller can produce). EEXIST means a lost reply: ours. */
+    void create(String entry) {
+        try {
+            int f = Posix.openat(fd, entry, Posix.O_WRONLY | Posix.O_CREAT | Posix.O_EXCL | Posix.O_NOFOLLOW | Posix.O_CLOEXEC, 0444);
+            Posix.close(f);
+        } catch (LastErrorException e) {
+            if (e.getErrorCode() != Posix.EEXIST) {
+                throw failure("creating " + entry + " failed", e);
+            }
+        }
+    }
+
+    /** Unlinks {@code entry}; true if this call removed it, false if it was already gone. */
+    boolean remove(String entry) {
+        try {
+            Posix.unlinkat(fd, entry, 0);
+            return true;
+        } catch (LastErrorException e) {
+            if (e.getErrorCode() == Posix.ENOENT) {
+                return false;
+            }
+            throw failure("removing " + entry + " failed", e);
+        }
+    }
+
+    boolean exists(String entry) {
+        try {
+            return Posix.lstatMode(fd, entry) != -1;
+        } catch (LastErrorException e) {
+            throw failure("looking up " + entry + " failed", e);
+        }
+    }
+
+    LockBackendException failure(String what, LastErrorException e) {
+        return backend.failure(name, what, e);
+    }
+
+    LockLostException lost(String why) {
+        return new LockLostException(backend.description(), name,
+                backend.description() + " - " + LockNames.quote(name) + " lost: " + why, null);
+    }
+
+    @Override
+    public void close() {
+        if (fd >= 0) {
+            try {
+                Posix.close(fd);
+            } catch (LastErrorException e) {
+                // nothing to do
+            }
+            fd = -1;
+        }
+    }
+}

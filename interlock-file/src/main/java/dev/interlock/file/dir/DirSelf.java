@@ -1,0 +1,113 @@
+package dev.interlock.file.dir;
+
+import com.sun.jna.LastErrorException;
+import dev.interlock.internal.ProcessIdentity;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.OptionalLong;
+
+/**
+ * This process as the {@code dir:} protocol records it, and the same-host liveness test.
+ *
+ * <p>A holder is judged on this host only if it recorded the same boot id <em>and</em> the same
+ * pid namespace as ours, and only if {@code /proc} is the procfs of our pid namespace
+ * ({@code /proc/self} names our own pid). Then it is dead iff {@code kill(pid, 0)} says ESRCH or
+ * its process start time differs (the pid was reused). In every other case (another host,
+ * another container, an unreadable {@code /proc}) the answer is "cannot tell", and only the
+ * observed lease decides.
+ */
+final class DirSelf {
+    final String host;
+    final long pidNs;
+    final String bootId;
+    final boolean procUsable;
+    final long pid;
+
+    private DirSelf(String host, long pid, long pidNs, String bootId, boolean procUsable) {
+        this.host = host;
+        this.pid = pid;
+        this.pidNs = pidNs;
+        this.bootId = bootId;
+        this.procUsable = procUsable;
+    }
+
+    static DirSelf current() {
+        ProcessIdentity me = ProcessIdentity.current();
+        String boot = me.bootId().replace("-", "").toLowerCase(java.util.Locale.ROOT);
+        if (!boot.matches("[0-9a-f]{1,32}")) {
+            boot = "0";
+        }
+        long ns = pidNamespace();
+        boolean procOk = false;
+        try {
+            Path self = Files.readSymbolicLink(Path.of("/proc/self"));
+            procOk = ns > 0 && !boot.equals("0") && self.toString().equals(Long.toString(me.pid()))
+                    && me.startTicks() > 0;
+        } catch (IOException | RuntimeException e) {
+            procOk = false;
+        }
+        String host = me.host();
+        if (host.length() > 64) {
+            host = host.substring(0, 64);
+        }
+        if (host.isEmpty()) {
+            host = "unknown";
+        }
+        return new DirSelf(host, me.pid(), ns, boot, procOk);
+    }
+
+    /** Inode number of our pid namespace ({@code /proc/self/ns/pid -> pid:[N]}), or 0 if unknown. */
+    static long pidNamespace() {
+        try {
+            String link = Files.readSymbolicLink(Path.of("/proc/self/ns/pid")).toString();
+            int a = link.indexOf('[');
+            int b = link.indexOf(']');
+            return Long.parseLong(link.substring(a + 1, b));
+        } catch (IOException | RuntimeException e) {
+            return 0;
+        }
+    }
+
+    /** True if the holder shares our kernel and pid namespace, so its pid means the same to us. */
+    boolean sameNamespace(DirEntries.Holder h) {
+        return procUsable && h.pidNs() == pidNs && h.bootId().equals(bootId);
+    }
+
+    /**
+     * True only with proof that the holder's process is gone: same kernel and pid namespace, and
+     * either no process has its pid or that process started at another time.
+     */
+    boolean provablyDead(DirEntries.Holder h) {
+        if (!sameNamespace(h) || h.pid() <= 0 || h.pid() > Integer.MAX_VALUE) {
+            return false;
+        }
+        if (h.pid() == pid) {
+            return false; // ourselves: alive by definition (another acquisition of this process)
+        }
+        try {
+            Posix.kill((int) h.pid(), 0);
+        } catch (LastErrorException e) {
+            if (e.getErrorCode() == Posix.ESRCH) {
+                return true;
+            }
+            if (e.getErrorCode() != Posix.EPERM) {
+                return false;
+            }
+        }
+        if (h.startTicks() <= 0) {
+            return false;
+        }
+        OptionalLong start = ProcessIdentity.startTicks(h.pid());
+        if (start.isEmpty()) {
+            // The process may have exited between kill and the read: ask again.
+            try {
+                Posix.kill((int) h.pid(), 0);
+                return false;
+            } catch (LastErrorException e) {
+                return e.getErrorCode() == Posix.ESRCH;
+            }
+        }
+        return start.getAsLong() != h.startTicks();
+    }
+}
