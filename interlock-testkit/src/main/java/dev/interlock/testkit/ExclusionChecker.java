@@ -11,8 +11,8 @@ import java.util.Set;
 
 /**
  * Checks the critical sections logged by workers: no exclusive section overlaps any other
- * section, and fencing tokens increase with acquisition order (a section that ended before
- * another began has a smaller token), and no token repeats.
+ * section; fencing tokens increase with acquisition order (a section that ended before another
+ * began has a smaller token whenever one of the two is exclusive); no token repeats.
  */
 public final class ExclusionChecker {
     private ExclusionChecker() {}
@@ -70,20 +70,27 @@ public final class ExclusionChecker {
                 break;
             }
         }
-        // Tokens: any section that ended before b entered must have a smaller token.
+        // Tokens: a section that ended before b entered has a smaller token, when either of the two is
+        // exclusive. (Two shared sections prove nothing: a reader may take its token, be descheduled
+        // before it logs its entry, and meanwhile another reader comes and goes.)
         List<Interval> byExit = new ArrayList<>(all);
         byExit.sort(Comparator.comparingLong(Interval::exit));
         int j = 0;
         Interval maxEnded = null;
+        Interval maxEndedEx = null;
         for (Interval b : byEnter) {
             while (j < byExit.size() && byExit.get(j).exit() < b.enter()) {
                 Interval a = byExit.get(j++);
                 if (maxEnded == null || a.token() > maxEnded.token()) {
                     maxEnded = a;
                 }
+                if (a.exclusive() && (maxEndedEx == null || a.token() > maxEndedEx.token())) {
+                    maxEndedEx = a;
+                }
             }
-            if (maxEnded != null && maxEnded.token() >= b.token()) {
-                violations.add("token order: " + maxEnded + " ended before " + b + " began");
+            Interval before = b.exclusive() ? maxEnded : maxEndedEx;
+            if (before != null && before.token() >= b.token()) {
+                violations.add("token order: " + before + " ended before " + b + " began");
                 if (violations.size() > 40) {
                     break;
                 }

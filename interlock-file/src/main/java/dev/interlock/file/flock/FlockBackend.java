@@ -250,7 +250,8 @@ final class FlockBackend implements LockBackend {
     }
 
     private long clockToken() {
-        long micros = TimeUnit.MILLISECONDS.toMicros(clock.millis());
+        Instant now = clock.instant();
+        long micros = now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
         return lastTimeToken.accumulateAndGet(micros, (prev, now) -> Math.max(prev + 1, now));
     }
 
