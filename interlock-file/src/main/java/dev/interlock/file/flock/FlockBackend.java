@@ -252,7 +252,7 @@ final class FlockBackend implements LockBackend {
     private long clockToken() {
         Instant now = clock.instant();
         long micros = now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
-        return lastTimeToken.accumulateAndGet(micros, (prev, now) -> Math.max(prev + 1, now));
+        return lastTimeToken.accumulateAndGet(micros, (prev, clockNow) -> Math.max(prev + 1, clockNow));
     }
 
     /** Reads the start of a lock file (all of it up to 64 KiB); lenOut[0] is the length, or -1 on error. */
