@@ -14,9 +14,7 @@ import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
 import dev.interlock.spi.Grant;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -36,10 +34,8 @@ import org.slf4j.LoggerFactory;
  */
 final class DirAttempt implements Attempt {
     private static final Logger log = LoggerFactory.getLogger(DirAttempt.class);
-    /** Consecutive listings without exactly one gate before the directory is declared damaged. */
-    private static final int GATE_PATIENCE = 50;
-
-    private record Seen(String state, long since) {}
+    /** Listings in one try without exactly one gate before the directory is declared damaged. */
+    private static final int GATE_PATIENCE = 20;
 
     private final DirLockBackend backend;
     private final DirLockDir dir;
@@ -47,10 +43,8 @@ final class DirAttempt implements Attempt {
     private final DirWatcher.Watch watch;
     private final Holder me;
     private final long leaseNanos;
-    private final Map<String, Seen> seen = new HashMap<>();
     private List<HolderInfo> blockers = List.of();
     private long versionAtTry;
-    private int badGate;
     private boolean granted;
 
     // A writer that holds the gate while readers drain.
@@ -105,8 +99,11 @@ final class DirAttempt implements Attempt {
                 renamedNow = renewHeld(now);
             }
             if (heldName != null) {
-                DirLockDir.Snapshot s = dir.list();
-                if (!s.contains(heldName) && !dir.exists(heldName)) {
+                DirLockDir.Snapshot s = settled(dir.list());
+                if (!s.gate().name().equals(heldName)) {
+                    if (dir.exists(heldName)) {
+                        return Optional.empty(); // a listing that missed our gate: look again
+                    }
                     log.warn("{} - '{}': our gate {} was taken over while we waited for readers", backend.description(), spec.name(), heldName);
                     heldName = null;
                 } else if (drained(s, now)) {
@@ -120,11 +117,8 @@ final class DirAttempt implements Attempt {
             }
         }
         for (int round = 0; round < 8; round++) {
-            DirLockDir.Snapshot s = dir.list();
-            Gate g = gateOf(s);
-            if (g == null) {
-                return Optional.empty();
-            }
+            DirLockDir.Snapshot s = settled(dir.list());
+            Gate g = s.gate();
             if (!mayGo(s)) {
                 return Optional.empty();
             }
@@ -205,11 +199,8 @@ final class DirAttempt implements Attempt {
 
     private Optional<Grant> tryReader(long now) {
         for (int round = 0; round < 8; round++) {
-            DirLockDir.Snapshot s = dir.list();
-            Gate g = gateOf(s);
-            if (g == null) {
-                return Optional.empty();
-            }
+            DirLockDir.Snapshot s = settled(dir.list());
+            Gate g = s.gate();
             if (!mayGo(s)) {
                 return Optional.empty();
             }
@@ -260,20 +251,24 @@ final class DirAttempt implements Attempt {
 
     // ---------------------------------------------------------------- shared helpers
 
-    /** The one gate of a listing, or null (then the caller waits and looks again). */
-    private Gate gateOf(DirLockDir.Snapshot s) {
-        Gate g = s.gate();
-        if (g != null) {
-            badGate = 0;
-            return g;
+    /**
+     * The one gate of a listing. A listing may miss a gate being renamed, or show it under both
+     * names, so the directory is listed again; if it still does not show exactly one gate after
+     * {@value #GATE_PATIENCE} listings, it is damaged (a gate deleted or planted) and nothing is granted.
+     */
+    private DirLockDir.Snapshot settled(DirLockDir.Snapshot first) {
+        DirLockDir.Snapshot s = first;
+        for (int i = 1; s.gate() == null && i < GATE_PATIENCE; i++) {
+            Thread.onSpinWait();
+            s = dir.list();
         }
-        if (++badGate >= GATE_PATIENCE) {
-            throw new LockBackendException(backend.description(), spec.name(), backend.description() + " - " + LockNames.quote(spec.name())
-                    + ": the lock directory " + dir.dirName + " has " + (s.gates.isEmpty() ? "no gate file" : s.gates.size() + " gate files " + names(s.gates))
-                    + " in " + GATE_PATIENCE + " listings; it was damaged or tampered with. Stop every user of the lock, then remove "
-                    + dir.dirName + " (it is recreated on next use)", null);
+        if (s.gate() != null) {
+            return s;
         }
-        return null;
+        throw new LockBackendException(backend.description(), spec.name(), backend.description() + " - " + LockNames.quote(spec.name())
+                + ": the lock directory " + dir.dirName + " has " + (s.gates.isEmpty() ? "no gate file" : s.gates.size() + " gate files " + names(s.gates))
+                + " in " + GATE_PATIENCE + " listings; it was damaged or tampered with. Nothing was granted. Stop every user of the lock, then remove "
+                + dir.dirName + " (it is recreated on next use)", null);
     }
 
     private static List<String> names(List<Gate> gates) {
@@ -298,16 +293,7 @@ final class DirAttempt implements Attempt {
     }
 
     private String stale(String key, String state, long leaseMs, long now) {
-        Seen s = seen.get(key);
-        if (s == null || !s.state().equals(state)) {
-            seen.put(key, new Seen(state, now));
-            return null;
-        }
-        long unchanged = now - s.since();
-        if (unchanged >= TimeUnit.MILLISECONDS.toNanos(leaseMs)) {
-            return "not renewed for " + TimeUnit.NANOSECONDS.toMillis(unchanged) + "ms, its lease is " + leaseMs + "ms";
-        }
-        return null;
+        return backend.stale(dir.dirName + "/" + key, state, leaseMs, now);
     }
 
     // ---------------------------------------------------------------- queue

@@ -66,6 +66,10 @@ final class DirLockBackend implements LockBackend {
     private final Set<String> warnedForeign = ConcurrentHashMap.newKeySet();
     private final Set<String> verifiedHashed = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
+    /** What this process has observed of other holders: entry key -> (exact name, first seen on the ticker). */
+    private final ConcurrentHashMap<String, Seen> seen = new ConcurrentHashMap<>();
+
+    private record Seen(String state, long since) {}
 
     DirLockBackend(BackendConfig config, Path root, long pollNanos) {
         Posix.requireAvailable();
@@ -165,6 +169,29 @@ final class DirLockBackend implements LockBackend {
         } catch (java.io.IOException | UnsupportedOperationException e) {
             log.debug("{} - cannot read the directory's permissions: {}", description, e.toString());
         }
+    }
+
+    /**
+     * The observed-lease rule: returns why the entry {@code key} is stale, or null. It is stale
+     * once this process has seen exactly the same {@code state} (the entry's full name, which
+     * changes with every renewal) for at least {@code leaseMs} on its own monotonic ticker. No
+     * wall clock is read, so clock steps on any host change nothing.
+     */
+    String stale(String key, String state, long leaseMs, long now) {
+        Seen s = seen.get(key);
+        if (s == null || !s.state().equals(state)) {
+            if (seen.size() > 100_000) {
+                seen.clear(); // forgetting only delays a judgement
+            }
+            seen.put(key, new Seen(state, now));
+            return null;
+        }
+        long unchanged = now - s.since();
+        if (unchanged >= java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(leaseMs)) {
+            seen.remove(key, s);
+            return "not renewed for " + java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(unchanged) + "ms, its lease is " + leaseMs + "ms";
+        }
+        return null;
     }
 
     static String nonce() {
