@@ -191,6 +191,17 @@ final class DirAttempt implements Attempt {
             }
             alive.add(r.holder().info(Mode.SHARED, r.token()));
         }
+        // Heartbeats without a reader entry: a reader that crashed between its two creates (or a
+        // listing that raced with one). Removed once their own holder is proven dead or stale.
+        for (Beat b : s.beats.values()) {
+            if (s.readers.stream().noneMatch(r -> r.token() == b.token())) {
+                String reason = backend.self.provablyDead(b.holder()) ? "its process is gone"
+                        : stale("B." + b.token(), b.name(), b.holder().leaseMs(), now);
+                if (reason != null && dir.remove(b.name())) {
+                    log.debug("{} - removed stray heartbeat {} of '{}': {}", backend.description(), b.name(), spec.name(), reason);
+                }
+            }
+        }
         blockers = alive;
         return alive.isEmpty();
     }
@@ -224,7 +235,7 @@ final class DirAttempt implements Attempt {
                 log.warn("{} - took over '{}' from {} (token {}): {}", backend.description(), spec.name(), g.holder().ownerId(), g.token(), reason);
             }
             DirFaults.step("S1");
-            String beat = Beat.name(t, 0);
+            String beat = Beat.name(t, 0, me);
             dir.create(beat);
             DirFaults.step("S2");
             String entry = Reader.name(t, me);

@@ -15,7 +15,7 @@ import java.util.OptionalLong;
  * F.&lt;t&gt;.&lt;w&gt;.&lt;nonce&gt;                   gate, no writer; t = last token issued, w = token of the last writer
  * X.&lt;t&gt;.&lt;g&gt;.&lt;holder&gt;                  gate, held (or being drained) by the writer with token t; g = heartbeat count
  * R.&lt;t&gt;.&lt;holder&gt;                      a reader with token t
- * B.&lt;t&gt;.&lt;g&gt;                           heartbeat of reader t; g = heartbeat count
+ * B.&lt;t&gt;.&lt;g&gt;.&lt;holder&gt;                  heartbeat of reader t; g = heartbeat count
  * Q.&lt;t&gt;.&lt;ms&gt;.&lt;m&gt;.&lt;g&gt;.&lt;holder&gt;        a waiter that arrived when the token was t, at ms (its wall clock), mode m (S|X)
  * holder = &lt;leaseMs&gt;.&lt;sinceSec&gt;.&lt;pid&gt;.&lt;startTicks&gt;.&lt;pidNs&gt;.&lt;bootId&gt;.&lt;nonce&gt;.&lt;host&gt;
  * </pre>
@@ -125,19 +125,20 @@ final class DirEntries {
         }
     }
 
-    /** A reader's heartbeat {@code B.<t>.<g>}. */
-    record Beat(String name, long token, long beat) {
+    /** A reader's heartbeat {@code B.<t>.<g>.<holder>}; the holder lets a stray one (crash before its entry) be judged. */
+    record Beat(String name, long token, long beat, Holder holder) {
         static Optional<Beat> parse(String n) {
             if (!n.startsWith("B.")) {
                 return Optional.empty();
             }
-            String[] f = n.split("\\.", -1);
+            String[] f = n.split("\\.", 4);
             try {
-                if (f.length == 3) {
+                if (f.length == 4) {
                     long t = Long.parseLong(f[1]);
                     long g = Long.parseLong(f[2]);
-                    if (t > 0 && g >= 0 && canonical(f[1], t) && canonical(f[2], g)) {
-                        return Optional.of(new Beat(n, t, g));
+                    Optional<Holder> h = Holder.parse(f[3]);
+                    if (t > 0 && g >= 0 && canonical(f[1], t) && canonical(f[2], g) && h.isPresent()) {
+                        return Optional.of(new Beat(n, t, g, h.get()));
                     }
                 }
             } catch (NumberFormatException e) {
@@ -146,8 +147,8 @@ final class DirEntries {
             return Optional.empty();
         }
 
-        static String name(long token, long beat) {
-            return "B." + token + "." + beat;
+        static String name(long token, long beat, Holder h) {
+            return "B." + token + "." + beat + "." + h.format();
         }
     }
 

@@ -48,7 +48,7 @@ final class DirGrant implements Grant {
     }
 
     private String current(long g) {
-        return writer ? Gate.writer(token, g, me) : Beat.name(token, g);
+        return writer ? Gate.writer(token, g, me) : Beat.name(token, g, me);
     }
 
     @Override

@@ -67,7 +67,8 @@ class DirNamesTest {
         assertThat(DirEntries.Gate.parse("F.9.7")).isEmpty();
         assertThat(DirEntries.Gate.parse("X.1.0.garbage")).isEmpty();
         assertThat(DirEntries.Reader.parse(DirEntries.Reader.name(5, h))).hasValueSatisfying(r -> assertThat(r.holder()).isEqualTo(h));
-        assertThat(DirEntries.Beat.parse("B.5.0")).isPresent();
+        assertThat(DirEntries.Beat.parse(DirEntries.Beat.name(5, 0, h))).hasValueSatisfying(b -> assertThat(b.holder()).isEqualTo(h));
+        assertThat(DirEntries.Beat.parse("B.5.0")).isEmpty();
         assertThat(DirEntries.Beat.parse("B.5.0.1")).isEmpty();
         assertThat(DirNames.recordUnescape(DirNames.recordEscape("données/日本語 🔒 %"))).hasValue("données/日本語 🔒 %");
     }

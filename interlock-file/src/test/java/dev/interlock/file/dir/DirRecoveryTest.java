@@ -177,8 +177,9 @@ class DirRecoveryTest {
         DirEntries.Gate g = DirEntries.Gate.parse(free).orElseThrow();
         long t = g.token() + 1;
         Files.move(d.resolve(free), d.resolve(DirEntries.Gate.free(t, g.lastWriter(), "abcdef0123456789")));
-        Files.createFile(d.resolve(DirEntries.Beat.name(t, 0)));
-        Files.createFile(d.resolve(DirEntries.Reader.name(t, holder(1, 1, OTHER_BOOT, 5_000))));
+        DirEntries.Holder reader = holder(1, 1, OTHER_BOOT, 5_000);
+        Files.createFile(d.resolve(DirEntries.Beat.name(t, 0, reader)));
+        Files.createFile(d.resolve(DirEntries.Reader.name(t, reader)));
         assertThat(locks.status("rw").holders()).singleElement().satisfies(h -> assertThat(h.mode()).isEqualTo(Mode.SHARED));
         try (Lease other = locks.tryAcquire("rw", Mode.SHARED).orElseThrow()) {
             assertThat(other.token()).isGreaterThan(t);
