@@ -239,7 +239,12 @@ final class DirAttempt implements Attempt {
             dir.create(beat);
             DirFaults.step("S2");
             String entry = Reader.name(t, me);
-            dir.create(entry);
+            try {
+                dir.create(entry);
+            } catch (LockBackendException e) {
+                dir.remove(beat); // leave nothing behind (a full or read-only file system)
+                throw e;
+            }
             DirFaults.step("S3");
             // No writer may have come in between: the gate must still be free with the same last writer.
             DirLockDir.Snapshot s2 = null;
