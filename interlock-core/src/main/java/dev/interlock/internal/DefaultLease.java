@@ -66,12 +66,14 @@ final class DefaultLease implements Lease {
         DefaultLease l = new DefaultLease(space, spec, grant, grantedAt, fixed);
         l.listeners.addAll(listeners);
         space.opened(l);
-        synchronized (l) {
-            if (l.leaseBased) {
+        if (l.leaseBased) {
+            synchronized (l) {
                 l.schedule(fixed ? l.untilMargin() : l.leaseNanos / 3);
-            } else {
-                l.schedule(DefaultLockSpace.KERNEL_LOCK_CHECK.toNanos());
             }
+        } else {
+            // Kernel locks are checked by one periodic sweep of the space, not a task per lease:
+            // scheduling and cancelling a task per acquisition would cost more than the lock itself.
+            space.ensureKernelSweep();
         }
         if (log.isDebugEnabled()) {
             log.debug("{} - acquired '{}' {} token {} owner {}", space.backend.description(), spec.name(),
@@ -97,7 +99,7 @@ final class DefaultLease implements Lease {
         }
     }
 
-    /** Runs on the scheduler: renew, verify or expire. */
+    /** Runs on the scheduler: renew (lease-based), expire (fixed lease) or verify (kernel locks, from the sweep). */
     void watchdog() {
         LockLostException lost = null;
         synchronized (this) {
@@ -113,13 +115,14 @@ final class DefaultLease implements Lease {
             } else {
                 try {
                     renewLocked();
-                    schedule(leaseBased ? leaseNanos / 3 : DefaultLockSpace.KERNEL_LOCK_CHECK.toNanos());
+                    if (leaseBased) {
+                        schedule(leaseNanos / 3);
+                    }
                 } catch (LockLostException e) {
                     lost = lostCause;
                 } catch (RuntimeException e) {
                     if (!leaseBased) {
                         log.warn("{} - checking '{}' failed, will retry: {}", space.backend.description(), spec.name(), e.toString());
-                        schedule(DefaultLockSpace.KERNEL_LOCK_CHECK.toNanos());
                     } else if (untilMargin() <= 0) {
                         lost = lose("renewal kept failing and the lease would run out in "
                                 + TimeUnit.NANOSECONDS.toMillis(Math.max(0, deadline - space.ticker.read())) + "ms", e);
