@@ -36,11 +36,14 @@ final class DirAttempt implements Attempt {
     private static final Logger log = LoggerFactory.getLogger(DirAttempt.class);
     /** Listings in one try without exactly one gate before the directory is declared damaged. */
     private static final int GATE_PATIENCE = 20;
+    private static final java.util.regex.Pattern NOT_HOST = java.util.regex.Pattern.compile("[^A-Za-z0-9._-]");
 
     private final DirLockBackend backend;
     private final DirLockDir dir;
     private final AcquireSpec spec;
-    private final DirWatcher.Watch watch;
+    private DirWatcher.Watch watch;
+    private boolean watchTried;
+    private boolean firstTry = true;
     private final Holder me;
     private final long leaseNanos;
     private List<HolderInfo> blockers = List.of();
@@ -60,15 +63,15 @@ final class DirAttempt implements Attempt {
     private long queuedSeenToken;
     private long queuedMs;
 
-    DirAttempt(DirLockBackend backend, DirLockDir dir, AcquireSpec spec, DirWatcher.Watch watch) {
+    DirAttempt(DirLockBackend backend, DirLockDir dir, AcquireSpec spec) {
         this.backend = backend;
         this.dir = dir;
         this.spec = spec;
-        this.watch = watch;
         this.leaseNanos = spec.lease().toNanos();
         Owner o = spec.owner();
-        String nonce = o.nonce().matches("[0-9a-f]{1,32}") ? o.nonce() : DirNames.sha256(o.nonce().getBytes(java.nio.charset.StandardCharsets.UTF_8)).substring(0, 16);
-        String host = o.host().replaceAll("[^A-Za-z0-9._-]", "_");
+        String nonce = DirEntries.HEX.matcher(o.nonce()).matches() ? o.nonce()
+                : DirNames.sha256(o.nonce().getBytes(java.nio.charset.StandardCharsets.UTF_8)).substring(0, 16);
+        String host = NOT_HOST.matcher(o.host()).replaceAll("_");
         if (host.length() > 64) {
             host = host.substring(0, 64);
         }
@@ -83,7 +86,9 @@ final class DirAttempt implements Attempt {
     public Optional<Grant> tryAcquire() {
         versionAtTry = watch != null ? watch.version() : 0;
         long now = backend.ticker.read();
-        Optional<Grant> g = spec.mode() == Mode.EXCLUSIVE ? tryWriter(now) : tryReader(now);
+        boolean fast = firstTry;
+        firstTry = false;
+        Optional<Grant> g = spec.mode() == Mode.EXCLUSIVE ? tryWriter(now, fast) : tryReader(now, fast);
         if (g.isEmpty() && queued != null && now - queuedAt >= leaseNanos / 3) {
             renewQueued(now);
         }
@@ -92,7 +97,7 @@ final class DirAttempt implements Attempt {
 
     // ---------------------------------------------------------------- writers
 
-    private Optional<Grant> tryWriter(long now) {
+    private Optional<Grant> tryWriter(long now, boolean fast) {
         if (heldName != null) {
             boolean renamedNow = false;
             if (now - heldBeatAt >= leaseNanos / 3) {
@@ -116,10 +121,15 @@ final class DirAttempt implements Attempt {
                 }
             }
         }
+        Gate hinted = fast ? backend.hintedFreeGate(dir.dirName) : null;
         for (int round = 0; round < 8; round++) {
-            DirLockDir.Snapshot s = settled(dir.list());
-            Gate g = s.gate();
-            if (!mayGo(s)) {
+            // Fast path: try the free gate this process saw last, without listing first; fairness is
+            // then checked after the rename (and the gate handed back if a waiter came first).
+            boolean viaHint = hinted != null;
+            DirLockDir.Snapshot s = viaHint ? null : settled(dir.list());
+            Gate g = viaHint ? hinted : s.gate();
+            hinted = null;
+            if (!viaHint && !mayGo(s)) {
                 return Optional.empty();
             }
             String reason = null;
@@ -142,8 +152,18 @@ final class DirAttempt implements Attempt {
             heldBeat = 0;
             heldBeatAt = now;
             DirFaults.step("E1");
-            DirLockDir.Snapshot s2 = dir.list();
-            if (s2.gates.size() == 1 && drained(s2, now)) {
+            DirLockDir.Snapshot s2 = settled(dir.list());
+            if (!s2.gate().name().equals(heldName) && !dir.exists(heldName)) {
+                heldName = null; // taken over at once (we were paused for a whole lease)
+                return Optional.empty();
+            }
+            if (viaHint && !mayGo(s2)) {
+                // A waiter was there first: hand the gate back (counting as a writer that came and went).
+                dir.cas(heldName, Gate.free(heldToken, heldToken, me.nonce()));
+                heldName = null;
+                return Optional.empty();
+            }
+            if (s2.gate().name().equals(heldName) && drained(s2, now)) {
                 return grantWriter();
             }
             return Optional.empty();
@@ -208,11 +228,14 @@ final class DirAttempt implements Attempt {
 
     // ---------------------------------------------------------------- readers
 
-    private Optional<Grant> tryReader(long now) {
+    private Optional<Grant> tryReader(long now, boolean fast) {
+        Gate hinted = fast ? backend.hintedFreeGate(dir.dirName) : null;
         for (int round = 0; round < 8; round++) {
-            DirLockDir.Snapshot s = settled(dir.list());
-            Gate g = s.gate();
-            if (!mayGo(s)) {
+            boolean viaHint = hinted != null;
+            DirLockDir.Snapshot s = viaHint ? null : settled(dir.list());
+            Gate g = viaHint ? hinted : s.gate();
+            hinted = null;
+            if (!viaHint && !mayGo(s)) {
                 return Optional.empty();
             }
             long lastWriter;
@@ -247,19 +270,23 @@ final class DirAttempt implements Attempt {
             }
             DirFaults.step("S3");
             // No writer may have come in between: the gate must still be free with the same last writer.
-            DirLockDir.Snapshot s2 = null;
-            Gate g2 = null;
-            for (int i = 0; i < 3 && g2 == null; i++) {
-                s2 = dir.list();
-                g2 = s2.gate();
+            DirLockDir.Snapshot s2;
+            try {
+                s2 = settled(dir.list());
+            } catch (LockBackendException e) {
+                dir.remove(beat);
+                dir.remove(entry);
+                throw e;
             }
-            if (g2 != null && !g2.writer() && g2.lastWriter() == lastWriter && s2.contains(beat) && s2.gates.size() == 1) {
+            Gate g2 = s2.gate();
+            if (!g2.writer() && g2.lastWriter() == lastWriter && s2.contains(beat) && s2.gates.size() == 1
+                    && (!viaHint || mayGo(s2))) {
                 granted = true;
                 return Optional.of(new DirGrant(dir, false, t, 0, me, backend.clock.instant()));
             }
             dir.remove(beat);
             dir.remove(entry);
-            blockers = s2 == null ? List.of() : DirLockBackend.holders(s2);
+            blockers = DirLockBackend.holders(s2);
             return Optional.empty();
         }
         return Optional.empty();
@@ -274,12 +301,16 @@ final class DirAttempt implements Attempt {
      */
     private DirLockDir.Snapshot settled(DirLockDir.Snapshot first) {
         DirLockDir.Snapshot s = first;
-        for (int i = 1; s.gate() == null && i < GATE_PATIENCE; i++) {
+        for (int i = 1; s.gate() == null && !s.gone && i < GATE_PATIENCE; i++) {
             Thread.onSpinWait();
             s = dir.list();
         }
         if (s.gate() != null) {
             return s;
+        }
+        if (s.gone) {
+            throw new LockBackendException(backend.description(), spec.name(), backend.description() + " - " + LockNames.quote(spec.name())
+                    + ": the lock directory " + dir.dirName + " was removed while we were using it; nothing was granted, try again", null, true);
         }
         throw new LockBackendException(backend.description(), spec.name(), backend.description() + " - " + LockNames.quote(spec.name())
                 + ": the lock directory " + dir.dirName + " has " + (s.gates.isEmpty() ? "no gate file" : s.gates.size() + " gate files " + names(s.gates))
@@ -379,6 +410,15 @@ final class DirAttempt implements Attempt {
     public void await(long nanos) throws InterruptedException {
         if (queued == null) {
             enqueue(backend.ticker.read()); // only attempts that wait take a place in the queue
+        }
+        if (!watchTried) {
+            // Watch from now on; a change between the last try and this moment would be missed,
+            // so return at once and let the next try look (a spurious return is allowed).
+            watchTried = true;
+            watch = backend.watch(dir);
+            if (watch != null) {
+                return;
+            }
         }
         long slice = Math.min(nanos, backend.jitteredPoll());
         if (heldName != null) {

@@ -22,6 +22,8 @@ import java.util.OptionalLong;
  */
 final class DirEntries {
     static final int FORMAT = 1;
+    static final java.util.regex.Pattern HEX = java.util.regex.Pattern.compile("[0-9a-f]{1,32}");
+    private static final java.util.regex.Pattern HOST = java.util.regex.Pattern.compile("[A-Za-z0-9._-]{1,64}");
 
     private DirEntries() {}
 
@@ -47,7 +49,7 @@ final class DirEntries {
                 long pid = Long.parseLong(f[2]);
                 long start = Long.parseLong(f[3]);
                 long ns = Long.parseLong(f[4]);
-                if (lease <= 0 || !f[5].matches("[0-9a-f]{1,32}") || !f[6].matches("[0-9a-f]{1,32}") || !f[7].matches("[A-Za-z0-9._-]{1,64}")) {
+                if (lease <= 0 || !HEX.matcher(f[5]).matches() || !HEX.matcher(f[6]).matches() || !HOST.matcher(f[7]).matches()) {
                     return Optional.empty();
                 }
                 return Optional.of(new Holder(lease, since, pid, start, ns, f[5], f[6], f[7]));
@@ -68,7 +70,7 @@ final class DirEntries {
             try {
                 if (n.startsWith("F.")) {
                     String[] f = n.split("\\.", 4);
-                    if (f.length == 4 && f[3].matches("[0-9a-f]{1,32}")) {
+                    if (f.length == 4 && HEX.matcher(f[3]).matches()) {
                         long t = Long.parseLong(f[1]);
                         long w = Long.parseLong(f[2]);
                         if (t >= 0 && w >= 0 && w <= t && canonical(f[1], t) && canonical(f[2], w)) {

@@ -68,6 +68,9 @@ final class DirGrant implements Grant {
             return;
         }
         DirLockDir.Snapshot s = dir.list();
+        if (s.gone) {
+            throw dir.lost("its lock directory " + dir.dirName + " was removed (token " + token + ")");
+        }
         throw dir.lost((writer ? "the gate " : "the heartbeat ") + current(beat) + " was taken over (token " + token
                 + "); the lock is now " + DirLockBackend.holders(s).stream().map(h -> h.describe()).reduce((a, b) -> a + "; " + b).orElse("free"));
     }

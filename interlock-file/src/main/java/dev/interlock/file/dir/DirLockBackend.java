@@ -320,8 +320,30 @@ final class DirLockBackend implements LockBackend {
 
     @Override
     public Attempt attempt(AcquireSpec spec) {
-        DirLockDir dir = openLockDir(spec.name(), true).orElseThrow();
-        return new DirAttempt(this, dir, spec, watcher != null ? watcher.watch(root.resolve(dir.dirName).toString()) : null);
+        return new DirAttempt(this, openLockDir(spec.name(), true).orElseThrow(), spec);
+    }
+
+    DirWatcher.Watch watch(DirLockDir dir) {
+        return watcher == null ? null : watcher.watch(root.resolve(dir.dirName).toString());
+    }
+
+    /** The last gate name this process saw or made for a lock directory: a hint only, never trusted. */
+    private final ConcurrentHashMap<String, String> gateHints = new ConcurrentHashMap<>();
+
+    void hint(String dirName, String gate) {
+        if (gateHints.size() > 100_000) {
+            gateHints.clear();
+        }
+        gateHints.put(dirName, gate);
+    }
+
+    /** The hinted gate if it is a free ({@code F}) gate, else null. */
+    Gate hintedFreeGate(String dirName) {
+        String h = gateHints.get(dirName);
+        if (h == null || h.charAt(0) != 'F') {
+            return null;
+        }
+        return Gate.parse(h).orElse(null);
     }
 
     void unwatch(DirWatcher.Watch w) {

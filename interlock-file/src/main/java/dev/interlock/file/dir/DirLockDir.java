@@ -38,6 +38,8 @@ final class DirLockDir implements AutoCloseable {
         final List<Waiter> waiters = new ArrayList<>();
         final List<String> foreign = new ArrayList<>();
         final List<String> names = new ArrayList<>();
+        /** True if the lock directory itself was removed (our descriptor names a deleted directory). */
+        boolean gone;
 
         boolean contains(String entry) {
             return names.contains(entry);
@@ -52,12 +54,16 @@ final class DirLockDir implements AutoCloseable {
     /** Lists the directory afresh and parses every entry; foreign entries are collected, never acted on. */
     Snapshot list() {
         List<Posix.DirEntry> entries;
+        Snapshot s = new Snapshot();
         try {
             entries = Posix.list(fd);
         } catch (LastErrorException e) {
+            if (e.getErrorCode() == Posix.ENOENT) {
+                s.gone = true;
+                return s;
+            }
             throw failure("listing the lock directory failed", e);
         }
-        Snapshot s = new Snapshot();
         for (Posix.DirEntry e : entries) {
             String n = e.name();
             s.names.add(n);
@@ -88,6 +94,9 @@ final class DirLockDir implements AutoCloseable {
                     s.foreign.add(n);
             }
         }
+        if (s.gates.size() == 1) {
+            backend.hint(dirName, s.gates.get(0).name());
+        }
         if (!s.foreign.isEmpty()) {
             backend.reportForeign(name, dirName, s.foreign);
         }
@@ -112,6 +121,9 @@ final class DirLockDir implements AutoCloseable {
     boolean cas(String from, String to) {
         try {
             Posix.renameat(fd, from, fd, to);
+            if (to.charAt(0) == 'F' || to.charAt(0) == 'X') {
+                backend.hint(dirName, to);
+            }
             return true;
         } catch (LastErrorException e) {
             if (e.getErrorCode() == Posix.ENOENT) {

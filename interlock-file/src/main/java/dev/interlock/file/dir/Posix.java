@@ -104,6 +104,8 @@ final class Posix {
 
     static native long read(int fd, byte[] buf, long count) throws LastErrorException;
 
+    static native long getdents64(int fd, Pointer buf, long count) throws LastErrorException;
+
     static native Pointer fdopendir(int fd) throws LastErrorException;
 
     static native Pointer readdir(Pointer dir) throws LastErrorException;
@@ -125,41 +127,37 @@ final class Posix {
     /** One directory entry: its name and d_type (DT_UNKNOWN on file systems that do not fill it). */
     record DirEntry(String name, byte type) {}
 
+    private static final ThreadLocal<Memory> DENTS = ThreadLocal.withInitial(() -> new Memory(64 * 1024));
+
     /**
      * Lists {@code dirfd}'s directory afresh: opens "." relative to it (on NFS the open
-     * revalidates the directory, close-to-open), reads every entry, closes. "." and ".." are skipped.
+     * revalidates the directory, close-to-open), reads every entry with getdents64, closes.
+     * "." and ".." are skipped.
      */
     static List<DirEntry> list(int dirfd) {
         int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
-        Pointer dir;
-        try {
-            dir = fdopendir(fd);
-        } catch (LastErrorException e) {
-            close(fd);
-            throw e;
-        }
         List<DirEntry> out = new ArrayList<>();
         try {
+            Memory buf = DENTS.get();
             while (true) {
-                Pointer d;
-                try {
-                    d = readdir(dir);
-                } catch (LastErrorException e) {
-                    // readdir sets errno only on error; a NULL with errno 0 is the end (JNA reports it as no exception)
-                    throw e;
-                }
-                if (d == null) {
+                long n = getdents64(fd, buf, buf.size());
+                if (n <= 0) {
                     break;
                 }
-                // struct dirent64 on x86_64/aarch64 glibc: d_ino(8) d_off(8) d_reclen(2) d_type(1) d_name[]
-                byte type = d.getByte(18);
-                String name = d.getString(19, "UTF-8");
-                if (!name.equals(".") && !name.equals("..")) {
-                    out.add(new DirEntry(name, type));
+                int off = 0;
+                while (off < n) {
+                    // struct linux_dirent64: d_ino(8) d_off(8) d_reclen(2) d_type(1) d_name[]
+                    int reclen = buf.getShort(off + 16) & 0xffff;
+                    byte type = buf.getByte(off + 18);
+                    String name = buf.getString(off + 19, "UTF-8");
+                    if (!name.equals(".") && !name.equals("..")) {
+                        out.add(new DirEntry(name, type));
+                    }
+                    off += reclen;
                 }
             }
         } finally {
-            closedir(dir);
+            close(fd);
         }
         return out;
     }
