@@ -12,6 +12,7 @@ import dev.interlock.LockSpace;
 import dev.interlock.Mode;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -180,6 +181,30 @@ class DirDamageTest {
             run("mount", "-o", "remount,rw", root.toString());
             locks.tryAcquire("job").orElseThrow().close();
             locks.tryAcquire("job", Mode.SHARED).orElseThrow().close();
+        }
+    }
+
+    @Test
+    void renewalKeepsFailing_holderIsToldBeforeTheLeaseRunsOut() throws Exception {
+        Path root = root();
+        run("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", root.toString());
+        mounted = root;
+        Duration lease = Duration.ofSeconds(3);
+        try (LockSpace locks = Interlock.open("dir:" + root)) {
+            java.util.concurrent.atomic.AtomicLong lostAt = new java.util.concurrent.atomic.AtomicLong();
+            java.util.concurrent.atomic.AtomicReference<LockLostException> cause = new java.util.concurrent.atomic.AtomicReference<>();
+            long start = System.nanoTime();
+            Lease held = locks.lock("job").lease(lease).onLost(e -> {
+                lostAt.set(System.nanoTime());
+                cause.set(e);
+            }).acquire(Duration.ZERO);
+            run("mount", "-o", "remount,ro", root.toString());
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> lostAt.get() != 0);
+            assertThat(lostAt.get() - start).as("told before the lease ran out").isLessThan(lease.toNanos());
+            assertThat(held.isValid()).isFalse();
+            assertThat(cause.get()).hasMessageContaining("'job'").hasMessageContaining("renewal kept failing");
+            assertThat(cause.get().getCause()).hasMessageContaining("read-only file system");
+            held.close();
         }
     }
 
