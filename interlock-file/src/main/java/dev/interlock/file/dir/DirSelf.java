@@ -23,10 +23,12 @@ final class DirSelf {
     final String bootId;
     final boolean procUsable;
     final long pid;
+    final long startTicks;
 
-    private DirSelf(String host, long pid, long pidNs, String bootId, boolean procUsable) {
+    private DirSelf(String host, long pid, long startTicks, long pidNs, String bootId, boolean procUsable) {
         this.host = host;
         this.pid = pid;
+        this.startTicks = startTicks;
         this.pidNs = pidNs;
         this.bootId = bootId;
         this.procUsable = procUsable;
@@ -54,7 +56,7 @@ final class DirSelf {
         if (host.isEmpty()) {
             host = "unknown";
         }
-        return new DirSelf(host, me.pid(), ns, boot, procOk);
+        return new DirSelf(host, me.pid(), me.startTicks(), ns, boot, procOk);
     }
 
     /** Inode number of our pid namespace ({@code /proc/self/ns/pid -> pid:[N]}), or 0 if unknown. */
@@ -83,7 +85,9 @@ final class DirSelf {
             return false;
         }
         if (h.pid() == pid) {
-            return false; // ourselves: alive by definition (another acquisition of this process)
+            // Our own pid: another acquisition of this process (alive), unless the record names an
+            // earlier process that had our pid (crashed, then the pid was reused for us).
+            return h.startTicks() > 0 && startTicks > 0 && h.startTicks() != startTicks;
         }
         try {
             Posix.kill((int) h.pid(), 0);

@@ -170,6 +170,16 @@ class DirRecoveryTest {
     }
 
     @Test
+    void recordOfAnEarlierProcessWithOurPid_isDead_butOurOwnAcquisitionsAreAlive() throws Exception {
+        long pid = ProcessHandle.current().pid();
+        long start = ProcessIdentity.current().startTicks();
+        plantWriter("earlier", sameHost(pid, start - 1)); // a crashed process that had our pid before us
+        assertThat(locks.tryAcquire("earlier")).isPresent().get().satisfies(Lease::close);
+        plantWriter("ours", sameHost(pid, start)); // another acquisition of this very process
+        assertThat(locks.tryAcquire("ours")).isEmpty();
+    }
+
+    @Test
     void otherHostReader_holdsOffAWriterUntilItsLeaseIsOver() throws Exception {
         locks.tryAcquire("rw").orElseThrow().close();
         Path d = lockDir("rw");
