@@ -30,6 +30,9 @@ final class DirLockDir implements AutoCloseable {
         this.fd = fd;
     }
 
+    /** Tests only: renames whose target matches are reported as ENOENT after they succeed, as over NFS with a lost reply. */
+    static volatile java.util.function.Predicate<String> lostReply;
+
     /** What one listing of the lock directory showed. */
     static final class Snapshot {
         final List<Gate> gates = new ArrayList<>();
@@ -121,6 +124,11 @@ final class DirLockDir implements AutoCloseable {
     boolean cas(String from, String to) {
         try {
             Posix.renameat(fd, from, fd, to);
+            java.util.function.Predicate<String> lose = lostReply;
+            if (lose != null && lose.test(to)) {
+                // Test hook: the rename happened, but its reply was "lost" and a retransmission said ENOENT.
+                throw new LastErrorException(Posix.ENOENT);
+            }
             if (to.charAt(0) == 'F' || to.charAt(0) == 'X') {
                 backend.hint(dirName, to);
             }

@@ -227,6 +227,26 @@ class DirRecoveryTest {
     }
 
     @Test
+    void lostRepliesHidingSuccess_areVerifiedNotTrusted() throws Exception {
+        DirLockDir.lostReply = to -> true; // every rename "fails" with ENOENT after succeeding
+        try {
+            Lease ex = locks.tryAcquire("job").orElseThrow();
+            ex.renew();
+            assertThat(locks.status("job").holders()).singleElement().satisfies(h -> assertThat(h.token()).hasValue(ex.token()));
+            ex.close();
+            assertThat(locks.status("job").isFree()).isTrue();
+            Lease sh = locks.tryAcquire("job", Mode.SHARED).orElseThrow();
+            sh.renew();
+            sh.close();
+            try (Lease again = locks.tryAcquire("job").orElseThrow()) {
+                assertThat(again.token()).isGreaterThan(sh.token());
+            }
+        } finally {
+            DirLockDir.lostReply = null;
+        }
+    }
+
+    @Test
     void breakLock_removesOnlyTheNamedOwner() throws Exception {
         LockSpace elsewhere = Interlock.builder("dir:" + dir).ticker(now::get).open();
         try {
