@@ -30,7 +30,8 @@ class NameMappingTest {
         String f = NameMapping.fileName("é".repeat(100));
         assertThat(f).startsWith(".h-").hasSize(3 + 64);
         assertThat(NameMapping.fileName("x".repeat(201))).as("too long to be plain or encoded").startsWith(".h-");
-        assertThat(NameMapping.fileName("x".repeat(197))).as("too long to be plain").isEqualTo(".x-" + "x".repeat(197));
+        assertThat(NameMapping.fileName("/".repeat(65))).as("encoding fits in 200").isEqualTo(".x-" + "%2F".repeat(65));
+        assertThat(NameMapping.fileName("/".repeat(66))).as("encoding would exceed 200").startsWith(".h-");
     }
 
     @Test
