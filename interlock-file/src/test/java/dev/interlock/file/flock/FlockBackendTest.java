@@ -385,6 +385,32 @@ class FlockBackendTest {
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(shared.resolve(".gates")))).isEqualTo("rwxrwx---");
     }
 
+    @Test
+    void descriptors_areCloseOnExec() throws Exception {
+        try (Lease l = locks.tryAcquire("cloexec").orElseThrow()) {
+            int fd = dev.interlock.internal.Leases.inheritableDescriptor(l).orElseThrow();
+            String flags = Files.readAllLines(Path.of("/proc/self/fdinfo/" + fd)).stream()
+                    .filter(x -> x.startsWith("flags:")).findFirst().orElseThrow().substring(6).trim();
+            assertThat(Long.parseLong(flags, 8) & 02000000).as("O_CLOEXEC in %s", flags).isNotZero();
+        }
+    }
+
+    @Test
+    void lockDirectoryNotWritable_isAClearError() throws Exception {
+        Path ro = dir.resolve("read-only");
+        Files.createDirectory(ro);
+        Files.setPosixFilePermissions(ro, PosixFilePermissions.fromString("r-xr-xr-x"));
+        // In a new user namespace even root lacks CAP_DAC_OVERRIDE, so the mode bits apply.
+        ProcessBuilder pb = ChildJvm.builder(FlockHolder.class, List.of(), "flock:" + ro, "x", "EXCLUSIVE");
+        List<String> cmd = new java.util.ArrayList<>(List.of("unshare", "--user"));
+        cmd.addAll(pb.command());
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).isNotZero();
+        assertThat(out).contains("LockBackendException").contains("is not writable by this user");
+    }
+
     private LockSpace other() {
         return extra = Interlock.open("flock:" + dir);
     }
