@@ -35,6 +35,8 @@ final class DefaultLease implements Lease {
 
     private enum State { HELD, CLOSED, LOST }
 
+    private static final long MIN_STEP = TimeUnit.MILLISECONDS.toNanos(1);
+
     private final DefaultLockSpace space;
     private final AcquireSpec spec;
     private final Grant grant;
@@ -92,7 +94,7 @@ final class DefaultLease implements Lease {
 
     private void schedule(long delayNanos) {
         try {
-            next = space.scheduler().schedule(this::watchdog, Math.max(delayNanos, TimeUnit.MILLISECONDS.toNanos(1)), TimeUnit.NANOSECONDS);
+            next = space.scheduler().schedule(this::watchdog, Math.max(delayNanos, MIN_STEP), TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException e) {
             // The space is closing; the lease is released by the close.
             next = null;
@@ -107,7 +109,7 @@ final class DefaultLease implements Lease {
                 return;
             }
             if (leaseBased && fixed) {
-                if (untilMargin() <= 0) {
+                if (untilMargin() <= MIN_STEP) {
                     lost = lose("the fixed lease of " + spec.lease().toMillis() + "ms ran out", null);
                 } else {
                     schedule(untilMargin());
@@ -123,12 +125,16 @@ final class DefaultLease implements Lease {
                 } catch (RuntimeException e) {
                     if (!leaseBased) {
                         log.warn("{} - checking '{}' failed, will retry: {}", space.backend.description(), spec.name(), e.toString());
-                    } else if (untilMargin() <= 0) {
-                        lost = lose("renewal kept failing and the lease would run out in "
-                                + TimeUnit.NANOSECONDS.toMillis(Math.max(0, deadline - space.ticker.read())) + "ms", e);
                     } else {
-                        log.warn("{} - renewing '{}' failed, will retry: {}", space.backend.description(), spec.name(), e.toString());
-                        schedule(Math.min(leaseNanos / 3, Math.max(untilMargin() / 2, TimeUnit.MILLISECONDS.toNanos(10))));
+                        long left = untilMargin();
+                        if (left <= MIN_STEP) {
+                            lost = lose("renewal kept failing and the lease would run out in "
+                                    + TimeUnit.NANOSECONDS.toMillis(Math.max(0, deadline - space.ticker.read())) + "ms", e);
+                        } else {
+                            log.warn("{} - renewing '{}' failed, will retry: {}", space.backend.description(), spec.name(), e.toString());
+                            // Retry at half the time left before the margin; the last retry lands on the margin itself.
+                            schedule(left <= 20 * MIN_STEP ? left : Math.min(leaseNanos / 3, left / 2));
+                        }
                     }
                 }
             }

@@ -228,9 +228,13 @@ final class FlockBackend implements LockBackend {
             return fd;
         }
         int err = LibC.errno();
-        if ((err == LibC.EACCES || err == LibC.EROFS || err == LibC.EPERM) && !gate) {
+        if (err == LibC.EACCES || err == LibC.EROFS || err == LibC.EPERM) {
+            // flock(2) needs no write access on a local file system: lock it read-only.
             int ro = LibC.open(path, LibC.O_RDONLY | LibC.O_NOFOLLOW | LibC.O_CLOEXEC | LibC.O_NOCTTY, 0);
             if (ro >= 0) {
+                if (gate) {
+                    return ro;
+                }
                 warnOnce("ro:" + name, "{} - lock file for '{}' is not writable ({}); holding it read-only, with clock-based fencing tokens",
                         description, name, LibC.describe(err));
                 return ~ro;
@@ -256,7 +260,13 @@ final class FlockBackend implements LockBackend {
             return;
         }
         try {
-            Files.createDirectories(gateDir);
+            try {
+                Files.createDirectory(gateDir);
+                // Same permissions as the lock directory, so everyone who may lock there may queue there.
+                Files.setPosixFilePermissions(gateDir, Files.getPosixFilePermissions(dir));
+            } catch (FileAlreadyExistsException e) {
+                // made by someone else: fine
+            }
             gateDirReady = true;
         } catch (IOException e) {
             throw new LockBackendException(description, name, description + " - cannot create the gate directory " + gateDir + ": " + e, e);
