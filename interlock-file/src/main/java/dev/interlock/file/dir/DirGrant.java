@@ -56,16 +56,17 @@ final class DirGrant implements Grant {
         if (released) {
             throw dir.lost("already released");
         }
-        if (dir.cas(current(beat), current(beat + 1))) {
-            beat++;
-            return;
-        }
-        // The exact name is gone: either a lost reply hid our own earlier rename, or the lock was taken over.
-        Optional<Long> found = find();
-        if (found.isPresent()) {
+        for (int i = 0; i < 3; i++) {
+            if (dir.cas(current(beat), current(beat + 1))) {
+                beat++;
+                return;
+            }
+            // The exact name is gone: either a lost reply hid our own earlier rename, or the lock was taken over.
+            Optional<Long> found = find();
+            if (found.isEmpty()) {
+                break;
+            }
             beat = found.get();
-            renew(lease);
-            return;
         }
         DirLockDir.Snapshot s = dir.list();
         if (s.gone) {
