@@ -247,6 +247,35 @@ class DirRecoveryTest {
     }
 
     @Test
+    void writerWaitingForReaders_keepsItsGateAlive_andIsNotJudgedStale() throws Exception {
+        Duration lease = Duration.ofSeconds(8);
+        LockSpace writerSpace = Interlock.builder("dir:" + dir).ticker(now::get).defaultLease(lease).open();
+        LockSpace observer = Interlock.builder("dir:" + dir).ticker(now::get).defaultLease(lease).open();
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newSingleThreadExecutor();
+        try {
+            Lease reader = locks.lock("job").mode(Mode.SHARED).lease(lease).acquire(Duration.ZERO);
+            java.util.concurrent.Future<Lease> writer = pool.submit(() -> writerSpace.acquire("job", Duration.ofHours(1)));
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> gate("job").startsWith("X."));
+            for (int step = 0; step < 6; step++) {
+                String before = gate("job");
+                advance(Duration.ofSeconds(3)); // more than a third of the lease: the waiting writer must renew its gate
+                reader.renew();
+                org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> !gate("job").equals(before));
+                assertThat(observer.tryAcquire("job")).as("step %d: the draining writer is alive", step).isEmpty();
+                assertThat(writer.isDone()).isFalse();
+            }
+            reader.close();
+            try (Lease w = writer.get(10, TimeUnit.SECONDS)) {
+                assertThat(w.token()).isGreaterThan(reader.token());
+            }
+        } finally {
+            pool.shutdownNow();
+            writerSpace.close();
+            observer.close();
+        }
+    }
+
+    @Test
     void breakLock_removesOnlyTheNamedOwner() throws Exception {
         LockSpace elsewhere = Interlock.builder("dir:" + dir).ticker(now::get).open();
         try {
