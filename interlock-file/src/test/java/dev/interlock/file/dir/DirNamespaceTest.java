@@ -78,6 +78,48 @@ class DirNamespaceTest {
         }
     }
 
+    @Test
+    void workersOnTwoSimulatedHosts_neverOverlap() throws Exception {
+        Path root = Files.createDirectories(tmp.resolve("locks"));
+        Path counter = Files.writeString(tmp.resolve("counter"), "0");
+        int iterations = 100;
+        List<Path> logs = new ArrayList<>();
+        StringBuilder script = new StringBuilder("hostname other-host");
+        for (int i = 0; i < 2; i++) {
+            Path log = Files.createFile(tmp.resolve("there-" + i + ".log"));
+            logs.add(log);
+            List<String> java = ChildJvm.builder(DirTestWorker.class, List.of(), "loop", "dir:" + root, "job", "mixed",
+                    Integer.toString(iterations), log.toString(), counter.toString()).command();
+            script.append(" && { ").append(String.join(" ", java.stream().map(DirNamespaceTest::shellQuote).toList())).append(" & }");
+        }
+        script.append(" && wait");
+        child = new ProcessBuilder("unshare", "--pid", "--uts", "--fork", "--mount-proc", "--kill-child", "sh", "-c", script.toString())
+                .redirectError(ProcessBuilder.Redirect.INHERIT).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        List<Process> here = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            Path log = Files.createFile(tmp.resolve("here-" + i + ".log"));
+            logs.add(log);
+            here.add(ChildJvm.builder(DirTestWorker.class, List.of(), "loop", "dir:" + root, "job", "mixed",
+                    Integer.toString(iterations), log.toString(), counter.toString()).redirectError(ProcessBuilder.Redirect.INHERIT)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).start());
+        }
+        try {
+            for (Process p : here) {
+                assertThat(p.waitFor(Timing.seconds(120).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+                assertThat(p.exitValue()).isZero();
+            }
+            assertThat(child.waitFor(Timing.seconds(120).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            assertThat(child.exitValue()).isZero();
+        } finally {
+            here.forEach(Process::destroyForcibly);
+        }
+        List<dev.interlock.testkit.ExclusionChecker.Interval> all = dev.interlock.testkit.ExclusionChecker.read(logs);
+        assertThat(all).hasSize(4 * iterations);
+        dev.interlock.testkit.ExclusionChecker.Report r = dev.interlock.testkit.ExclusionChecker.check(all);
+        assertThat(r.violations()).isEmpty();
+        assertThat(Long.parseLong(Files.readString(counter).trim())).isEqualTo(r.exclusive());
+    }
+
     private static String shellQuote(String s) {
         return "'" + s.replace("'", "'\\''") + "'";
     }
