@@ -1,0 +1,42 @@
+package dev.interlock.file.dir;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.interlock.Interlock;
+import dev.interlock.LockSpace;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class DirBackendProviderTest {
+    @TempDir
+    Path tmp;
+
+    @Test
+    void open_validUris_work() {
+        assertThat(Interlock.availableSchemes()).containsKey("dir");
+        try (LockSpace s = Interlock.open("dir:" + tmp + "?poll=20ms")) {
+            assertThat(s.uri()).isEqualTo("dir:" + tmp);
+            s.tryAcquire("x").orElseThrow().close();
+        }
+        try (LockSpace s = Interlock.open("dir://" + tmp.resolve("created/on/demand"))) {
+            s.tryAcquire("x").orElseThrow().close();
+        }
+        assertThat(Files.isDirectory(tmp.resolve("created/on/demand"))).isTrue();
+        assertThat(Files.exists(tmp.resolve(".interlock-dir"))).isTrue();
+    }
+
+    @Test
+    void open_badUris_sayWhatToFix() {
+        assertThatThrownBy(() -> Interlock.open("dir:relative/path")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("absolute path");
+        assertThatThrownBy(() -> Interlock.open("dir:" + tmp + "?lease=5s")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("unknown option 'lease'").hasMessageContaining("poll=DURATION");
+        assertThatThrownBy(() -> Interlock.open("dir:" + tmp + "?poll=5")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("needs a unit");
+        assertThatThrownBy(() -> Interlock.open("dir:" + tmp + "?poll=0ms")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("between 1ms and 10m");
+    }
+}
