@@ -276,6 +276,21 @@ class DirRecoveryTest {
     }
 
     @Test
+    void writerTimingOutWhileReadersDrain_handsTheGateBack() throws Exception {
+        try (LockSpace real = Interlock.open("dir:" + dir)) {
+            Lease reader = real.tryAcquire("job", Mode.SHARED).orElseThrow();
+            assertThatThrownBy(() -> real.acquire("job", Duration.ofMillis(200))).isInstanceOf(dev.interlock.LockTimeoutException.class)
+                    .hasMessageContaining("SH by " + reader.owner().id());
+            assertThat(gate("job")).startsWith("F.");
+            try (Lease second = real.tryAcquire("job", Mode.SHARED).orElseThrow()) {
+                assertThat(second.token()).isGreaterThan(reader.token() + 1); // the writer's token was used, never granted
+            }
+            reader.close();
+            real.tryAcquire("job").orElseThrow().close();
+        }
+    }
+
+    @Test
     void breakLock_removesOnlyTheNamedOwner() throws Exception {
         LockSpace elsewhere = Interlock.builder("dir:" + dir).ticker(now::get).open();
         try {
