@@ -263,7 +263,11 @@ final class DirLockBackend implements LockBackend {
     private void createLockDir(String name, String dirName) {
         String tmp = ".init." + nonce();
         try {
-            Posix.mkdirat(rootFd, tmp, 0777);
+            Posix.mkdirat(rootFd, tmp, 0700);
+            // Lock directories get the root's permissions whatever this process's umask, so that every
+            // user who may use the root may also rename the gate inside (no sticky bit: it would stop that).
+            int rootMode = Posix.lstatMode(rootFd, ".");
+            Posix.fchmodat(rootFd, tmp, rootMode & 02777, 0);
         } catch (LastErrorException e) {
             throw failure(name, "creating the lock directory failed", e);
         }

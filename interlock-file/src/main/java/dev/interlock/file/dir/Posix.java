@@ -100,6 +100,8 @@ final class Posix {
 
     static native int fsync(int fd) throws LastErrorException;
 
+    static native int fchmodat(int dirfd, String path, int mode, int flags) throws LastErrorException;
+
     static native long write(int fd, byte[] buf, long count) throws LastErrorException;
 
     static native long read(int fd, byte[] buf, long count) throws LastErrorException;

@@ -39,4 +39,15 @@ class DirBackendProviderTest {
         assertThatThrownBy(() -> Interlock.open("dir:" + tmp + "?poll=0ms")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("between 1ms and 10m");
     }
+
+    @Test
+    void lockDirectories_takeTheRootsPermissions_notTheUmask() throws Exception {
+        Path root = Files.createDirectory(tmp.resolve("shared"));
+        Files.setPosixFilePermissions(root, java.nio.file.attribute.PosixFilePermissions.fromString("rwxrwx---"));
+        try (LockSpace s = Interlock.open("dir:" + root)) {
+            s.tryAcquire("job").orElseThrow().close();
+        }
+        assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(root.resolve("job"))))
+                .isEqualTo("rwxrwx---");
+    }
 }
