@@ -69,8 +69,13 @@ class DirNamespaceTest {
             assertThat(locks.tryAcquire("job", Mode.SHARED)).isEmpty();
             now.addAndGet(Duration.ofMinutes(59).toNanos());
             assertThat(locks.tryAcquire("job")).as("alive in its namespace, lease not over").isEmpty();
-            child.destroyForcibly().waitFor(); // --kill-child: the holder dies with it
-            assertThat(locks.tryAcquire("job")).as("dead, but its death cannot be proven from here: wait for the lease").isEmpty();
+            List<String> before = entries(root.resolve("job"));
+            // SIGKILL the holder itself (closing our end of its stdin first would let it release cleanly).
+            ProcessHandle holder = child.toHandle().children().findFirst().orElseThrow();
+            assertThat(holder.destroyForcibly()).isTrue();
+            holder.onExit().get(10, TimeUnit.SECONDS);
+            assertThat(locks.tryAcquire("job")).as("dead, but its death cannot be proven from here: wait for the lease (entries before %s, after %s)",
+                    before, entries(root.resolve("job"))).isEmpty();
             now.addAndGet(Duration.ofMinutes(1).toNanos());
             try (Lease l = locks.acquire("job", Timing.seconds(5))) {
                 assertThat(l.token()).isEqualTo(Long.parseLong(held.split(" ")[1]) + 1);
@@ -118,6 +123,12 @@ class DirNamespaceTest {
         dev.interlock.testkit.ExclusionChecker.Report r = dev.interlock.testkit.ExclusionChecker.check(all);
         assertThat(r.violations()).isEmpty();
         assertThat(Long.parseLong(Files.readString(counter).trim())).isEqualTo(r.exclusive());
+    }
+
+    private static List<String> entries(Path d) throws java.io.IOException {
+        try (java.util.stream.Stream<Path> st = Files.list(d)) {
+            return st.map(p -> p.getFileName().toString()).sorted().toList();
+        }
     }
 
     private static String shellQuote(String s) {
