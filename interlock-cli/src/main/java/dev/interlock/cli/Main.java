@@ -1,0 +1,107 @@
+package dev.interlock.cli;
+
+import dev.interlock.InvalidLockNameException;
+import dev.interlock.LockBackendException;
+import java.io.PrintWriter;
+import java.util.List;
+import picocli.CommandLine;
+import picocli.CommandLine.ParseResult;
+
+/** Entry point of the {@code interlock} command. The only place that calls {@link System#exit}. */
+public final class Main {
+    private Main() {}
+
+    public static void main(String[] args) {
+        List<byte[]> raw = RawArgs.read(args);
+        CommandLine cmd = commandLine(Env.system(), raw);
+        int code = cmd.execute(RawArgs.decodeUtf8(args, raw));
+        System.out.flush();
+        System.err.flush();
+        System.exit(code);
+    }
+
+    /**
+     * The configured command line. Tests call this with their own {@link Env} and writers
+     * ({@code setOut}/{@code setErr}), then {@code execute(args)}.
+     */
+    static CommandLine commandLine(Env env, List<byte[]> rawArgs) {
+        InterlockCommand top = new InterlockCommand(env, rawArgs);
+        CommandLine cmd = new CommandLine(top);
+        boolean[] verbose = new boolean[1];
+        cmd.setExpandAtFiles(false); // "@file" after "--" belongs to the command (curl -d @body.json)
+        cmd.setCaseInsensitiveEnumValuesAllowed(true);
+        cmd.setParameterExceptionHandler(Main::usageError);
+        cmd.setExecutionStrategy(parseResult -> {
+            verbose[0] = isVerbose(parseResult);
+            configureLogging(verbose[0]);
+            return new CommandLine.RunLast().execute(parseResult);
+        });
+        cmd.setExecutionExceptionHandler((ex, commandLine, parseResult) -> handle(ex, commandLine, verbose[0]));
+        return cmd;
+    }
+
+    private static boolean isVerbose(ParseResult pr) {
+        for (ParseResult p = pr; p != null; p = p.subcommand()) {
+            if (p.hasMatchedOption("--verbose")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** slf4j-simple reads these once, when the first logger is made: set them before that. */
+    static void configureLogging(boolean verbose) {
+        setIfAbsent("org.slf4j.simpleLogger.defaultLogLevel", verbose ? "debug" : "warn");
+        setIfAbsent("org.slf4j.simpleLogger.logFile", "System.err");
+        setIfAbsent("org.slf4j.simpleLogger.showThreadName", verbose ? "true" : "false");
+        setIfAbsent("org.slf4j.simpleLogger.showDateTime", verbose ? "true" : "false");
+        setIfAbsent("org.slf4j.simpleLogger.dateTimeFormat", "HH:mm:ss.SSS");
+        setIfAbsent("org.slf4j.simpleLogger.showShortLogName", "true");
+        setIfAbsent("org.slf4j.simpleLogger.levelInBrackets", "true");
+    }
+
+    private static void setIfAbsent(String key, String value) {
+        if (System.getProperty(key) == null) {
+            System.setProperty(key, value);
+        }
+    }
+
+    private static int usageError(CommandLine.ParameterException ex, String[] args) {
+        CommandLine c = ex.getCommandLine();
+        PrintWriter err = c.getErr();
+        err.println("interlock: " + ex.getMessage());
+        CommandLine.UnmatchedArgumentException.printSuggestions(ex, err);
+        err.println("Try '" + c.getCommandSpec().qualifiedName() + " --help' for more information.");
+        err.flush();
+        return ExitCodes.USAGE;
+    }
+
+    private static int handle(Exception ex, CommandLine commandLine, boolean verbose) {
+        PrintWriter err = commandLine.getErr();
+        int code;
+        String message;
+        if (ex instanceof CliException) {
+            code = ((CliException) ex).exitCode();
+            message = ex.getMessage();
+        } else if (ex instanceof InvalidLockNameException) {
+            code = ExitCodes.USAGE;
+            message = "bad lock name: " + ex.getMessage();
+        } else if (ex instanceof LockBackendException) {
+            code = ExitCodes.UNAVAILABLE;
+            message = ex.getMessage();
+        } else {
+            code = ExitCodes.SOFTWARE;
+            message = "internal error: " + ex + (verbose ? "" : " (run with -v for the stack trace, and please report it)");
+            verbose = verbose || Boolean.getBoolean("interlock.cli.trace");
+        }
+        err.println("interlock: " + message);
+        if (code == ExitCodes.USAGE) {
+            err.println("Try '" + commandLine.getCommandSpec().qualifiedName() + " --help' for more information.");
+        }
+        if (verbose) {
+            ex.printStackTrace(err);
+        }
+        err.flush();
+        return code;
+    }
+}
