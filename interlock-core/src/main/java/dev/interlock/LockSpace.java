@@ -49,6 +49,11 @@ public interface LockSpace extends AutoCloseable {
         return lock(name).acquire();
     }
 
+    /** Acquires {@code name} in {@code mode}, waiting as long as it takes (interruptible). */
+    default Lease acquire(String name, Mode mode) throws InterruptedException {
+        return lock(name).mode(mode).acquire();
+    }
+
     /** Tries once to acquire {@code name} exclusively; empty if someone else holds it. Never waits. */
     default Optional<Lease> tryAcquire(String name) {
         return lock(name).tryAcquire();

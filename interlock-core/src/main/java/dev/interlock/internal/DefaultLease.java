@@ -60,6 +60,9 @@ final class DefaultLease implements Lease {
 
     static DefaultLease start(DefaultLockSpace space, AcquireSpec spec, Grant grant, long grantedAt, boolean fixed,
             List<Consumer<LockLostException>> listeners) {
+        // A kernel or server lock is no Java synchronization action: fence so that writes made by the
+        // previous holder in this JVM before its release are visible to this holder.
+        java.lang.invoke.VarHandle.fullFence();
         DefaultLease l = new DefaultLease(space, spec, grant, grantedAt, fixed);
         l.listeners.addAll(listeners);
         space.opened(l);
@@ -261,6 +264,7 @@ final class DefaultLease implements Lease {
                 next.cancel(false);
             }
             space.ended(this);
+            java.lang.invoke.VarHandle.fullFence();
             try {
                 grant.release();
             } catch (LockBackendException e) {

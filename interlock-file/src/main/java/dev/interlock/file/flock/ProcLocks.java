@@ -1,0 +1,62 @@
+package dev.interlock.file.flock;
+
+import dev.interlock.Mode;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Reads {@code /proc/locks}: the kernel's own list of who holds (and who waits for) a flock(2)
+ * lock on an inode, for {@code status}. This also shows holders that are not Interlock, such as
+ * util-linux {@code flock(1)}.
+ */
+final class ProcLocks {
+    private ProcLocks() {}
+
+    record Entry(Mode mode, long pid, boolean waiting) {}
+
+    static List<Entry> flocksOn(int devMajor, int devMinor, long ino) {
+        List<Entry> out = new ArrayList<>();
+        List<String> lines;
+        try {
+            lines = Files.readAllLines(Path.of("/proc/locks"), StandardCharsets.US_ASCII);
+        } catch (IOException e) {
+            return out;
+        }
+        String suffix = String.format(":%d", ino);
+        for (String line : lines) {
+            String[] f = line.trim().split("\\s+");
+            int i = 1;
+            boolean waiting = false;
+            if (f.length > i && f[i].equals("->")) {
+                waiting = true;
+                i++;
+            }
+            if (f.length < i + 5 || !f[i].equals("FLOCK")) {
+                continue;
+            }
+            String id = f[i + 4];
+            if (!id.endsWith(suffix)) {
+                continue;
+            }
+            String[] parts = id.split(":");
+            if (parts.length != 3) {
+                continue;
+            }
+            try {
+                if (Integer.parseInt(parts[0], 16) != devMajor || Integer.parseInt(parts[1], 16) != devMinor
+                        || Long.parseLong(parts[2]) != ino) {
+                    continue;
+                }
+                Mode mode = f[i + 2].equals("WRITE") ? Mode.EXCLUSIVE : Mode.SHARED;
+                out.add(new Entry(mode, Long.parseLong(f[i + 3]), waiting));
+            } catch (NumberFormatException ignored) {
+                // not a line we understand
+            }
+        }
+        return out;
+    }
+}

@@ -1,0 +1,337 @@
+package dev.interlock.testkit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.interlock.InvalidLockNameException;
+import dev.interlock.Lease;
+import dev.interlock.LockInfo;
+import dev.interlock.LockSpace;
+import dev.interlock.LockTimeoutException;
+import dev.interlock.Mode;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The behaviour every backend shares. A backend's test extends this and says how to open a lock
+ * space on a fresh namespace; {@link #openSpace()} may be called several times per test to get
+ * independent spaces on the same namespace (as two processes would).
+ */
+public abstract class LockSpaceContract {
+    /** Opens a new lock space on this test's namespace (the same namespace for every call in one test). */
+    protected abstract LockSpace openSpace();
+
+    protected LockSpace locks;
+    private final List<LockSpace> extra = new ArrayList<>();
+    private ExecutorService pool;
+
+    @BeforeEach
+    void openLocks() {
+        locks = openSpace();
+        pool = Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, "contract-worker");
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    @AfterEach
+    void closeLocks() {
+        pool.shutdownNow();
+        for (LockSpace s : extra) {
+            s.close();
+        }
+        locks.close();
+    }
+
+    /** A second, independent space on the same namespace. */
+    protected LockSpace other() {
+        LockSpace s = openSpace();
+        extra.add(s);
+        return s;
+    }
+
+    @Test
+    void tryAcquire_free_returnsLeaseWithFacts() {
+        Instant before = Instant.now().minusSeconds(1);
+        Lease lease = locks.tryAcquire("job").orElseThrow();
+        try {
+            assertThat(lease.name()).isEqualTo("job");
+            assertThat(lease.mode()).isEqualTo(Mode.EXCLUSIVE);
+            assertThat(lease.owner().pid()).isEqualTo(ProcessHandle.current().pid());
+            assertThat(lease.owner().id()).contains(":" + ProcessHandle.current().pid() + ":");
+            assertThat(lease.token()).isPositive();
+            assertThat(lease.acquiredAt()).isAfter(before).isBefore(Instant.now().plusSeconds(1));
+            assertThat(lease.validUntil()).isAfter(Instant.now());
+            assertThat(lease.isValid()).isTrue();
+        } finally {
+            lease.close();
+        }
+        assertThat(lease.isValid()).isFalse();
+    }
+
+    @Test
+    void tryAcquire_heldExclusively_returnsEmpty() {
+        try (Lease held = locks.tryAcquire("job").orElseThrow()) {
+            assertThat(other().tryAcquire("job")).isEmpty();
+            assertThat(locks.tryAcquire("job")).as("not reentrant, same space").isEmpty();
+            assertThat(other().tryAcquire("job", Mode.SHARED)).isEmpty();
+        }
+        try (Lease again = other().tryAcquire("job").orElseThrow()) {
+            assertThat(again.isValid()).isTrue();
+        }
+    }
+
+    @Test
+    void shared_manyHolders_coexistAndExcludeWriters() {
+        Lease a = locks.tryAcquire("catalog", Mode.SHARED).orElseThrow();
+        Lease b = other().tryAcquire("catalog", Mode.SHARED).orElseThrow();
+        Lease c = locks.tryAcquire("catalog", Mode.SHARED).orElseThrow();
+        assertThat(other().tryAcquire("catalog")).isEmpty();
+        a.close();
+        b.close();
+        assertThat(other().tryAcquire("catalog")).isEmpty();
+        c.close();
+        other().tryAcquire("catalog").orElseThrow().close();
+    }
+
+    @Test
+    void close_isIdempotentAndWorksFromAnotherThread() throws Exception {
+        Lease lease = locks.tryAcquire("job").orElseThrow();
+        CompletableFuture.runAsync(lease::close, pool).get(10, TimeUnit.SECONDS);
+        lease.close();
+        lease.close();
+        other().tryAcquire("job").orElseThrow().close();
+    }
+
+    @Test
+    void closedLease_renew_throwsIllegalState() {
+        Lease lease = locks.tryAcquire("job").orElseThrow();
+        lease.close();
+        assertThatThrownBy(lease::renew).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+    }
+
+    @Test
+    void renew_heldLease_staysValid() {
+        try (Lease lease = locks.tryAcquire("job").orElseThrow()) {
+            lease.renew();
+            assertThat(lease.isValid()).isTrue();
+        }
+    }
+
+    @Test
+    void token_increasesWithEveryAcquisition() {
+        long last = 0;
+        for (int i = 0; i < 20; i++) {
+            LockSpace s = i % 2 == 0 ? locks : other();
+            Mode m = i % 3 == 0 ? Mode.SHARED : Mode.EXCLUSIVE;
+            try (Lease l = s.tryAcquire("fenced", m).orElseThrow()) {
+                assertThat(l.token()).as("acquisition %d", i).isGreaterThan(last);
+                last = l.token();
+            }
+        }
+        try (Lease a = locks.tryAcquire("fenced", Mode.SHARED).orElseThrow();
+                Lease b = other().tryAcquire("fenced", Mode.SHARED).orElseThrow()) {
+            assertThat(a.token()).isGreaterThan(last);
+            assertThat(b.token()).isGreaterThan(a.token());
+        }
+    }
+
+    @Test
+    void acquire_timeout_throwsWithFactsAndHoldsNothing() throws Exception {
+        try (Lease held = other().tryAcquire("busy").orElseThrow()) {
+            assertThatThrownBy(() -> locks.acquire("busy", Duration.ofMillis(300)))
+                    .isInstanceOf(LockTimeoutException.class)
+                    .hasMessageContaining("'busy'")
+                    .hasMessageContaining("not acquired after")
+                    .satisfies(e -> assertThat(((LockTimeoutException) e).waited()).isGreaterThanOrEqualTo(Duration.ofMillis(300)));
+            // The timed-out writer gave up its place: readers are not kept out by it.
+            assertThatThrownBy(() -> locks.acquire("busy", Mode.SHARED, Duration.ZERO)).isInstanceOf(LockTimeoutException.class);
+        }
+        other().tryAcquire("busy", Mode.SHARED).orElseThrow().close();
+        locks.tryAcquire("busy").orElseThrow().close();
+    }
+
+    @Test
+    void acquire_waiting_isWokenByRelease() throws Exception {
+        Lease held = other().tryAcquire("handoff").orElseThrow();
+        Future<Lease> waiter = pool.submit(() -> locks.acquire("handoff", Timing.seconds(60)));
+        await().during(Duration.ofMillis(200)).atMost(Timing.seconds(5)).until(() -> !waiter.isDone());
+        held.close();
+        Lease got = waiter.get(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(got.isValid()).isTrue();
+        assertThat(got.token()).isGreaterThan(held.token());
+        got.close();
+    }
+
+    @Test
+    void acquire_forever_isWokenByRelease() throws Exception {
+        Lease held = other().tryAcquire("forever").orElseThrow();
+        Future<Lease> waiter = pool.submit(() -> locks.acquire("forever"));
+        held.close();
+        waiter.get(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS).close();
+    }
+
+    @Test
+    void acquire_interrupted_throwsAndHoldsNothing() throws Exception {
+        try (Lease held = other().tryAcquire("intr").orElseThrow()) {
+            AtomicReference<Throwable> thrown = new AtomicReference<>();
+            CountDownLatch started = new CountDownLatch(1);
+            Thread t = new Thread(() -> {
+                started.countDown();
+                try {
+                    locks.acquire("intr", Timing.seconds(60)).close();
+                } catch (Throwable e) {
+                    thrown.set(e);
+                }
+            });
+            t.start();
+            started.await();
+            t.interrupt();
+            t.join(Timing.seconds(10).toMillis());
+            assertThat(t.isAlive()).isFalse();
+            assertThat(thrown.get()).isInstanceOf(InterruptedException.class);
+        }
+        other().tryAcquire("intr").orElseThrow().close();
+    }
+
+    @Test
+    void waitingWriter_keepsNewReadersOut() throws Exception {
+        Lease reader = locks.tryAcquire("rw", Mode.SHARED).orElseThrow();
+        Future<Lease> writer = pool.submit(() -> other().acquire("rw", Mode.EXCLUSIVE, Timing.seconds(60)));
+        LockSpace third = other();
+        // Once the writer waits, a new reader must not get in, although only readers hold the lock.
+        await().atMost(Timing.seconds(10)).until(() -> {
+            Optional<Lease> r = third.tryAcquire("rw", Mode.SHARED);
+            r.ifPresent(Lease::close);
+            return r.isEmpty();
+        });
+        assertThat(writer.isDone()).isFalse();
+        reader.close();
+        Lease w = writer.get(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(third.tryAcquire("rw", Mode.SHARED)).isEmpty();
+        w.close();
+        third.tryAcquire("rw", Mode.SHARED).orElseThrow().close();
+    }
+
+    @Test
+    void names_thatCollideWhenMangled_areDistinctLocks() {
+        List<String> names = List.of("a.b", "a_b", "a/b", "../x", "x", "A.B", "a%2Fb", ".x-a%2Fb", "..", ".", " ", "a b", "données/日本語 🔒");
+        List<Lease> held = new ArrayList<>();
+        try {
+            for (String n : names) {
+                held.add(locks.tryAcquire(n).orElseThrow(() -> new AssertionError("'" + n + "' was held by another name")));
+            }
+            for (String n : names) {
+                assertThat(other().tryAcquire(n)).as("'%s' is held", n).isEmpty();
+            }
+        } finally {
+            held.forEach(Lease::close);
+        }
+    }
+
+    @Test
+    void badNames_areRejectedWithTheRule() {
+        assertThatThrownBy(() -> locks.tryAcquire("")).isInstanceOf(InvalidLockNameException.class).hasMessageContaining("empty");
+        assertThatThrownBy(() -> locks.tryAcquire("a\0b")).isInstanceOf(InvalidLockNameException.class).hasMessageContaining("NUL");
+        assertThatThrownBy(() -> locks.tryAcquire("a\nb")).isInstanceOf(InvalidLockNameException.class).hasMessageContaining("control");
+        assertThatThrownBy(() -> locks.tryAcquire("x".repeat(LockSpace.MAX_NAME_LENGTH + 1)))
+                .isInstanceOf(InvalidLockNameException.class).hasMessageContaining("limit is " + LockSpace.MAX_NAME_LENGTH);
+        assertThatThrownBy(() -> locks.tryAcquire("a\uD800b")).isInstanceOf(InvalidLockNameException.class).hasMessageContaining("surrogate");
+        assertThatThrownBy(() -> locks.tryAcquire(null)).isInstanceOf(NullPointerException.class);
+    }
+
+    @Test
+    void longestName_works() {
+        String longest = "é".repeat(LockSpace.MAX_NAME_LENGTH);
+        try (Lease l = locks.tryAcquire(longest).orElseThrow()) {
+            assertThat(other().tryAcquire(longest)).isEmpty();
+            assertThat(other().tryAcquire(longest.substring(1) + "e")).isPresent().get().satisfies(Lease::close);
+            assertThat(locks.status(longest).holders()).hasSize(1);
+        }
+    }
+
+    @Test
+    void status_showsHolderAndFree() {
+        assertThat(locks.status("shown").isFree()).isTrue();
+        try (Lease l = locks.tryAcquire("shown").orElseThrow()) {
+            LockInfo info = other().status("shown");
+            assertThat(info.holders()).hasSize(1);
+            assertThat(info.holders().get(0).mode()).isEqualTo(Mode.EXCLUSIVE);
+            assertThat(info.holders().get(0).ownerId()).contains(l.owner().id());
+            assertThat(info.holders().get(0).token()).hasValue(l.token());
+            assertThat(info.holders().get(0).pid()).isEqualTo(ProcessHandle.current().pid());
+        }
+        assertThat(locks.status("shown").isFree()).isTrue();
+    }
+
+    @Test
+    void status_showsEverySharedHolder() {
+        try (Lease a = locks.tryAcquire("many", Mode.SHARED).orElseThrow();
+                Lease b = other().tryAcquire("many", Mode.SHARED).orElseThrow()) {
+            LockInfo info = locks.status("many");
+            assertThat(info.holders()).hasSize(2).allSatisfy(h -> assertThat(h.mode()).isEqualTo(Mode.SHARED));
+            assertThat(info.holders()).extracting(h -> h.ownerId().orElse("?"))
+                    .containsExactlyInAnyOrder(a.owner().id(), b.owner().id());
+        }
+    }
+
+    @Test
+    void list_includesUsedNames() {
+        try (Lease a = locks.tryAcquire("listed/one").orElseThrow()) {
+            locks.tryAcquire("listed-two").orElseThrow().close();
+            List<LockInfo> all = other().list();
+            assertThat(all).extracting(LockInfo::name).contains("listed/one", "listed-two");
+            assertThat(all.stream().filter(i -> i.name().equals("listed/one")).findFirst().orElseThrow().holders()).hasSize(1);
+        }
+    }
+
+    @Test
+    void closingTheSpace_releasesItsLeases() {
+        LockSpace s = other();
+        Lease l = s.tryAcquire("closing").orElseThrow();
+        s.close();
+        assertThat(l.isValid()).isFalse();
+        locks.tryAcquire("closing").orElseThrow().close();
+        assertThatThrownBy(() -> s.tryAcquire("closing")).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+    }
+
+    @Test
+    void threads_incrementingACounter_loseNothing() throws Exception {
+        int threads = 8;
+        int rounds = 100;
+        long[] counter = {0};
+        List<Future<?>> fs = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            LockSpace s = t % 2 == 0 ? locks : other();
+            fs.add(pool.submit(() -> {
+                for (int i = 0; i < rounds; i++) {
+                    try (Lease l = s.acquire("counter", Timing.seconds(60))) {
+                        long v = counter[0];
+                        Thread.yield();
+                        counter[0] = v + 1;
+                    }
+                }
+                return null;
+            }));
+        }
+        for (Future<?> f : fs) {
+            f.get(Timing.seconds(120).toMillis(), TimeUnit.MILLISECONDS);
+        }
+        assertThat(counter[0]).isEqualTo((long) threads * rounds);
+    }
+}
