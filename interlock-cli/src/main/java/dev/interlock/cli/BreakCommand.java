@@ -21,7 +21,8 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /** {@code interlock break [--backend URI] NAME [--owner ID]}. */
-@Command(name = "break",
+@Command(mixinStandardHelpOptions = true,
+        name = "break",
         header = "Remove a lock held by a holder that is gone (lease-based backends).",
         description = {"",
                 "Removes the lock on NAME only if it is still held by the owner that was seen",

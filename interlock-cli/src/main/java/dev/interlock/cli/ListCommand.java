@@ -10,7 +10,8 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /** {@code interlock list [--backend URI] [--json]}. */
-@Command(name = "list",
+@Command(mixinStandardHelpOptions = true,
+        name = "list",
         header = "List the locks of a lock space and their holders.",
         description = {"",
                 "Every name the backend knows of (held, or used before and left a trace, such as",

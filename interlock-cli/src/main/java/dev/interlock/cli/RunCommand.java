@@ -29,7 +29,8 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /** {@code interlock run [options] NAME -- COMMAND [ARG...]}. */
-@Command(name = "run",
+@Command(mixinStandardHelpOptions = true,
+        name = "run",
         header = "Run COMMAND while holding the lock NAME.",
         customSynopsis = {"interlock run [-s] [-n | -w DURATION] [-E N] [-q] [--backend URI] [--lease DURATION]",
                 "              [--hold-at-least DURATION] NAME -- COMMAND [ARG...]"},

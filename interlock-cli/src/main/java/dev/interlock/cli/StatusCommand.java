@@ -16,7 +16,8 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /** {@code interlock status [--backend URI] [--json] NAME...}. */
-@Command(name = "status",
+@Command(mixinStandardHelpOptions = true,
+        name = "status",
         header = "Show who holds the named locks.",
         description = {"",
                 "For each NAME: its holders (mode, owner, host, pid, since when, lease left,",
