@@ -12,8 +12,6 @@ import picocli.CommandLine.Spec;
 @Command(name = "interlock",
         mixinStandardHelpOptions = true,
         versionProvider = InterlockCommand.Version.class,
-        subcommands = {RunCommand.class, StatusCommand.class, ListCommand.class, BreakCommand.class,
-                CommandLine.HelpCommand.class},
         header = "Named locks across processes and hosts: run a command under a lock, see who holds what.",
         synopsisSubcommandLabel = "COMMAND",
         description = {"",

@@ -13,8 +13,9 @@ public final class Main {
 
     public static void main(String[] args) {
         List<byte[]> raw = RawArgs.read(args);
-        CommandLine cmd = commandLine(Env.system(), raw);
-        int code = cmd.execute(RawArgs.decodeUtf8(args, raw));
+        String[] decoded = RawArgs.decodeUtf8(args, raw);
+        CommandLine cmd = commandLine(Env.system(), raw, decoded);
+        int code = cmd.execute(decoded);
         System.out.flush();
         System.err.flush();
         System.exit(code);
@@ -25,8 +26,37 @@ public final class Main {
      * ({@code setOut}/{@code setErr}), then {@code execute(args)}.
      */
     static CommandLine commandLine(Env env, List<byte[]> rawArgs) {
+        return commandLine(env, rawArgs, null);
+    }
+
+    /**
+     * Building picocli's model of a command costs reflection and class loading at every start, so
+     * when {@code args} name a command, only that one is added (its help and errors are the
+     * same); otherwise (no command, help, an unknown word) all of them are.
+     */
+    static CommandLine commandLine(Env env, List<byte[]> rawArgs, String[] args) {
+        // picocli registers reflective converters for java.sql and java.time types in every
+        // CommandLine it builds (Class.forName, DriverManager...); we use none of them.
+        setIfAbsent("picocli.converters.excludes", "java\\..*");
         InterlockCommand top = new InterlockCommand(env, rawArgs);
         CommandLine cmd = new CommandLine(top);
+        String wanted = args == null ? null : firstWord(args);
+        boolean all = wanted == null || !SUBCOMMANDS.contains(wanted);
+        if (all || wanted.equals("run")) {
+            cmd.addSubcommand(new RunCommand());
+        }
+        if (all || wanted.equals("status")) {
+            cmd.addSubcommand(new StatusCommand());
+        }
+        if (all || wanted.equals("list")) {
+            cmd.addSubcommand(new ListCommand());
+        }
+        if (all || wanted.equals("break")) {
+            cmd.addSubcommand(new BreakCommand());
+        }
+        if (all) {
+            cmd.addSubcommand(new CommandLine.HelpCommand());
+        }
         boolean[] verbose = new boolean[1];
         cmd.setExpandAtFiles(false); // "@file" after "--" belongs to the command (curl -d @body.json)
         cmd.setCaseInsensitiveEnumValuesAllowed(true);
@@ -38,6 +68,21 @@ public final class Main {
         });
         cmd.setExecutionExceptionHandler((ex, commandLine, parseResult) -> handle(ex, commandLine, verbose[0]));
         return cmd;
+    }
+
+    private static final List<String> SUBCOMMANDS = List.of("run", "status", "list", "break");
+
+    /** The first argument that is not an option of the top command (which takes no values). */
+    private static String firstWord(String[] args) {
+        for (String a : args) {
+            if (!a.startsWith("-")) {
+                return a;
+            }
+            if (a.equals("--")) {
+                return null;
+            }
+        }
+        return null;
     }
 
     private static boolean isVerbose(ParseResult pr) {
