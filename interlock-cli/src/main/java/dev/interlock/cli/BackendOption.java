@@ -10,9 +10,9 @@ import picocli.CommandLine.Option;
 /** The {@code --backend URI} option shared by every command, and opening the lock space it names. */
 final class BackendOption {
     @Option(names = "--backend", paramLabel = "URI",
-            description = {"Lock space, e.g. flock:/var/lock/myapp or dir:/mnt/shared/locks.",
-                    "Default: $INTERLOCK_BACKEND, else flock: on a private per-user directory",
-                    "(~/.local/state/interlock/locks, or /tmp/interlock-UID if the home is not writable)."})
+            description = "Lock space, e.g. flock:/var/lock/myapp. Default: $INTERLOCK_BACKEND, else"
+                    + " flock: on a private per-user directory (~/.local/state/interlock/locks, or"
+                    + " /tmp/interlock-UID if the home is not writable).")
     String uri;
 
     /** Opens the lock space, turning failures into messages with exit codes 64 (bad URI) or 69 (unusable backend). */

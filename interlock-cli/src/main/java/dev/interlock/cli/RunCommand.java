@@ -32,38 +32,44 @@ import picocli.CommandLine.Spec;
 @Command(mixinStandardHelpOptions = true,
         name = "run",
         header = "Run COMMAND while holding the lock NAME.",
-        customSynopsis = {"interlock run [-s] [-n | -w DURATION] [-E N] [-q] [--backend URI] [--lease DURATION]",
-                "              [--hold-at-least DURATION] NAME -- COMMAND [ARG...]"},
+        customSynopsis = {"interlock run [-s] [-n | -w DURATION] [-E N] [-q] [--backend URI]",
+                "              [--lease DURATION] [--hold-at-least DURATION]",
+                "              NAME -- COMMAND [ARG...]"},
         description = {"",
-                "Takes the lock (exclusive unless -s), runs COMMAND with its arguments (no shell),",
-                "and releases the lock when COMMAND exits. Exits with COMMAND's status. By default",
-                "it waits for the lock as long as it takes; -n gives up at once, -w after DURATION.",
+                "Takes the lock (exclusive unless -s), runs COMMAND with its arguments (no",
+                "shell) and releases the lock when COMMAND exits. Exits with COMMAND's status.",
+                "By default it waits for the lock as long as it takes; -n gives up at once,",
+                "-w after DURATION.",
                 "",
-                "COMMAND gets INTERLOCK_NAME, INTERLOCK_OWNER and INTERLOCK_TOKEN (the fencing token)",
-                "in its environment, and inherits stdin, stdout and stderr. It runs in its own",
-                "process group; SIGINT, SIGTERM and SIGHUP sent to interlock are forwarded to it.",
+                "COMMAND gets INTERLOCK_NAME, INTERLOCK_OWNER and INTERLOCK_TOKEN (the fencing",
+                "token) in its environment and inherits stdin, stdout and stderr. It runs in",
+                "its own process group; SIGINT, SIGTERM and SIGHUP sent to interlock are",
+                "forwarded to that group.",
                 "",
-                "COMMAND never runs without the lock: if the lock is lost (lock file removed or",
-                "replaced, lease not renewed), its process group gets SIGTERM, then SIGKILL 10s",
-                "later, and run exits with 75. With flock: the command itself holds the lock (it",
-                "inherits the locked file, as under flock(1)), so it keeps it even if interlock is",
-                "killed; with lease-based backends, killing interlock stops the command.",
+                "COMMAND never runs without the lock: if the lock is lost (lock file removed",
+                "or replaced, lease not renewed), its process group gets SIGTERM, then SIGKILL",
+                "10s later, and run exits with 75. With flock: the command itself holds the",
+                "lock (it inherits the locked file, as under flock(1)), so it keeps it even if",
+                "interlock is killed; with lease-based backends, killing interlock stops the",
+                "command.",
                 "",
-                "DURATION: 500ms, 30s, 5m, 1h, 1h30m, or seconds such as 2.5.",
-                "",
-                "Options:"},
+                "DURATION: 500ms, 30s, 5m, 1h, 1h30m, or seconds such as 2.5."},
+        parameterListHeading = "%nArguments:%n",
+        optionListHeading = "%nOptions:%n",
         sortOptions = false,
         footerHeading = "%nExamples:%n",
         footer = {"  # at most one report at a time; others wait",
                 "  interlock run nightly-report -- ./report.sh --full",
                 "  # a cron job that skips its turn if the previous run is still going",
                 "  interlock run -n -E 0 -q sync -- rsync -a src/ dst/",
-                "  # wait up to 5 minutes; distinguish 'busy' from the command's own failures",
-                "  interlock run -w 5m -E 75 import -- ./import.sh",
+                "  # wait up to 5 minutes; tell 'busy' (3) from the command's own failures",
+                "  interlock run -w 5m -E 3 import -- ./import.sh",
                 "  # readers share, a writer excludes them",
                 "  interlock run -s catalog -- ./read-catalog.sh",
-                "  # several hosts fire the same job: it runs once even if their clocks differ by 30s",
-                "  interlock run -n --backend dir:/mnt/shared/locks --hold-at-least 1m daily -- ./daily.sh",
+                "  # several hosts fire the same job: it runs once even if their clocks",
+                "  # differ by up to a minute",
+                "  interlock run -n --backend dir:/mnt/shared/locks --hold-at-least 1m \\",
+                "      daily -- ./daily.sh",
                 "  # interoperates with util-linux flock(1) on the same file",
                 "  flock /var/lock/myapp/db -c ./migrate.sh   # excludes, and is excluded by:",
                 "  interlock run --backend flock:/var/lock/myapp db -- ./backup.sh"},
@@ -72,10 +78,12 @@ import picocli.CommandLine.Spec;
                 "  N:COMMAND's own exit status",
                 "128+N:COMMAND was killed by signal N (143: SIGTERM)",
                 "  1:the lock is busy (-n) or the wait ran out (-w); set with -E",
-                " 64:usage error: bad option or DURATION, no '--' or no COMMAND, bad NAME or URI",
-                " 69:the backend is unusable (directory missing and not creatable, not writable, unsafe)",
+                " 64:usage error: bad option or DURATION, no '--' or no COMMAND, bad NAME",
+                "    or URI",
+                " 69:the backend is unusable (directory missing and not creatable, not",
+                "    writable, unsafe)",
                 " 75:the lock was lost while COMMAND ran; COMMAND was stopped",
-                "126:COMMAND could not be executed (permission denied, not an executable)",
+                "126:COMMAND could not be executed (permission denied, not executable)",
                 "127:COMMAND was not found"})
 final class RunCommand implements Callable<Integer> {
     @ParentCommand
@@ -105,13 +113,13 @@ final class RunCommand implements Callable<Integer> {
     BackendOption backend;
 
     @Option(names = "--lease", paramLabel = "DURATION", converter = Durations.class,
-            description = {"Lease of lease-based backends (dir:, jdbc:, redis:), renewed while COMMAND runs.",
-                    "Default: the backend's (30s). Ignored by flock:, whose locks do not expire."})
+            description = "Lease of lease-based backends (dir:, jdbc:, redis:), renewed while COMMAND"
+                    + " runs. Default: the backend's (30s). Ignored by flock:, whose locks do not expire.")
     Duration lease;
 
     @Option(names = "--hold-at-least", paramLabel = "DURATION", converter = Durations.class,
-            description = {"Keep the lock until DURATION after it was taken, even if COMMAND ends sooner",
-                    "(one run of a job fired on several hosts whose clocks differ)."})
+            description = "Keep the lock until DURATION after it was taken, even if COMMAND ends sooner"
+                    + " (one run of a job fired on several hosts whose clocks differ).")
     Duration holdAtLeast;
 
     @Mixin
