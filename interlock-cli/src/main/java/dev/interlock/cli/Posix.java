@@ -6,17 +6,17 @@ import com.sun.jna.Native;
 import com.sun.jna.NativeLibrary;
 import com.sun.jna.Platform;
 import com.sun.jna.Pointer;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The few libc calls {@code interlock run} needs, bound with JNA direct mapping (no proxies, so
- * start-up stays cheap). Loaded only by {@code run}.
+ * The few libc calls {@code interlock run} needs. Each is looked up on first use and called
+ * through {@link Function}: registering them all up front ({@code Native.register}) costs tens of
+ * milliseconds of start-up, and most runs use only a dozen of them. Loaded only by {@code run}.
  */
 final class Posix {
     private static final NativeLibrary LIBC = NativeLibrary.getInstance(Platform.C_LIBRARY_NAME);
-
-    static {
-        Native.register(Posix.class, LIBC);
-    }
+    private static final Map<String, Function> FUNCTIONS = new ConcurrentHashMap<>();
 
     private Posix() {}
 
@@ -40,55 +40,118 @@ final class Posix {
     /** Generous room for the opaque posix_spawnattr_t (336 bytes on glibc x86-64) and friends. */
     static final int OPAQUE_SIZE = 1024;
 
-    static native int posix_spawnp(int[] pid, Pointer file, Pointer fileActions, Pointer attr, Pointer argv, Pointer envp);
+    private static Function fn(String name) {
+        Function f = FUNCTIONS.get(name);
+        if (f == null) {
+            f = LIBC.getFunction(name);
+            FUNCTIONS.put(name, f);
+        }
+        return f;
+    }
 
-    static native int posix_spawnattr_init(Pointer attr);
+    private static int call(String name, Object... args) {
+        return fn(name).invokeInt(args);
+    }
 
-    static native int posix_spawnattr_destroy(Pointer attr);
+    static int posix_spawnp(int[] pid, Pointer file, Pointer fileActions, Pointer attr, Pointer argv, Pointer envp) {
+        return call("posix_spawnp", pid, file, fileActions, attr, argv, envp);
+    }
 
-    static native int posix_spawnattr_setflags(Pointer attr, short flags);
+    static int posix_spawnattr_init(Pointer attr) {
+        return call("posix_spawnattr_init", attr);
+    }
 
-    static native int posix_spawnattr_setpgroup(Pointer attr, int pgroup);
+    static int posix_spawnattr_destroy(Pointer attr) {
+        return call("posix_spawnattr_destroy", attr);
+    }
 
-    static native int posix_spawnattr_setsigmask(Pointer attr, Pointer sigmask);
+    static int posix_spawnattr_setflags(Pointer attr, short flags) {
+        return call("posix_spawnattr_setflags", attr, flags);
+    }
 
-    static native int posix_spawnattr_setsigdefault(Pointer attr, Pointer sigdefault);
+    static int posix_spawnattr_setpgroup(Pointer attr, int pgroup) {
+        return call("posix_spawnattr_setpgroup", attr, pgroup);
+    }
 
-    static native int posix_spawn_file_actions_init(Pointer fileActions);
+    static int posix_spawnattr_setsigmask(Pointer attr, Pointer sigmask) {
+        return call("posix_spawnattr_setsigmask", attr, sigmask);
+    }
 
-    static native int posix_spawn_file_actions_destroy(Pointer fileActions);
+    static int posix_spawnattr_setsigdefault(Pointer attr, Pointer sigdefault) {
+        return call("posix_spawnattr_setsigdefault", attr, sigdefault);
+    }
 
-    static native int posix_spawn_file_actions_adddup2(Pointer fileActions, int fd, int newfd);
+    static int posix_spawn_file_actions_init(Pointer fileActions) {
+        return call("posix_spawn_file_actions_init", fileActions);
+    }
 
-    static native int sigemptyset(Pointer set);
+    static int posix_spawn_file_actions_destroy(Pointer fileActions) {
+        return call("posix_spawn_file_actions_destroy", fileActions);
+    }
 
-    static native int sigfillset(Pointer set);
+    static int posix_spawn_file_actions_adddup2(Pointer fileActions, int fd, int newfd) {
+        return call("posix_spawn_file_actions_adddup2", fileActions, fd, newfd);
+    }
 
-    static native int sigdelset(Pointer set, int signo);
+    static int sigemptyset(Pointer set) {
+        return call("sigemptyset", set);
+    }
 
-    static native int waitpid(int pid, int[] status, int options);
+    static int sigfillset(Pointer set) {
+        return call("sigfillset", set);
+    }
 
-    static native int kill(int pid, int sig);
+    static int sigdelset(Pointer set, int signo) {
+        return call("sigdelset", set, signo);
+    }
 
-    static native Pointer signal(int signum, Pointer handler);
+    static int waitpid(int pid, int[] status, int options) {
+        return call("waitpid", pid, status, options);
+    }
 
-    static native int isatty(int fd);
+    static int kill(int pid, int sig) {
+        return call("kill", pid, sig);
+    }
 
-    static native int tcgetpgrp(int fd);
+    static Pointer signal(int signum, Pointer handler) {
+        return fn("signal").invokePointer(new Object[] {signum, handler});
+    }
 
-    static native int tcsetpgrp(int fd, int pgrp);
+    static int isatty(int fd) {
+        return call("isatty", fd);
+    }
 
-    static native int getpgrp();
+    static int tcgetpgrp(int fd) {
+        return call("tcgetpgrp", fd);
+    }
 
-    static native int getpid();
+    static int tcsetpgrp(int fd, int pgrp) {
+        return call("tcsetpgrp", fd, pgrp);
+    }
 
-    static native int pipe2(int[] fds, int flags);
+    static int getpgrp() {
+        return call("getpgrp");
+    }
 
-    static native long write(int fd, byte[] buf, long count);
+    static int getpid() {
+        return call("getpid");
+    }
 
-    static native int close(int fd);
+    static int pipe2(int[] fds, int flags) {
+        return call("pipe2", fds, flags);
+    }
 
-    static native String strerror(int errnum);
+    static long write(int fd, byte[] buf, long count) {
+        return fn("write").invokeLong(new Object[] {fd, buf, count});
+    }
+
+    static int close(int fd) {
+        return call("close", fd);
+    }
+
+    static String strerror(int errnum) {
+        return fn("strerror").invokeString(new Object[] {errnum}, false);
+    }
 
     /**
      * {@code posix_spawn_file_actions_addclosefrom_np} (glibc 2.34+): closes every descriptor
@@ -97,7 +160,7 @@ final class Posix {
     static boolean addCloseFrom(Pointer fileActions, int lowfd) {
         Function f;
         try {
-            f = LIBC.getFunction("posix_spawn_file_actions_addclosefrom_np");
+            f = fn("posix_spawn_file_actions_addclosefrom_np");
         } catch (UnsatisfiedLinkError e) {
             return false;
         }
