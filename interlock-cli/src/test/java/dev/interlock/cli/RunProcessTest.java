@@ -281,4 +281,24 @@ class RunProcessTest {
         assertThat(p.exitValue()).isEqualTo(0);
         assertThat(out).isEqualTo("h\u00e9llo".getBytes(StandardCharsets.UTF_8));
     }
+
+    @Test
+    void onATerminal_theCommandGetsTheForeground_andCtrlCReachesIt() throws Exception {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Path report = work.resolve("tty.txt");
+        // util-linux script(1) gives interlock a pseudo-terminal; the command reports whether its
+        // process group owns the terminal, then waits for input until Ctrl-C (sent through the tty).
+        String inner = "exec '" + java + "' -Xshare:auto -XX:TieredStopAtLevel=1 -cp '" + System.getProperty("java.class.path")
+                + "' dev.interlock.cli.Main run --backend '" + backend + "' x -- sh -c"
+                + " 'echo $(ps -o pgid= -p $$) $(ps -o tpgid= -p $$) > " + report + "; read line; echo read $line'";
+        Process p = new ProcessBuilder("script", "-qec", inner, "/dev/null").redirectErrorStream(true).start();
+        started.add(p);
+        await().atMost(Timing.seconds(20)).until(() -> Files.exists(report) && Files.readString(report).trim().contains(" "));
+        String[] groups = Files.readString(report).trim().split("\\s+");
+        assertThat(groups[1]).as("terminal's foreground group").isEqualTo(groups[0]);
+        p.getOutputStream().write(3); // Ctrl-C
+        p.getOutputStream().flush();
+        assertThat(p.waitFor(Timing.seconds(20).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(p.exitValue()).isEqualTo(130);
+    }
 }
