@@ -16,7 +16,7 @@ command -v hyperfine >/dev/null || { echo "needs hyperfine (apt-get install -y h
 work=$(mktemp -d "${TMPDIR:-/tmp}/cli-startup.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-flags=(-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xss512k -XX:-UsePerfData -Xshare:auto)
+flags=(-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmn4m -Xss512k -XX:-UsePerfData -Xshare:auto)
 
 # interlock: the launcher builds the jar and its CDS archive on first use.
 "$root/bin/interlock" --version >/dev/null
@@ -39,7 +39,8 @@ java "${flags[@]}" "-XX:ArchiveClassesAtExit=$work/hello.jsa" -jar "$work/hello.
 
 export INTERLOCK_BACKEND="flock:$work/locks"
 hello=(java "${flags[@]}" "-XX:SharedArchiveFile=$work/hello.jsa" -jar "$work/hello.jar")
-direct=(java "${flags[@]}" "-XX:SharedArchiveFile=$jsa" -jar "$jar" run x -- true)
+native=$root/interlock-cli/target/native
+direct=(java "${flags[@]}" "-XX:SharedArchiveFile=$jsa" "-Djna.boot.library.path=$native" -jar "$jar" run x -- true)
 launcher=("$root/bin/interlock" run x -- true)
 
 echo "machine: $(nproc) cpus, $(awk '/model name/ {$1=$2=$3=""; print; exit}' /proc/cpuinfo | sed 's/^ *//'),"\
