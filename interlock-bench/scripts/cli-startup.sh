@@ -76,7 +76,10 @@ for name, x, rss in (("hello", h, rh), ("interlock run x -- true (java -jar)", d
     print(f"| {name} | {x['mean']*1000:.1f} ms | {x['median']*1000:.1f} ms | {x['min']*1000:.1f} ms | "
           f"{x['user']*1000:.1f} ms | {x['system']*1000:.1f} ms | {str(rss) + ' KiB' if rss else '-'} |")
 print()
+cpu = lambda x: x["user"] + x["system"]
 print(f"time ratio (median, java -jar): {d['median']/h['median']:.2f}x   (target <= 2x)")
+print(f"time ratio (min, java -jar):    {d['min']/h['min']:.2f}x   (less sensitive to other load)")
+print(f"CPU ratio (user+sys, java -jar): {cpu(d)/cpu(h):.2f}x")
 print(f"time ratio (median, launcher):  {l['median']/h['median']:.2f}x")
 print(f"peak RSS ratio:                 {rd/rh:.2f}x   (target <= 1.5x)")
 PY
