@@ -16,6 +16,7 @@ public final class Owner {
     private final long pid;
     private final long processStart;
     private final String nonce;
+    private final String id;
 
     public Owner(String host, long pid, long processStart, String nonce) {
         this.host = Objects.requireNonNull(host, "host");
@@ -25,6 +26,7 @@ public final class Owner {
         if (host.indexOf(':') >= 0 || nonce.indexOf(':') >= 0) {
             throw new IllegalArgumentException("owner host and nonce must not contain ':' (host=" + host + ", nonce=" + nonce + ")");
         }
+        this.id = host + ':' + pid + ':' + processStart + ':' + nonce;
     }
 
     /** A new owner for one acquisition by this process. */
@@ -69,21 +71,21 @@ public final class Owner {
 
     /** {@code host:pid:start:nonce}. */
     public String id() {
-        return host + ':' + pid + ':' + processStart + ':' + nonce;
+        return id;
     }
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof Owner && ((Owner) o).id().equals(id());
+        return o instanceof Owner && ((Owner) o).id.equals(id);
     }
 
     @Override
     public int hashCode() {
-        return id().hashCode();
+        return id.hashCode();
     }
 
     @Override
     public String toString() {
-        return id();
+        return id;
     }
 }

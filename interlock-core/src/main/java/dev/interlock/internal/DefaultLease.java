@@ -35,6 +35,8 @@ final class DefaultLease implements Lease {
 
     private enum State { HELD, CLOSED, LOST }
 
+    private static final long MIN_STEP = TimeUnit.MILLISECONDS.toNanos(1);
+
     private final DefaultLockSpace space;
     private final AcquireSpec spec;
     private final Grant grant;
@@ -66,12 +68,14 @@ final class DefaultLease implements Lease {
         DefaultLease l = new DefaultLease(space, spec, grant, grantedAt, fixed);
         l.listeners.addAll(listeners);
         space.opened(l);
-        synchronized (l) {
-            if (l.leaseBased) {
+        if (l.leaseBased) {
+            synchronized (l) {
                 l.schedule(fixed ? l.untilMargin() : l.leaseNanos / 3);
-            } else {
-                l.schedule(DefaultLockSpace.KERNEL_LOCK_CHECK.toNanos());
             }
+        } else {
+            // Kernel locks are checked by one periodic sweep of the space, not a task per lease:
+            // scheduling and cancelling a task per acquisition would cost more than the lock itself.
+            space.ensureKernelSweep();
         }
         if (log.isDebugEnabled()) {
             log.debug("{} - acquired '{}' {} token {} owner {}", space.backend.description(), spec.name(),
@@ -90,14 +94,14 @@ final class DefaultLease implements Lease {
 
     private void schedule(long delayNanos) {
         try {
-            next = space.scheduler().schedule(this::watchdog, Math.max(delayNanos, TimeUnit.MILLISECONDS.toNanos(1)), TimeUnit.NANOSECONDS);
+            next = space.scheduler().schedule(this::watchdog, Math.max(delayNanos, MIN_STEP), TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException e) {
             // The space is closing; the lease is released by the close.
             next = null;
         }
     }
 
-    /** Runs on the scheduler: renew, verify or expire. */
+    /** Runs on the scheduler: renew (lease-based), expire (fixed lease) or verify (kernel locks, from the sweep). */
     void watchdog() {
         LockLostException lost = null;
         synchronized (this) {
@@ -105,7 +109,7 @@ final class DefaultLease implements Lease {
                 return;
             }
             if (leaseBased && fixed) {
-                if (untilMargin() <= 0) {
+                if (untilMargin() <= MIN_STEP) {
                     lost = lose("the fixed lease of " + spec.lease().toMillis() + "ms ran out", null);
                 } else {
                     schedule(untilMargin());
@@ -113,19 +117,24 @@ final class DefaultLease implements Lease {
             } else {
                 try {
                     renewLocked();
-                    schedule(leaseBased ? leaseNanos / 3 : DefaultLockSpace.KERNEL_LOCK_CHECK.toNanos());
+                    if (leaseBased) {
+                        schedule(leaseNanos / 3);
+                    }
                 } catch (LockLostException e) {
                     lost = lostCause;
                 } catch (RuntimeException e) {
                     if (!leaseBased) {
                         log.warn("{} - checking '{}' failed, will retry: {}", space.backend.description(), spec.name(), e.toString());
-                        schedule(DefaultLockSpace.KERNEL_LOCK_CHECK.toNanos());
-                    } else if (untilMargin() <= 0) {
-                        lost = lose("renewal kept failing and the lease would run out in "
-                                + TimeUnit.NANOSECONDS.toMillis(Math.max(0, deadline - space.ticker.read())) + "ms", e);
                     } else {
-                        log.warn("{} - renewing '{}' failed, will retry: {}", space.backend.description(), spec.name(), e.toString());
-                        schedule(Math.min(leaseNanos / 3, Math.max(untilMargin() / 2, TimeUnit.MILLISECONDS.toNanos(10))));
+                        long left = untilMargin();
+                        if (left <= MIN_STEP) {
+                            lost = lose("renewal kept failing and the lease would run out in "
+                                    + TimeUnit.NANOSECONDS.toMillis(Math.max(0, deadline - space.ticker.read())) + "ms", e);
+                        } else {
+                            log.warn("{} - renewing '{}' failed, will retry: {}", space.backend.description(), spec.name(), e.toString());
+                            // Retry at half the time left before the margin; the last retry lands on the margin itself.
+                            schedule(left <= 20 * MIN_STEP ? left : Math.min(leaseNanos / 3, left / 2));
+                        }
                     }
                 }
             }

@@ -32,6 +32,7 @@ public final class DefaultLockSpace implements LockSpace {
     private volatile ScheduledExecutorService ownScheduler;
     private final Set<DefaultLease> open = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final AtomicBoolean sweeping = new AtomicBoolean();
 
     public DefaultLockSpace(LockBackend backend, Ticker ticker, Clock clock, ScheduledExecutorService scheduler, Duration defaultLease) {
         this.backend = backend;
@@ -95,6 +96,29 @@ public final class DefaultLockSpace implements LockSpace {
             }
         }
         return s;
+    }
+
+    /** Starts (once) the periodic check of all open kernel-lock leases. */
+    void ensureKernelSweep() {
+        if (sweeping.get() || !sweeping.compareAndSet(false, true)) {
+            return;
+        }
+        long period = KERNEL_LOCK_CHECK.toNanos();
+        try {
+            scheduler().scheduleWithFixedDelay(this::sweep, period, period, java.util.concurrent.TimeUnit.NANOSECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // closing
+        }
+    }
+
+    private void sweep() {
+        for (DefaultLease l : open) {
+            try {
+                l.watchdog();
+            } catch (RuntimeException e) {
+                log.error("{} - checking '{}' failed", backend.description(), l.name(), e);
+            }
+        }
     }
 
     void opened(DefaultLease lease) {

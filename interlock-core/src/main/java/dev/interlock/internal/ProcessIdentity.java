@@ -68,7 +68,8 @@ public final class ProcessIdentity {
     /** A new owner: this process plus a nonce unique within it (random base plus a counter). */
     public Owner newOwner() {
         long n = nonceBase + counter.incrementAndGet() * 0x9E3779B97F4A7C15L;
-        return new Owner(host, pid, startTicks, String.format("%016x", n));
+        String hex = Long.toHexString(n);
+        return new Owner(host, pid, startTicks, hex.length() == 16 ? hex : "0".repeat(16 - hex.length()) + hex);
     }
 
     /** The host name from the kernel (UTS namespace aware); never does a DNS lookup if avoidable. */

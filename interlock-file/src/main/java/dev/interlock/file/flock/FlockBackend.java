@@ -90,6 +90,8 @@ final class FlockBackend implements LockBackend {
     private final AtomicLong lastTimeToken = new AtomicLong();
     private final Set<String> warned = ConcurrentHashMap.newKeySet();
     private volatile boolean gateDirReady;
+    private final byte[] dirPrefix;
+    private final byte[] gatePrefix;
 
     private FlockBackend(Path dir, Clock clock) {
         this.dir = dir;
@@ -97,6 +99,24 @@ final class FlockBackend implements LockBackend {
         this.description = "flock:" + dir;
         this.clock = clock;
         this.inotify = new Inotify(description);
+        this.dirPrefix = prefix(dir);
+        this.gatePrefix = prefix(gateDir);
+    }
+
+    private static byte[] prefix(Path p) {
+        byte[] b = LibC.path(p);
+        b[b.length - 1] = '/';
+        return b;
+    }
+
+    /** NUL-terminated path of a file name (ASCII by construction) under a directory prefix. */
+    private static byte[] under(byte[] prefix, String fileName) {
+        byte[] out = new byte[prefix.length + fileName.length() + 1];
+        System.arraycopy(prefix, 0, out, 0, prefix.length);
+        for (int i = 0; i < fileName.length(); i++) {
+            out[prefix.length + i] = (byte) fileName.charAt(i);
+        }
+        return out;
     }
 
     static FlockBackend open(BackendConfig config) {
@@ -208,9 +228,13 @@ final class FlockBackend implements LockBackend {
             return fd;
         }
         int err = LibC.errno();
-        if ((err == LibC.EACCES || err == LibC.EROFS || err == LibC.EPERM) && !gate) {
+        if (err == LibC.EACCES || err == LibC.EROFS || err == LibC.EPERM) {
+            // flock(2) needs no write access on a local file system: lock it read-only.
             int ro = LibC.open(path, LibC.O_RDONLY | LibC.O_NOFOLLOW | LibC.O_CLOEXEC | LibC.O_NOCTTY, 0);
             if (ro >= 0) {
+                if (gate) {
+                    return ro;
+                }
                 warnOnce("ro:" + name, "{} - lock file for '{}' is not writable ({}); holding it read-only, with clock-based fencing tokens",
                         description, name, LibC.describe(err));
                 return ~ro;
@@ -236,7 +260,13 @@ final class FlockBackend implements LockBackend {
             return;
         }
         try {
-            Files.createDirectories(gateDir);
+            try {
+                Files.createDirectory(gateDir);
+                // Same permissions as the lock directory, so everyone who may lock there may queue there.
+                Files.setPosixFilePermissions(gateDir, Files.getPosixFilePermissions(dir));
+            } catch (FileAlreadyExistsException e) {
+                // made by someone else: fine
+            }
             gateDirReady = true;
         } catch (IOException e) {
             throw new LockBackendException(description, name, description + " - cannot create the gate directory " + gateDir + ": " + e, e);
@@ -257,7 +287,7 @@ final class FlockBackend implements LockBackend {
 
     /** Reads the start of a lock file (all of it up to 64 KiB); lenOut[0] is the length, or -1 on error. */
     private static byte[] readAll(int fd, int[] lenOut) {
-        byte[] buf = new byte[1024];
+        byte[] buf = new byte[512];
         long n = LibC.pread(fd, buf, buf.length, 0);
         if (n == buf.length) {
             buf = new byte[MAX_READ];
@@ -273,7 +303,7 @@ final class FlockBackend implements LockBackend {
         private final AcquireSpec spec;
         private final String fileName;
         private final byte[] path;
-        private final byte[] gatePath;
+        private byte[] gatePath;
         private int fd = -1;
         private boolean readOnly;
         private int gfd = -1;
@@ -286,8 +316,14 @@ final class FlockBackend implements LockBackend {
         FlockAttempt(AcquireSpec spec) {
             this.spec = spec;
             this.fileName = NameMapping.fileName(spec.name());
-            this.path = LibC.path(dir.resolve(fileName));
-            this.gatePath = LibC.path(gateDir.resolve(fileName));
+            this.path = under(dirPrefix, fileName);
+        }
+
+        private byte[] gatePath() {
+            if (gatePath == null) {
+                gatePath = under(gatePrefix, fileName);
+            }
+            return gatePath;
         }
 
         @Override
@@ -334,7 +370,7 @@ final class FlockBackend implements LockBackend {
 
         private boolean takeGate() {
             if (gfd < 0) {
-                gfd = openFile(spec.name(), gatePath, true);
+                gfd = openFile(spec.name(), gatePath(), true);
             }
             gateHeld = lockNb(gfd, LibC.LOCK_EX);
             return gateHeld;
@@ -368,7 +404,9 @@ final class FlockBackend implements LockBackend {
             closeGate();
             FlockGrant g = new FlockGrant(spec, fd, token, clock.instant(), id, path, readOnly);
             fd = -1;
-            liveNonces.add(spec.owner().nonce());
+            if (spec.mode() == Mode.SHARED) {
+                liveNonces.add(spec.owner().nonce());
+            }
             return g;
         }
 
@@ -378,14 +416,23 @@ final class FlockBackend implements LockBackend {
             if (len[0] < 0) {
                 throw failure(spec.name(), "cannot read lock file", LibC.errno(), true);
             }
-            LockFileContent content = LockFileContent.parse(buf, len[0]);
             boolean hashed = NameMapping.isHashed(fileName);
+            long now = clock.millis();
+            if (spec.mode() == Mode.EXCLUSIVE && !hashed && !readOnly) {
+                long stored = LockFileContent.quickToken(buf, len[0]);
+                if (stored >= 0) {
+                    long token = Math.max(stored + 1, clockToken());
+                    byte[] out = LockFileContent.renderOne(token, new LockFileContent.Record(Mode.EXCLUSIVE, token, spec.owner().id(), now));
+                    writeContent(out, len[0]);
+                    return token;
+                }
+            }
+            LockFileContent content = LockFileContent.parse(buf, len[0]);
             if (hashed && content.storedName.isPresent() && !content.storedName.get().equals(spec.name())) {
                 throw new LockBackendException(description, spec.name(), description + " - " + LockNames.quote(spec.name())
                         + " maps to " + fileName + ", which belongs to " + LockNames.quote(content.storedName.get())
                         + " (SHA-256 collision); use a shorter name", null);
             }
-            long now = clock.millis();
             if (readOnly || content.kind == LockFileContent.Kind.FOREIGN) {
                 if (content.kind == LockFileContent.Kind.FOREIGN) {
                     warnOnce("foreign:" + fileName, "{} - lock file {} holds content not written by Interlock; leaving it untouched "
@@ -413,15 +460,18 @@ final class FlockBackend implements LockBackend {
                 }
                 records.add(mine);
             }
-            byte[] out = LockFileContent.render(token, hashed ? Optional.of(spec.name()) : Optional.empty(), records);
+            writeContent(LockFileContent.render(token, hashed ? Optional.of(spec.name()) : Optional.empty(), records), len[0]);
+            return token;
+        }
+
+        private void writeContent(byte[] out, int oldLength) {
             long w = LibC.pwrite(fd, out, out.length, 0);
             if (w != out.length) {
                 throw failure(spec.name(), "cannot write the fencing token to the lock file", w < 0 ? LibC.errno() : LibC.ENOSPC, false);
             }
-            if (len[0] > out.length && LibC.ftruncate(fd, out.length) != 0) {
+            if (oldLength > out.length && LibC.ftruncate(fd, out.length) != 0) {
                 throw failure(spec.name(), "cannot truncate the lock file", LibC.errno(), false);
             }
-            return token;
         }
 
         private void closeGate() {
@@ -450,7 +500,7 @@ final class FlockBackend implements LockBackend {
 
         private void watch() {
             watchLock = inotify.add(path, waker);
-            watchGate = inotify.add(gatePath, waker);
+            watchGate = inotify.add(gatePath(), waker);
         }
 
         private void unwatch() {

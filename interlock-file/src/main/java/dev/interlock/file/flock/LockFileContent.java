@@ -53,6 +53,85 @@ final class LockFileContent {
         this.records = records;
     }
 
+    private static final byte[] HEADER_BYTES = HEADER_PREFIX.getBytes(StandardCharsets.US_ASCII);
+
+    /**
+     * The token alone, without decoding records: the exclusive fast path. Returns -1 if the
+     * content is not simply ours (empty, damaged, foreign): call {@link #parse} then.
+     */
+    static long quickToken(byte[] buf, int len) {
+        if (len < HEADER_LENGTH || buf[HEADER_LENGTH - 1] != '\n') {
+            return -1;
+        }
+        for (int i = 0; i < HEADER_BYTES.length; i++) {
+            if (buf[i] != HEADER_BYTES[i]) {
+                return -1;
+            }
+        }
+        long t = 0;
+        for (int i = HEADER_BYTES.length; i < HEADER_LENGTH - 1; i++) {
+            int d = buf[i] - '0';
+            if (d < 0 || d > 9 || t > (Long.MAX_VALUE - d) / 10) {
+                return -1;
+            }
+            t = t * 10 + d;
+        }
+        return t;
+    }
+
+    /** Header plus one record, rendered straight to bytes (the exclusive fast path). */
+    static byte[] renderOne(long token, Record r) {
+        String owner = r.ownerId();
+        byte[] out = new byte[HEADER_LENGTH + 2 + 1 + 20 + 1 + owner.length() * 3 + 1 + 20 + 1];
+        int p = 0;
+        System.arraycopy(HEADER_BYTES, 0, out, 0, HEADER_BYTES.length);
+        p += HEADER_BYTES.length;
+        p = putPadded(out, p, token);
+        out[p++] = '\n';
+        out[p++] = (byte) (r.mode() == Mode.SHARED ? 'S' : 'E');
+        out[p++] = (byte) (r.mode() == Mode.SHARED ? 'H' : 'X');
+        out[p++] = ' ';
+        p = putLong(out, p, r.token());
+        out[p++] = ' ';
+        for (int i = 0; i < owner.length(); i++) {
+            char c = owner.charAt(i);
+            if (c >= 0x80) {
+                return render(token, Optional.empty(), List.of(r));
+            }
+            out[p++] = (byte) c;
+        }
+        out[p++] = ' ';
+        p = putLong(out, p, r.sinceMillis());
+        out[p++] = '\n';
+        return java.util.Arrays.copyOf(out, p);
+    }
+
+    private static int putPadded(byte[] out, int p, long v) {
+        for (int i = TOKEN_DIGITS - 1; i >= 0; i--) {
+            out[p + i] = (byte) ('0' + v % 10);
+            v /= 10;
+        }
+        return p + TOKEN_DIGITS;
+    }
+
+    private static int putLong(byte[] out, int p, long v) {
+        if (v < 0) {
+            out[p++] = '-';
+            v = -v;
+        }
+        int start = p;
+        do {
+            out[p++] = (byte) ('0' + v % 10);
+            v /= 10;
+        } while (v > 0);
+        for (int i = start, j = p - 1; i < j; i++, j--) {
+            byte t = out[i];
+            out[i] = out[j];
+            out[j] = t;
+        }
+        return p;
+    }
+
     static LockFileContent parse(byte[] buf, int len) {
         if (len <= 0) {
             return new LockFileContent(Kind.EMPTY, 0, Optional.empty(), List.of());

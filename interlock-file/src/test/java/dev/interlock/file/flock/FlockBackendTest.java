@@ -342,4 +342,85 @@ class FlockBackendTest {
             assertThat(all.get(2).holders()).hasSize(1);
         }
     }
+
+    @Test
+    void lockAndGateFilesNotWritableByTheUser_stillLock_withIncreasingTokens() throws Exception {
+        locks.tryAcquire("ro", Mode.SHARED).orElseThrow().close();
+        long before;
+        try (Lease l = locks.tryAcquire("ro").orElseThrow()) {
+            before = l.token();
+        }
+        Path lock = dir.resolve("ro");
+        Files.setPosixFilePermissions(lock, PosixFilePermissions.fromString("r--r--r--"));
+        Files.setPosixFilePermissions(dir.resolve(".gates/ro"), PosixFilePermissions.fromString("r--r--r--"));
+        // The holder runs in a new user namespace: it keeps our uid but loses CAP_DAC_OVERRIDE, so
+        // the 0444 files are read-only for it even when the tests run as root.
+        ProcessBuilder pb = ChildJvm.builder(FlockHolder.class, List.of(), "flock:" + dir, "ro", "EXCLUSIVE");
+        List<String> cmd = new java.util.ArrayList<>(List.of("unshare", "--user"));
+        cmd.addAll(pb.command());
+        Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        try {
+            String line = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8)).readLine();
+            assertThat(line).as("acquired the lock on read-only files").startsWith("HELD ");
+            assertThat(Long.parseLong(line.substring(5))).isGreaterThan(before);
+            assertThat(locks.tryAcquire("ro")).isEmpty();
+        } finally {
+            p.getOutputStream().close();
+            p.waitFor(20, TimeUnit.SECONDS);
+            p.destroyForcibly();
+        }
+        try (Lease l = locks.tryAcquire("ro").orElseThrow()) {
+            assertThat(l.token()).isGreaterThan(before);
+        }
+    }
+
+    @Test
+    void gateDirectory_getsTheLockDirectorysPermissions() throws Exception {
+        Path shared = dir.resolve("group-dir");
+        Files.createDirectory(shared);
+        Files.setPosixFilePermissions(shared, PosixFilePermissions.fromString("rwxrwx---"));
+        try (LockSpace s = Interlock.open("flock:" + shared)) {
+            s.tryAcquire("x", Mode.SHARED).orElseThrow().close();
+        }
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(shared.resolve(".gates")))).isEqualTo("rwxrwx---");
+    }
+
+    @Test
+    void descriptors_areCloseOnExec() throws Exception {
+        try (Lease l = locks.tryAcquire("cloexec").orElseThrow()) {
+            int fd = dev.interlock.internal.Leases.inheritableDescriptor(l).orElseThrow();
+            String flags = Files.readAllLines(Path.of("/proc/self/fdinfo/" + fd)).stream()
+                    .filter(x -> x.startsWith("flags:")).findFirst().orElseThrow().substring(6).trim();
+            assertThat(Long.parseLong(flags, 8) & 02000000).as("O_CLOEXEC in %s", flags).isNotZero();
+        }
+    }
+
+    @Test
+    void lockDirectoryNotWritable_isAClearError() throws Exception {
+        Path ro = dir.resolve("read-only");
+        Files.createDirectory(ro);
+        Files.setPosixFilePermissions(ro, PosixFilePermissions.fromString("r-xr-xr-x"));
+        // In a new user namespace even root lacks CAP_DAC_OVERRIDE, so the mode bits apply.
+        ProcessBuilder pb = ChildJvm.builder(FlockHolder.class, List.of(), "flock:" + ro, "x", "EXCLUSIVE");
+        List<String> cmd = new java.util.ArrayList<>(List.of("unshare", "--user"));
+        cmd.addAll(pb.command());
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).isNotZero();
+        assertThat(out).contains("LockBackendException").contains("is not writable by this user");
+    }
+
+    private LockSpace other() {
+        return extra = Interlock.open("flock:" + dir);
+    }
+
+    private LockSpace extra;
+
+    @AfterEach
+    void closeExtra() {
+        if (extra != null) {
+            extra.close();
+        }
+    }
 }

@@ -1,0 +1,207 @@
+package dev.interlock.bench;
+
+import dev.interlock.Interlock;
+import dev.interlock.Lease;
+import dev.interlock.LockSpace;
+import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Cross-process handoff latency: two processes pass one lock back and forth; in each round the
+ * waiter is already parked in its acquire (the holder waits 2ms after the waiter says it is about
+ * to wait) when the holder stamps {@code System.nanoTime()} (CLOCK_MONOTONIC, shared by the
+ * processes of a host) and releases; the waiter stamps again as soon as its acquire returns.
+ * The difference is the handoff latency. Baseline, in the same run: the same two processes with
+ * raw blocking {@code flock(LOCK_EX)}, i.e. what util-linux {@code flock(1)} does while it waits
+ * (the kernel wakes the sleeper directly).
+ *
+ * {@snippet lang="shell" :
+ * ./mvnw -q -pl interlock-bench -am package -DskipTests
+ * java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.Handoff 2000 /tmp
+ * }
+ */
+public final class Handoff {
+    private static final VarHandle LONGS = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
+    private static final int READY = 0;
+    private static final int WAITER_ROUND = 8;
+    private static final int RELEASED_AT = 16;
+    private static final int ACQUIRED_ROUND = 24;
+
+    private Handoff() {}
+
+    public static void main(String[] args) throws Exception {
+        if (args.length > 0 && args[0].equals("child")) {
+            child(args);
+            return;
+        }
+        int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 2000;
+        Path base = Path.of(args.length > 1 ? args[1] : System.getProperty("java.io.tmpdir"));
+        System.out.printf("handoff latency, %d rounds per kind, lock directory on %s%n", rounds, base);
+        long[] raw = run("raw", rounds, base);
+        long[] ours = run("interlock", rounds, base);
+        report("raw flock(2) blocking (flock(1) equivalent)", raw);
+        report("interlock flock:", ours);
+        System.out.printf(Locale.ROOT, "ratio interlock/raw: p50 %.2fx, p99 %.2fx%n",
+                pct(ours, 50) / (double) pct(raw, 50), pct(ours, 99) / (double) pct(raw, 99));
+    }
+
+    static long[] run(String kind, int rounds, Path base) throws Exception {
+        Path dir = Files.createTempDirectory(base, "handoff-");
+        Path shm = Files.createTempFile(Path.of("/dev/shm"), "handoff-", ".shm");
+        Files.write(shm, new byte[64]);
+        List<Process> ps = new ArrayList<>();
+        Path[] outs = new Path[2];
+        for (int me = 0; me < 2; me++) {
+            outs[me] = Files.createTempFile("handoff-" + me, ".out");
+            ps.add(new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                    "-cp", System.getProperty("java.class.path"), Handoff.class.getName(), "child", kind,
+                    Integer.toString(me), Integer.toString(rounds), dir.toString(), shm.toString(), outs[me].toString())
+                    .inheritIO().start());
+        }
+        for (Process p : ps) {
+            if (!p.waitFor(10, TimeUnit.MINUTES) || p.exitValue() != 0) {
+                throw new IllegalStateException(kind + " child failed");
+            }
+        }
+        List<Long> all = new ArrayList<>();
+        for (Path o : outs) {
+            for (String l : Files.readAllLines(o)) {
+                all.add(Long.parseLong(l));
+            }
+            Files.delete(o);
+        }
+        Files.delete(shm);
+        long[] a = all.stream().mapToLong(Long::longValue).toArray();
+        Arrays.sort(a);
+        return a;
+    }
+
+    static long pct(long[] sorted, double p) {
+        return sorted[(int) Math.min(sorted.length - 1, Math.round(p / 100.0 * (sorted.length - 1)))];
+    }
+
+    static void report(String name, long[] s) {
+        System.out.printf(Locale.ROOT, "%-45s n=%d  p50 %7.1f us  p90 %7.1f us  p99 %7.1f us  max %8.1f us%n", name, s.length,
+                pct(s, 50) / 1e3, pct(s, 90) / 1e3, pct(s, 99) / 1e3, s[s.length - 1] / 1e3);
+    }
+
+    /** One side of the ping-pong. Process 0 holds first. */
+    static void child(String[] a) throws Exception {
+        String kind = a[1];
+        int me = Integer.parseInt(a[2]);
+        int rounds = Integer.parseInt(a[3]);
+        Path dir = Path.of(a[4]);
+        MappedByteBuffer m;
+        try (FileChannel ch = FileChannel.open(Path.of(a[5]), StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            m = ch.map(FileChannel.MapMode.READ_WRITE, 0, 64);
+        }
+        Locker locker = kind.equals("raw") ? new RawLocker(dir) : new InterlockLocker(dir);
+        StringBuilder out = new StringBuilder();
+        int warmup = Math.min(200, rounds / 5);
+        if (me == 0) {
+            locker.acquire();
+            LONGS.setVolatile(m, READY, 1L);
+        } else {
+            while ((long) LONGS.getVolatile(m, READY) == 0) {
+                Thread.onSpinWait();
+            }
+        }
+        // Round r: the holder is r % 2.
+        for (int r = 0; r < rounds; r++) {
+            if (r % 2 == me) {
+                while ((long) LONGS.getVolatile(m, WAITER_ROUND) != r + 1) {
+                    Thread.onSpinWait();
+                }
+                Thread.sleep(2); // let the waiter park inside acquire
+                LONGS.setVolatile(m, RELEASED_AT, System.nanoTime());
+                locker.release();
+                // Do not queue again before the waiter holds it (flock is not FIFO: we could steal it back).
+                while ((long) LONGS.getVolatile(m, ACQUIRED_ROUND) != r + 1) {
+                    Thread.onSpinWait();
+                }
+            } else {
+                LONGS.setVolatile(m, WAITER_ROUND, (long) r + 1);
+                locker.acquire();
+                long t = System.nanoTime() - (long) LONGS.getVolatile(m, RELEASED_AT);
+                LONGS.setVolatile(m, ACQUIRED_ROUND, (long) r + 1);
+                if (r >= warmup) {
+                    out.append(t).append('\n');
+                }
+            }
+        }
+        if ((rounds - 1) % 2 != me) {
+            locker.release();
+        }
+        Files.writeString(Path.of(a[6]), out);
+        locker.close();
+    }
+
+    interface Locker {
+        void acquire() throws Exception;
+
+        void release();
+
+        void close();
+    }
+
+    static final class RawLocker implements Locker {
+        final byte[] path;
+        int fd = -1;
+
+        RawLocker(Path dir) {
+            path = Raw.path(dir.resolve("raw"));
+        }
+
+        @Override
+        public void acquire() {
+            fd = Raw.open(path, Raw.O_RDWR | Raw.O_CREAT | Raw.O_CLOEXEC, 0666);
+            if (Raw.flock(fd, Raw.LOCK_EX) != 0) {
+                throw new IllegalStateException("flock failed");
+            }
+        }
+
+        @Override
+        public void release() {
+            Raw.close(fd);
+        }
+
+        @Override
+        public void close() {}
+    }
+
+    static final class InterlockLocker implements Locker {
+        final LockSpace locks;
+        Lease lease;
+
+        InterlockLocker(Path dir) {
+            locks = Interlock.open("flock:" + dir);
+        }
+
+        @Override
+        public void acquire() throws InterruptedException {
+            lease = locks.acquire("handoff");
+        }
+
+        @Override
+        public void release() {
+            lease.close();
+        }
+
+        @Override
+        public void close() {
+            locks.close();
+        }
+    }
+}

@@ -1,0 +1,178 @@
+package dev.interlock.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.interlock.Interlock;
+import dev.interlock.Lease;
+import dev.interlock.LockLostException;
+import dev.interlock.LockSpace;
+import dev.interlock.testkit.FakeTicker;
+import dev.interlock.testkit.ManualScheduler;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The core's lease rules, on an injected ticker and a manual scheduler: no test here sleeps. */
+class LeaseWatchdogTest {
+    final FakeTicker ticker = new FakeTicker();
+    final ManualScheduler scheduler = new ManualScheduler(ticker);
+    final MutableClock wall = new MutableClock(Instant.parse("2026-11-21T03:00:00Z"));
+    LockSpace locks;
+    MemoryBackend backend;
+
+    static final class MutableClock extends Clock {
+        volatile Instant now;
+
+        MutableClock(Instant now) {
+            this.now = now;
+        }
+
+        @Override
+        public ZoneOffset getZone() {
+            return ZoneOffset.UTC;
+        }
+
+        @Override
+        public Clock withZone(java.time.ZoneId zone) {
+            return this;
+        }
+
+        @Override
+        public Instant instant() {
+            return now;
+        }
+    }
+
+    @BeforeEach
+    void open() {
+        String ns = UUID.randomUUID().toString();
+        locks = Interlock.builder("mem:" + ns).ticker(ticker).clock(wall).scheduler(scheduler).defaultLease(Duration.ofSeconds(30)).open();
+        backend = MemoryBackend.OPENED.get(ns);
+    }
+
+    @AfterEach
+    void close() {
+        locks.close();
+    }
+
+    @Test
+    void renewal_runsEveryThirdOfTheLease_andKeepsTheLockForever() {
+        Lease l = locks.tryAcquire("job").orElseThrow();
+        for (int i = 0; i < 30; i++) {
+            scheduler.advance(Duration.ofSeconds(10));
+        }
+        assertThat(backend.renewals.get()).isEqualTo(30);
+        assertThat(l.isValid()).isTrue();
+        assertThat(locks.tryAcquire("job")).isEmpty();
+    }
+
+    @Test
+    void renewalFailing_isToldBeforeTheLeaseRunsOut() {
+        Lease l = locks.tryAcquire("job").orElseThrow();
+        List<LockLostException> told = new ArrayList<>();
+        long[] toldAt = {0};
+        long start = ticker.read();
+        l.onLost(e -> {
+            told.add(e);
+            toldAt[0] = ticker.read();
+        });
+        backend.renewFails = true;
+        scheduler.advance(Duration.ofSeconds(29));
+        assertThat(told).hasSize(1);
+        assertThat(told.get(0)).hasMessageContaining("renewal kept failing").hasCauseInstanceOf(dev.interlock.LockBackendException.class);
+        Duration toldAfter = Duration.ofNanos(toldAt[0] - start);
+        assertThat(toldAfter).as("told before the 30s lease ran out, with margin").isLessThanOrEqualTo(Duration.ofSeconds(24));
+        assertThat(l.isValid()).isFalse();
+        assertThat(backend.renewals.get()).as("retried before giving up").isGreaterThanOrEqualTo(3);
+    }
+
+    @Test
+    void renewalRecovering_keepsTheLease() {
+        Lease l = locks.tryAcquire("job").orElseThrow();
+        backend.renewFails = true;
+        scheduler.advance(Duration.ofSeconds(15));
+        backend.renewFails = false;
+        scheduler.advance(Duration.ofSeconds(60));
+        assertThat(l.isValid()).isTrue();
+    }
+
+    @Test
+    void lockTakenAway_isLostAtOnce() {
+        Lease l = locks.tryAcquire("job").orElseThrow();
+        List<LockLostException> told = new ArrayList<>();
+        l.onLost(told::add);
+        backend.stolen = true;
+        assertThatThrownBy(l::renew).isInstanceOf(LockLostException.class);
+        assertThat(told).hasSize(1);
+        assertThat(l.isValid()).isFalse();
+        List<LockLostException> late = new ArrayList<>();
+        l.onLost(late::add);
+        assertThat(late).as("a listener added after the loss runs at once").hasSize(1);
+        l.close();
+        assertThat(backend.releases.get()).as("released once, when lost").isEqualTo(1);
+    }
+
+    @Test
+    void fixedLease_isNotRenewed_andIsLostBeforeItsEnd() {
+        Lease l = locks.lock("job").lease(Duration.ofSeconds(10)).fixedLease().tryAcquire().orElseThrow();
+        List<LockLostException> told = new ArrayList<>();
+        l.onLost(told::add);
+        scheduler.advance(Duration.ofSeconds(7));
+        assertThat(told).isEmpty();
+        scheduler.advance(Duration.ofMillis(1500));
+        assertThat(told).singleElement().satisfies(e -> assertThat(e).hasMessageContaining("fixed lease"));
+        assertThat(backend.renewals.get()).isZero();
+    }
+
+    @Test
+    void isValid_followsTheMonotonicDeadline_evenIfTheWatchdogNeverRan() {
+        Lease l = locks.lock("job").lease(Duration.ofSeconds(10)).tryAcquire().orElseThrow();
+        ticker.advance(Duration.ofSeconds(9));
+        assertThat(l.isValid()).isTrue();
+        ticker.advance(Duration.ofSeconds(2));
+        assertThat(l.isValid()).as("a paused watchdog does not extend validity").isFalse();
+    }
+
+    @Test
+    void wallClockJumps_changeNothing() {
+        Lease l = locks.lock("job").lease(Duration.ofSeconds(10)).fixedLease().tryAcquire().orElseThrow();
+        wall.now = wall.now.plus(Duration.ofHours(5));
+        assertThat(l.isValid()).isTrue();
+        wall.now = wall.now.minus(Duration.ofHours(10));
+        assertThat(l.isValid()).isTrue();
+        assertThat(l.validUntil()).isEqualTo(wall.now.plusSeconds(10));
+        ticker.advance(Duration.ofSeconds(11));
+        assertThat(l.isValid()).isFalse();
+    }
+
+    @Test
+    void close_releasesOnce_andStopsRenewal() {
+        Lease l = locks.tryAcquire("job").orElseThrow();
+        l.close();
+        l.close();
+        scheduler.advance(Duration.ofMinutes(5));
+        assertThat(backend.releases.get()).isEqualTo(1);
+        assertThat(backend.renewals.get()).isZero();
+        assertThat(scheduler.pending()).isZero();
+    }
+
+    @Test
+    void leaseShorterThan100ms_isRejected() {
+        assertThatThrownBy(() -> locks.lock("job").lease(Duration.ofMillis(50)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least 100ms");
+    }
+
+    @Test
+    void builder_optionSetTwice_namesTheEarlierValue() {
+        assertThatThrownBy(() -> Interlock.builder("mem:x").defaultLease(Duration.ofSeconds(5)).defaultLease(Duration.ofSeconds(6)))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("PT5S");
+    }
+}
