@@ -20,6 +20,8 @@ final class Spawner {
 
     /** The highest signal number handled (Linux: 64). */
     private static final int MAX_SIGNAL = 64;
+    /** Bits of signals 32 and 33, which glibc keeps for itself (SIGCANCEL, SIGSETXID). */
+    private static final long INTERNAL_SIGNALS = (1L << 31) | (1L << 32);
 
     /** A failed spawn, with the errno and the exit status a shell would give (126, 127). */
     static final class SpawnException extends Exception {
@@ -88,8 +90,14 @@ final class Spawner {
                 Posix.sigemptyset(mask);
                 check(Posix.posix_spawnattr_setsigmask(attr, mask), "posix_spawnattr_setsigmask");
                 Posix.sigfillset(defaults);
+                // glibc's sigfillset leaves out its two internal signals (32, 33), and its
+                // posix_spawn then sets them to SIG_IGN in the child, which exec keeps: the
+                // command would start with them ignored, unlike under a shell. Put them in by
+                // hand (setsigdefault copies the set as is); on 64-bit Linux word 0 holds 1..64.
+                defaults.setLong(0, defaults.getLong(0) | INTERNAL_SIGNALS);
+                long stayIgnored = keepIgnored & ~INTERNAL_SIGNALS;
                 for (int sig = 1; sig <= MAX_SIGNAL; sig++) {
-                    if ((keepIgnored & (1L << (sig - 1))) != 0) {
+                    if ((stayIgnored & (1L << (sig - 1))) != 0) {
                         Posix.sigdelset(defaults, sig);
                     }
                 }

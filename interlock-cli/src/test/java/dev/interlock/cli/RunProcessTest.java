@@ -301,4 +301,35 @@ class RunProcessTest {
         assertThat(p.waitFor(Timing.seconds(20).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
         assertThat(p.exitValue()).isEqualTo(130);
     }
+
+    @Test
+    void lostLock_commandIgnoringSigterm_isKilledAfterTheGracePeriod() throws Exception {
+        Path pid = work.resolve("stubborn.pid");
+        CliProcess p = cli(List.of("-Dinterlock.checkIntervalMs=200", "-Dinterlock.cli.killGraceMs=500"),
+                "run", "--backend", backend, "x", "--", "sh", "-c",
+                "trap '' TERM; echo $$ > " + pid + "; while :; do read -t 1 line; done");
+        awaitFile(pid, p);
+        long shell = readPid(pid);
+        Files.delete(dir.resolve("x"));
+        assertThat(p.exitCode()).isEqualTo(75);
+        assertThat(p.err()).contains("SIGKILL after 500ms");
+        await().atMost(Timing.seconds(10)).until(() -> !running(shell));
+    }
+
+    @Test
+    void signalsIgnoredWhenInterlockStarts_stayIgnoredInTheCommand_othersAreReset() throws Exception {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        // Like nohup: SIGHUP ignored for interlock, so for the command too; SIGINT was not, so it is default.
+        Process p = new ProcessBuilder("/bin/sh", "-c", "trap '' HUP; exec \"$0\" -Xshare:auto -XX:TieredStopAtLevel=1 -cp \"$1\""
+                + " dev.interlock.cli.Main run --backend \"$2\" x -- grep SigIgn /proc/self/status",
+                java, System.getProperty("java.class.path"), backend)
+                .redirectError(ProcessBuilder.Redirect.INHERIT)
+                .start();
+        started.add(p);
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
+        assertThat(p.waitFor(20, TimeUnit.SECONDS)).isTrue();
+        long ignored = Long.parseUnsignedLong(out.replace("SigIgn:", "").trim(), 16);
+        assertThat(ignored & 1).as("SIGHUP (1) ignored: %s", out).isEqualTo(1);
+        assertThat(ignored & ~1L).as("nothing else ignored (SIGTTOU is interlock's own): %s", out).isZero();
+    }
 }
