@@ -48,6 +48,7 @@ final class CommandRunner implements AutoCloseable {
     private final int sigStop = new Signal("STOP").getNumber();
 
     private int pgid = -1; // guarded by this
+    private int pendingSignal; // guarded by this: received before the command's group existed
     private LockLostException lost; // guarded by this
     private volatile boolean exited;
     private volatile int signalAfterExit;
@@ -82,6 +83,11 @@ final class CommandRunner implements AutoCloseable {
             // We hand the terminal to the command and take it back from the background: don't get stopped for it.
             Posix.signal(sigTtou, Posix.SIG_IGN);
         }
+        // From here on SIGINT/SIGTERM/SIGHUP are forwarded, not fatal: one that arrives before the
+        // command exists is kept and forwarded as soon as it does.
+        for (String name : FORWARDED) {
+            forward(name);
+        }
         int joinGroup = 0;
         if (sentinel) {
             joinGroup = startSentinel(keepIgnored);
@@ -91,17 +97,20 @@ final class CommandRunner implements AutoCloseable {
         int pid = Spawner.spawn(argv, env.envp, joinGroup, dups, closeFrom, keepIgnored);
         int group = joinGroup != 0 ? joinGroup : pid;
         LockLostException lostEarly;
+        int early;
         synchronized (this) {
             pgid = group;
             lostEarly = lost;
+            early = pendingSignal;
         }
         log.debug("started pid {} in process group {}", pid, group);
         if (interactive) {
             Posix.tcsetpgrp(0, group);
             Posix.kill(-group, sigCont); // in case it touched the terminal before it was its own
         }
-        for (String name : FORWARDED) {
-            forward(name);
+        if (early != 0) {
+            log.debug("forwarding SIG{} received while starting the command", early);
+            Posix.kill(-group, early);
         }
         if (lostEarly != null) {
             terminate(group);
@@ -176,6 +185,9 @@ final class CommandRunner implements AutoCloseable {
                 int g;
                 synchronized (this) {
                     g = pgid;
+                    if (g <= 0) {
+                        pendingSignal = s.getNumber();
+                    }
                 }
                 if (!exited && g > 0) {
                     log.debug("forwarding SIG{} to process group {}", name, g);
