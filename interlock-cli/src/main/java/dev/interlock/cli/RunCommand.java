@@ -150,9 +150,9 @@ final class RunCommand implements Callable<Integer> {
             }
             request.onLost(runner::lost);
             Optional<Lease> first = request.tryAcquire();
-            Lease lease;
+            Lease held;
             if (first.isPresent()) {
-                lease = first.get();
+                held = first.get();
             } else if (tryOnly) {
                 if (!quiet) {
                     err.println("interlock: " + LockNames.quote(name) + " is busy (" + holders(space) + ")");
@@ -163,15 +163,15 @@ final class RunCommand implements Callable<Integer> {
                 if (waited.isEmpty()) {
                     return conflictExitCode;
                 }
-                lease = waited.get();
+                held = waited.get();
             }
             long acquiredAt = System.nanoTime();
             try {
-                return runUnder(lease, runner, err, acquiredAt);
+                return runUnder(held, runner, err, acquiredAt);
             } finally {
                 runner.close();
                 try {
-                    lease.close();
+                    held.close();
                 } catch (LockBackendException e) {
                     err.println("interlock: warning: " + e.getMessage());
                 }
