@@ -3,6 +3,7 @@ package dev.interlock.cli;
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -49,17 +50,18 @@ final class DefaultBackend {
             dir = env.tmpRoot().resolve("interlock-" + env.uid());
             inTmp = true;
         }
-        create(dir, inTmp ? dir : home);
+        create(dir);
         check(dir, env.uid(), inTmp);
         return dir;
     }
 
-    private static void create(Path dir, Path stopAt) {
+    /** Creates {@code dir} with mode 0700; missing parents (~/.local/state/interlock) get the umask's mode. */
+    private static void create(Path dir) {
         try {
             if (!Files.isDirectory(dir)) {
                 Path parent = dir.getParent();
-                if (parent != null && !parent.equals(stopAt) && !Files.isDirectory(parent)) {
-                    create(parent, stopAt);
+                if (parent != null && !Files.isDirectory(parent)) {
+                    Files.createDirectories(parent);
                 }
                 Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
             }
@@ -75,7 +77,8 @@ final class DefaultBackend {
                     + " --backend flock:/DIR or $" + ENV, e);
         } catch (IOException | UnsupportedOperationException e) {
             throw new CliException(ExitCodes.UNAVAILABLE, "cannot create the default lock directory " + dir + ": "
-                    + e + "; choose a directory with --backend flock:/DIR or $" + ENV, e);
+                    + (e instanceof FileSystemException ? e.getMessage() : e.toString())
+                    + "; fix that, or choose a directory with --backend flock:/DIR or $" + ENV, e);
         }
     }
 

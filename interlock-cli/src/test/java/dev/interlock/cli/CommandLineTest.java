@@ -192,7 +192,8 @@ class CommandLineTest {
     void defaultBackend_cannotBeCreated_is69() throws IOException {
         Files.writeString(home.resolve(".local"), "a file where a directory should be");
         assertThat(run("status", "x")).isEqualTo(69);
-        assertThat(err.toString()).contains(home.resolve(".local") + " exists but is not a directory");
+        assertThat(err.toString()).contains("cannot create the default lock directory")
+                .contains(home.resolve(".local/state") + ": Not a directory");
     }
 
     @Test
