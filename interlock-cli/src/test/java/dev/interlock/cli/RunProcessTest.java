@@ -332,4 +332,20 @@ class RunProcessTest {
         assertThat(ignored & 1).as("SIGHUP (1) ignored: %s", out).isEqualTo(1);
         assertThat(ignored & ~1L).as("nothing else ignored (SIGTTOU is interlock's own): %s", out).isZero();
     }
+
+    @Test
+    void statusAndList_showTheHolder_asTableAndJson() throws Exception {
+        CliProcess holder = holder("x");
+        CliProcess status = cli("status", "--backend", backend, "x", "y");
+        assertThat(status.exitCode()).isEqualTo(0);
+        String[] rows = status.out().split("\n");
+        assertThat(rows[0]).startsWith("NAME").contains("MODE").contains("OWNER").contains("PID").contains("TOKEN");
+        assertThat(rows[1]).startsWith("x ").contains(" EX ").contains(":" + holder.pid() + ":").contains(" " + holder.pid() + " ");
+        assertThat(rows[2]).startsWith("y ").contains(" free ");
+        CliProcess json = cli("list", "--json", "--backend", backend);
+        assertThat(json.exitCode()).isEqualTo(0);
+        assertThat(json.out()).startsWith("{\"backend\":\"" + backend + "\",\"locks\":[{\"name\":\"x\",\"free\":false,")
+                .contains("\"mode\":\"EX\"").contains("\"pid\":" + holder.pid()).containsPattern("\"token\":\\d+");
+        release(holder);
+    }
 }
