@@ -41,6 +41,9 @@ public final class Main {
         InterlockCommand top = new InterlockCommand(env, rawArgs);
         CommandLine cmd = new CommandLine(top);
         String wanted = args == null ? null : firstWord(args);
+        if (wanted == null && args != null && args.length == 1 && (args[0].equals("--version") || args[0].equals("-V"))) {
+            return cmd; // the version needs no command models
+        }
         boolean all = wanted == null || !SUBCOMMANDS.contains(wanted);
         if (all || wanted.equals("run")) {
             cmd.addSubcommand(new RunCommand());
