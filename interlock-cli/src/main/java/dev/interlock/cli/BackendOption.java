@@ -23,7 +23,8 @@ final class BackendOption {
         } catch (LockBackendException e) {
             throw new CliException(ExitCodes.UNAVAILABLE, e.getMessage(), e);
         } catch (IllegalArgumentException e) {
-            throw new CliException(ExitCodes.USAGE, "bad --backend: " + e.getMessage(), e);
+            String source = uri != null ? "--backend" : "$" + DefaultBackend.ENV;
+            throw new CliException(ExitCodes.USAGE, "bad " + source + ": " + e.getMessage(), e);
         }
     }
 

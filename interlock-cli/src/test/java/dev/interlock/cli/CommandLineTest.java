@@ -206,6 +206,13 @@ class CommandLineTest {
     }
 
     @Test
+    void environmentVariable_badUri_is64_andNamesTheVariable() {
+        vars.put("INTERLOCK_BACKEND", "nosuch:/x");
+        assertThat(run("status", "x")).isEqualTo(64);
+        assertThat(err.toString()).contains("bad $INTERLOCK_BACKEND: no backend for scheme 'nosuch:'");
+    }
+
+    @Test
     void break_onFlock_saysKernelLocksFreeWhenTheirHolderExits() throws IOException {
         assertThat(run("break", "--backend", backend(), "x")).isEqualTo(69);
         assertThat(err.toString()).contains("kernel lock").contains("frees when its holder exits");
