@@ -117,7 +117,14 @@ public final class Main {
     private static int usageError(CommandLine.ParameterException ex, String[] args) {
         CommandLine c = ex.getCommandLine();
         PrintWriter err = c.getErr();
-        err.println("interlock: " + ex.getMessage());
+        String message = ex.getMessage();
+        if (ex instanceof CommandLine.UnmatchedArgumentException && c.getParent() == null) {
+            List<String> unmatched = ((CommandLine.UnmatchedArgumentException) ex).getUnmatched();
+            if (!unmatched.isEmpty() && !unmatched.get(0).startsWith("-")) {
+                message = "unknown command '" + unmatched.get(0) + "': use run, status, list, break or help";
+            }
+        }
+        err.println("interlock: " + message);
         CommandLine.UnmatchedArgumentException.printSuggestions(ex, err);
         err.println("Try '" + c.getCommandSpec().qualifiedName() + " --help' for more information.");
         err.flush();

@@ -225,6 +225,12 @@ class CommandLineTest {
     }
 
     @Test
+    void unknownCommand_is64_andListsTheCommands() {
+        assertThat(run("rn", "x", "--", "true")).isEqualTo(64);
+        assertThat(err.toString()).contains("unknown command 'rn': use run, status, list, break or help");
+    }
+
+    @Test
     void noCommand_is64() {
         assertThat(run()).isEqualTo(64);
         assertThat(err.toString()).contains("missing command");
