@@ -8,7 +8,7 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
-/** The top command: {@code interlock run|status|list|break|help}. */
+/** The top command: {@code interlock run|update|status|list|break|help}. */
 @Command(name = "interlock",
         mixinStandardHelpOptions = true,
         versionProvider = InterlockCommand.Version.class,
@@ -23,6 +23,7 @@ import picocli.CommandLine.Spec;
         footerHeading = "%nExamples:%n",
         footer = {"  interlock run nightly -- ./report.sh",
                 "  interlock run -n -E 3 --backend flock:/var/lock/myapp import -- ./import.sh",
+                "  interlock update counter.txt -- sh -c 'read n; echo $((${n:-0} + 1))'",
                 "  interlock status nightly",
                 "  interlock list --json",
                 "",
@@ -53,7 +54,7 @@ final class InterlockCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        throw new CommandLine.ParameterException(spec.commandLine(), "missing command: run, status, list, break or help");
+        throw new CommandLine.ParameterException(spec.commandLine(), "missing command: run, update, status, list, break or help");
     }
 
     /** The version from the jar manifest, or "development build". */

@@ -57,6 +57,9 @@ public final class Main {
         if (all || wanted.equals("break")) {
             cmd.addSubcommand(new BreakCommand());
         }
+        if (all || wanted.equals("update")) {
+            cmd.addSubcommand(new UpdateCommand());
+        }
         if (all) {
             cmd.addSubcommand(new CommandLine.HelpCommand());
         }
@@ -73,7 +76,7 @@ public final class Main {
         return cmd;
     }
 
-    private static final List<String> SUBCOMMANDS = List.of("run", "status", "list", "break");
+    private static final List<String> SUBCOMMANDS = List.of("run", "status", "list", "break", "update");
 
     /** The first argument that is not an option of the top command (which takes no values). */
     private static String firstWord(String[] args) {
