@@ -1,0 +1,39 @@
+package dev.interlock.cli;
+
+import dev.interlock.Interlock;
+import dev.interlock.InvalidLockNameException;
+import dev.interlock.LockBackendException;
+import dev.interlock.LockSpace;
+import dev.interlock.internal.LockNames;
+import picocli.CommandLine.Option;
+
+/** The {@code --backend URI} option shared by every command, and opening the lock space it names. */
+final class BackendOption {
+    @Option(names = "--backend", paramLabel = "URI",
+            description = "Lock space, e.g. flock:/var/lock/myapp. Default: $INTERLOCK_BACKEND, else"
+                    + " flock: on a private per-user directory (~/.local/state/interlock/locks, or"
+                    + " /tmp/interlock-UID if the home is not writable).")
+    String uri;
+
+    /** Opens the lock space, turning failures into messages with exit codes 64 (bad URI) or 69 (unusable backend). */
+    LockSpace open(Env env) {
+        String resolved = DefaultBackend.resolve(uri, env);
+        try {
+            return Interlock.open(resolved);
+        } catch (LockBackendException e) {
+            throw new CliException(ExitCodes.UNAVAILABLE, e.getMessage(), e);
+        } catch (IllegalArgumentException e) {
+            String source = uri != null ? "--backend" : "$" + DefaultBackend.ENV;
+            throw new CliException(ExitCodes.USAGE, "bad " + source + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Checks a lock name before anything is opened, so a bad name is a usage error (64). */
+    static String checkName(String name) {
+        try {
+            return LockNames.validate(name);
+        } catch (InvalidLockNameException e) {
+            throw new CliException(ExitCodes.USAGE, "bad lock name " + LockNames.quote(name) + ": " + e.getMessage(), e);
+        }
+    }
+}

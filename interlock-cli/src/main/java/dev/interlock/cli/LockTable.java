@@ -1,0 +1,117 @@
+package dev.interlock.cli;
+
+import dev.interlock.HolderInfo;
+import dev.interlock.LockInfo;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Renders lock states for {@code status} and {@code list}: a table for people, JSON for machines. */
+final class LockTable {
+    private static final String[] HEADER = {"NAME", "MODE", "OWNER", "HOST", "PID", "SINCE", "LEASE LEFT", "TOKEN", "WAITERS"};
+
+    private LockTable() {}
+
+    static String table(List<LockInfo> locks, Instant now) {
+        List<String[]> rows = new ArrayList<>();
+        rows.add(HEADER);
+        for (LockInfo info : locks) {
+            String waiters = info.waiters() < 0 ? "-" : String.valueOf(info.waiters());
+            if (info.isFree()) {
+                rows.add(new String[] {displayName(info.name()), "free", "-", "-", "-", "-", "-", "-", waiters});
+                continue;
+            }
+            for (HolderInfo h : info.holders()) {
+                rows.add(new String[] {
+                    displayName(info.name()),
+                    h.mode().shortName(),
+                    h.ownerId().orElse(h.pid() > 0 ? "(not interlock)" : "?"),
+                    h.host().orElse("-"),
+                    h.pid() > 0 ? String.valueOf(h.pid()) : "-",
+                    h.since().map(s -> s.truncatedTo(ChronoUnit.SECONDS).toString()).orElse("-"),
+                    h.validUntil().map(v -> leaseLeft(v, now)).orElse("-"),
+                    h.token().isPresent() ? String.valueOf(h.token().getAsLong()) : "-",
+                    waiters});
+            }
+        }
+        int[] width = new int[HEADER.length];
+        for (String[] r : rows) {
+            for (int i = 0; i < r.length; i++) {
+                width[i] = Math.max(width[i], r[i].codePointCount(0, r[i].length()));
+            }
+        }
+        StringBuilder sb = new StringBuilder();
+        for (String[] r : rows) {
+            StringBuilder line = new StringBuilder();
+            for (int i = 0; i < r.length; i++) {
+                line.append(r[i]);
+                if (i < r.length - 1) {
+                    line.append(" ".repeat(width[i] - r[i].codePointCount(0, r[i].length()) + 2));
+                }
+            }
+            sb.append(line.toString().stripTrailing()).append('\n');
+        }
+        return sb.toString();
+    }
+
+    private static String leaseLeft(Instant validUntil, Instant now) {
+        if (validUntil.equals(Instant.MAX)) {
+            return "-";
+        }
+        Duration left = Duration.between(now, validUntil);
+        return left.isNegative() ? "expired" : Durations.format(left);
+    }
+
+    private static String displayName(String name) {
+        for (int i = 0; i < name.length(); i++) {
+            if (Character.isWhitespace(name.charAt(i))) {
+                return dev.interlock.internal.LockNames.quote(name);
+            }
+        }
+        return name;
+    }
+
+    static String json(String backend, List<LockInfo> locks, Instant now) {
+        Json j = new Json().beginObject().name("backend").value(backend).name("locks").beginArray();
+        for (LockInfo info : locks) {
+            j.beginObject().name("name").value(info.name()).name("free").value(info.isFree()).name("waiters");
+            if (info.waiters() < 0) {
+                j.nullValue();
+            } else {
+                j.value(info.waiters());
+            }
+            j.name("holders").beginArray();
+            for (HolderInfo h : info.holders()) {
+                j.beginObject().name("mode").value(h.mode().shortName())
+                        .name("owner").value(h.ownerId().orElse(null))
+                        .name("host").value(h.host().orElse(null))
+                        .name("pid");
+                if (h.pid() > 0) {
+                    j.value(h.pid());
+                } else {
+                    j.nullValue();
+                }
+                j.name("since").value(h.since().map(Instant::toString).orElse(null));
+                Instant until = h.validUntil().filter(v -> !v.equals(Instant.MAX)).orElse(null);
+                j.name("validUntil").value(until == null ? null : until.toString());
+                j.name("leaseLeftMs");
+                if (until == null) {
+                    j.nullValue();
+                } else {
+                    j.value(Math.max(0, Duration.between(now, until).toMillis()));
+                }
+                j.name("token");
+                if (h.token().isPresent()) {
+                    j.value(h.token().getAsLong());
+                } else {
+                    j.nullValue();
+                }
+                j.endObject();
+            }
+            j.endArray().endObject();
+        }
+        return j.endArray().endObject().toString();
+    }
+}

@@ -1,0 +1,165 @@
+package dev.interlock.cli;
+
+import dev.interlock.InvalidLockNameException;
+import dev.interlock.LockBackendException;
+import java.io.PrintWriter;
+import java.util.List;
+import picocli.CommandLine;
+import picocli.CommandLine.ParseResult;
+
+/** Entry point of the {@code interlock} command. The only place that calls {@link System#exit}. */
+public final class Main {
+    private Main() {}
+
+    public static void main(String[] args) {
+        List<byte[]> raw = RawArgs.read(args);
+        String[] decoded = RawArgs.decodeUtf8(args, raw);
+        CommandLine cmd = commandLine(Env.system(), raw, decoded);
+        int code = cmd.execute(decoded);
+        System.out.flush();
+        System.err.flush();
+        System.exit(code);
+    }
+
+    /**
+     * The configured command line. Tests call this with their own {@link Env} and writers
+     * ({@code setOut}/{@code setErr}), then {@code execute(args)}.
+     */
+    static CommandLine commandLine(Env env, List<byte[]> rawArgs) {
+        return commandLine(env, rawArgs, null);
+    }
+
+    /**
+     * Building picocli's model of a command costs reflection and class loading at every start, so
+     * when {@code args} name a command, only that one is added (its help and errors are the
+     * same); otherwise (no command, help, an unknown word) all of them are.
+     */
+    static CommandLine commandLine(Env env, List<byte[]> rawArgs, String[] args) {
+        // picocli registers reflective converters for java.sql and java.time types in every
+        // CommandLine it builds (Class.forName, DriverManager...); we use none of them.
+        setIfAbsent("picocli.converters.excludes", "java\\..*");
+        InterlockCommand top = new InterlockCommand(env, rawArgs);
+        CommandLine cmd = new CommandLine(top);
+        String wanted = args == null ? null : firstWord(args);
+        if (wanted == null && args != null && args.length == 1 && (args[0].equals("--version") || args[0].equals("-V"))) {
+            return cmd; // the version needs no command models
+        }
+        boolean all = wanted == null || !SUBCOMMANDS.contains(wanted);
+        if (all || wanted.equals("run")) {
+            cmd.addSubcommand(new RunCommand());
+        }
+        if (all || wanted.equals("status")) {
+            cmd.addSubcommand(new StatusCommand());
+        }
+        if (all || wanted.equals("list")) {
+            cmd.addSubcommand(new ListCommand());
+        }
+        if (all || wanted.equals("break")) {
+            cmd.addSubcommand(new BreakCommand());
+        }
+        if (all || wanted.equals("update")) {
+            cmd.addSubcommand(new UpdateCommand());
+        }
+        if (all) {
+            cmd.addSubcommand(new CommandLine.HelpCommand());
+        }
+        boolean[] verbose = new boolean[1];
+        cmd.setExpandAtFiles(false); // "@file" after "--" belongs to the command (curl -d @body.json)
+        cmd.setCaseInsensitiveEnumValuesAllowed(true);
+        cmd.setParameterExceptionHandler(Main::usageError);
+        cmd.setExecutionStrategy(parseResult -> {
+            verbose[0] = isVerbose(parseResult);
+            configureLogging(verbose[0]);
+            return new CommandLine.RunLast().execute(parseResult);
+        });
+        cmd.setExecutionExceptionHandler((ex, commandLine, parseResult) -> handle(ex, commandLine, verbose[0]));
+        return cmd;
+    }
+
+    private static final List<String> SUBCOMMANDS = List.of("run", "status", "list", "break", "update");
+
+    /** The first argument that is not an option of the top command (which takes no values). */
+    private static String firstWord(String[] args) {
+        for (String a : args) {
+            if (!a.startsWith("-")) {
+                return a;
+            }
+            if (a.equals("--")) {
+                return null;
+            }
+        }
+        return null;
+    }
+
+    private static boolean isVerbose(ParseResult pr) {
+        for (ParseResult p = pr; p != null; p = p.subcommand()) {
+            if (p.hasMatchedOption("--verbose")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** slf4j-simple reads these once, when the first logger is made: set them before that. */
+    static void configureLogging(boolean verbose) {
+        setIfAbsent("org.slf4j.simpleLogger.defaultLogLevel", verbose ? "debug" : "warn");
+        setIfAbsent("org.slf4j.simpleLogger.logFile", "System.err");
+        setIfAbsent("org.slf4j.simpleLogger.showThreadName", verbose ? "true" : "false");
+        setIfAbsent("org.slf4j.simpleLogger.showDateTime", verbose ? "true" : "false");
+        setIfAbsent("org.slf4j.simpleLogger.dateTimeFormat", "HH:mm:ss.SSS");
+        setIfAbsent("org.slf4j.simpleLogger.showShortLogName", "true");
+        setIfAbsent("org.slf4j.simpleLogger.levelInBrackets", "true");
+    }
+
+    private static void setIfAbsent(String key, String value) {
+        if (System.getProperty(key) == null) {
+            System.setProperty(key, value);
+        }
+    }
+
+    private static int usageError(CommandLine.ParameterException ex, String[] args) {
+        CommandLine c = ex.getCommandLine();
+        PrintWriter err = c.getErr();
+        String message = ex.getMessage();
+        if (ex instanceof CommandLine.UnmatchedArgumentException && c.getParent() == null) {
+            List<String> unmatched = ((CommandLine.UnmatchedArgumentException) ex).getUnmatched();
+            if (!unmatched.isEmpty() && !unmatched.get(0).startsWith("-")) {
+                message = "unknown command '" + unmatched.get(0) + "': use run, status, list, break or help";
+            }
+        }
+        err.println("interlock: " + message);
+        CommandLine.UnmatchedArgumentException.printSuggestions(ex, err);
+        err.println("Try '" + c.getCommandSpec().qualifiedName() + " --help' for more information.");
+        err.flush();
+        return ExitCodes.USAGE;
+    }
+
+    private static int handle(Exception ex, CommandLine commandLine, boolean verbose) {
+        PrintWriter err = commandLine.getErr();
+        int code;
+        String message;
+        if (ex instanceof CliException) {
+            code = ((CliException) ex).exitCode();
+            message = ex.getMessage();
+        } else if (ex instanceof InvalidLockNameException) {
+            code = ExitCodes.USAGE;
+            message = "bad lock name: " + ex.getMessage();
+        } else if (ex instanceof LockBackendException) {
+            code = ExitCodes.UNAVAILABLE;
+            message = ex.getMessage();
+        } else {
+            code = ExitCodes.SOFTWARE;
+            message = "internal error: " + ex + (verbose ? "" : " (run with -v for the stack trace, and please report it)");
+            verbose = verbose || Boolean.getBoolean("interlock.cli.trace");
+        }
+        err.println("interlock: " + message);
+        if (code == ExitCodes.USAGE) {
+            err.println("Try '" + commandLine.getCommandSpec().qualifiedName() + " --help' for more information.");
+        }
+        if (verbose) {
+            ex.printStackTrace(err);
+        }
+        err.flush();
+        return code;
+    }
+}

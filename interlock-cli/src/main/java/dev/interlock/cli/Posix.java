@@ -1,0 +1,198 @@
+package dev.interlock.cli;
+
+import com.sun.jna.Function;
+import com.sun.jna.Memory;
+import com.sun.jna.Native;
+import com.sun.jna.NativeLibrary;
+import com.sun.jna.Platform;
+import com.sun.jna.Pointer;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The few libc calls {@code interlock run} needs. Each is looked up on first use and called
+ * through {@link Function}: registering them all up front ({@code Native.register}) costs tens of
+ * milliseconds of start-up, and most runs use only a dozen of them. Loaded only by {@code run}.
+ */
+final class Posix {
+    private static final NativeLibrary LIBC = NativeLibrary.getInstance(Platform.C_LIBRARY_NAME);
+    private static final Map<String, Function> FUNCTIONS = new ConcurrentHashMap<>();
+
+    private Posix() {}
+
+    // <spawn.h>; the same values on Linux and the BSDs.
+    static final short POSIX_SPAWN_SETPGROUP = 0x02;
+    static final short POSIX_SPAWN_SETSIGDEF = 0x04;
+    static final short POSIX_SPAWN_SETSIGMASK = 0x08;
+    // <sys/wait.h>
+    static final int WUNTRACED = 2;
+    // <errno.h> (Linux)
+    static final int EINTR = 4;
+    static final int ECHILD = 10;
+    static final int ENOENT = 2;
+    static final int EACCES = 13;
+    static final int ENOEXEC = 8;
+    static final int EPERM = 1;
+    // <fcntl.h> (Linux)
+    static final int O_CLOEXEC = 02000000;
+    /** (void (*)(int)) 1 */
+    static final Pointer SIG_IGN = Pointer.createConstant(1);
+    /** Generous room for the opaque posix_spawnattr_t (336 bytes on glibc x86-64) and friends. */
+    static final int OPAQUE_SIZE = 1024;
+
+    private static Function fn(String name) {
+        Function f = FUNCTIONS.get(name);
+        if (f == null) {
+            f = LIBC.getFunction(name);
+            FUNCTIONS.put(name, f);
+        }
+        return f;
+    }
+
+    private static int call(String name, Object... args) {
+        return fn(name).invokeInt(args);
+    }
+
+    static int posix_spawnp(int[] pid, Pointer file, Pointer fileActions, Pointer attr, Pointer argv, Pointer envp) {
+        return call("posix_spawnp", pid, file, fileActions, attr, argv, envp);
+    }
+
+    static int posix_spawnattr_init(Pointer attr) {
+        return call("posix_spawnattr_init", attr);
+    }
+
+    static int posix_spawnattr_destroy(Pointer attr) {
+        return call("posix_spawnattr_destroy", attr);
+    }
+
+    static int posix_spawnattr_setflags(Pointer attr, short flags) {
+        return call("posix_spawnattr_setflags", attr, flags);
+    }
+
+    static int posix_spawnattr_setpgroup(Pointer attr, int pgroup) {
+        return call("posix_spawnattr_setpgroup", attr, pgroup);
+    }
+
+    static int posix_spawnattr_setsigmask(Pointer attr, Pointer sigmask) {
+        return call("posix_spawnattr_setsigmask", attr, sigmask);
+    }
+
+    static int posix_spawnattr_setsigdefault(Pointer attr, Pointer sigdefault) {
+        return call("posix_spawnattr_setsigdefault", attr, sigdefault);
+    }
+
+    static int posix_spawn_file_actions_init(Pointer fileActions) {
+        return call("posix_spawn_file_actions_init", fileActions);
+    }
+
+    static int posix_spawn_file_actions_destroy(Pointer fileActions) {
+        return call("posix_spawn_file_actions_destroy", fileActions);
+    }
+
+    static int posix_spawn_file_actions_adddup2(Pointer fileActions, int fd, int newfd) {
+        return call("posix_spawn_file_actions_adddup2", fileActions, fd, newfd);
+    }
+
+    static int sigemptyset(Pointer set) {
+        return call("sigemptyset", set);
+    }
+
+    static int sigfillset(Pointer set) {
+        return call("sigfillset", set);
+    }
+
+    static int sigdelset(Pointer set, int signo) {
+        return call("sigdelset", set, signo);
+    }
+
+    static int waitpid(int pid, int[] status, int options) {
+        return call("waitpid", pid, status, options);
+    }
+
+    static int kill(int pid, int sig) {
+        return call("kill", pid, sig);
+    }
+
+    static Pointer signal(int signum, Pointer handler) {
+        return fn("signal").invokePointer(new Object[] {signum, handler});
+    }
+
+    static int isatty(int fd) {
+        return call("isatty", fd);
+    }
+
+    static int tcgetpgrp(int fd) {
+        return call("tcgetpgrp", fd);
+    }
+
+    static int tcsetpgrp(int fd, int pgrp) {
+        return call("tcsetpgrp", fd, pgrp);
+    }
+
+    static int getpgrp() {
+        return call("getpgrp");
+    }
+
+    static int getpid() {
+        return call("getpid");
+    }
+
+    static int pipe2(int[] fds, int flags) {
+        return call("pipe2", fds, flags);
+    }
+
+    static long write(int fd, byte[] buf, long count) {
+        return fn("write").invokeLong(new Object[] {fd, buf, count});
+    }
+
+    static int close(int fd) {
+        return call("close", fd);
+    }
+
+    static String strerror(int errnum) {
+        return fn("strerror").invokeString(new Object[] {errnum}, false);
+    }
+
+    /**
+     * {@code posix_spawn_file_actions_addclosefrom_np} (glibc 2.34+): closes every descriptor
+     * from {@code lowfd} up in the child. Returns false if this libc lacks it.
+     */
+    static boolean addCloseFrom(Pointer fileActions, int lowfd) {
+        Function f;
+        try {
+            f = fn("posix_spawn_file_actions_addclosefrom_np");
+        } catch (UnsatisfiedLinkError e) {
+            return false;
+        }
+        return f.invokeInt(new Object[] {fileActions, lowfd}) == 0;
+    }
+
+    /** {@code environ}: the process's environment as the kernel and libc hold it (exact bytes). */
+    static Pointer environ() {
+        return LIBC.getGlobalVariableAddress("environ").getPointer(0);
+    }
+
+    static int errno() {
+        return Native.getLastError();
+    }
+
+    /** A zeroed block for an opaque libc structure. */
+    static Memory opaque() {
+        Memory m = new Memory(OPAQUE_SIZE);
+        m.clear();
+        return m;
+    }
+
+    /** Decodes a wait status the way a shell reports it: the exit status, or 128+signal. */
+    static int shellStatus(int status) {
+        int sig = status & 0x7f;
+        if (sig == 0) {
+            return (status >> 8) & 0xff;
+        }
+        return ExitCodes.SIGNAL_BASE + sig;
+    }
+
+    static boolean stopped(int status) {
+        return (status & 0xff) == 0x7f;
+    }
+}

@@ -1,0 +1,339 @@
+package dev.interlock.cli;
+
+import dev.interlock.HolderInfo;
+import dev.interlock.Lease;
+import dev.interlock.LockBackendException;
+import dev.interlock.LockInfo;
+import dev.interlock.LockRequest;
+import dev.interlock.LockSpace;
+import dev.interlock.LockTimeoutException;
+import dev.interlock.Mode;
+import dev.interlock.internal.Leases;
+import dev.interlock.internal.LockNames;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+
+/** {@code interlock run [options] NAME -- COMMAND [ARG...]}. */
+@Command(mixinStandardHelpOptions = true,
+        name = "run",
+        header = "Run COMMAND while holding the lock NAME.",
+        customSynopsis = {"interlock run [-s] [-n | -w DURATION] [-E N] [-q] [--backend URI]",
+                "              [--lease DURATION] [--hold-at-least DURATION]",
+                "              NAME -- COMMAND [ARG...]"},
+        description = {"",
+                "Takes the lock (exclusive unless -s), runs COMMAND with its arguments (no",
+                "shell) and releases the lock when COMMAND exits. Exits with COMMAND's status.",
+                "By default it waits for the lock as long as it takes; -n gives up at once,",
+                "-w after DURATION.",
+                "",
+                "COMMAND gets INTERLOCK_NAME, INTERLOCK_OWNER and INTERLOCK_TOKEN (the fencing",
+                "token) in its environment and inherits stdin, stdout and stderr. It runs in",
+                "its own process group; SIGINT, SIGTERM and SIGHUP sent to interlock are",
+                "forwarded to that group.",
+                "",
+                "COMMAND never runs without the lock: if the lock is lost (lock file removed",
+                "or replaced, lease not renewed), its process group gets SIGTERM, then SIGKILL",
+                "10s later, and run exits with 75. With flock: the command itself holds the",
+                "lock (it inherits the locked file, as under flock(1)), so it keeps it even if",
+                "interlock is killed; with lease-based backends, killing interlock stops the",
+                "command.",
+                "",
+                "DURATION: 500ms, 30s, 5m, 1h, 1h30m, or seconds such as 2.5."},
+        parameterListHeading = "%nArguments:%n",
+        optionListHeading = "%nOptions:%n",
+        sortOptions = false,
+        footerHeading = "%nExamples:%n",
+        footer = {"  # at most one report at a time; others wait",
+                "  interlock run nightly-report -- ./report.sh --full",
+                "  # a cron job that skips its turn if the previous run is still going",
+                "  interlock run -n -E 0 -q sync -- rsync -a src/ dst/",
+                "  # wait up to 5 minutes; tell 'busy' (3) from the command's own failures",
+                "  interlock run -w 5m -E 3 import -- ./import.sh",
+                "  # readers share, a writer excludes them",
+                "  interlock run -s catalog -- ./read-catalog.sh",
+                "  # several hosts fire the same job: it runs once even if their clocks",
+                "  # differ by up to a minute",
+                "  interlock run -n --backend dir:/mnt/shared/locks --hold-at-least 1m \\",
+                "      daily -- ./daily.sh",
+                "  # interoperates with util-linux flock(1) on the same file",
+                "  flock /var/lock/myapp/db -c ./migrate.sh   # excludes, and is excluded by:",
+                "  interlock run --backend flock:/var/lock/myapp db -- ./backup.sh"},
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {
+                "  N:COMMAND's own exit status",
+                "128+N:COMMAND was killed by signal N (143: SIGTERM)",
+                "  1:the lock is busy (-n) or the wait ran out (-w); set with -E",
+                " 64:usage error: bad option or DURATION, no '--' or no COMMAND, bad NAME",
+                "    or URI",
+                " 69:the backend is unusable (directory missing and not creatable, not",
+                "    writable, unsafe)",
+                " 75:the lock was lost while COMMAND ran; COMMAND was stopped",
+                "126:COMMAND could not be executed (permission denied, not executable)",
+                "127:COMMAND was not found"})
+final class RunCommand implements Callable<Integer> {
+    @ParentCommand
+    InterlockCommand top;
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = {"-s", "--shared"}, description = "Take a shared lock (many holders at once) instead of an exclusive one.")
+    boolean shared;
+
+    @Option(names = {"-n", "--no-wait"}, description = "Do not wait: if the lock is busy, exit at once with the conflict code.")
+    boolean noWait;
+
+    @Option(names = {"-w", "--wait"}, paramLabel = "DURATION", converter = Durations.class,
+            description = "Wait at most DURATION for the lock, then exit with the conflict code (-w 0 is -n).")
+    Duration wait;
+
+    @Option(names = {"-E", "--conflict-exit-code"}, paramLabel = "N", converter = ExitCodeConverter.class,
+            description = "Exit status (0-255) when the lock is busy or the wait runs out. Default: ${DEFAULT-VALUE}.")
+    int conflictExitCode = ExitCodes.CONFLICT;
+
+    @Option(names = {"-q", "--quiet"}, description = "Say nothing about waiting or conflicts (errors are still reported).")
+    boolean quiet;
+
+    @Mixin
+    BackendOption backend;
+
+    @Option(names = "--lease", paramLabel = "DURATION", converter = Durations.class,
+            description = "Lease of lease-based backends (dir:, jdbc:, redis:), renewed while COMMAND"
+                    + " runs. Default: the backend's (30s). Ignored by flock:, whose locks do not expire.")
+    Duration lease;
+
+    @Option(names = "--hold-at-least", paramLabel = "DURATION", converter = Durations.class,
+            description = "Keep the lock until DURATION after it was taken, even if COMMAND ends sooner"
+                    + " (one run of a job fired on several hosts whose clocks differ).")
+    Duration holdAtLeast;
+
+    @Mixin
+    Verbosity verbosity;
+
+    @Parameters(index = "0", arity = "1", paramLabel = "NAME", description = "The lock name.")
+    String name;
+
+    @Parameters(index = "1..*", arity = "0..*", paramLabel = "COMMAND", description = "The command and its arguments, after '--'.")
+    List<String> command = new ArrayList<>();
+
+    @Override
+    public Integer call() {
+        checkCommandLine();
+        BackendOption.checkName(name);
+        PrintWriter err = spec.commandLine().getErr();
+        boolean tryOnly = noWait || (wait != null && wait.isZero());
+        try (LockSpace space = backend.open(top.env)) {
+            Duration grace = killGrace();
+            CommandRunner runner = new CommandRunner(err, grace);
+            LockRequest request = space.lock(name).mode(shared ? Mode.SHARED : Mode.EXCLUSIVE);
+            if (lease != null) {
+                try {
+                    request.lease(lease);
+                } catch (IllegalArgumentException e) {
+                    throw new CommandLine.ParameterException(spec.commandLine(), "bad --lease: " + e.getMessage());
+                }
+            }
+            request.onLost(runner::lost);
+            Optional<Lease> first = request.tryAcquire();
+            Lease held;
+            if (first.isPresent()) {
+                held = first.get();
+            } else if (tryOnly) {
+                if (!quiet) {
+                    err.println("interlock: " + LockNames.quote(name) + " is busy (" + holders(space) + ")");
+                }
+                return conflictExitCode;
+            } else {
+                Optional<Lease> waited = waitFor(space, request, err);
+                if (waited.isEmpty()) {
+                    return conflictExitCode;
+                }
+                held = waited.get();
+            }
+            long acquiredAt = System.nanoTime();
+            try {
+                return runUnder(held, runner, err, acquiredAt);
+            } finally {
+                runner.close();
+                try {
+                    held.close();
+                } catch (LockBackendException e) {
+                    err.println("interlock: warning: " + e.getMessage());
+                }
+            }
+        } catch (LockBackendException e) {
+            throw new CliException(ExitCodes.UNAVAILABLE, e.getMessage(), e);
+        }
+    }
+
+    /** Waits for the lock; says once, after a second, who holds it. Empty if the wait ran out. */
+    private Optional<Lease> waitFor(LockSpace space, LockRequest request, PrintWriter err) {
+        Thread notice = null;
+        if (!quiet) {
+            notice = new Thread(() -> {
+                try {
+                    Thread.sleep(1000);
+                } catch (InterruptedException e) {
+                    return;
+                }
+                String who;
+                try {
+                    who = holders(space);
+                } catch (RuntimeException e) {
+                    who = "holder unknown";
+                }
+                err.println("interlock: waiting for " + LockNames.quote(name) + " (" + who + ")"
+                        + (wait != null ? " up to " + Durations.format(wait) : ""));
+                err.flush();
+            }, "interlock-notice");
+            notice.setDaemon(true);
+            notice.start();
+        }
+        try {
+            return Optional.of(wait == null ? request.acquire() : request.acquire(wait));
+        } catch (LockTimeoutException e) {
+            if (!quiet) {
+                err.println("interlock: gave up: " + e.getMessage());
+            }
+            return Optional.empty();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CliException(ExitCodes.SIGNAL_BASE + 2, "interrupted while waiting for " + LockNames.quote(name));
+        } finally {
+            if (notice != null) {
+                notice.interrupt();
+            }
+        }
+    }
+
+    private int runUnder(Lease lease, CommandRunner runner, PrintWriter err, long acquiredAt) {
+        List<byte[]> env = List.of(
+                ("INTERLOCK_NAME=" + name).getBytes(StandardCharsets.UTF_8),
+                ("INTERLOCK_OWNER=" + lease.owner().id()).getBytes(StandardCharsets.UTF_8),
+                ("INTERLOCK_TOKEN=" + lease.token()).getBytes(StandardCharsets.UTF_8));
+        OptionalInt fd = Leases.inheritableDescriptor(lease);
+        boolean sentinel = fd.isEmpty() || Boolean.getBoolean("interlock.cli.sentinel");
+        err.flush();
+        spec.commandLine().getOut().flush();
+        System.out.flush();
+        System.err.flush();
+        int status;
+        try {
+            status = runner.run(commandBytes(), new Spawner.Environment(env), fd, sentinel);
+        } catch (Spawner.SpawnException e) {
+            throw new CliException(e.exitCode(), "cannot run " + LockNames.quote(command.get(0)) + ": " + e.getMessage()
+                    + (e.exitCode() == ExitCodes.NOT_FOUND ? " (not found in PATH)" : ""), e);
+        }
+        if (runner.wasLost()) {
+            return ExitCodes.LOCK_LOST;
+        }
+        if (holdAtLeast != null) {
+            long until = acquiredAt + holdAtLeast.toNanos();
+            long left;
+            while ((left = until - System.nanoTime()) > 0 && runner.signalAfterExit() == 0) {
+                try {
+                    TimeUnit.NANOSECONDS.sleep(left);
+                } catch (InterruptedException e) {
+                    // a signal: stop holding
+                }
+            }
+            Thread.interrupted();
+            if (runner.signalAfterExit() != 0) {
+                return ExitCodes.SIGNAL_BASE + runner.signalAfterExit();
+            }
+        }
+        return status;
+    }
+
+    /** The command's raw bytes when known (see {@link RawArgs}), else its UTF-8 encoding. */
+    private List<byte[]> commandBytes() {
+        List<byte[]> raw = top.rawArgs;
+        if (raw != null && raw.size() >= command.size()) {
+            return raw.subList(raw.size() - command.size(), raw.size());
+        }
+        List<byte[]> out = new ArrayList<>();
+        for (String s : command) {
+            out.add(s.getBytes(StandardCharsets.UTF_8));
+        }
+        return out;
+    }
+
+    private String holders(LockSpace space) {
+        LockInfo info = space.status(name);
+        if (info.isFree()) {
+            return "it was just released";
+        }
+        List<String> parts = new ArrayList<>();
+        for (HolderInfo h : info.holders()) {
+            parts.add(h.describe());
+        }
+        return String.join("; ", parts);
+    }
+
+    private Duration killGrace() {
+        Duration grace = Duration.ofMillis(Long.getLong("interlock.cli.killGraceMs", 10_000));
+        if (lease != null && lease.dividedBy(3).compareTo(grace) < 0) {
+            grace = lease.dividedBy(3); // SIGKILL well before the lease could run out
+        }
+        return grace;
+    }
+
+    /** {@code --} present, NAME before it, a COMMAND after it. */
+    private void checkCommandLine() {
+        List<String> original = spec.commandLine().getParseResult().originalArgs();
+        int runAt = original.indexOf(spec.name());
+        List<String> mine = runAt >= 0 ? original.subList(runAt + 1, original.size()) : original;
+        int dash = mine.indexOf("--");
+        String synopsis = "interlock run [OPTIONS] NAME -- COMMAND [ARG...]";
+        if (dash < 0) {
+            throw new CommandLine.ParameterException(spec.commandLine(),
+                    "missing '--' before the command: " + synopsis);
+        }
+        int after = mine.size() - dash - 1;
+        if (after == 0) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "missing COMMAND after '--': " + synopsis);
+        }
+        if (command.size() > after) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "unexpected argument "
+                    + LockNames.quote(command.get(0)) + " before '--': " + synopsis);
+        }
+        if (command.size() < after) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "the lock NAME must come before '--': " + synopsis);
+        }
+        if (noWait && wait != null) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "-n/--no-wait and -w/--wait exclude each other");
+        }
+    }
+
+    /** 0..255, as an exit status must be. */
+    static final class ExitCodeConverter implements CommandLine.ITypeConverter<Integer> {
+        @Override
+        public Integer convert(String value) {
+            int n;
+            try {
+                n = Integer.parseInt(value.trim());
+            } catch (NumberFormatException e) {
+                throw new CommandLine.TypeConversionException("'" + value + "' is not a number; an exit status is 0-255");
+            }
+            if (n < 0 || n > 255) {
+                throw new CommandLine.TypeConversionException(n + " is not an exit status; use 0-255");
+            }
+            return n;
+        }
+    }
+}

@@ -1,0 +1,110 @@
+package dev.interlock.cli;
+
+import dev.interlock.testkit.Timing;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/** {@code interlock} run as a real process: {@code java -cp <test class path> dev.interlock.cli.Main ...}. */
+final class CliProcess implements AutoCloseable {
+    final Process process;
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+    private final List<Thread> pumps = new ArrayList<>();
+
+    private CliProcess(Process process) {
+        this.process = process;
+        pumps.add(pump(process.getInputStream(), out));
+        pumps.add(pump(process.getErrorStream(), err));
+    }
+
+    static CliProcess start(List<String> jvmArgs, Map<String, String> env, String... args) throws IOException {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.add("-XX:TieredStopAtLevel=1");
+        cmd.add("-XX:+UseSerialGC");
+        cmd.add("-Xshare:auto");
+        cmd.add("-cp");
+        cmd.add(System.getProperty("java.class.path"));
+        cmd.addAll(jvmArgs);
+        cmd.add(Main.class.getName());
+        cmd.addAll(List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(cmd);
+        pb.environment().putAll(env);
+        return new CliProcess(pb.start());
+    }
+
+    static CliProcess start(String... args) throws IOException {
+        return start(List.of(), Map.of(), args);
+    }
+
+    private static Thread pump(InputStream in, ByteArrayOutputStream sink) {
+        Thread t = new Thread(() -> {
+            byte[] buf = new byte[4096];
+            try {
+                int n;
+                while ((n = in.read(buf)) > 0) {
+                    synchronized (sink) {
+                        sink.write(buf, 0, n);
+                    }
+                }
+            } catch (IOException e) {
+                // process gone
+            }
+        }, "pump");
+        t.setDaemon(true);
+        t.start();
+        return t;
+    }
+
+    /** Waits for the exit (bounded) and returns the status. */
+    int exitCode() throws InterruptedException {
+        return exitCode(Timing.seconds(30));
+    }
+
+    int exitCode(Duration limit) throws InterruptedException {
+        if (!process.waitFor(limit.toMillis(), TimeUnit.MILLISECONDS)) {
+            process.destroyForcibly();
+            throw new AssertionError("interlock did not exit within " + limit + "; stderr: " + err());
+        }
+        // Let the pumps drain what was written (a child that outlives interlock may keep the pipes open).
+        for (Thread t : pumps) {
+            t.join(Timing.seconds(5).toMillis());
+        }
+        return process.exitValue();
+    }
+
+    String out() {
+        synchronized (out) {
+            return out.toString(StandardCharsets.UTF_8);
+        }
+    }
+
+    byte[] outBytes() {
+        synchronized (out) {
+            return out.toByteArray();
+        }
+    }
+
+    String err() {
+        synchronized (err) {
+            return err.toString(StandardCharsets.UTF_8);
+        }
+    }
+
+    long pid() {
+        return process.pid();
+    }
+
+    @Override
+    public void close() {
+        process.destroyForcibly();
+    }
+}

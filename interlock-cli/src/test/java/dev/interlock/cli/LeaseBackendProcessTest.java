@@ -1,0 +1,95 @@
+package dev.interlock.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.interlock.Interlock;
+import dev.interlock.testkit.Timing;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code interlock run} on a lease-based backend ({@code dir:}): the lease dies with the JVM, so
+ * the sentinel must stop the command; a broken lock must stop it too. Skipped while no
+ * lease-based backend is on the class path.
+ */
+class LeaseBackendProcessTest {
+    @TempDir
+    Path tmp;
+
+    String backend;
+    Path work;
+    final List<CliProcess> clis = new ArrayList<>();
+
+    @BeforeEach
+    void setUp() throws IOException {
+        assumeTrue(Interlock.availableSchemes().containsKey("dir"), "the dir: backend is not on the class path");
+        backend = "dir:" + Files.createDirectory(tmp.resolve("locks"));
+        work = Files.createDirectory(tmp.resolve("work"));
+    }
+
+    @AfterEach
+    void tearDown() {
+        clis.forEach(CliProcess::close);
+    }
+
+    CliProcess cli(List<String> jvmArgs, String... args) throws IOException {
+        CliProcess p = CliProcess.start(jvmArgs, Map.of(), args);
+        clis.add(p);
+        return p;
+    }
+
+    void awaitPid(Path file, CliProcess p) {
+        await().atMost(Timing.seconds(20)).until(() -> {
+            if (!p.process.isAlive() && !Files.exists(file)) {
+                throw new AssertionError("interlock exited " + p.process.exitValue() + ": " + p.err());
+            }
+            return Files.exists(file) && Files.size(file) > 0;
+        });
+    }
+
+    @Test
+    void sigkillOfInterlock_theSentinelStopsTheCommand() throws Exception {
+        Path pid = work.resolve("child.pid");
+        CliProcess p = cli(List.of("-Dinterlock.cli.killGraceMs=1000"), "run", "--backend", backend, "--lease", "3s", "x",
+                "--", "sh", "-c", "sleep 60 & echo $$ > " + pid + "; wait");
+        awaitPid(pid, p);
+        long shell = Long.parseLong(Files.readString(pid).trim());
+        p.process.toHandle().destroyForcibly();
+        assertThat(p.process.waitFor(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        await().atMost(Timing.seconds(10)).until(() -> !RunProcessTest.running(shell));
+    }
+
+    @Test
+    void brokenLock_stopsTheCommand_exit75() throws Exception {
+        Path pid = work.resolve("child.pid");
+        CliProcess p = cli(List.of(), "run", "--backend", backend, "--lease", "1500ms", "x",
+                "--", "sh", "-c", "sleep 60 & echo $$ > " + pid + "; wait");
+        awaitPid(pid, p);
+        long shell = Long.parseLong(Files.readString(pid).trim());
+        CliProcess status = cli(List.of(), "status", "--json", "--backend", backend, "x");
+        assertThat(status.exitCode()).isEqualTo(0);
+        Matcher owner = Pattern.compile("\"owner\":\"([^\"]+)\"").matcher(status.out());
+        assertThat(owner.find()).as(status.out()).isTrue();
+        CliProcess broken = cli(List.of(), "break", "--backend", backend, "x", "--owner", owner.group(1));
+        assertThat(broken.exitCode()).as(broken.err()).isEqualTo(0);
+        assertThat(broken.out()).contains("removed 'x'");
+        assertThat(p.exitCode()).isEqualTo(75);
+        assertThat(p.err()).contains("lost").contains("stopping the command");
+        await().atMost(Timing.seconds(10)).until(() -> !RunProcessTest.running(shell));
+        CliProcess again = cli(List.of(), "break", "--backend", backend, "x", "--owner", owner.group(1));
+        assertThat(again.exitCode()).isEqualTo(1);
+    }
+}
