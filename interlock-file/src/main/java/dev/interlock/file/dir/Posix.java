@@ -29,24 +29,18 @@ final class Posix {
     static final int AT_SYMLINK_NOFOLLOW = 0x100;
 
     static final int ENOENT = 2;
-    static final int EINTR = 4;
     static final int EACCES = 13;
     static final int EEXIST = 17;
     static final int ENOTDIR = 20;
-    static final int EISDIR = 21;
     static final int ENOSPC = 28;
     static final int EROFS = 30;
-    static final int ENAMETOOLONG = 36;
     static final int ENOTEMPTY = 39;
     static final int ELOOP = 40;
     static final int ESRCH = 3;
     static final int EPERM = 1;
-    static final int EAGAIN = 11;
 
     static final byte DT_UNKNOWN = 0;
-    static final byte DT_DIR = 4;
     static final byte DT_REG = 8;
-    static final byte DT_LNK = 10;
 
     static final int IN_NONBLOCK = 04000;
     static final int IN_CLOEXEC = 02000000;
@@ -98,8 +92,6 @@ final class Posix {
 
     static native int linkat(int olddirfd, String oldpath, int newdirfd, String newpath, int flags) throws LastErrorException;
 
-    static native int fsync(int fd) throws LastErrorException;
-
     static native int fchmodat(int dirfd, String path, int mode, int flags) throws LastErrorException;
 
     static native long write(int fd, byte[] buf, long count) throws LastErrorException;
@@ -107,12 +99,6 @@ final class Posix {
     static native long read(int fd, byte[] buf, long count) throws LastErrorException;
 
     static native long getdents64(int fd, Pointer buf, long count) throws LastErrorException;
-
-    static native Pointer fdopendir(int fd) throws LastErrorException;
-
-    static native Pointer readdir(Pointer dir) throws LastErrorException;
-
-    static native int closedir(Pointer dir) throws LastErrorException;
 
     static native int inotify_init1(int flags) throws LastErrorException;
 
@@ -208,14 +194,6 @@ final class Posix {
             }
             // struct stat on x86_64: st_dev(8) st_ino(8) st_nlink(8) st_mode(4) st_uid(4) st_gid(4)
             return m.getInt(24);
-        }
-    }
-
-    /** st_uid of {@code name} relative to {@code dirfd} (follows nothing). */
-    static int lstatUid(int dirfd, String name) {
-        try (Memory m = new Memory(256)) {
-            fstatat(dirfd, name, m, AT_SYMLINK_NOFOLLOW);
-            return m.getInt(28);
         }
     }
 
