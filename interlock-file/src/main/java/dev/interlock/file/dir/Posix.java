@@ -54,6 +54,7 @@ final class Posix {
     static final int IN_DONT_FOLLOW = 0x02000000;
     static final short POLLIN = 1;
 
+    private static final int MODE_OFFSET = com.sun.jna.Platform.ARCH.equals("x86-64") ? 24 : 16;
     private static final boolean AVAILABLE;
     private static final Throwable UNAVAILABLE_CAUSE;
 
@@ -192,8 +193,8 @@ final class Posix {
                 }
                 throw e;
             }
-            // struct stat on x86_64: st_dev(8) st_ino(8) st_nlink(8) st_mode(4) st_uid(4) st_gid(4)
-            return m.getInt(24);
+            // struct stat: x86_64 st_dev(8) st_ino(8) st_nlink(8) st_mode(4); aarch64 (generic) st_dev(8) st_ino(8) st_mode(4)
+            return m.getInt(MODE_OFFSET);
         }
     }
 
