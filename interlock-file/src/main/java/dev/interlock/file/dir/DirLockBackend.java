@@ -62,7 +62,9 @@ final class DirLockBackend implements LockBackend {
     final Clock clock;
     final long pollNanos;
     final DirSelf self;
-    private final DirWatcher watcher;
+    /** Created at the first wait, so spaces that never wait have no thread and close at once. */
+    private DirWatcher watcher;
+    private boolean watcherTried;
     private final Set<String> warnedForeign = ConcurrentHashMap.newKeySet();
     private final Set<String> verifiedHashed = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
@@ -94,7 +96,6 @@ final class DirLockBackend implements LockBackend {
         if (!self.procUsable) {
             log.info("{} - /proc does not describe this process's pid namespace; dead holders on this host are found by their lease only", description);
         }
-        this.watcher = DirWatcher.open(description);
     }
 
     @Override
@@ -328,7 +329,15 @@ final class DirLockBackend implements LockBackend {
     }
 
     DirWatcher.Watch watch(DirLockDir dir) {
-        return watcher == null ? null : watcher.watch(root.resolve(dir.dirName).toString());
+        DirWatcher w;
+        synchronized (this) {
+            if (!watcherTried && !closed) {
+                watcherTried = true;
+                watcher = DirWatcher.open(description);
+            }
+            w = watcher;
+        }
+        return w == null ? null : w.watch(root.resolve(dir.dirName).toString());
     }
 
     /** The last gate name this process saw or made for a lock directory: a hint only, never trusted. */
@@ -351,6 +360,10 @@ final class DirLockBackend implements LockBackend {
     }
 
     void unwatch(DirWatcher.Watch w) {
+        DirWatcher watcher;
+        synchronized (this) {
+            watcher = this.watcher;
+        }
         if (watcher != null) {
             watcher.unwatch(w);
         }
@@ -521,6 +534,10 @@ final class DirLockBackend implements LockBackend {
             return;
         }
         closed = true;
+        DirWatcher watcher;
+        synchronized (this) {
+            watcher = this.watcher;
+        }
         if (watcher != null) {
             watcher.close();
         }

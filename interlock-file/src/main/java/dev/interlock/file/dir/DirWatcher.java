@@ -53,13 +53,16 @@ final class DirWatcher implements AutoCloseable {
 
     private final String description;
     private final int fd;
+    /** An eventfd written by {@link #close()} to end the reader thread's poll at once. */
+    private final int wakeFd;
     private final Map<Integer, Watch> byWd = new HashMap<>();
     private final Thread thread;
     private volatile boolean closed;
 
-    private DirWatcher(String description, int fd) {
+    private DirWatcher(String description, int fd, int wakeFd) {
         this.description = description;
         this.fd = fd;
+        this.wakeFd = wakeFd;
         this.thread = new Thread(this::run, "interlock-dir-watch");
         this.thread.setDaemon(true);
         this.thread.start();
@@ -69,7 +72,14 @@ final class DirWatcher implements AutoCloseable {
     static DirWatcher open(String description) {
         try {
             int fd = Posix.inotify_init1(Posix.IN_NONBLOCK | Posix.IN_CLOEXEC);
-            return new DirWatcher(description, fd);
+            int wake;
+            try {
+                wake = Posix.eventfd(0, Posix.IN_NONBLOCK | Posix.IN_CLOEXEC); // EFD_* equal IN_* (O_NONBLOCK, O_CLOEXEC)
+            } catch (LastErrorException e) {
+                Posix.close(fd);
+                throw e;
+            }
+            return new DirWatcher(description, fd, wake);
         } catch (LastErrorException | UnsupportedOperationException | UnsatisfiedLinkError e) {
             log.warn("{} - inotify unavailable ({}); waiters will poll", description, e.getMessage());
             return null;
@@ -108,14 +118,17 @@ final class DirWatcher implements AutoCloseable {
     }
 
     private void run() {
-        try (Memory pfd = new Memory(8)) {
+        try (Memory pfd = new Memory(16)) {
             byte[] bytes = new byte[64 * 1024];
             while (!closed) {
                 pfd.setInt(0, fd);
                 pfd.setShort(4, Posix.POLLIN);
                 pfd.setShort(6, (short) 0);
+                pfd.setInt(8, wakeFd);
+                pfd.setShort(12, Posix.POLLIN);
+                pfd.setShort(14, (short) 0);
                 try {
-                    if (Posix.poll(pfd, 1, 200) <= 0) {
+                    if (Posix.poll(pfd, 2, 10_000) <= 0) {
                         continue;
                     }
                 } catch (LastErrorException e) {
@@ -164,14 +177,21 @@ final class DirWatcher implements AutoCloseable {
             closed = true;
         }
         try {
+            Posix.write(wakeFd, new byte[] {1, 0, 0, 0, 0, 0, 0, 0}, 8);
+        } catch (LastErrorException e) {
+            // the thread then ends at its next poll timeout
+        }
+        try {
             thread.join(1000);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        try {
-            Posix.close(fd);
-        } catch (LastErrorException e) {
-            // ignore
+        for (int f : new int[] {fd, wakeFd}) {
+            try {
+                Posix.close(f);
+            } catch (LastErrorException e) {
+                // ignore
+            }
         }
     }
 }

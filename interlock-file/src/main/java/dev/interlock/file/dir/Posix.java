@@ -105,6 +105,8 @@ final class Posix {
 
     static native int inotify_add_watch(int fd, String path, int mask) throws LastErrorException;
 
+    static native int eventfd(int initval, int flags) throws LastErrorException;
+
     static native int inotify_rm_watch(int fd, int wd) throws LastErrorException;
 
     static native int poll(Pointer fds, long nfds, int timeout) throws LastErrorException;
