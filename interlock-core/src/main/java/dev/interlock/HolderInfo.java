@@ -1,5 +1,6 @@
 package dev.interlock;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
 import java.util.Optional;
@@ -17,6 +18,8 @@ import java.util.OptionalLong;
  * @param since when the lock was acquired (holder's wall clock), if known
  * @param validUntil when the lease runs out, if it has a lease
  * @param token the fencing token, if known
+ * @param lease the lease duration the holder asked for, if it has a lease
+ * @param bootId the boot id of the holder's host ({@code /proc/sys/kernel/random/boot_id}), if recorded
  */
 public record HolderInfo(
         Mode mode,
@@ -25,7 +28,15 @@ public record HolderInfo(
         long pid,
         Optional<Instant> since,
         Optional<Instant> validUntil,
-        OptionalLong token) {
+        OptionalLong token,
+        Optional<Duration> lease,
+        Optional<String> bootId) {
+
+    /** A holder with no lease and no recorded boot id (kernel locks). */
+    public HolderInfo(Mode mode, Optional<String> ownerId, Optional<String> host, long pid, Optional<Instant> since,
+            Optional<Instant> validUntil, OptionalLong token) {
+        this(mode, ownerId, host, pid, since, validUntil, token, Optional.empty(), Optional.empty());
+    }
 
     public HolderInfo {
         Objects.requireNonNull(mode, "mode");
@@ -34,6 +45,8 @@ public record HolderInfo(
         Objects.requireNonNull(since, "since");
         Objects.requireNonNull(validUntil, "validUntil");
         Objects.requireNonNull(token, "token");
+        Objects.requireNonNull(lease, "lease");
+        Objects.requireNonNull(bootId, "bootId");
     }
 
     /** One line for humans: {@code EX by host:pid:start:nonce (pid 123) since 2026-...Z, token 42}. */
@@ -45,6 +58,9 @@ public record HolderInfo(
         }
         since.ifPresent(s -> sb.append(" since ").append(s));
         validUntil.ifPresent(v -> sb.append(", lease until ").append(v));
+        if (validUntil.isEmpty()) {
+            lease.ifPresent(l -> sb.append(", lease ").append(l.toMillis()).append("ms"));
+        }
         if (token.isPresent()) {
             sb.append(", token ").append(token.getAsLong());
         }

@@ -128,8 +128,10 @@ public final class Handoff {
                 LONGS.setVolatile(m, RELEASED_AT, System.nanoTime());
                 locker.release();
                 // Do not queue again before the waiter holds it (flock is not FIFO: we could steal it back).
+                // Park rather than spin: on a 2-core machine a spinning releaser takes the core the
+                // waiter it is timing needs.
                 while ((long) LONGS.getVolatile(m, ACQUIRED_ROUND) != r + 1) {
-                    Thread.onSpinWait();
+                    java.util.concurrent.locks.LockSupport.parkNanos(20_000);
                 }
             } else {
                 LONGS.setVolatile(m, WAITER_ROUND, (long) r + 1);

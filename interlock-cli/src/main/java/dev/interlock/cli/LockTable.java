@@ -7,10 +7,11 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /** Renders lock states for {@code status} and {@code list}: a table for people, JSON for machines. */
 final class LockTable {
-    private static final String[] HEADER = {"NAME", "MODE", "OWNER", "HOST", "PID", "SINCE", "LEASE LEFT", "TOKEN", "WAITERS"};
+    private static final String[] HEADER = {"NAME", "MODE", "OWNER", "HOST", "BOOT", "PID", "SINCE", "LEASE", "TOKEN", "WAITERS"};
 
     private LockTable() {}
 
@@ -20,7 +21,7 @@ final class LockTable {
         for (LockInfo info : locks) {
             String waiters = info.waiters() < 0 ? "-" : String.valueOf(info.waiters());
             if (info.isFree()) {
-                rows.add(new String[] {displayName(info.name()), "free", "-", "-", "-", "-", "-", "-", waiters});
+                rows.add(new String[] {displayName(info.name()), "free", "-", "-", "-", "-", "-", "-", "-", waiters});
                 continue;
             }
             for (HolderInfo h : info.holders()) {
@@ -29,9 +30,10 @@ final class LockTable {
                     h.mode().shortName(),
                     h.ownerId().orElse(h.pid() > 0 ? "(not interlock)" : "?"),
                     h.host().orElse("-"),
+                    h.bootId().map(b -> b.length() > 8 ? b.substring(0, 8) : b).orElse("-"),
                     h.pid() > 0 ? String.valueOf(h.pid()) : "-",
                     h.since().map(s -> s.truncatedTo(ChronoUnit.SECONDS).toString()).orElse("-"),
-                    h.validUntil().map(v -> leaseLeft(v, now)).orElse("-"),
+                    lease(h, now),
                     h.token().isPresent() ? String.valueOf(h.token().getAsLong()) : "-",
                     waiters});
             }
@@ -54,6 +56,15 @@ final class LockTable {
             sb.append(line.toString().stripTrailing()).append('\n');
         }
         return sb.toString();
+    }
+
+    /** Time left when the backend knows the deadline, else the lease duration ("30s lease"), else "-". */
+    private static String lease(HolderInfo h, Instant now) {
+        Optional<Instant> until = h.validUntil().filter(v -> !v.equals(Instant.MAX));
+        if (until.isPresent()) {
+            return leaseLeft(until.get(), now) + " left";
+        }
+        return h.lease().map(l -> Durations.format(l) + " lease").orElse("-");
     }
 
     private static String leaseLeft(Instant validUntil, Instant now) {
@@ -102,6 +113,13 @@ final class LockTable {
                 } else {
                     j.value(Math.max(0, Duration.between(now, until).toMillis()));
                 }
+                j.name("leaseMs");
+                if (h.lease().isPresent()) {
+                    j.value(h.lease().get().toMillis());
+                } else {
+                    j.nullValue();
+                }
+                j.name("bootId").value(h.bootId().orElse(null));
                 j.name("token");
                 if (h.token().isPresent()) {
                     j.value(h.token().getAsLong());

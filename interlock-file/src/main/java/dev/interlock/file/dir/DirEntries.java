@@ -60,7 +60,8 @@ final class DirEntries {
 
         HolderInfo info(Mode mode, long token) {
             return new HolderInfo(mode, Optional.of(ownerId()), Optional.of(host), pid,
-                    Optional.of(Instant.ofEpochSecond(sinceSec)), Optional.empty(), OptionalLong.of(token));
+                    Optional.of(Instant.ofEpochSecond(sinceSec)), Optional.empty(), OptionalLong.of(token),
+                    Optional.of(java.time.Duration.ofMillis(leaseMs)), Optional.of(bootId));
         }
     }
 

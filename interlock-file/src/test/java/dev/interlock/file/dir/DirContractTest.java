@@ -1,12 +1,19 @@
 package dev.interlock.file.dir;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.interlock.HolderInfo;
 import dev.interlock.Interlock;
+import dev.interlock.Lease;
 import dev.interlock.LockSpace;
+import dev.interlock.Mode;
 import dev.interlock.testkit.LockSpaceContract;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The shared contract, on {@code dir:}. */
 class DirContractTest extends LockSpaceContract {
     @TempDir
     Path dir;
@@ -14,5 +21,16 @@ class DirContractTest extends LockSpaceContract {
     @Override
     protected LockSpace openSpace() {
         return Interlock.open("dir:" + dir);
+    }
+
+    @Test
+    void status_showsLeaseAndBootId() throws Exception {
+        String bootId = Files.readString(Path.of("/proc/sys/kernel/random/boot_id")).trim().replace("-", "");
+        try (Lease l = locks.lock("leased").mode(Mode.SHARED).lease(Duration.ofSeconds(42)).tryAcquire().orElseThrow()) {
+            HolderInfo h = locks.status("leased").holders().get(0);
+            assertThat(h.lease()).contains(Duration.ofSeconds(42));
+            assertThat(h.bootId()).contains(bootId);
+            assertThat(h.describe()).contains("lease 42000ms");
+        }
     }
 }
