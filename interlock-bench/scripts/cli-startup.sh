@@ -4,7 +4,7 @@
 #
 #   interlock-bench/scripts/cli-startup.sh [RUNS]      (default 30; needs hyperfine and GNU time)
 #
-# Prints the machine, the commands, hyperfine's table and the ratios; docs/benchmarks-cli.md
+# Prints the machine, the commands, hyperfine's table and the ratios; docs/benchmarks.md
 # records a run. Run it on a quiet machine: other processes inflate and scatter the numbers.
 set -euo pipefail
 
