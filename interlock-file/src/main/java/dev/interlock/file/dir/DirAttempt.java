@@ -70,7 +70,7 @@ final class DirAttempt implements Attempt {
         this.leaseNanos = spec.lease().toNanos();
         Owner o = spec.owner();
         String nonce = DirEntries.HEX.matcher(o.nonce()).matches() ? o.nonce()
-                : DirNames.sha256(o.nonce().getBytes(java.nio.charset.StandardCharsets.UTF_8)).substring(0, 16);
+                : dev.interlock.file.internal.PercentEncoding.sha256Hex(o.nonce()).substring(0, 16);
         String host = NOT_HOST.matcher(o.host()).replaceAll("_");
         if (host.length() > 64) {
             host = host.substring(0, 64);

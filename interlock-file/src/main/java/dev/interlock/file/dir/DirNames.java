@@ -1,10 +1,6 @@
 package dev.interlock.file.dir;
 
-import java.io.ByteArrayOutputStream;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
+import dev.interlock.file.internal.PercentEncoding;
 import java.util.Optional;
 
 /**
@@ -29,7 +25,7 @@ final class DirNames {
     private DirNames() {}
 
     static boolean isPlainChar(int c) {
-        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+        return PercentEncoding.keep(c);
     }
 
     /** The directory name of lock {@code name} (already validated by the core). */
@@ -37,21 +33,8 @@ final class DirNames {
         if (name.length() <= MAX_PLAIN && name.charAt(0) != '.' && name.chars().allMatch(DirNames::isPlainChar)) {
             return name;
         }
-        byte[] utf8 = name.getBytes(StandardCharsets.UTF_8);
-        StringBuilder sb = new StringBuilder(utf8.length + 1).append('%');
-        for (byte b : utf8) {
-            int c = b & 0xff;
-            if (isPlainChar(c)) {
-                sb.append((char) c);
-            } else {
-                sb.append('%').append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
-                        .append(Character.toUpperCase(Character.forDigit(c & 15, 16)));
-            }
-            if (sb.length() > MAX_ENCODED) {
-                return "#" + sha256(utf8);
-            }
-        }
-        return sb.toString();
+        String encoded = "%" + PercentEncoding.encode(name);
+        return encoded.length() <= MAX_ENCODED ? encoded : "#" + PercentEncoding.sha256Hex(name);
     }
 
     /** True if {@code dirName} is the hashed form, whose lock name must be read from its record. */
@@ -68,76 +51,18 @@ final class DirNames {
             return Optional.empty();
         }
         if (dirName.charAt(0) == '%') {
-            ByteArrayOutputStream out = new ByteArrayOutputStream();
-            for (int i = 1; i < dirName.length(); i++) {
-                char c = dirName.charAt(i);
-                if (c == '%') {
-                    if (i + 2 >= dirName.length()) {
-                        return Optional.empty();
-                    }
-                    int hi = Character.digit(dirName.charAt(i + 1), 16);
-                    int lo = Character.digit(dirName.charAt(i + 2), 16);
-                    if (hi < 0 || lo < 0) {
-                        return Optional.empty();
-                    }
-                    out.write(hi << 4 | lo);
-                    i += 2;
-                } else if (isPlainChar(c)) {
-                    out.write(c);
-                } else {
-                    return Optional.empty();
-                }
-            }
-            String name = new String(out.toByteArray(), StandardCharsets.UTF_8);
             // Only the canonical encoding of a name is accepted, so the mapping stays a bijection.
-            return encode(name).equals(dirName) ? Optional.of(name) : Optional.empty();
+            return PercentEncoding.decode(dirName.substring(1)).filter(name -> encode(name).equals(dirName));
         }
         return encode(dirName).equals(dirName) ? Optional.of(dirName) : Optional.empty();
     }
 
-    static String sha256(byte[] data) {
-        try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(data));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is always available", e);
-        }
-    }
-
     /** Percent-encodes {@code s} completely for a record line (reversible, one line, ASCII). */
     static String recordEscape(String s) {
-        StringBuilder sb = new StringBuilder();
-        for (byte b : s.getBytes(StandardCharsets.UTF_8)) {
-            int c = b & 0xff;
-            if (isPlainChar(c)) {
-                sb.append((char) c);
-            } else {
-                sb.append(String.format("%%%02X", c));
-            }
-        }
-        return sb.toString();
+        return PercentEncoding.encode(s);
     }
 
     static Optional<String> recordUnescape(String s) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c == '%') {
-                if (i + 2 >= s.length()) {
-                    return Optional.empty();
-                }
-                int hi = Character.digit(s.charAt(i + 1), 16);
-                int lo = Character.digit(s.charAt(i + 2), 16);
-                if (hi < 0 || lo < 0) {
-                    return Optional.empty();
-                }
-                out.write(hi << 4 | lo);
-                i += 2;
-            } else if (isPlainChar(c)) {
-                out.write(c);
-            } else {
-                return Optional.empty();
-            }
-        }
-        return Optional.of(new String(out.toByteArray(), StandardCharsets.UTF_8));
+        return PercentEncoding.decode(s);
     }
 }

@@ -1,9 +1,6 @@
 package dev.interlock.file.flock;
 
-import java.io.ByteArrayOutputStream;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
+import dev.interlock.file.internal.PercentEncoding;
 import java.util.Optional;
 
 /**
@@ -28,7 +25,6 @@ final class NameMapping {
     static final int MAX_ENCODED = 200;
     static final String ENCODED_PREFIX = ".x-";
     static final String HASHED_PREFIX = ".h-";
-    private static final char[] HEX = "0123456789ABCDEF".toCharArray();
 
     private NameMapping() {}
 
@@ -45,7 +41,7 @@ final class NameMapping {
     }
 
     private static boolean keep(int c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+        return PercentEncoding.keep(c);
     }
 
     /** The file name of a (validated) lock name. */
@@ -67,45 +63,12 @@ final class NameMapping {
 
     /** Percent-encoding of the UTF-8 bytes, keeping {@code [A-Za-z0-9._-]}. */
     static String encode(String name) {
-        byte[] bytes = name.getBytes(StandardCharsets.UTF_8);
-        StringBuilder sb = new StringBuilder(bytes.length * 2);
-        for (byte b : bytes) {
-            int c = b & 0xff;
-            if (keep(c)) {
-                sb.append((char) c);
-            } else {
-                sb.append('%').append(HEX[c >> 4]).append(HEX[c & 0xf]);
-            }
-        }
-        return sb.toString();
+        return PercentEncoding.encode(name);
     }
 
-    /** Inverse of {@link #encode}; empty if the text is not a valid encoding. */
+    /** Inverse of {@link #encode} for canonical encodings only (keeps the mapping a bijection). */
     static Optional<String> decode(String enc) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream(enc.length());
-        for (int i = 0; i < enc.length(); i++) {
-            char c = enc.charAt(i);
-            if (c == '%') {
-                if (i + 2 >= enc.length()) {
-                    return Optional.empty();
-                }
-                int hi = Character.digit(enc.charAt(i + 1), 16);
-                int lo = Character.digit(enc.charAt(i + 2), 16);
-                if (hi < 0 || lo < 0) {
-                    return Optional.empty();
-                }
-                out.write(hi << 4 | lo);
-                i += 2;
-            } else if (keep(c)) {
-                out.write(c);
-            } else {
-                return Optional.empty();
-            }
-        }
-        byte[] bytes = out.toByteArray();
-        String s = new String(bytes, StandardCharsets.UTF_8);
-        // Reject encodings that are not the canonical form of their name (keeps the mapping a bijection).
-        return encode(s).equals(enc) ? Optional.of(s) : Optional.empty();
+        return PercentEncoding.decodeCanonical(enc);
     }
 
     /** The lock name of a file in the lock directory, or empty if the file is not a lock file (hashed names: see the record). */
@@ -120,15 +83,6 @@ final class NameMapping {
     }
 
     static String sha256Hex(String name) {
-        try {
-            byte[] d = MessageDigest.getInstance("SHA-256").digest(name.getBytes(StandardCharsets.UTF_8));
-            StringBuilder sb = new StringBuilder(64);
-            for (byte b : d) {
-                sb.append(Character.forDigit((b >> 4) & 0xf, 16)).append(Character.forDigit(b & 0xf, 16));
-            }
-            return sb.toString();
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
-        }
+        return PercentEncoding.sha256Hex(name);
     }
 }
