@@ -5,7 +5,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -26,17 +25,7 @@ final class CliProcess implements AutoCloseable {
     }
 
     static CliProcess start(List<String> jvmArgs, Map<String, String> env, String... args) throws IOException {
-        List<String> cmd = new ArrayList<>();
-        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        cmd.add("-XX:TieredStopAtLevel=1");
-        cmd.add("-XX:+UseSerialGC");
-        cmd.add("-Xshare:auto");
-        cmd.add("-cp");
-        cmd.add(System.getProperty("java.class.path"));
-        cmd.addAll(jvmArgs);
-        cmd.add(Main.class.getName());
-        cmd.addAll(List.of(args));
-        ProcessBuilder pb = new ProcessBuilder(cmd);
+        ProcessBuilder pb = dev.interlock.testkit.ChildJvm.builder(Main.class, jvmArgs, args);
         pb.environment().putAll(env);
         return new CliProcess(pb.start());
     }

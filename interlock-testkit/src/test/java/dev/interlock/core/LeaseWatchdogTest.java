@@ -7,12 +7,11 @@ import dev.interlock.Interlock;
 import dev.interlock.Lease;
 import dev.interlock.LockLostException;
 import dev.interlock.LockSpace;
+import dev.interlock.testkit.FakeClock;
 import dev.interlock.testkit.FakeTicker;
 import dev.interlock.testkit.ManualScheduler;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -24,32 +23,9 @@ import org.junit.jupiter.api.Test;
 class LeaseWatchdogTest {
     final FakeTicker ticker = new FakeTicker();
     final ManualScheduler scheduler = new ManualScheduler(ticker);
-    final MutableClock wall = new MutableClock(Instant.parse("2026-11-21T03:00:00Z"));
+    final FakeClock wall = FakeClock.at(Instant.parse("2026-11-21T03:00:00Z"));
     LockSpace locks;
     MemoryBackend backend;
-
-    static final class MutableClock extends Clock {
-        volatile Instant now;
-
-        MutableClock(Instant now) {
-            this.now = now;
-        }
-
-        @Override
-        public ZoneOffset getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(java.time.ZoneId zone) {
-            return this;
-        }
-
-        @Override
-        public Instant instant() {
-            return now;
-        }
-    }
 
     @BeforeEach
     void open() {
@@ -144,11 +120,11 @@ class LeaseWatchdogTest {
     @Test
     void wallClockJumps_changeNothing() {
         Lease l = locks.lock("job").lease(Duration.ofSeconds(10)).fixedLease().tryAcquire().orElseThrow();
-        wall.now = wall.now.plus(Duration.ofHours(5));
+        wall.advance(Duration.ofHours(5));
         assertThat(l.isValid()).isTrue();
-        wall.now = wall.now.minus(Duration.ofHours(10));
+        wall.advance(Duration.ofHours(-10));
         assertThat(l.isValid()).isTrue();
-        assertThat(l.validUntil()).isEqualTo(wall.now.plusSeconds(10));
+        assertThat(l.validUntil()).isEqualTo(wall.instant().plusSeconds(10));
         ticker.advance(Duration.ofSeconds(11));
         assertThat(l.isValid()).isFalse();
     }

@@ -15,7 +15,6 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -41,22 +40,7 @@ class DirRecoveryTest {
     private Process child;
 
     /** A wall clock that tests can jump by hours. */
-    private final Clock jumpy = new Clock() {
-        @Override
-        public java.time.ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(java.time.ZoneId zone) {
-            return this;
-        }
-
-        @Override
-        public Instant instant() {
-            return Instant.now().plusMillis(wallOffset.get());
-        }
-    };
+    private final Clock jumpy = dev.interlock.testkit.FakeClock.from(() -> Instant.now().plusMillis(wallOffset.get()));
 
     @BeforeEach
     void open() {
@@ -325,22 +309,7 @@ class DirRecoveryTest {
         List<LockSpace> spaces = new java.util.ArrayList<>();
         try {
             for (int i = 0; i < 4; i++) {
-                Clock c = new Clock() {
-                    @Override
-                    public java.time.ZoneId getZone() {
-                        return ZoneOffset.UTC;
-                    }
-
-                    @Override
-                    public Clock withZone(java.time.ZoneId zone) {
-                        return this;
-                    }
-
-                    @Override
-                    public Instant instant() {
-                        return Instant.ofEpochMilli(wall.addAndGet(1000));
-                    }
-                };
+                Clock c = dev.interlock.testkit.FakeClock.from(() -> Instant.ofEpochMilli(wall.addAndGet(1000)));
                 LockSpace s = Interlock.builder("dir:" + dir).clock(c).open();
                 spaces.add(s);
                 String id = "w" + i;
