@@ -220,6 +220,7 @@ class RunProcessTest {
         Files.delete(dir.resolve("x"));
         assertThat(p.exitCode()).isEqualTo(75);
         assertThat(p.err()).contains("removed").contains("stopping the command");
+        assertThat(p.err().split("was removed while held", -1)).as("the loss is told once: %s", p.err()).hasSize(2);
         await().atMost(Timing.seconds(10)).until(() -> !running(shell) && !running(background));
     }
 
