@@ -171,6 +171,18 @@ final class FlockBackend implements LockBackend {
             throw new LockBackendException(desc, null, desc + " - lock directory " + dir
                     + " is not writable by this user; fix its permissions or choose another directory", null);
         }
+        try {
+            java.util.Set<java.nio.file.attribute.PosixFilePermission> perms = Files.getPosixFilePermissions(dir);
+            if (perms.contains(java.nio.file.attribute.PosixFilePermission.OTHERS_WRITE)) {
+                boolean sticky = (((Integer) Files.getAttribute(dir, "unix:mode")) & 01000) != 0;
+                log.warn("{} - lock directory {} is writable by every user: anyone can {}; use a directory writable only "
+                        + "by the users that share these locks (e.g. chmod 2770 with a common group)", desc, dir,
+                        sticky ? "pre-create lock files there to block you or to be refused by fs.protected_regular"
+                                : "remove or replace its lock files and so break the exclusion, or pre-create them to block you");
+            }
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException | ClassCastException e) {
+            // not a POSIX file system: nothing to check
+        }
     }
 
     @Override

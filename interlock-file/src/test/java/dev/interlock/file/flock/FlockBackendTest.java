@@ -411,6 +411,20 @@ class FlockBackendTest {
         assertThat(out).contains("LockBackendException").contains("is not writable by this user");
     }
 
+    @Test
+    void worldWritableLockDirectory_isWarnedAbout() throws Exception {
+        Path open = dir.resolve("open");
+        Files.createDirectory(open);
+        Files.setPosixFilePermissions(open, PosixFilePermissions.fromString("rwxrwxrwx"));
+        ProcessBuilder pb = ChildJvm.builder(FlockHolder.class, List.of(), "flock:" + open, "x", "EXCLUSIVE");
+        Process p = pb.redirectErrorStream(true).start();
+        String line = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8)).readLine();
+        p.getOutputStream().close();
+        String rest = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(line + rest).contains("is writable by every user").contains("break the exclusion").contains("HELD");
+    }
+
     private LockSpace other() {
         return extra = Interlock.open("flock:" + dir);
     }
