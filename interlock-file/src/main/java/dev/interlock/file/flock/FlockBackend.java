@@ -414,7 +414,7 @@ final class FlockBackend implements LockBackend {
                 throw e;
             }
             closeGate();
-            FlockGrant g = new FlockGrant(spec, fd, token, clock.instant(), id, path, readOnly);
+            FlockGrant g = new FlockGrant(spec, fd, token, clock.instant(), id, path);
             fd = -1;
             if (spec.mode() == Mode.SHARED) {
                 liveNonces.add(spec.owner().nonce());
@@ -574,7 +574,7 @@ final class FlockBackend implements LockBackend {
         private final byte[] path;
         private int fd;
 
-        FlockGrant(AcquireSpec spec, int fd, long token, Instant acquiredAt, LibC.FileId id, byte[] path, boolean readOnly) {
+        FlockGrant(AcquireSpec spec, int fd, long token, Instant acquiredAt, LibC.FileId id, byte[] path) {
             this.spec = spec;
             this.fd = fd;
             this.token = token;
