@@ -101,6 +101,6 @@ public class DirBenchmark {
 
     @Benchmark
     public int rawHardLinkDotlock() {
-        return DirRaw.dotlockRound(tmp, lock, record);
+        return Raw.dotlockRound(tmp, lock, record);
     }
 }

@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -23,13 +24,15 @@ import java.util.concurrent.TimeUnit;
  * waiter is already parked in its acquire (the holder waits 2ms after the waiter says it is about
  * to wait) when the holder stamps {@code System.nanoTime()} (CLOCK_MONOTONIC, shared by the
  * processes of a host) and releases; the waiter stamps again as soon as its acquire returns.
- * The difference is the handoff latency. Baseline, in the same run: the same two processes with
- * raw blocking {@code flock(LOCK_EX)}, i.e. what util-linux {@code flock(1)} does while it waits
- * (the kernel wakes the sleeper directly).
+ * The difference is the handoff latency. Kinds: {@code raw} (blocking {@code flock(LOCK_EX)}, what
+ * util-linux {@code flock(1)} does while it waits: the kernel wakes the sleeper directly),
+ * {@code flock} and {@code dir} (Interlock's backends), {@code seed000} (hard-link lock polled
+ * every 100 ms). Ratios are against the first kind, measured in the same run.
  *
  * {@snippet lang="shell" :
  * ./mvnw -q -pl interlock-bench -am package -DskipTests
- * java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.Handoff 2000 /tmp
+ * java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.Handoff 3000 /var/tmp/bench            # raw flock
+ * java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.Handoff 2000 /dev/shm dir seed000:80
  * }
  */
 public final class Handoff {
@@ -41,6 +44,13 @@ public final class Handoff {
 
     private Handoff() {}
 
+    /** The locks this harness can time, by the name given on the command line. */
+    private static final Map<String, String> KINDS = Map.of(
+            "raw", "raw flock(2) blocking (flock(1) equivalent)",
+            "flock", "interlock flock:",
+            "dir", "interlock dir: (inotify wake-up)",
+            "seed000", "seed 000 (hard link, retry every 100 ms)");
+
     public static void main(String[] args) throws Exception {
         if (args.length > 0 && args[0].equals("child")) {
             child(args);
@@ -48,13 +58,23 @@ public final class Handoff {
         }
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 2000;
         Path base = Path.of(args.length > 1 ? args[1] : System.getProperty("java.io.tmpdir"));
-        System.out.printf("handoff latency, %d rounds per kind, lock directory on %s%n", rounds, base);
-        long[] raw = run("raw", rounds, base);
-        long[] ours = run("interlock", rounds, base);
-        report("raw flock(2) blocking (flock(1) equivalent)", raw);
-        report("interlock flock:", ours);
-        System.out.printf(Locale.ROOT, "ratio interlock/raw: p50 %.2fx, p99 %.2fx%n",
-                pct(ours, 50) / (double) pct(raw, 50), pct(ours, 99) / (double) pct(raw, 99));
+        List<String> kinds = args.length > 2 ? List.of(args).subList(2, args.length) : List.of("raw", "flock");
+        System.out.printf("handoff latency, lock directories under %s; ratios against %s%n", base, kinds.get(0));
+        long[] first = null;
+        for (String k : kinds) {
+            String[] kr = k.split(":", 2); // KIND or KIND:ROUNDS (seed000 takes 100 ms a round)
+            if (!KINDS.containsKey(kr[0])) {
+                throw new IllegalArgumentException("unknown kind '" + kr[0] + "'; known: " + KINDS.keySet());
+            }
+            long[] t = run(kr[0], kr.length > 1 ? Integer.parseInt(kr[1]) : rounds, base);
+            report(KINDS.get(kr[0]), t);
+            if (first == null) {
+                first = t;
+            } else {
+                System.out.printf(Locale.ROOT, "%-45s p50 %.2fx, p99 %.2fx%n", "  ratio to " + kinds.get(0),
+                        pct(t, 50) / (double) pct(first, 50), pct(t, 99) / (double) pct(first, 99));
+            }
+        }
     }
 
     static long[] run(String kind, int rounds, Path base) throws Exception {
@@ -107,7 +127,9 @@ public final class Handoff {
         try (FileChannel ch = FileChannel.open(Path.of(a[5]), StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             m = ch.map(FileChannel.MapMode.READ_WRITE, 0, 64);
         }
-        Locker locker = kind.equals("raw") ? new RawLocker(dir) : new InterlockLocker(dir);
+        Locker locker = kind.equals("raw") ? new RawLocker(dir)
+                : kind.equals("seed000") ? new Seed000Locker(dir)
+                : new InterlockLocker(kind + ":" + dir);
         StringBuilder out = new StringBuilder();
         int warmup = Math.min(200, rounds / 5);
         if (me == 0) {
@@ -187,8 +209,8 @@ public final class Handoff {
         final LockSpace locks;
         Lease lease;
 
-        InterlockLocker(Path dir) {
-            locks = Interlock.open("flock:" + dir);
+        InterlockLocker(String uri) {
+            locks = Interlock.open(uri);
         }
 
         @Override
@@ -205,5 +227,43 @@ public final class Handoff {
         public void close() {
             locks.close();
         }
+    }
+
+    /** Seed 000's lock: hard-link a unique temp file to NAME.lock; if that fails, sleep 100 ms and retry. */
+    static final class Seed000Locker implements Locker {
+        final Path lock;
+        final Path tmp;
+
+        Seed000Locker(Path dir) {
+            lock = dir.resolve("handoff.lock");
+            tmp = dir.resolve("handoff.lock.pid." + ProcessHandle.current().pid());
+        }
+
+        @Override
+        public void acquire() throws Exception {
+            while (true) {
+                Files.writeString(tmp, "pid " + ProcessHandle.current().pid());
+                try {
+                    Files.createLink(lock, tmp);
+                    Files.delete(tmp);
+                    return;
+                } catch (java.nio.file.FileAlreadyExistsException e) {
+                    Files.delete(tmp);
+                    Thread.sleep(100);
+                }
+            }
+        }
+
+        @Override
+        public void release() {
+            try {
+                Files.delete(lock);
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
+
+        @Override
+        public void close() {}
     }
 }
