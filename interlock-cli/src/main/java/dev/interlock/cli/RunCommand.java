@@ -295,19 +295,8 @@ final class RunCommand implements Callable<Integer> {
 
     /** {@code --} present, NAME before it, a COMMAND after it. */
     private void checkCommandLine() {
-        List<String> original = spec.commandLine().getParseResult().originalArgs();
-        int runAt = original.indexOf(spec.name());
-        List<String> mine = runAt >= 0 ? original.subList(runAt + 1, original.size()) : original;
-        int dash = mine.indexOf("--");
         String synopsis = "interlock run [OPTIONS] NAME -- COMMAND [ARG...]";
-        if (dash < 0) {
-            throw new CommandLine.ParameterException(spec.commandLine(),
-                    "missing '--' before the command: " + synopsis);
-        }
-        int after = mine.size() - dash - 1;
-        if (after == 0) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "missing COMMAND after '--': " + synopsis);
-        }
+        int after = AfterDash.count(spec, synopsis);
         if (command.size() > after) {
             throw new CommandLine.ParameterException(spec.commandLine(), "unexpected argument "
                     + LockNames.quote(command.get(0)) + " before '--': " + synopsis);

@@ -245,18 +245,8 @@ final class UpdateCommand implements Callable<Integer> {
     }
 
     private void checkCommandLine() {
-        List<String> original = spec.commandLine().getParseResult().originalArgs();
-        int at = original.indexOf(spec.name());
-        List<String> mine = at >= 0 ? original.subList(at + 1, original.size()) : original;
-        int dash = mine.indexOf("--");
         String synopsis = "interlock update [--backend URI] [--lock NAME] FILE -- COMMAND [ARG...]";
-        if (dash < 0) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "missing '--' before the command: " + synopsis);
-        }
-        int after = mine.size() - dash - 1;
-        if (after == 0) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "missing COMMAND after '--': " + synopsis);
-        }
+        int after = AfterDash.count(spec, synopsis);
         if (command.size() != after) {
             throw new CommandLine.ParameterException(spec.commandLine(), "FILE must be the one argument before '--': " + synopsis);
         }
