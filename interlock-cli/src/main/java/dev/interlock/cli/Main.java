@@ -104,10 +104,6 @@ public final class Main {
     static void configureLogging(boolean verbose) {
         setIfAbsent("org.slf4j.simpleLogger.defaultLogLevel", verbose ? "debug" : "warn");
         setIfAbsent("org.slf4j.simpleLogger.logFile", "System.err");
-        if (!verbose) {
-            // The library logs a lost lease at WARN; the tool says it itself, in its own words, once.
-            setIfAbsent("org.slf4j.simpleLogger.log.dev.interlock.internal.DefaultLease", "error");
-        }
         setIfAbsent("org.slf4j.simpleLogger.showThreadName", verbose ? "true" : "false");
         setIfAbsent("org.slf4j.simpleLogger.showDateTime", verbose ? "true" : "false");
         setIfAbsent("org.slf4j.simpleLogger.dateTimeFormat", "HH:mm:ss.SSS");

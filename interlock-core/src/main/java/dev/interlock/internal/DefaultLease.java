@@ -140,7 +140,7 @@ final class DefaultLease implements Lease {
             }
         }
         if (lost != null) {
-            notifyLost(lost);
+            notifyLost(lost, false);
         }
     }
 
@@ -174,11 +174,19 @@ final class DefaultLease implements Lease {
         } catch (RuntimeException e) {
             log.debug("{} - releasing lost '{}' failed: {}", space.backend.description(), spec.name(), e.toString());
         }
-        log.warn("{}", lostCause.getMessage());
         return lostCause;
     }
 
-    private void notifyLost(LockLostException e) {
+    /**
+     * Tells the listeners. The loss is logged at WARN only when nobody else hears of it (no
+     * listener, and not thrown to a caller of {@link #renew()}): never log and also report it.
+     */
+    private void notifyLost(LockLostException e, boolean thrownToCaller) {
+        if (listeners.isEmpty() && !thrownToCaller) {
+            log.warn("{}", e.getMessage());
+        } else {
+            log.debug("{}", e.getMessage());
+        }
         for (Consumer<LockLostException> l : listeners) {
             try {
                 l.accept(e);
@@ -243,7 +251,7 @@ final class DefaultLease implements Lease {
                 lost = e;
             }
         }
-        notifyLost(lost);
+        notifyLost(lost, true);
         throw lost;
     }
 
