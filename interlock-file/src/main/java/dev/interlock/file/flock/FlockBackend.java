@@ -87,7 +87,8 @@ final class FlockBackend implements LockBackend {
     private final Inotify inotify;
     /** Nonces of the flock: grants this process holds, in any lock space (records of our own pid are kept only for these). */
     private static final Set<String> liveNonces = ConcurrentHashMap.newKeySet();
-    private final AtomicLong lastTimeToken = new AtomicLong();
+    /** Last clock-based token this process issued (any lock space): they stay strictly increasing within the process. */
+    private static final AtomicLong lastTimeToken = new AtomicLong();
     private final Set<String> warned = ConcurrentHashMap.newKeySet();
     private volatile boolean gateDirReady;
     private final byte[] dirPrefix;
