@@ -2,7 +2,6 @@ package dev.interlock.cli;
 
 import dev.interlock.LockLostException;
 import java.io.PrintWriter;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.OptionalInt;
@@ -19,25 +18,22 @@ import sun.misc.Signal;
  *   <li>For a kernel lock ({@code flock:}) the child inherits the locked descriptor (as fd 3), so
  *       it keeps the lock even if {@code interlock} is killed with SIGKILL, exactly like the child
  *       of flock(1). Every other descriptor of the JVM is closed in the child.</li>
- *   <li>For leases, which die with the JVM, a <em>sentinel</em> {@code /bin/sh} is started first,
- *       reading a pipe from the JVM; the command joins the sentinel's process group. If the JVM
- *       dies, the pipe closes and the sentinel sends SIGTERM, then SIGKILL, to the group, so the
- *       command never goes on running without the lock. The sentinel ignores the signals meant
- *       for the command.</li>
+ *   <li>For leases, which die with the JVM, a {@link Sentinel} is started before the lock is
+ *       requested, and the command joins its process group. It stops the group if the JVM dies
+ *       or stops renewing (its timer is re-armed after every renewal), and the lock is held on
+ *       its behalf, so on this host it counts as held while anything in the group can run. If
+ *       the sentinel itself dies, nothing would guard the command any more: it is stopped.</li>
  *   <li>The command leads (or joins) its own process group. On a terminal where we are in the
  *       foreground, the group gets the terminal for the command's life.</li>
  *   <li>SIGINT, SIGTERM and SIGHUP sent to {@code interlock} are forwarded to the group.</li>
  *   <li>If the lock is lost, the group gets SIGTERM, then SIGKILL after a grace period.</li>
+ *   <li>Under a sentinel, processes the command leaves in its group when it exits get SIGTERM,
+ *       then SIGKILL after the grace period, before the lock is released: they would run
+ *       without it.</li>
  * </ol>
  */
 final class CommandRunner implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(CommandRunner.class);
-    private static final String SENTINEL_SCRIPT = "trap '' HUP INT QUIT TERM TSTP TTIN TTOU\n"
-            + "IFS= read -r line\n"
-            + "[ \"$line\" = done ] && exit 0\n"
-            + "kill -TERM 0 2>/dev/null\n"
-            + "sleep \"$1\"\n"
-            + "kill -KILL 0 2>/dev/null\n";
     static final String[] FORWARDED = {"INT", "TERM", "HUP"};
 
     private final PrintWriter err;
@@ -55,8 +51,8 @@ final class CommandRunner implements AutoCloseable {
     private volatile Thread waiter;
     private boolean interactive;
     private int ourPgrp;
-    private int sentinelPid = -1;
-    private int sentinelFd = -1;
+    private Sentinel sentinel;
+    private String guardGone; // guarded by this: why the command was stopped though the lock was not lost
 
     CommandRunner(PrintWriter err, Duration killGrace) {
         this.err = err;
@@ -69,14 +65,12 @@ final class CommandRunner implements AutoCloseable {
      * @param argv the command, raw bytes
      * @param env the child's environment
      * @param lockFd descriptor the child must inherit to hold the lock, if any
-     * @param sentinel whether to start a sentinel (leases that die with the JVM)
      * @return the command's status as a shell reports it (128+N if killed by signal N)
      * @throws Spawner.SpawnException if the command could not be started
      */
-    int run(List<byte[]> argv, Spawner.Environment env, OptionalInt lockFd, boolean sentinel) throws Spawner.SpawnException {
-        long keepIgnored = Spawner.ignoredAtStart();
+    int run(List<byte[]> argv, Spawner.Environment env, OptionalInt lockFd) throws Spawner.SpawnException {
+        long keepIgnored = keepIgnored();
         int sigTtou = new Signal("TTOU").getNumber();
-        keepIgnored &= ~(1L << (sigTtou - 1));
         ourPgrp = Posix.getpgrp();
         interactive = Posix.isatty(0) == 1 && Posix.tcgetpgrp(0) == ourPgrp;
         if (interactive) {
@@ -88,10 +82,7 @@ final class CommandRunner implements AutoCloseable {
         for (String name : FORWARDED) {
             forward(name);
         }
-        int joinGroup = 0;
-        if (sentinel) {
-            joinGroup = startSentinel(keepIgnored);
-        }
+        int joinGroup = sentinel != null ? sentinel.pid() : 0;
         int[][] dups = lockFd.isPresent() ? new int[][] {{lockFd.getAsInt(), 3}} : new int[0][];
         int closeFrom = lockFd.isPresent() ? 4 : 3;
         int pid = Spawner.spawn(argv, env.envp, joinGroup, dups, closeFrom, keepIgnored);
@@ -115,6 +106,14 @@ final class CommandRunner implements AutoCloseable {
         if (lostEarly != null) {
             terminate(group);
         }
+        if (sentinel != null) {
+            Sentinel s = sentinel;
+            s.exit().thenAccept(st -> {
+                if (!s.dismissed() && !exited) {
+                    guardGone(s, st, group);
+                }
+            });
+        }
         CompletableFuture<Integer> status = new CompletableFuture<>();
         Thread reaper = new Thread(() -> reap(pid, group, status), "interlock-reaper");
         reaper.setDaemon(true);
@@ -125,12 +124,109 @@ final class CommandRunner implements AutoCloseable {
         if (interactive) {
             Posix.tcsetpgrp(0, ourPgrp);
         }
+        boolean stopped;
         synchronized (this) {
-            if (lost != null) {
-                Posix.kill(-group, sigKill); // whatever the command left running in its group
+            stopped = lost != null || guardGone != null;
+        }
+        if (stopped) {
+            if (sentinel != null) {
+                sentinel.expectExit();
             }
+            Posix.kill(-group, sigKill); // whatever the command left running in its group
+        } else if (sentinel != null) {
+            stopLeftovers(group);
         }
         return Posix.shellStatus(st);
+    }
+
+    /** Signals ignored at start that the command (and the sentinel) keep ignored; never SIGTTOU, which is ours. */
+    private static long keepIgnored() {
+        int sigTtou = new Signal("TTOU").getNumber();
+        return Spawner.ignoredAtStart() & ~(1L << (sigTtou - 1));
+    }
+
+    /**
+     * Starts the sentinel that the command will join (lease-based locks, which die with this JVM).
+     * Called before the lock is requested, so that the lock can be held on its behalf.
+     */
+    Sentinel startSentinel() throws Spawner.SpawnException {
+        sentinel = Sentinel.start(killGrace.toNanos(), keepIgnored());
+        return sentinel;
+    }
+
+    /** The sentinel, if one was started. */
+    Sentinel sentinel() {
+        return sentinel;
+    }
+
+    /**
+     * The command exited and the lock is still ours: processes it left in its group would run
+     * without the lock once it is released, so they get SIGTERM, then SIGKILL after the grace
+     * period. The sentinel keeps guarding them meanwhile, and is dismissed last.
+     */
+    private void stopLeftovers(int group) {
+        List<Long> left = ProcessGroups.leftovers(group, sentinel.pid());
+        if (!left.isEmpty()) {
+            err.println("interlock: stopping what COMMAND left running in its process group (pid"
+                    + (left.size() > 1 ? "s " : " ") + join(left) + "): it would run without the lock");
+            err.flush();
+            Posix.kill(-group, sigTerm);
+            long until = System.nanoTime() + killGrace.toNanos();
+            while (!left.isEmpty() && System.nanoTime() - until < 0) {
+                try {
+                    Thread.sleep(10);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+                left = ProcessGroups.leftovers(group, sentinel.pid());
+            }
+            if (!left.isEmpty()) {
+                log.debug("grace period over: SIGKILL to process group {}", group);
+                sentinel.expectExit();
+                Posix.kill(-group, sigKill);
+                awaitGroupGone(group);
+                return;
+            }
+        }
+        sentinel.dismiss();
+    }
+
+    /** Waits (bounded) until no process is left in {@code group}, so none can act after the release. */
+    private static void awaitGroupGone(int group) {
+        long until = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
+        while (Posix.kill(-group, 0) == 0 && System.nanoTime() - until < 0) {
+            try {
+                Thread.sleep(2);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    private static String join(List<Long> pids) {
+        StringBuilder sb = new StringBuilder();
+        for (Long p : pids) {
+            sb.append(sb.length() == 0 ? "" : ", ").append(p);
+        }
+        return sb.toString();
+    }
+
+    /** The sentinel died while the command ran: nothing would stop the command if this JVM died, so it is stopped now. */
+    private void guardGone(Sentinel s, int status, int group) {
+        synchronized (this) {
+            if (lost != null || guardGone != null) {
+                return;
+            }
+            guardGone = "the sentinel guarding the command (pid " + s.pid() + ") "
+                    + (status >= 0 && (status & 0x7f) != 0 ? "was killed by signal " + (status & 0x7f) : "exited");
+        }
+        err.println("interlock: " + guardGone + "; nothing would stop the command if interlock died");
+        err.println("interlock: stopping the command: SIGTERM to its process group, SIGKILL after "
+                + Durations.format(killGrace));
+        err.flush();
+        terminate(group);
     }
 
     private static int awaitUninterruptibly(CompletableFuture<Integer> f) {
@@ -223,6 +319,13 @@ final class CommandRunner implements AutoCloseable {
         if (exited) {
             err.println("interlock: warning: " + e.getMessage());
             err.flush();
+            Sentinel s = sentinel;
+            if (s != null && g > 0 && !s.dismissed()) {
+                // Stopping what the command left behind: the lock is gone, so no grace any more.
+                // The sentinel is not reaped yet, so the group id still names this group.
+                s.expectExit();
+                Posix.kill(-g, sigKill);
+            }
             return;
         }
         err.println("interlock: " + e.getMessage());
@@ -234,8 +337,9 @@ final class CommandRunner implements AutoCloseable {
         }
     }
 
+    /** True if the command was stopped because the lock was lost or its sentinel died. */
     synchronized boolean wasLost() {
-        return lost != null;
+        return lost != null || guardGone != null;
     }
 
     private void terminate(int group) {
@@ -255,38 +359,11 @@ final class CommandRunner implements AutoCloseable {
         killer.start();
     }
 
-    private int startSentinel(long keepIgnored) throws Spawner.SpawnException {
-        int[] fds = new int[2];
-        if (Posix.pipe2(fds, Posix.O_CLOEXEC) != 0) {
-            int errno = Posix.errno();
-            throw new Spawner.SpawnException(errno, "pipe2 failed: " + Posix.strerror(errno));
-        }
-        String grace = String.valueOf(Math.max(1, killGrace.toSeconds()));
-        List<byte[]> argv = List.of(bytes("/bin/sh"), bytes("-c"), bytes(SENTINEL_SCRIPT), bytes("interlock-sentinel"),
-                bytes(grace));
-        try {
-            sentinelPid = Spawner.spawn(argv, Posix.environ(), 0, new int[][] {{fds[0], 0}}, 3, keepIgnored);
-        } finally {
-            Posix.close(fds[0]);
-        }
-        sentinelFd = fds[1];
-        log.debug("sentinel pid {} watches the command's process group", sentinelPid);
-        return sentinelPid;
-    }
-
-    private static byte[] bytes(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
-    }
-
-    /** Dismisses the sentinel (the lock is released or about to be). */
+    /** Dismisses the sentinel if it is still there (the lock is released or about to be). */
     @Override
     public void close() {
-        if (sentinelFd >= 0) {
-            byte[] done = bytes("done\n");
-            Posix.write(sentinelFd, done, done.length);
-            Posix.close(sentinelFd);
-            sentinelFd = -1;
-            Posix.waitpid(sentinelPid, new int[1], 0);
+        if (sentinel != null) {
+            sentinel.close();
         }
     }
 }

@@ -26,6 +26,15 @@ final class Posix {
     static final short POSIX_SPAWN_SETSIGMASK = 0x08;
     // <sys/wait.h>
     static final int WUNTRACED = 2;
+    static final int WEXITED = 4;
+    static final int WNOWAIT = 0x01000000;
+    static final int P_PID = 1;
+    static final int CLD_EXITED = 1;
+    /** siginfo_t: 128 bytes; si_code at 8; for SIGCHLD si_status at 24 (the same on x86-64 and aarch64). */
+    static final int SIGINFO_SIZE = 128;
+    static final int SI_CODE = 8;
+    static final int SI_STATUS = 24;
+    static final int SIGKILL = 9;
     // <errno.h> (Linux)
     static final int EINTR = 4;
     static final int ECHILD = 10;
@@ -35,6 +44,8 @@ final class Posix {
     static final int EPERM = 1;
     // <fcntl.h> (Linux)
     static final int O_CLOEXEC = 02000000;
+    static final int O_NONBLOCK = 04000;
+    static final int F_SETFL = 4;
     /** (void (*)(int)) 1 */
     static final Pointer SIG_IGN = Pointer.createConstant(1);
     /** Generous room for the opaque posix_spawnattr_t (336 bytes on glibc x86-64) and friends. */
@@ -109,6 +120,10 @@ final class Posix {
         return call("waitpid", pid, status, options);
     }
 
+    static int waitid(int idtype, int id, Pointer infop, int options) {
+        return call("waitid", idtype, id, infop, options);
+    }
+
     static int kill(int pid, int sig) {
         return call("kill", pid, sig);
     }
@@ -143,6 +158,10 @@ final class Posix {
 
     static long write(int fd, byte[] buf, long count) {
         return fn("write").invokeLong(new Object[] {fd, buf, count});
+    }
+
+    static int fcntl(int fd, int cmd, int arg) {
+        return call("fcntl", fd, cmd, arg);
     }
 
     static int close(int fd) {

@@ -48,10 +48,12 @@ import picocli.CommandLine.Spec;
                 "",
                 "COMMAND never runs without the lock: if the lock is lost (lock file removed",
                 "or replaced, lease not renewed), its process group gets SIGTERM, then SIGKILL",
-                "10s later, and run exits with 75. With flock: the command itself holds the",
-                "lock (it inherits the locked file, as under flock(1)), so it keeps it even if",
-                "interlock is killed; with lease-based backends, killing interlock stops the",
-                "command.",
+                "after a grace period (10s, at most a tenth of the lease), and run exits with",
+                "75. With flock: the command itself holds the lock (it inherits the locked",
+                "file, as under flock(1)), so it keeps it even if interlock is killed. With",
+                "lease-based backends a sentinel process stops the command's group before the",
+                "lease can run out if interlock dies or stops renewing, and processes COMMAND",
+                "leaves in its group are stopped before the lock is released.",
                 "",
                 "DURATION: 500ms, 30s, 5m, 1h, 1h30m, or seconds such as 2.5."},
         parameterListHeading = "%nArguments:%n",
@@ -138,8 +140,9 @@ final class RunCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         boolean tryOnly = noWait || (wait != null && wait.isZero());
         try (LockSpace space = backend.open(top.env)) {
-            Duration grace = killGrace();
-            CommandRunner runner = new CommandRunner(err, grace);
+            boolean leaseBased = Leases.leaseBased(space);
+            Duration leaseUsed = lease != null ? lease : Leases.defaultLease(space);
+            Duration grace = killGrace(leaseBased ? leaseUsed : null);
             LockRequest request = space.lock(name).mode(shared ? Mode.SHARED : Mode.EXCLUSIVE);
             if (lease != null) {
                 try {
@@ -148,37 +151,76 @@ final class RunCommand implements Callable<Integer> {
                     throw new CommandLine.ParameterException(spec.commandLine(), "bad --lease: " + e.getMessage());
                 }
             }
-            request.onLost(runner::lost);
-            Optional<Lease> first = request.tryAcquire();
-            Lease held;
-            if (first.isPresent()) {
-                held = first.get();
-            } else if (tryOnly) {
-                if (!quiet) {
-                    err.println("interlock: " + LockNames.quote(name) + " is busy (" + holders(space) + ")");
+            try (CommandRunner runner = new CommandRunner(err, grace)) {
+                if (leaseBased || Boolean.getBoolean("interlock.cli.sentinel")) {
+                    Sentinel sentinel = startSentinel(runner);
+                    if (leaseBased) {
+                        Leases.onBehalfOf(request, sentinel.pid(), sentinel.startTicks());
+                    }
                 }
-                return conflictExitCode;
-            } else {
-                Optional<Lease> waited = waitFor(space, request, err);
-                if (waited.isEmpty()) {
+                request.onLost(runner::lost);
+                Optional<Lease> first = request.tryAcquire();
+                Lease held;
+                if (first.isPresent()) {
+                    held = first.get();
+                } else if (tryOnly) {
+                    if (!quiet) {
+                        err.println("interlock: " + LockNames.quote(name) + " is busy (" + holders(space) + ")");
+                    }
                     return conflictExitCode;
+                } else {
+                    Optional<Lease> waited = waitFor(space, request, err);
+                    if (waited.isEmpty()) {
+                        return conflictExitCode;
+                    }
+                    held = waited.get();
                 }
-                held = waited.get();
-            }
-            long acquiredAt = System.nanoTime();
-            try {
-                return runUnder(held, runner, err, acquiredAt);
-            } finally {
-                runner.close();
+                long acquiredAt = System.nanoTime();
                 try {
-                    held.close();
-                } catch (LockBackendException e) {
-                    err.println("interlock: warning: " + e.getMessage());
+                    if (runner.sentinel() != null) {
+                        if (leaseBased) {
+                            armOnEveryRenewal(held, runner.sentinel(), grace);
+                        } else {
+                            runner.sentinel().guard();
+                        }
+                    }
+                    return runUnder(held, runner, err, acquiredAt);
+                } finally {
+                    runner.close();
+                    try {
+                        held.close();
+                    } catch (LockBackendException e) {
+                        err.println("interlock: warning: " + e.getMessage());
+                    }
                 }
             }
         } catch (LockBackendException e) {
             throw new CliException(ExitCodes.UNAVAILABLE, e.getMessage(), e);
         }
+    }
+
+    private Sentinel startSentinel(CommandRunner runner) {
+        try {
+            return runner.startSentinel();
+        } catch (Spawner.SpawnException e) {
+            throw new CliException(ExitCodes.OSERR, "cannot start the sentinel that guards COMMAND (/bin/sh): " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Arms the sentinel's timer now and after every renewal, so that the command is stopped
+     * before the lease can run out even if this JVM stops renewing without dying (SIGSTOP, a
+     * long pause, a renewal hung on an unreachable backend): SIGTERM when the lease would be
+     * declared lost, SIGKILL {@code grace} later, which is still before the deadline.
+     */
+    private static void armOnEveryRenewal(Lease held, Sentinel sentinel, Duration grace) {
+        dev.interlock.Ticker ticker = Leases.ticker(held);
+        long margin = Leases.lossMarginNanos(held);
+        Leases.onRenewed(held, deadline -> {
+            long now = ticker.read();
+            long term = deadline - margin - now;
+            sentinel.arm(term, term + grace.toNanos());
+        });
     }
 
     /** Waits for the lock; says once, after a second, who holds it. Empty if the wait ran out. */
@@ -227,14 +269,13 @@ final class RunCommand implements Callable<Integer> {
                 ("INTERLOCK_OWNER=" + lease.owner().id()).getBytes(StandardCharsets.UTF_8),
                 ("INTERLOCK_TOKEN=" + lease.token()).getBytes(StandardCharsets.UTF_8));
         OptionalInt fd = Leases.inheritableDescriptor(lease);
-        boolean sentinel = fd.isEmpty() || Boolean.getBoolean("interlock.cli.sentinel");
         err.flush();
         spec.commandLine().getOut().flush();
         System.out.flush();
         System.err.flush();
         int status;
         try {
-            status = runner.run(commandBytes(), new Spawner.Environment(env), fd, sentinel);
+            status = runner.run(commandBytes(), new Spawner.Environment(env), fd);
         } catch (Spawner.SpawnException e) {
             throw new CliException(e.exitCode(), "cannot run " + LockNames.quote(command.get(0)) + ": " + e.getMessage()
                     + (e.exitCode() == ExitCodes.NOT_FOUND ? " (not found in PATH)" : ""), e);
@@ -285,10 +326,16 @@ final class RunCommand implements Callable<Integer> {
         return String.join("; ", parts);
     }
 
-    private Duration killGrace() {
+    /**
+     * SIGTERM to SIGKILL when the lock is lost: 10s, and at most a tenth of the lease on
+     * lease-based backends. A lease whose renewals fail is declared lost a fifth of the lease
+     * before its deadline, so SIGKILL lands a tenth of the lease before it: before anyone else
+     * can be granted the lock (docs/cli.md has the timeline).
+     */
+    static Duration killGrace(Duration lease) {
         Duration grace = Duration.ofMillis(Long.getLong("interlock.cli.killGraceMs", 10_000));
-        if (lease != null && lease.dividedBy(3).compareTo(grace) < 0) {
-            grace = lease.dividedBy(3); // SIGKILL well before the lease could run out
+        if (lease != null && lease.dividedBy(10).compareTo(grace) < 0) {
+            grace = lease.dividedBy(10);
         }
         return grace;
     }

@@ -30,6 +30,15 @@ final class CliProcess implements AutoCloseable {
         return new CliProcess(pb.start());
     }
 
+    /** Runs interlock's JVM through {@code prefix} (e.g. {@code unshare ... sh -c '...' ...}), which must exec it. */
+    static CliProcess startWrapped(List<String> prefix, List<String> jvmArgs, String... args) throws IOException {
+        ProcessBuilder pb = dev.interlock.testkit.ChildJvm.builder(Main.class, jvmArgs, args);
+        List<String> cmd = new ArrayList<>(prefix);
+        cmd.addAll(pb.command());
+        pb.command(cmd);
+        return new CliProcess(pb.start());
+    }
+
     static CliProcess start(String... args) throws IOException {
         return start(List.of(), Map.of(), args);
     }

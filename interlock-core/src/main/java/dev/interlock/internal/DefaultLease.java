@@ -44,6 +44,7 @@ final class DefaultLease implements Lease {
     private final boolean fixed;
     private final long leaseNanos;
     private final List<Consumer<LockLostException>> listeners = new CopyOnWriteArrayList<>();
+    private final List<java.util.function.LongConsumer> renewed = new CopyOnWriteArrayList<>();
 
     private State state = State.HELD;
     private long deadline; // ticker nanos; Long.MAX_VALUE when it does not expire
@@ -155,7 +156,51 @@ final class DefaultLease implements Lease {
         }
         if (leaseBased) {
             deadline = t + leaseNanos;
+            for (java.util.function.LongConsumer r : renewed) {
+                try {
+                    r.accept(deadline);
+                } catch (RuntimeException e) {
+                    log.error("{} - renewal listener of '{}' failed", space.backend.description(), spec.name(), e);
+                }
+            }
         }
+    }
+
+    /**
+     * Tells {@code listener} the new deadline (ticker nanos) after every successful renewal, on the
+     * renewing thread, and once now with the current one. It must not block.
+     */
+    void onRenewed(java.util.function.LongConsumer listener) {
+        long now;
+        synchronized (this) {
+            renewed.add(listener);
+            now = deadline;
+        }
+        listener.accept(now);
+    }
+
+    /** The deadline on the space's ticker; {@link Long#MAX_VALUE} if it does not expire. */
+    synchronized long deadlineNanos() {
+        return deadline;
+    }
+
+    /** The lease duration asked for. */
+    Duration leaseDuration() {
+        return spec.lease();
+    }
+
+    /** True if the grant expires unless renewed. */
+    boolean leaseBased() {
+        return leaseBased;
+    }
+
+    /** How long before its deadline a lease whose renewals fail is declared lost. */
+    long lossMarginNanos() {
+        return margin();
+    }
+
+    DefaultLockSpace space() {
+        return space;
     }
 
     /** Marks the lease lost (caller holds the monitor) and releases it best-effort. */

@@ -23,6 +23,8 @@ final class DefaultLockRequest implements LockRequest {
     private Mode mode = Mode.EXCLUSIVE;
     private Duration lease;
     private boolean fixed;
+    private long ownerPid;
+    private long ownerStart;
     private final List<Consumer<LockLostException>> listeners = new ArrayList<>();
 
     DefaultLockRequest(DefaultLockSpace space, String name) {
@@ -47,6 +49,19 @@ final class DefaultLockRequest implements LockRequest {
         }
         this.lease = lease;
         return this;
+    }
+
+    /**
+     * Holds the lock on behalf of another process of this host, {@code pid} (see
+     * {@link Leases#onBehalfOf}): backends that judge a holder dead by its process judge it by
+     * that one (and the process group it leads) instead of this JVM.
+     */
+    void onBehalfOf(long pid, long startTicks) {
+        if (pid <= 0) {
+            throw new IllegalArgumentException("pid must be positive, was " + pid);
+        }
+        this.ownerPid = pid;
+        this.ownerStart = startTicks;
     }
 
     @Override
@@ -104,7 +119,8 @@ final class DefaultLockRequest implements LockRequest {
     private Lease run(long timeoutNanos) throws InterruptedException {
         space.checkOpen();
         Duration leaseDuration = lease != null ? lease : space.defaultLease;
-        AcquireSpec spec = new AcquireSpec(name, mode, Owner.newAcquisition(), leaseDuration);
+        Owner owner = ownerPid > 0 ? ProcessIdentity.current().newOwner(ownerPid, ownerStart) : Owner.newAcquisition();
+        AcquireSpec spec = new AcquireSpec(name, mode, owner, leaseDuration);
         long start = space.ticker.read();
         try (Attempt attempt = space.backend.attempt(spec)) {
             while (true) {

@@ -67,6 +67,11 @@ public final class ProcessIdentity {
 
     /** A new owner: this process plus a nonce unique within it (random base plus a counter). */
     public Owner newOwner() {
+        return newOwner(pid, startTicks);
+    }
+
+    /** A new owner on this host for another process ({@code pid}, started at {@code startTicks}), with a fresh nonce. */
+    public Owner newOwner(long pid, long startTicks) {
         long n = nonceBase + counter.incrementAndGet() * 0x9E3779B97F4A7C15L;
         String hex = Long.toHexString(n);
         return new Owner(host, pid, startTicks, hex.length() == 16 ? hex : "0".repeat(16 - hex.length()) + hex);

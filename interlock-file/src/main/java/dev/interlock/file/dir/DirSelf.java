@@ -12,8 +12,9 @@ import java.util.OptionalLong;
  *
  * <p>A holder is judged on this host only if it recorded the same boot id <em>and</em> the same
  * pid namespace as ours, and only if {@code /proc} is the procfs of our pid namespace
- * ({@code /proc/self} names our own pid). Then it is dead iff {@code kill(pid, 0)} says ESRCH or
- * its process start time differs (the pid was reused). In every other case (another host,
+ * ({@code /proc/self} names our own pid). Then it is dead iff its process start time differs (the
+ * pid was reused), or {@code kill(pid, 0)} and {@code kill(-pid, 0)} both say ESRCH: no process
+ * has the pid and none is left in the process group it led. In every other case (another host,
  * another container, an unreadable {@code /proc}) the answer is "cannot tell", and only the
  * observed lease decides.
  */
@@ -77,41 +78,47 @@ final class DirSelf {
     }
 
     /**
-     * True only with proof that the holder's process is gone: same kernel and pid namespace, and
-     * either no process has its pid or that process started at another time.
+     * True only with proof that the holder is gone: same kernel and pid namespace, and either the
+     * process with its pid started at another time (the pid was reused, so nothing of the holder
+     * can remain), or no process has its pid <em>and</em> no process is left in the process group
+     * of that number. The group matters for {@code interlock run}, whose lock is held on behalf
+     * of the command's process group (its leader, the sentinel, is the recorded process): the
+     * lock stays held while anything in that group can still run. Linux never gives a new
+     * process a number still in use as a process group id, so the two checks cannot be confused.
      */
     boolean provablyDead(DirEntries.Holder h) {
         if (!sameNamespace(h) || h.pid() <= 0 || h.pid() > Integer.MAX_VALUE) {
             return false;
         }
+        int p = (int) h.pid();
         if (h.pid() == pid) {
             // Our own pid: another acquisition of this process (alive), unless the record names an
             // earlier process that had our pid (crashed, then the pid was reused for us).
             return h.startTicks() > 0 && startTicks > 0 && h.startTicks() != startTicks;
         }
-        try {
-            Posix.kill((int) h.pid(), 0);
-        } catch (LastErrorException e) {
-            if (e.getErrorCode() == Posix.ESRCH) {
-                return true;
-            }
-            if (e.getErrorCode() != Posix.EPERM) {
+        if (exists(p)) {
+            if (h.startTicks() <= 0) {
                 return false;
             }
-        }
-        if (h.startTicks() <= 0) {
-            return false;
-        }
-        OptionalLong start = ProcessIdentity.startTicks(h.pid());
-        if (start.isEmpty()) {
+            OptionalLong start = ProcessIdentity.startTicks(h.pid());
+            if (start.isPresent()) {
+                return start.getAsLong() != h.startTicks();
+            }
             // The process may have exited between kill and the read: ask again.
-            try {
-                Posix.kill((int) h.pid(), 0);
+            if (exists(p)) {
                 return false;
-            } catch (LastErrorException e) {
-                return e.getErrorCode() == Posix.ESRCH;
             }
         }
-        return start.getAsLong() != h.startTicks();
+        return !exists(-p);
+    }
+
+    /** {@code kill(target, 0)}: a process (or, negative, a process group) exists; EPERM means it does. */
+    private static boolean exists(int target) {
+        try {
+            Posix.kill(target, 0);
+            return true;
+        } catch (LastErrorException e) {
+            return e.getErrorCode() != Posix.ESRCH;
+        }
     }
 }

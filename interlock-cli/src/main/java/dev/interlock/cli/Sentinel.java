@@ -1,0 +1,244 @@
+package dev.interlock.cli;
+
+import dev.interlock.internal.ProcessIdentity;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The guard of a command run under a lease, which dies with the JVM: a small {@code /bin/sh}
+ * that leads the command's process group and stops that group when the JVM can no longer vouch
+ * for the lease.
+ *
+ * <p>It is started before the lock is requested, and the lock is held on its behalf (see
+ * {@link dev.interlock.internal.Leases#onBehalfOf}): on this host, a backend that judges holders
+ * by their process ({@code dir:}) sees the lock held while anything in the group can still run,
+ * whatever happened to the JVM. It reads lines from a pipe whose other end only the JVM holds:
+ * <ul>
+ *   <li>{@code arm T K}: the lease was granted or renewed: send SIGTERM to the group in T
+ *       seconds and SIGKILL in K, unless re-armed first. The JVM re-arms after every renewal, so
+ *       a JVM that is stopped (SIGSTOP, a long pause) or whose renewals hang lets the timer run
+ *       out, and the group is killed before the lease can expire;</li>
+ *   <li>{@code guard}: the command is about to start, with no timer (a lock that does not
+ *       expire);</li>
+ *   <li>{@code done}: the command is over; disarm and exit;</li>
+ *   <li>end of file: the JVM died; SIGTERM now, SIGKILL after the grace period or when the
+ *       armed timer says, whichever comes first. If it was never armed (the JVM died before the
+ *       lock was granted, so before the command was started), it just exits.</li>
+ * </ul>
+ * The sentinel and its timer ignore the signals meant for the command (and Ctrl-Z); SIGKILL to
+ * the group ends them with it.
+ */
+final class Sentinel implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(Sentinel.class);
+    // A timer is a subshell: sleep, TERM the group, sleep, KILL it. Disarming it (USR1) kills and
+    // reaps its sleep, so nothing of an old timer is left in the group.
+    static final String SCRIPT = "trap '' HUP INT QUIT TERM TSTP TTIN TTOU\n"
+            + "t= armed=\n"
+            + "disarm() {\n"
+            + "  if [ -n \"$t\" ]; then kill -USR1 \"$t\" 2>/dev/null; wait \"$t\" 2>/dev/null; t=; fi\n"
+            + "}\n"
+            + "while IFS=' ' read -r verb a b; do\n"
+            + "  case \"$verb\" in\n"
+            + "  arm)\n"
+            + "    disarm\n"
+            + "    armed=1\n"
+            + "    (\n"
+            + "      s=\n"
+            + "      trap 'if [ -n \"$s\" ]; then kill -KILL \"$s\" 2>/dev/null; wait \"$s\" 2>/dev/null; fi; exit 0' USR1\n"
+            + "      sleep \"$a\" & s=$!; wait \"$s\"\n"
+            + "      kill -TERM 0 2>/dev/null\n"
+            + "      sleep \"$b\" & s=$!; wait \"$s\"\n"
+            + "      kill -KILL 0 2>/dev/null\n"
+            + "    ) &\n"
+            + "    t=$!\n"
+            + "    ;;\n"
+            + "  guard)\n"
+            + "    armed=1\n"
+            + "    ;;\n"
+            + "  done)\n"
+            + "    disarm\n"
+            + "    exit 0\n"
+            + "    ;;\n"
+            + "  esac\n"
+            + "done\n"
+            + "[ -n \"$armed\" ] || exit 0\n"
+            + "kill -TERM 0 2>/dev/null\n"
+            + "sleep \"$1\"\n"
+            + "kill -KILL 0 2>/dev/null\n";
+
+    private final int pid;
+    private final long startTicks;
+    private int fd;
+    private final CompletableFuture<Integer> exit = new CompletableFuture<>();
+    private volatile boolean dismissed;
+    private boolean reaped; // guarded by this
+
+    private Sentinel(int pid, long startTicks, int fd) {
+        this.pid = pid;
+        this.startTicks = startTicks;
+        this.fd = fd;
+    }
+
+    /**
+     * Starts a sentinel in a new process group that it leads.
+     *
+     * @param graceNanos from SIGTERM to SIGKILL when the JVM dies (an armed timer may kill sooner)
+     * @param keepIgnored signals to leave ignored (see {@link Spawner#spawn})
+     */
+    static Sentinel start(long graceNanos, long keepIgnored) throws Spawner.SpawnException {
+        int[] fds = new int[2];
+        if (Posix.pipe2(fds, Posix.O_CLOEXEC) != 0) {
+            int errno = Posix.errno();
+            throw new Spawner.SpawnException(errno, "pipe2 failed: " + Posix.strerror(errno));
+        }
+        int pid;
+        try {
+            List<byte[]> argv = List.of(bytes("/bin/sh"), bytes("-c"), bytes(SCRIPT), bytes("interlock-sentinel"),
+                    bytes(seconds(graceNanos)));
+            pid = Spawner.spawn(argv, Posix.environ(), 0, new int[][] {{fds[0], 0}}, 3, keepIgnored);
+        } catch (Spawner.SpawnException | RuntimeException e) {
+            Posix.close(fds[1]);
+            throw e;
+        } finally {
+            Posix.close(fds[0]);
+        }
+        // A full pipe (a stopped sentinel) must never block the JVM: the line is then dropped.
+        Posix.fcntl(fds[1], Posix.F_SETFL, Posix.O_NONBLOCK);
+        // Our child cannot be reaped, so its pid cannot be reused, before we wait for it.
+        long start = ProcessIdentity.startTicks(pid).orElse(-1);
+        Sentinel s = new Sentinel(pid, start, fds[1]);
+        Thread reaper = new Thread(s::reap, "interlock-sentinel-reaper");
+        reaper.setDaemon(true);
+        reaper.start();
+        log.debug("sentinel pid {} leads the command's process group", pid);
+        return s;
+    }
+
+    /**
+     * Waits for the sentinel to end without reaping it (waitid with WNOWAIT): until {@link #close()}
+     * reaps it, its pid, which is also the command's process group id, cannot be reused, so
+     * signalling the group can never reach an unrelated one.
+     */
+    private void reap() {
+        com.sun.jna.Memory info = new com.sun.jna.Memory(Posix.SIGINFO_SIZE);
+        while (true) {
+            info.clear();
+            int r = Posix.waitid(Posix.P_PID, pid, info, Posix.WEXITED | Posix.WNOWAIT);
+            if (r == 0) {
+                int code = info.getInt(Posix.SI_CODE);
+                int status = info.getInt(Posix.SI_STATUS);
+                // As a wait status: exit code in bits 8..15, or the signal in bits 0..6.
+                exit.complete(code == Posix.CLD_EXITED ? (status & 0xff) << 8 : status & 0x7f);
+                return;
+            }
+            if (Posix.errno() != Posix.EINTR) {
+                exit.complete(-1);
+                return;
+            }
+        }
+    }
+
+    /** The sentinel's pid, which is also the command's process group id. */
+    int pid() {
+        return pid;
+    }
+
+    /** Start time of the sentinel in clock ticks since boot, or -1 if unknown. */
+    long startTicks() {
+        return startTicks;
+    }
+
+    /** The sentinel's exit, once it exited (a wait status, or -1 if it could not be read). */
+    CompletableFuture<Integer> exit() {
+        return exit;
+    }
+
+    /** True once {@link #dismiss()} or {@link #close()} was called: an exit after that is expected. */
+    boolean dismissed() {
+        return dismissed;
+    }
+
+    /** Arms (or re-arms) the timer: SIGTERM to the group in {@code termNanos}, SIGKILL in {@code killNanos}. */
+    synchronized void arm(long termNanos, long killNanos) {
+        long term = Math.max(0, termNanos);
+        long kill = Math.max(term, killNanos);
+        send("arm " + seconds(term) + " " + seconds(kill - term) + "\n");
+    }
+
+    /** Guards the command from now on, with no timer: only the JVM's death stops it. */
+    synchronized void guard() {
+        send("guard\n");
+    }
+
+    /** Disarms the timer and lets the sentinel exit (the command is over); waits for it (bounded). */
+    void dismiss() {
+        dismissed = true;
+        synchronized (this) {
+            send("done\n");
+        }
+        try {
+            exit.get(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            log.debug("sentinel {} did not exit in time", pid);
+        }
+    }
+
+    /** Marks the sentinel's exit as expected (the JVM killed its group itself). */
+    void expectExit() {
+        dismissed = true;
+    }
+
+    private void send(String line) {
+        if (fd < 0) {
+            return;
+        }
+        byte[] b = bytes(line);
+        long n = Posix.write(fd, b, b.length);
+        if (n != b.length) {
+            log.debug("sentinel {} did not take '{}' (errno {})", pid, line.trim(), n < 0 ? Posix.errno() : 0);
+        }
+    }
+
+    private void closePipe() {
+        if (fd >= 0) {
+            Posix.close(fd);
+            fd = -1;
+        }
+    }
+
+    /** Dismisses the sentinel if that was not done, and reaps it (idempotent). */
+    @Override
+    public void close() {
+        if (!dismissed) {
+            dismiss();
+        }
+        synchronized (this) {
+            closePipe();
+            if (reaped) {
+                return;
+            }
+            reaped = true;
+        }
+        if (!exit.isDone()) {
+            Posix.kill(pid, Posix.SIGKILL); // it did not take 'done' in time; only it, never the group
+        }
+        Posix.waitpid(pid, new int[1], 0);
+    }
+
+    /** Seconds with millisecond precision, as sleep(1) of GNU coreutils and BusyBox take them. */
+    static String seconds(long nanos) {
+        long ms = Math.max(0, TimeUnit.NANOSECONDS.toMillis(nanos));
+        return String.format(Locale.ROOT, "%d.%03d", ms / 1000, ms % 1000);
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+}
