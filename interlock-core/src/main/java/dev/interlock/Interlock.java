@@ -61,6 +61,8 @@ public final class Interlock {
         private Ticker ticker;
         private Clock clock;
         private ScheduledExecutorService scheduler;
+        private java.util.concurrent.Executor executor;
+        private java.util.concurrent.ThreadFactory threadFactory;
         private Duration defaultLease;
 
         private Builder(String uri) {
@@ -82,12 +84,33 @@ public final class Interlock {
         }
 
         /**
-         * Runs lease renewal and checks. By default the space makes one daemon thread and shuts it
-         * down on close; a scheduler given here is not shut down by the space.
+         * Times lease renewals and loss points; it never calls the backend itself (see
+         * {@link #executor}). By default the space makes one daemon thread and shuts it down on
+         * close; a scheduler given here is not shut down by the space.
          */
         public Builder scheduler(ScheduledExecutorService scheduler) {
             requireUnset(this.scheduler, "scheduler");
             this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
+            return this;
+        }
+
+        /**
+         * Runs backend calls made in the background (renewals, checks, the release after a loss)
+         * and lost-lock listeners. By default the space keeps a small pool of daemon threads for
+         * backend calls and another for listeners, so that calls hung on an unreachable backend
+         * never delay a loss notice; an executor given here runs both (a direct or manual one makes
+         * tests deterministic) and is not shut down by the space.
+         */
+        public Builder executor(java.util.concurrent.Executor executor) {
+            requireUnset(this.executor, "executor");
+            this.executor = Objects.requireNonNull(executor, "executor");
+            return this;
+        }
+
+        /** Makes the threads the space starts itself (default: daemon threads named {@code interlock-*}). */
+        public Builder threadFactory(java.util.concurrent.ThreadFactory threadFactory) {
+            requireUnset(this.threadFactory, "threadFactory");
+            this.threadFactory = Objects.requireNonNull(threadFactory, "threadFactory");
             return this;
         }
 
@@ -121,7 +144,7 @@ public final class Interlock {
             for (LockBackendProvider p : ServiceLoader.load(LockBackendProvider.class, Interlock.class.getClassLoader())) {
                 if (p.schemes().contains(scheme)) {
                     LockBackend backend = p.open(new BackendConfig(uri, scheme, uri.substring(colon + 1), t, c, lease));
-                    return new DefaultLockSpace(backend, t, c, scheduler, lease);
+                    return new DefaultLockSpace(backend, t, c, scheduler, executor, threadFactory, lease);
                 }
             }
             throw new IllegalArgumentException("no backend for scheme '" + scheme + ":' in '" + uri + "'; installed: "

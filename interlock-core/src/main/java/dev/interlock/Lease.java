@@ -62,6 +62,17 @@ public interface Lease extends AutoCloseable {
     void renew();
 
     /**
+     * Extends the lease to {@code lease} from now, and makes it the lease of later renewals
+     * (lease-based backends); verifies the lock like {@link #renew()} on kernel locks.
+     *
+     * @throws IllegalArgumentException if {@code lease} is not positive
+     * @throws LockLostException if the lock is gone; the lease is then lost and listeners have run
+     * @throws LockBackendException if the backend could not be reached; the lease stays valid until its deadline
+     * @throws IllegalStateException if the lease was closed
+     */
+    void renew(java.time.Duration lease);
+
+    /**
      * Registers a listener told once, on a background thread, when this lease is lost (not when it
      * is closed). If the lease is already lost, the listener runs at once on the calling thread.
      *

@@ -14,21 +14,37 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
+import java.util.function.LongConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A lease and its watchdog.
+ * A lease and its watchdog, built so that a slow or hung backend can never make a holder believe
+ * it still holds a lock that others may take.
  *
- * <p>Lease-based grants: the deadline is measured on the monotonic ticker from the moment just
- * before the request that granted (or renewed) it, so it is never later than the backend's own
- * expiry. The watchdog renews every third of the lease; when renewals fail and less than a fifth
- * of the lease remains, the lease is declared lost while the backend still holds it for us, so
- * the holder stops before anyone else can take the lock.
+ * <p><b>Three kinds of work, three places.</b> The space's <em>timer</em> only decides when
+ * things are due (a renewal, the loss point) and never calls the backend, so it is never blocked
+ * by one. Backend calls (renew, release, the check of a kernel lock) run on the space's
+ * <em>executor</em>, one at a time per lease (a lock serialises them, as the SPI promises
+ * backends), with the deadline of the call passed along. Loss listeners run on the executor too,
+ * never on the timer.
  *
- * <p>Kernel grants: the watchdog verifies every {@code interlock.checkIntervalMs} (10s) that the
- * lock is still ours (the lock file was not removed or replaced).
+ * <p><b>State</b> is an atomic reference (HELD, CLOSED, LOST) and a volatile deadline, so
+ * {@link #isValid()} and {@link #validUntil()} answer at once whatever the backend is doing.
+ *
+ * <p><b>Lease-based grants:</b> the deadline is measured on the monotonic ticker from the moment
+ * just before the request that granted (or renewed) it, so it is never later than the backend's
+ * own expiry. A renewal is due every third of the lease; when renewals fail, or one has not
+ * answered, and less than a fifth of the lease remains, the timer declares the lease lost while
+ * the backend still holds it for us, so the holder stops before anyone else can take the lock.
+ * A renewal that succeeds after that is undone by the release that follows every loss.
+ *
+ * <p><b>Kernel grants</b> do not expire; the space's sweep has them checked every
+ * {@code interlock.checkIntervalMs} (10s) for a removed or replaced lock file.
  */
 final class DefaultLease implements Lease {
     private static final Logger log = LoggerFactory.getLogger(DefaultLease.class);
@@ -42,14 +58,20 @@ final class DefaultLease implements Lease {
     private final Grant grant;
     private final boolean leaseBased;
     private final boolean fixed;
-    private final long leaseNanos;
-    private final List<Consumer<LockLostException>> listeners = new CopyOnWriteArrayList<>();
-    private final List<java.util.function.LongConsumer> renewed = new CopyOnWriteArrayList<>();
+    private final String backendName;
+    private final List<Once> listeners = new CopyOnWriteArrayList<>();
+    private final List<LongConsumer> renewed = new CopyOnWriteArrayList<>();
+    private final AtomicReference<State> state = new AtomicReference<>(State.HELD);
+    /** Serialises backend calls on the grant; never taken by the timer or by the cheap getters. */
+    private final ReentrantLock io = new ReentrantLock();
+    /** A background renewal is queued or running. */
+    private final AtomicBoolean renewing = new AtomicBoolean();
 
-    private State state = State.HELD;
-    private long deadline; // ticker nanos; Long.MAX_VALUE when it does not expire
-    private LockLostException lostCause;
-    private ScheduledFuture<?> next;
+    private volatile long leaseNanos;
+    private volatile long deadline; // ticker nanos; Long.MAX_VALUE when it does not expire
+    private final AtomicReference<LockLostException> lostCause = new AtomicReference<>();
+    private volatile ScheduledFuture<?> renewTask;
+    private volatile ScheduledFuture<?> lossTask;
 
     private DefaultLease(DefaultLockSpace space, AcquireSpec spec, Grant grant, long grantedAt, boolean fixed) {
         this.space = space;
@@ -57,6 +79,7 @@ final class DefaultLease implements Lease {
         this.grant = grant;
         this.leaseBased = space.backend.leaseBased();
         this.fixed = fixed;
+        this.backendName = space.backend.description();
         this.leaseNanos = spec.lease().toNanos();
         this.deadline = leaseBased ? grantedAt + leaseNanos : Long.MAX_VALUE;
     }
@@ -67,20 +90,23 @@ final class DefaultLease implements Lease {
         // previous holder in this JVM before its release are visible to this holder.
         java.lang.invoke.VarHandle.fullFence();
         DefaultLease l = new DefaultLease(space, spec, grant, grantedAt, fixed);
-        l.listeners.addAll(listeners);
+        for (Consumer<LockLostException> c : listeners) {
+            l.listeners.add(l.new Once(c));
+        }
         space.opened(l);
         if (l.leaseBased) {
-            synchronized (l) {
-                l.schedule(fixed ? l.untilMargin() : l.leaseNanos / 3);
+            if (!fixed) {
+                l.scheduleRenewal(l.leaseNanos / 3);
             }
+            l.scheduleLossCheck();
         } else {
             // Kernel locks are checked by one periodic sweep of the space, not a task per lease:
             // scheduling and cancelling a task per acquisition would cost more than the lock itself.
             space.ensureKernelSweep();
         }
         if (log.isDebugEnabled()) {
-            log.debug("{} - acquired '{}' {} token {} owner {}", space.backend.description(), spec.name(),
-                    spec.mode().shortName(), grant.token(), spec.owner().id());
+            log.debug("{} - acquired '{}' {} token {} owner {}", l.backendName, spec.name(), spec.mode().shortName(),
+                    grant.token(), spec.owner().id());
         }
         return l;
     }
@@ -89,157 +115,248 @@ final class DefaultLease implements Lease {
         return leaseNanos / 5;
     }
 
-    private long untilMargin() {
-        return Math.max(0, deadline - margin() - space.ticker.read());
+    /** The loss point: a fifth of the lease before the deadline. */
+    private long lossPoint() {
+        return deadline - margin();
     }
 
-    private void schedule(long delayNanos) {
-        try {
-            next = space.scheduler().schedule(this::watchdog, Math.max(delayNanos, MIN_STEP), TimeUnit.NANOSECONDS);
-        } catch (RejectedExecutionException e) {
-            // The space is closing; the lease is released by the close.
-            next = null;
+    private boolean held() {
+        return state.get() == State.HELD;
+    }
+
+    // ---------------------------------------------------------------- timer side (never calls the backend)
+
+    private void scheduleRenewal(long delayNanos) {
+        ScheduledFuture<?> f = space.schedule(this::renewalDue, Math.max(delayNanos, MIN_STEP));
+        renewTask = f;
+        if (!held() && f != null) {
+            f.cancel(false);
         }
     }
 
-    /** Runs on the scheduler: renew (lease-based), expire (fixed lease) or verify (kernel locks, from the sweep). */
-    void watchdog() {
-        LockLostException lost = null;
-        synchronized (this) {
-            if (state != State.HELD) {
+    private void scheduleLossCheck() {
+        long delay = lossPoint() - space.ticker.read();
+        ScheduledFuture<?> f = space.schedule(this::lossDue, Math.max(delay, MIN_STEP));
+        ScheduledFuture<?> old = lossTask;
+        lossTask = f;
+        if (old != null) {
+            old.cancel(false);
+        }
+        if (!held() && f != null) {
+            f.cancel(false);
+        }
+    }
+
+    /** Timer: a renewal is due; hand it to the executor unless one is already queued or running. */
+    private void renewalDue() {
+        if (held() && renewing.compareAndSet(false, true)) {
+            if (!space.execute(this::renewInBackground)) {
+                renewing.set(false);
+            }
+        }
+    }
+
+    /** Timer: the loss point may have come. Declares the loss unless a renewal moved the deadline. */
+    private void lossDue() {
+        if (!held()) {
+            return;
+        }
+        long now = space.ticker.read();
+        if (now - lossPoint() < 0) {
+            scheduleLossCheck();
+            return;
+        }
+        String why;
+        if (fixed) {
+            why = "the fixed lease of " + TimeUnit.NANOSECONDS.toMillis(leaseNanos) + "ms ran out";
+        } else {
+            long left = TimeUnit.NANOSECONDS.toMillis(Math.max(0, deadline - now));
+            Throwable last = lastFailure;
+            why = (renewing.get() && last == null ? "renewal did not answer in time" : "renewal kept failing")
+                    + " and the lease would run out in " + left + "ms";
+            lose(why, last);
+            return;
+        }
+        lose(why, null);
+    }
+
+    // ---------------------------------------------------------------- executor side (backend calls)
+
+    private volatile Throwable lastFailure;
+
+    private void renewInBackground() {
+        long started = space.ticker.read();
+        try {
+            if (!held()) {
                 return;
             }
-            if (leaseBased && fixed) {
-                if (untilMargin() <= MIN_STEP) {
-                    lost = lose("the fixed lease of " + spec.lease().toMillis() + "ms ran out", null);
-                } else {
-                    schedule(untilMargin());
+            io.lock();
+            try {
+                if (!held()) {
+                    return;
                 }
-            } else {
-                try {
-                    renewLocked();
-                    if (leaseBased) {
-                        schedule(leaseNanos / 3);
-                    }
-                } catch (LockLostException e) {
-                    lost = lostCause;
-                } catch (RuntimeException e) {
-                    if (!leaseBased) {
-                        log.warn("{} - checking '{}' failed, will retry: {}", space.backend.description(), spec.name(), e.toString());
-                    } else {
-                        long left = untilMargin();
-                        if (left <= MIN_STEP) {
-                            lost = lose("renewal kept failing and the lease would run out in "
-                                    + TimeUnit.NANOSECONDS.toMillis(Math.max(0, deadline - space.ticker.read())) + "ms", e);
-                        } else {
-                            log.warn("{} - renewing '{}' failed, will retry: {}", space.backend.description(), spec.name(), e.toString());
-                            // Retry at half the time left before the margin; the last retry lands on the margin itself.
-                            schedule(left <= 20 * MIN_STEP ? left : Math.min(leaseNanos / 3, left / 2));
-                        }
-                    }
-                }
+                renewNow(leaseNanos);
+            } finally {
+                io.unlock();
             }
-        }
-        if (lost != null) {
-            notifyLost(lost, false);
+            lastFailure = null;
+            scheduleRenewal(leaseNanos / 3 - (space.ticker.read() - started));
+        } catch (LockLostException e) {
+            // renewNow declared the loss
+        } catch (RuntimeException e) {
+            lastFailure = e;
+            long left = lossPoint() - space.ticker.read();
+            if (held() && left > MIN_STEP) {
+                log.warn("{} - renewing '{}' failed, will retry: {}", backendName, spec.name(), e.getMessage());
+                // Retry at half the time left before the loss point, at most every third of the lease.
+                scheduleRenewal(left <= 20 * MIN_STEP ? left : Math.min(leaseNanos / 3, left / 2));
+            }
+            // else: the loss point is due; the timer declares the loss
+        } finally {
+            renewing.set(false);
         }
     }
 
-    /** Renews under the lock; on LockLostException the lease is already marked lost. */
-    private void renewLocked() {
+    /**
+     * One renewal on the calling thread, which holds {@link #io}: extends the deadline on success;
+     * on {@link LockLostException} the lease is lost (and the exception rethrown).
+     */
+    private void renewNow(long nanos) {
         long t = space.ticker.read();
         try {
-            grant.renew(spec.lease());
+            grant.renew(Duration.ofNanos(nanos));
         } catch (LockLostException e) {
-            lose(e.getMessage(), e);
-            throw lostCause;
+            throw lose(e.getMessage(), e);
         }
-        if (leaseBased) {
-            deadline = t + leaseNanos;
-            for (java.util.function.LongConsumer r : renewed) {
-                try {
-                    r.accept(deadline);
-                } catch (RuntimeException e) {
-                    log.error("{} - renewal listener of '{}' failed", space.backend.description(), spec.name(), e);
-                }
+        if (!leaseBased) {
+            return;
+        }
+        if (!held()) {
+            return; // lost meanwhile: the release queued by the loss undoes this renewal
+        }
+        leaseNanos = nanos;
+        deadline = t + nanos;
+        scheduleLossCheck();
+        for (LongConsumer r : renewed) {
+            try {
+                r.accept(t + nanos);
+            } catch (RuntimeException e) {
+                log.error("{} - renewal listener of '{}' failed", backendName, spec.name(), e);
             }
         }
     }
 
-    /**
-     * Tells {@code listener} the new deadline (ticker nanos) after every successful renewal, on the
-     * renewing thread, and once now with the current one. It must not block.
-     */
-    void onRenewed(java.util.function.LongConsumer listener) {
-        long now;
-        synchronized (this) {
-            renewed.add(listener);
-            now = deadline;
+    /** Space sweep of kernel leases: queue a check of the lock on the executor. */
+    void watchdog() {
+        if (!leaseBased && held() && renewing.compareAndSet(false, true)) {
+            if (!space.execute(this::verifyInBackground)) {
+                renewing.set(false);
+            }
         }
-        listener.accept(now);
     }
 
-    /** The deadline on the space's ticker; {@link Long#MAX_VALUE} if it does not expire. */
-    synchronized long deadlineNanos() {
-        return deadline;
-    }
-
-    /** The lease duration asked for. */
-    Duration leaseDuration() {
-        return spec.lease();
-    }
-
-    /** True if the grant expires unless renewed. */
-    boolean leaseBased() {
-        return leaseBased;
-    }
-
-    /** How long before its deadline a lease whose renewals fail is declared lost. */
-    long lossMarginNanos() {
-        return margin();
-    }
-
-    DefaultLockSpace space() {
-        return space;
-    }
-
-    /** Marks the lease lost (caller holds the monitor) and releases it best-effort. */
-    private LockLostException lose(String why, Throwable cause) {
-        state = State.LOST;
-        lostCause = cause instanceof LockLostException && why.equals(cause.getMessage())
-                ? (LockLostException) cause
-                : new LockLostException(space.backend.description(), spec.name(),
-                        space.backend.description() + " - lost " + LockNames.quote(spec.name()) + " (token " + grant.token() + "): " + why, cause);
-        if (next != null) {
-            next.cancel(false);
-        }
-        space.ended(this);
+    private void verifyInBackground() {
         try {
-            grant.release();
+            if (!held() || !io.tryLock()) {
+                return; // a caller's renew() or close() is talking to the backend: it checks as well
+            }
+            try {
+                if (held()) {
+                    renewNow(leaseNanos);
+                }
+            } finally {
+                io.unlock();
+            }
+        } catch (LockLostException e) {
+            // declared by renewNow
         } catch (RuntimeException e) {
-            log.debug("{} - releasing lost '{}' failed: {}", space.backend.description(), spec.name(), e.toString());
+            log.warn("{} - checking '{}' failed, will retry: {}", backendName, spec.name(), e.getMessage());
+        } finally {
+            renewing.set(false);
         }
-        return lostCause;
     }
 
     /**
-     * Tells the listeners. The loss is logged at WARN only when nobody else hears of it (no
-     * listener, and not thrown to a caller of {@link #renew()}): never log and also report it.
+     * Marks the lease lost (once), stops its timers, tells the listeners on the executor and
+     * releases the lock there, best effort (after any backend call in flight).
      */
-    private void notifyLost(LockLostException e, boolean thrownToCaller) {
-        if (listeners.isEmpty() && !thrownToCaller) {
+    private LockLostException lose(String why, Throwable cause) {
+        LockLostException e = cause instanceof LockLostException && why.equals(cause.getMessage())
+                ? (LockLostException) cause
+                : new LockLostException(backendName, spec.name(),
+                        backendName + " - lost " + LockNames.quote(spec.name()) + " (token " + grant.token() + "): " + why, cause);
+        // The cause is published before the state, so whoever sees LOST finds it.
+        if (!lostCause.compareAndSet(null, e)) {
+            return lostCause.get();
+        }
+        if (!state.compareAndSet(State.HELD, State.LOST)) {
+            return e; // closed meanwhile: nothing is held any more
+        }
+        cancelTimers();
+        space.ended(this);
+        if (listeners.isEmpty()) {
             log.warn("{}", e.getMessage());
         } else {
             log.debug("{}", e.getMessage());
         }
-        for (Consumer<LockLostException> l : listeners) {
-            try {
-                l.accept(e);
-            } catch (RuntimeException ex) {
-                log.error("{} - lost-lock listener of '{}' failed", space.backend.description(), spec.name(), ex);
+        // Listeners are told on the notifier, which backend calls never occupy; the release waits
+        // for any call in flight, on the executor.
+        if (!space.notify(() -> tellListeners(e))) {
+            tellListeners(e);
+        }
+        space.execute(this::releaseAfterLoss);
+        return e;
+    }
+
+    private void tellListeners(LockLostException e) {
+        for (Once l : listeners) {
+            l.fire(e);
+        }
+    }
+
+    /** A loss listener that runs at most once, whoever fires it first. */
+    private final class Once {
+        private final Consumer<LockLostException> listener;
+        private final AtomicBoolean fired = new AtomicBoolean();
+
+        Once(Consumer<LockLostException> listener) {
+            this.listener = listener;
+        }
+
+        void fire(LockLostException e) {
+            if (fired.compareAndSet(false, true)) {
+                try {
+                    listener.accept(e);
+                } catch (RuntimeException ex) {
+                    log.error("{} - lost-lock listener of '{}' failed", backendName, spec.name(), ex);
+                }
             }
         }
     }
+
+    private void releaseAfterLoss() {
+        io.lock();
+        try {
+            grant.release();
+        } catch (RuntimeException e) {
+            log.debug("{} - releasing lost '{}' failed: {}", backendName, spec.name(), e.toString());
+        } finally {
+            io.unlock();
+        }
+    }
+
+    private void cancelTimers() {
+        ScheduledFuture<?> r = renewTask;
+        if (r != null) {
+            r.cancel(false);
+        }
+        ScheduledFuture<?> c = lossTask;
+        if (c != null) {
+            c.cancel(false);
+        }
+    }
+
+    // ---------------------------------------------------------------- the Lease API
 
     @Override
     public String name() {
@@ -267,80 +384,134 @@ final class DefaultLease implements Lease {
     }
 
     @Override
-    public synchronized Instant validUntil() {
-        if (deadline == Long.MAX_VALUE) {
+    public Instant validUntil() {
+        long d = deadline;
+        if (d == Long.MAX_VALUE) {
             return Instant.MAX;
         }
-        return space.clock.instant().plusNanos(deadline - space.ticker.read());
+        return space.clock.instant().plusNanos(d - space.ticker.read());
     }
 
     @Override
-    public synchronized boolean isValid() {
-        return state == State.HELD && (deadline == Long.MAX_VALUE || space.ticker.read() - deadline < 0);
+    public boolean isValid() {
+        if (!held()) {
+            return false;
+        }
+        long d = deadline;
+        return d == Long.MAX_VALUE || space.ticker.read() - d < 0;
     }
 
     @Override
     public void renew() {
-        LockLostException lost;
-        synchronized (this) {
-            if (state == State.CLOSED) {
-                throw new IllegalStateException(space.backend.description() + " - lease on " + LockNames.quote(spec.name()) + " was closed");
-            }
-            if (state == State.LOST) {
-                throw lostCause;
-            }
-            try {
-                renewLocked();
-                return;
-            } catch (LockLostException e) {
-                lost = e;
-            }
+        renewFor(leaseNanos);
+    }
+
+    @Override
+    public void renew(Duration lease) {
+        if (lease.isNegative() || lease.isZero()) {
+            throw new IllegalArgumentException("lease must be positive, was " + lease);
         }
-        notifyLost(lost, true);
-        throw lost;
+        renewFor(lease.toNanos());
+    }
+
+    private void renewFor(long nanos) {
+        checkUsable();
+        io.lock();
+        try {
+            checkUsable();
+            renewNow(nanos);
+        } finally {
+            io.unlock();
+        }
+        if (leaseBased && !fixed) {
+            ScheduledFuture<?> r = renewTask;
+            if (r != null) {
+                r.cancel(false);
+            }
+            scheduleRenewal(nanos / 3);
+        }
+    }
+
+    private void checkUsable() {
+        State s = state.get();
+        if (s == State.CLOSED) {
+            throw new IllegalStateException(backendName + " - lease on " + LockNames.quote(spec.name()) + " was closed");
+        }
+        if (s == State.LOST) {
+            throw lostCause.get();
+        }
     }
 
     @Override
     public Lease onLost(Consumer<LockLostException> listener) {
-        LockLostException already;
-        synchronized (this) {
-            already = state == State.LOST ? lostCause : null;
-            if (already == null) {
-                listeners.add(listener);
-            }
-        }
-        if (already != null) {
-            listener.accept(already);
+        Once once = new Once(listener);
+        listeners.add(once);
+        if (state.get() == State.LOST) {
+            // Lost before (or while) it was added: tell it here, on the calling thread.
+            once.fire(lostCause.get());
         }
         return this;
     }
 
     @Override
     public void close() {
-        synchronized (this) {
-            if (state != State.HELD) {
-                return;
-            }
-            state = State.CLOSED;
-            if (next != null) {
-                next.cancel(false);
-            }
-            space.ended(this);
-            java.lang.invoke.VarHandle.fullFence();
-            try {
-                grant.release();
-            } catch (LockBackendException e) {
-                throw e;
-            } catch (RuntimeException e) {
-                throw new LockBackendException(space.backend.description(), spec.name(),
-                        space.backend.description() + " - releasing " + LockNames.quote(spec.name()) + " failed: " + e.getMessage(), e);
-            }
+        if (!state.compareAndSet(State.HELD, State.CLOSED)) {
+            return;
         }
-        log.debug("{} - released '{}'", space.backend.description(), spec.name());
+        cancelTimers();
+        space.ended(this);
+        java.lang.invoke.VarHandle.fullFence();
+        io.lock();
+        try {
+            grant.release();
+        } catch (LockBackendException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new LockBackendException(backendName, spec.name(),
+                    backendName + " - releasing " + LockNames.quote(spec.name()) + " failed: " + e.getMessage(), e);
+        } finally {
+            io.unlock();
+        }
+        log.debug("{} - released '{}'", backendName, spec.name());
     }
+
+    // ---------------------------------------------------------------- internal hooks (Leases)
 
     Grant grant() {
         return grant;
+    }
+
+    /**
+     * Tells {@code listener} the new deadline (ticker nanos) after every successful renewal, on the
+     * renewing thread, and once now with the current one. It must not block.
+     */
+    void onRenewed(LongConsumer listener) {
+        renewed.add(listener);
+        listener.accept(deadline);
+    }
+
+    /** The deadline on the space's ticker; {@link Long#MAX_VALUE} if it does not expire. */
+    long deadlineNanos() {
+        return deadline;
+    }
+
+    /** The lease duration now in force. */
+    Duration leaseDuration() {
+        return Duration.ofNanos(leaseNanos);
+    }
+
+    /** True if the grant expires unless renewed. */
+    boolean leaseBased() {
+        return leaseBased;
+    }
+
+    /** How long before its deadline a lease whose renewals fail is declared lost. */
+    long lossMarginNanos() {
+        return margin();
+    }
+
+    DefaultLockSpace space() {
+        return space;
     }
 
     @Override

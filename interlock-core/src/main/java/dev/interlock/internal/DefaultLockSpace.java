@@ -12,8 +12,15 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -24,21 +31,43 @@ public final class DefaultLockSpace implements LockSpace {
     /** How often kernel locks are checked for a removed or replaced lock file. */
     static final Duration KERNEL_LOCK_CHECK = Duration.ofMillis(Long.getLong("interlock.checkIntervalMs", 10_000));
 
+    /** Threads of the default executor: at most this many backend calls of one space at once. */
+    static final int MAX_BACKEND_THREADS = 4;
+
     final LockBackend backend;
     final Ticker ticker;
     final Clock clock;
     final Duration defaultLease;
     private final ScheduledExecutorService givenScheduler;
+    private final Executor givenExecutor;
+    private final ThreadFactory threadFactory;
     private volatile ScheduledExecutorService ownScheduler;
+    private volatile ThreadPoolExecutor ownExecutor;
+    private volatile ThreadPoolExecutor ownNotifier;
     private final Set<DefaultLease> open = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicBoolean sweeping = new AtomicBoolean();
 
     public DefaultLockSpace(LockBackend backend, Ticker ticker, Clock clock, ScheduledExecutorService scheduler, Duration defaultLease) {
+        this(backend, ticker, clock, scheduler, null, null, defaultLease);
+    }
+
+    /**
+     * @param scheduler times renewals and loss points and never runs a backend call (null: one
+     *     daemon thread of this space)
+     * @param executor runs backend calls (renew, release, checks) and loss listeners (null: a pool
+     *     of up to {@value #MAX_BACKEND_THREADS} threads for calls and a separate one for listeners,
+     *     so that calls hung on an unreachable backend never delay a loss notice)
+     * @param threadFactory makes the threads of this space (null: daemon threads named interlock-*)
+     */
+    public DefaultLockSpace(LockBackend backend, Ticker ticker, Clock clock, ScheduledExecutorService scheduler,
+            Executor executor, ThreadFactory threadFactory, Duration defaultLease) {
         this.backend = backend;
         this.ticker = ticker;
         this.clock = clock;
         this.givenScheduler = scheduler;
+        this.givenExecutor = executor;
+        this.threadFactory = threadFactory;
         this.defaultLease = defaultLease;
     }
 
@@ -76,6 +105,15 @@ public final class DefaultLockSpace implements LockSpace {
         return backend.breakLock(LockNames.validate(name), ownerId);
     }
 
+    private Thread newThread(Runnable r, String name) {
+        if (threadFactory != null) {
+            return threadFactory.newThread(r);
+        }
+        Thread t = new Thread(r, name);
+        t.setDaemon(true);
+        return t;
+    }
+
     ScheduledExecutorService scheduler() {
         if (givenScheduler != null) {
             return givenScheduler;
@@ -85,17 +123,82 @@ public final class DefaultLockSpace implements LockSpace {
             synchronized (this) {
                 s = ownScheduler;
                 if (s == null) {
-                    ScheduledThreadPoolExecutor e = new ScheduledThreadPoolExecutor(1, r -> {
-                        Thread t = new Thread(r, "interlock-watchdog");
-                        t.setDaemon(true);
-                        return t;
-                    });
+                    ScheduledThreadPoolExecutor e = new ScheduledThreadPoolExecutor(1, r -> newThread(r, "interlock-timer"));
                     e.setRemoveOnCancelPolicy(true);
                     s = ownScheduler = e;
                 }
             }
         }
         return s;
+    }
+
+    private Executor executor() {
+        if (givenExecutor != null) {
+            return givenExecutor;
+        }
+        ThreadPoolExecutor e = ownExecutor;
+        if (e == null) {
+            synchronized (this) {
+                e = ownExecutor;
+                if (e == null) {
+                    e = ownExecutor = pool(MAX_BACKEND_THREADS, "interlock-backend");
+                }
+            }
+        }
+        return e;
+    }
+
+    private Executor notifier() {
+        if (givenExecutor != null) {
+            return givenExecutor;
+        }
+        ThreadPoolExecutor e = ownNotifier;
+        if (e == null) {
+            synchronized (this) {
+                e = ownNotifier;
+                if (e == null) {
+                    e = ownNotifier = pool(2, "interlock-notify");
+                }
+            }
+        }
+        return e;
+    }
+
+    /** Up to {@code threads} threads, started on demand and ended after 30s idle; an unbounded queue. */
+    private ThreadPoolExecutor pool(int threads, String name) {
+        ThreadPoolExecutor e = new ThreadPoolExecutor(threads, threads, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+                r -> newThread(r, name));
+        e.allowCoreThreadTimeOut(true);
+        return e;
+    }
+
+    /** Runs {@code task} on the timer after {@code delayNanos}; null if the space is closing. */
+    ScheduledFuture<?> schedule(Runnable task, long delayNanos) {
+        try {
+            return scheduler().schedule(task, delayNanos, TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            return null;
+        }
+    }
+
+    /** Runs a backend call on the executor; false if the space is closing. */
+    boolean execute(Runnable task) {
+        try {
+            executor().execute(task);
+            return true;
+        } catch (RejectedExecutionException e) {
+            return false;
+        }
+    }
+
+    /** Runs listeners on the notifier; false if the space is closing. */
+    boolean notify(Runnable task) {
+        try {
+            notifier().execute(task);
+            return true;
+        } catch (RejectedExecutionException e) {
+            return false;
+        }
     }
 
     /** Starts (once) the periodic check of all open kernel-lock leases. */
@@ -105,8 +208,8 @@ public final class DefaultLockSpace implements LockSpace {
         }
         long period = KERNEL_LOCK_CHECK.toNanos();
         try {
-            scheduler().scheduleWithFixedDelay(this::sweep, period, period, java.util.concurrent.TimeUnit.NANOSECONDS);
-        } catch (java.util.concurrent.RejectedExecutionException e) {
+            scheduler().scheduleWithFixedDelay(this::sweep, period, period, TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
             // closing
         }
     }
@@ -166,6 +269,14 @@ public final class DefaultLockSpace implements LockSpace {
         ScheduledExecutorService s = ownScheduler;
         if (s != null) {
             s.shutdownNow();
+        }
+        ThreadPoolExecutor e = ownExecutor;
+        if (e != null) {
+            e.shutdown(); // releases queued after a loss still run; nothing new is accepted
+        }
+        ThreadPoolExecutor n = ownNotifier;
+        if (n != null) {
+            n.shutdown();
         }
         backend.close();
     }

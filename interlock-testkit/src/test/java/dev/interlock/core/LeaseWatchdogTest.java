@@ -30,7 +30,7 @@ class LeaseWatchdogTest {
     @BeforeEach
     void open() {
         String ns = UUID.randomUUID().toString();
-        locks = Interlock.builder("mem:" + ns).ticker(ticker).clock(wall).scheduler(scheduler).defaultLease(Duration.ofSeconds(30)).open();
+        locks = Interlock.builder("mem:" + ns).ticker(ticker).clock(wall).scheduler(scheduler).executor(scheduler).defaultLease(Duration.ofSeconds(30)).open();
         backend = MemoryBackend.OPENED.get(ns);
     }
 
@@ -87,6 +87,8 @@ class LeaseWatchdogTest {
         l.onLost(told::add);
         backend.stolen = true;
         assertThatThrownBy(l::renew).isInstanceOf(LockLostException.class);
+        assertThat(l.isValid()).as("invalid as soon as renew() throws").isFalse();
+        scheduler.advance(Duration.ZERO); // listeners and the release after a loss run on the executor
         assertThat(told).hasSize(1);
         assertThat(l.isValid()).isFalse();
         List<LockLostException> late = new ArrayList<>();

@@ -35,6 +35,8 @@ public final class MemoryBackend implements LockBackend {
     final AtomicLong tokens = new AtomicLong();
     public volatile boolean renewFails;
     public volatile boolean stolen;
+    /** When set, renewals of names starting with "hang" block until it opens. */
+    public volatile java.util.concurrent.CountDownLatch hang;
     public final AtomicInteger renewals = new AtomicInteger();
     public final AtomicInteger releases = new AtomicInteger();
 
@@ -99,6 +101,15 @@ public final class MemoryBackend implements LockBackend {
                     @Override
                     public void renew(Duration lease) {
                         renewals.incrementAndGet();
+                        java.util.concurrent.CountDownLatch h = hang;
+                        if (h != null && spec.name().startsWith("hang")) {
+                            try {
+                                h.await();
+                            } catch (InterruptedException e) {
+                                Thread.currentThread().interrupt();
+                                throw new LockBackendException(description(), spec.name(), "interrupted", e, true);
+                            }
+                        }
                         if (stolen) {
                             throw new LockLostException(description(), spec.name(), "stolen", null);
                         }
