@@ -213,15 +213,6 @@ final class LibC {
         return new FileId(buf);
     }
 
-    /** statx of a path, not following a final symlink, or null with errno set. */
-    static FileId lstat(byte[] path) {
-        byte[] buf = new byte[256];
-        if (statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, buf) != 0) {
-            return null;
-        }
-        return new FileId(buf);
-    }
-
     /** statx of a path, following links (a path the user gave), or null with errno set. */
     static FileId stat(byte[] path) {
         byte[] buf = new byte[256];
