@@ -17,7 +17,15 @@ final class BackendOption {
 
     /** Opens the lock space, turning failures into messages with exit codes 64 (bad URI) or 69 (unusable backend). */
     LockSpace open(Env env) {
-        String resolved = DefaultBackend.resolve(uri, env);
+        return open(env, true);
+    }
+
+    /**
+     * Opens the lock space; the default per-user directory is created only if {@code createDefault}
+     * (commands that lock), so commands that only read leave no trace.
+     */
+    LockSpace open(Env env, boolean createDefault) {
+        String resolved = DefaultBackend.resolve(uri, env, createDefault);
         try {
             return Interlock.open(resolved);
         } catch (LockBackendException e) {

@@ -44,7 +44,7 @@ import picocli.CommandLine.Spec;
                 " 0:the lock was removed",
                 " 1:nothing removed: the lock is free, or no longer held by that owner",
                 "64:usage error (bad option, lock name, owner id or URI; several holders and no --owner)",
-                "69:the backend is unusable, or cannot break locks (flock:)"})
+                "69:the backend is unusable, there is no lock space there, or it cannot break locks (flock:)"})
 final class BreakCommand implements Callable<Integer> {
     @ParentCommand
     InterlockCommand top;
@@ -75,7 +75,7 @@ final class BreakCommand implements Callable<Integer> {
             }
         }
         PrintWriter out = spec.commandLine().getOut();
-        try (LockSpace space = backend.open(top.env)) {
+        try (LockSpace space = backend.open(top.env, false)) {
             LockInfo info = space.status(name);
             String quoted = LockNames.quote(name);
             if (space instanceof DefaultLockSpace && !((DefaultLockSpace) space).backend().leaseBased()) {

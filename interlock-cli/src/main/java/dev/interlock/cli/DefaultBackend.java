@@ -5,6 +5,7 @@ import java.nio.file.AccessDeniedException;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 
@@ -13,7 +14,10 @@ import java.nio.file.attribute.PosixFilePermissions;
  * {@code flock:} on a private per-user directory, {@code ~/.local/state/interlock/locks}, or
  * {@code /tmp/interlock-<uid>} when the home directory is not writable.
  *
- * <p>The directory is created with mode 0700. An existing one is refused if it belongs to another
+ * <p>The directory is created with mode 0700 by the commands that lock ({@code run},
+ * {@code update}); the commands that only read ({@code status}, {@code list}, {@code break})
+ * create nothing and report a missing one as "no lock space" (exit 69), so a typo or a fresh
+ * account never leaves directories behind. An existing one is refused if it belongs to another
  * user, is writable by group or others, or (in {@code /tmp}) is a symbolic link: anyone who can
  * write there could delete or replace lock files and so break the exclusion.
  */
@@ -24,6 +28,14 @@ final class DefaultBackend {
 
     /** The URI to use: explicit, else the environment, else the private directory (created and checked here). */
     static String resolve(String explicit, Env env) {
+        return resolve(explicit, env, true);
+    }
+
+    /**
+     * The URI to use: explicit, else the environment, else the private directory, checked here and
+     * created only if {@code create} (the commands that lock); a missing one is exit 69 otherwise.
+     */
+    static String resolve(String explicit, Env env, boolean create) {
         if (explicit != null) {
             if (explicit.isBlank()) {
                 throw new CliException(ExitCodes.USAGE, "--backend is empty: give a URI such as flock:/var/lock/myapp");
@@ -34,11 +46,11 @@ final class DefaultBackend {
         if (fromEnv != null && !fromEnv.isBlank()) {
             return fromEnv;
         }
-        return "flock:" + privateDirectory(env);
+        return "flock:" + privateDirectory(env, create);
     }
 
-    /** Finds, creates if needed, and checks the private per-user directory. */
-    static Path privateDirectory(Env env) {
+    /** Finds, creates if needed and allowed, and checks the private per-user directory. */
+    static Path privateDirectory(Env env, boolean create) {
         Path home = env.home();
         boolean homeUsable = home != null && home.isAbsolute() && Files.isDirectory(home) && Files.isWritable(home);
         Path dir;
@@ -50,7 +62,11 @@ final class DefaultBackend {
             dir = env.tmpRoot().resolve("interlock-" + env.uid());
             inTmp = true;
         }
-        create(dir);
+        if (create) {
+            create(dir);
+        } else if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
+            throw new CliException(ExitCodes.UNAVAILABLE, "no lock space at " + dir + " (nothing has been locked there yet)");
+        }
         check(dir, env.uid(), inTmp);
         return dir;
     }
@@ -77,7 +93,8 @@ final class DefaultBackend {
                     + " --backend flock:/DIR or $" + ENV, e);
         } catch (IOException | UnsupportedOperationException e) {
             throw new CliException(ExitCodes.UNAVAILABLE, "cannot create the default lock directory " + dir + ": "
-                    + (e instanceof FileSystemException ? e.getMessage() : e.toString())
+                    + (e instanceof UnsupportedOperationException ? "its file system has no POSIX permissions"
+                            : e.getMessage() != null ? e.getMessage() : "I/O error")
                     + "; fix that, or choose a directory with --backend flock:/DIR or $" + ENV, e);
         }
     }
@@ -103,7 +120,9 @@ final class DefaultBackend {
                         dir, (mode & 002) != 0 ? "others" : "its group", mode, dir, ENV));
             }
         } catch (IOException e) {
-            throw new CliException(ExitCodes.UNAVAILABLE, "cannot check the default lock directory " + dir + ": " + e, e);
+            throw new CliException(ExitCodes.UNAVAILABLE, "cannot check the default lock directory " + dir + ": "
+                    + (e instanceof FileSystemException && ((FileSystemException) e).getReason() != null
+                            ? ((FileSystemException) e).getReason() : e.getMessage()), e);
         }
         if (!Files.isWritable(dir)) {
             throw new CliException(ExitCodes.UNAVAILABLE, "the default lock directory " + dir + " is not writable:"

@@ -15,7 +15,8 @@ import picocli.CommandLine.Spec;
         header = "List the locks of a lock space and their holders.",
         description = {"",
                 "Every name the backend knows of (held, or used before and left a trace, such as",
-                "a lock file), sorted, with the same columns as 'interlock status'."},
+                "a lock file), sorted, with the same columns as 'interlock status'. Creates",
+                "nothing: a lock space that does not exist yet is exit 69."},
         parameterListHeading = "%nArguments:%n",
         optionListHeading = "%nOptions:%n",
         sortOptions = false,
@@ -26,7 +27,7 @@ import picocli.CommandLine.Spec;
         exitCodeList = {
                 " 0:the list was shown",
                 "64:usage error (bad option or URI)",
-                "69:the backend is unusable or unreachable"})
+                "69:the backend is unusable or unreachable, or there is no lock space there"})
 final class ListCommand implements Callable<Integer> {
     @ParentCommand
     InterlockCommand top;
@@ -45,7 +46,7 @@ final class ListCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        try (LockSpace space = backend.open(top.env)) {
+        try (LockSpace space = backend.open(top.env, false)) {
             StatusCommand.print(spec, space.uri(), space.list(), json);
         }
         return ExitCodes.OK;

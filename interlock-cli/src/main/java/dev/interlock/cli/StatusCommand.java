@@ -22,7 +22,8 @@ import picocli.CommandLine.Spec;
         description = {"",
                 "For each NAME: its holders (mode, owner, host, pid, since when, lease left,",
                 "fencing token) and the waiters the backend knows of, or 'free'. Reading the",
-                "state never changes it. A util-linux flock(1) holder shows its pid only."},
+                "state never changes it and creates nothing: a lock space that does not exist",
+                "yet is exit 69, not 'free'. A util-linux flock(1) holder shows its pid only."},
         parameterListHeading = "%nArguments:%n",
         optionListHeading = "%nOptions:%n",
         sortOptions = false,
@@ -33,7 +34,7 @@ import picocli.CommandLine.Spec;
         exitCodeList = {
                 " 0:the state was shown (whether the locks are free or held)",
                 "64:usage error (bad option, lock name or URI)",
-                "69:the backend is unusable or unreachable"})
+                "69:the backend is unusable or unreachable, or there is no lock space there"})
 final class StatusCommand implements Callable<Integer> {
     @ParentCommand
     InterlockCommand top;
@@ -58,7 +59,7 @@ final class StatusCommand implements Callable<Integer> {
         for (String n : names) {
             BackendOption.checkName(n);
         }
-        try (LockSpace space = backend.open(top.env)) {
+        try (LockSpace space = backend.open(top.env, false)) {
             List<LockInfo> infos = new ArrayList<>();
             for (String n : names) {
                 infos.add(space.status(n));

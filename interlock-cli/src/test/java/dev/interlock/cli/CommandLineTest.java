@@ -139,12 +139,40 @@ class CommandLineTest {
     }
 
     @Test
-    void defaultBackend_isCreatedPrivate_inHome() throws IOException {
-        assertThat(run("status", "x")).isEqualTo(0);
+    void defaultBackend_isCreatedPrivate_inHome_forTheCommandsThatLock() throws IOException {
         Path dir = home.resolve(".local/state/interlock/locks");
+        assertThat(DefaultBackend.resolve(null, new Env(vars, home, Env.currentUid(), tmp), true)).isEqualTo("flock:" + dir);
         assertThat(dir).isDirectory();
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(dir))).isEqualTo("rwx------");
+        assertThat(run("status", "x")).isEqualTo(0);
         assertThat(out.toString()).contains("x").contains("free");
+    }
+
+    @Test
+    void defaultBackend_statusListBreak_inAFreshHome_createNothing_and69() {
+        Path dir = home.resolve(".local/state/interlock/locks");
+        for (String[] args : new String[][] {{"status", "x"}, {"list"}, {"break", "x"}, {"status", "--json", "x"}}) {
+            err.getBuffer().setLength(0);
+            assertThat(run(args)).as(String.join(" ", args)).isEqualTo(69);
+            assertThat(err.toString()).as(String.join(" ", args))
+                    .isEqualTo("interlock: no lock space at " + dir + " (nothing has been locked there yet)" + System.lineSeparator());
+        }
+        assertThat(home.resolve(".local")).doesNotExist();
+        assertThat(out.toString()).isEmpty();
+    }
+
+    @Test
+    void statusListBreak_onAMistypedPath_createNothing_and69() {
+        Path typo = tmp.resolve("lokcs");
+        for (String[] args : new String[][] {{"status", "--backend", "flock:" + typo, "x"}, {"list", "--backend", "flock:" + typo},
+                {"break", "--backend", "flock:" + typo, "x"}}) {
+            err.getBuffer().setLength(0);
+            assertThat(run(args)).as(String.join(" ", args)).isEqualTo(69);
+            assertThat(err.toString()).as(String.join(" ", args))
+                    .contains("no lock space at " + typo + " (nothing was created)");
+        }
+        assertThat(typo).doesNotExist();
+        assertThat(out.toString()).isEmpty();
     }
 
     @Test
@@ -176,8 +204,12 @@ class CommandLineTest {
     @Test
     void defaultBackend_homeNotUsable_fallsBackToTmp() {
         home = null;
-        assertThat(run("status", "x")).isEqualTo(0);
-        assertThat(tmp.resolve("interlock-" + Env.currentUid())).isDirectory();
+        Path dir = tmp.resolve("interlock-" + Env.currentUid());
+        assertThat(run("status", "x")).isEqualTo(69);
+        assertThat(err.toString()).contains("no lock space at " + dir);
+        assertThat(dir).doesNotExist();
+        assertThat(DefaultBackend.resolve(null, new Env(vars, null, Env.currentUid(), tmp), true)).isEqualTo("flock:" + dir);
+        assertThat(dir).isDirectory();
     }
 
     @Test
@@ -191,7 +223,7 @@ class CommandLineTest {
     @Test
     void defaultBackend_cannotBeCreated_is69() throws IOException {
         Files.writeString(home.resolve(".local"), "a file where a directory should be");
-        assertThat(run("status", "x")).isEqualTo(69);
+        assertThat(run("run", "x", "--", "true")).isEqualTo(69);
         assertThat(err.toString()).contains("cannot create the default lock directory")
                 .contains(home.resolve(".local/state") + ": Not a directory");
     }

@@ -15,11 +15,8 @@ import dev.interlock.spi.Grant;
 import dev.interlock.spi.LockBackend;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
-import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -34,6 +31,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.IntToLongFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -45,11 +44,29 @@ import org.slf4j.LoggerFactory;
  * also has a gate file {@code DIR/.gates/<file name>}. Files are created on first use and never
  * removed: removing a lock file that someone may be locking lets two processes hold "the same"
  * lock on two inodes (seed 004). A lock file removed or replaced by someone else is detected by
- * the lease's periodic check, which then reports the lease lost.
+ * the lease's periodic check, which then reports the lease lost. It compares two identities: the
+ * directory the space's path leads to must still be the directory we hold (not renamed away or
+ * replaced), and the name, looked up in the held directory, must still be the inode we locked.
+ *
+ * <p><b>No link is followed.</b> The lock directory is opened once (O_DIRECTORY; the path the
+ * user gave may be a link they chose) and every other file is opened relative to a descriptor
+ * with O_NOFOLLOW: {@code .gates} by openat(dirfd), lock files by openat(dirfd), gate files by
+ * openat(gatesfd); waiters watch the files they hold open through {@code /proc/self/fd}. A link
+ * planted anywhere in the space therefore leads nowhere: it is refused with a message. A
+ * {@code .gates} that is not a directory, or that belongs to another user when every user may
+ * write the lock directory, makes the space refuse to lock (see {@link #openGates}).
+ *
+ * <p><b>Nothing is created by reading.</b> A missing lock directory (whose parent exists and is
+ * writable) is made, mode 0700, with its {@code .gates}, at the first acquisition; status and list
+ * of a missing directory fail with "no lock space at DIR (nothing was created)".
+ *
+ * <p><b>Network file systems are refused</b> (NFS, SMB, Ceph, FUSE...; see
+ * {@link NetworkFileSystems}) unless the URI says {@code ?network=allow}: a lock there may
+ * exclude across hosts, but status, wake-ups and fencing tokens would be per host.
  *
  * <p><b>Acquire, exclusive:</b>
  * <ol>
- *   <li>open {@code DIR/N} (O_RDWR|O_CREAT|O_NOFOLLOW|O_CLOEXEC; O_RDONLY if not writable);</li>
+ *   <li>open {@code N} relative to the lock directory (O_RDWR|O_CREAT|O_NOFOLLOW|O_CLOEXEC; O_RDONLY if not writable);</li>
  *   <li>flock(LOCK_EX|LOCK_NB); on success go to 5;</li>
  *   <li>busy: take the gate exclusively (flock(LOCK_EX|LOCK_NB) on the gate file) and keep it while
  *       waiting: this keeps new readers out, so a writer is not starved by a stream of readers;</li>
@@ -76,51 +93,64 @@ import org.slf4j.LoggerFactory;
 final class FlockBackend implements LockBackend {
     private static final Logger log = LoggerFactory.getLogger(FlockBackend.class);
     static final String GATES = ".gates";
+    private static final byte[] GATES_BYTES = LibC.cstring(GATES);
+    private static final byte[] DOT = LibC.cstring(".");
     private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(Long.getLong("interlock.flock.pollMs", 200));
     private static final int MAX_READ = 1 << 16;
     private static final int MAX_SHARED_RECORDS = 64;
+    private static final int DIR_FLAGS = LibC.O_RDONLY | LibC.O_DIRECTORY | LibC.O_CLOEXEC;
+    private static final int FILE_FLAGS = LibC.O_RDWR | LibC.O_CREAT | LibC.O_NOFOLLOW | LibC.O_CLOEXEC | LibC.O_NOCTTY;
 
     private final Path dir;
+    private final byte[] dirPath;
     private final Path gateDir;
     private final String description;
     private final Clock clock;
     private final Inotify inotify;
+    private final boolean networkAllowed;
+    private final IntToLongFunction fileSystemType;
     /** Nonces of the flock: grants this process holds, in any lock space (records of our own pid are kept only for these). */
     private static final Set<String> liveNonces = ConcurrentHashMap.newKeySet();
     /** Last clock-based token this process issued (any lock space): they stay strictly increasing within the process. */
     private static final AtomicLong lastTimeToken = new AtomicLong();
     private final Set<String> warned = ConcurrentHashMap.newKeySet();
-    private volatile boolean gateDirReady;
-    private final byte[] dirPrefix;
-    private final byte[] gatePrefix;
 
-    private FlockBackend(Path dir, Clock clock) {
+    /**
+     * Guards the two directory descriptors: every use holds the read lock (uses never block), and
+     * close() takes the write lock, so a descriptor is never used after it was closed (its number
+     * could by then name another directory).
+     */
+    private final ReentrantReadWriteLock fdLock = new ReentrantReadWriteLock();
+    private final Object openLock = new Object();
+    /** The lock directory, opened once (the user's path, links included); -1 until it exists. Guarded by openLock for writes. */
+    private volatile int dirFd = -1;
+    /** {@code .gates}, opened relative to dirFd without following links; -1 until the first acquisition. */
+    private volatile int gatesFd = -1;
+    /** Mode and owner of the lock directory, read when dirFd was opened. */
+    private int dirMode;
+    private int dirOwner;
+    private boolean closed;
+
+    private FlockBackend(Path dir, Clock clock, boolean networkAllowed, IntToLongFunction fileSystemType) {
         this.dir = dir;
+        this.dirPath = LibC.path(dir);
         this.gateDir = dir.resolve(GATES);
         this.description = "flock:" + dir;
         this.clock = clock;
         this.inotify = new Inotify(description);
-        this.dirPrefix = prefix(dir);
-        this.gatePrefix = prefix(gateDir);
-    }
-
-    private static byte[] prefix(Path p) {
-        byte[] b = LibC.path(p);
-        b[b.length - 1] = '/';
-        return b;
-    }
-
-    /** NUL-terminated path of a file name (ASCII by construction) under a directory prefix. */
-    private static byte[] under(byte[] prefix, String fileName) {
-        byte[] out = new byte[prefix.length + fileName.length() + 1];
-        System.arraycopy(prefix, 0, out, 0, prefix.length);
-        for (int i = 0; i < fileName.length(); i++) {
-            out[prefix.length + i] = (byte) fileName.charAt(i);
-        }
-        return out;
+        this.networkAllowed = networkAllowed;
+        this.fileSystemType = fileSystemType;
     }
 
     static FlockBackend open(BackendConfig config) {
+        return open(config, LibC::fileSystemType);
+    }
+
+    /**
+     * Opens the space. {@code fileSystemType} tells the statfs(2) {@code f_type} of a directory
+     * descriptor; tests replace it to see the refusal of network file systems on a local disk.
+     */
+    static FlockBackend open(BackendConfig config, IntToLongFunction fileSystemType) {
         String loc = config.location();
         if (loc.startsWith("//")) {
             if (!loc.startsWith("///")) {
@@ -128,11 +158,17 @@ final class FlockBackend implements LockBackend {
             }
             loc = loc.substring(2);
         }
+        if (loc.indexOf('#') >= 0) {
+            throw new IllegalArgumentException("flock: URI '" + config.uri() + "' has a '#'; use flock:/path/to/dir");
+        }
+        boolean networkAllowed = false;
+        int q = loc.indexOf('?');
+        if (q >= 0) {
+            networkAllowed = parseOptions(config.uri(), loc.substring(q + 1));
+            loc = loc.substring(0, q);
+        }
         if (loc.isEmpty()) {
             throw new IllegalArgumentException("flock: needs a directory, e.g. flock:/var/lock/myapp (got '" + config.uri() + "')");
-        }
-        if (loc.indexOf('?') >= 0 || loc.indexOf('#') >= 0) {
-            throw new IllegalArgumentException("flock: takes no options (found '?' or '#' in '" + config.uri() + "'); use flock:/path/to/dir");
         }
         Path dir;
         try {
@@ -140,49 +176,247 @@ final class FlockBackend implements LockBackend {
         } catch (RuntimeException e) {
             throw new IllegalArgumentException("flock: location '" + loc + "' is not a valid path: " + e.getMessage(), e);
         }
-        prepareDirectory(dir);
-        return new FlockBackend(dir, config.clock());
+        FlockBackend b = new FlockBackend(dir, config.clock(), networkAllowed, fileSystemType);
+        b.openExisting();
+        return b;
     }
 
-    /** Creates a missing directory with mode 0700 if its parent allows, and checks it is a writable directory. */
-    static void prepareDirectory(Path dir) {
-        String desc = "flock:" + dir;
-        if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS) && !Files.exists(dir)) {
-            Path parent = dir.getParent();
-            if (parent == null || !Files.isDirectory(parent)) {
-                throw new LockBackendException(desc, null, desc + " - lock directory " + dir + " does not exist, nor does its parent "
-                        + parent + "; create it (mkdir -p -m 700 " + dir + ") or choose another directory", null);
+    /** The one option, {@code network=allow|refuse}; returns whether network file systems are allowed. */
+    private static boolean parseOptions(String uri, String query) {
+        boolean allow = false;
+        for (String option : query.split("&", -1)) {
+            if (option.equals("network=allow")) {
+                allow = true;
+            } else if (option.equals("network=refuse")) {
+                allow = false;
+            } else if (option.startsWith("network=")) {
+                throw new IllegalArgumentException("flock: option '" + option + "' in '" + uri + "': network takes allow or refuse");
+            } else {
+                throw new IllegalArgumentException("flock: unknown option '" + option + "' in '" + uri
+                        + "'; the only option is network=allow (lock a directory on a network file system, see the documentation)");
             }
-            if (!Files.isWritable(parent)) {
-                throw new LockBackendException(desc, null, desc + " - lock directory " + dir + " does not exist and its parent "
-                        + parent + " is not writable; create it as a user who can, or choose another directory", null);
-            }
+        }
+        return allow;
+    }
+
+    // ---------------------------------------------------------------------------------- directory
+
+    /**
+     * At open: opens an existing lock directory and checks it; a missing one is left missing (it is
+     * made at the first acquisition), but a missing one that could never be made is an error now.
+     */
+    private void openExisting() {
+        int fd = LibC.openat(LibC.AT_FDCWD, dirPath, DIR_FLAGS, 0);
+        if (fd >= 0) {
+            adopt(fd, false);
+            return;
+        }
+        int err = LibC.errno();
+        if (err != LibC.ENOENT) {
+            throw cannotOpenDirectory(err);
+        }
+        Path parent = dir.getParent();
+        if (parent == null || !Files.isDirectory(parent)) {
+            throw new LockBackendException(description, null, description + " - lock directory " + dir + " does not exist, nor does its parent "
+                    + parent + "; create it (mkdir -p -m 700 " + dir + ") or choose another directory", null);
+        }
+        if (!Files.isWritable(parent)) {
+            throw new LockBackendException(description, null, description + " - lock directory " + dir + " does not exist and its parent "
+                    + parent + " is not writable; create it as a user who can, or choose another directory", null);
+        }
+        int pfd = LibC.openat(LibC.AT_FDCWD, LibC.path(parent), DIR_FLAGS, 0);
+        if (pfd >= 0) {
             try {
-                Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-            } catch (FileAlreadyExistsException e) {
-                // created concurrently: fine
-            } catch (IOException e) {
-                throw new LockBackendException(desc, null, desc + " - cannot create lock directory " + dir + ": " + e, e);
+                checkFileSystem(pfd, parent);
+            } finally {
+                LibC.close(pfd);
             }
         }
-        if (!Files.isDirectory(dir)) {
-            throw new LockBackendException(desc, null, desc + " - " + dir + " is not a directory; point flock: at a directory", null);
+    }
+
+    private LockBackendException cannotOpenDirectory(int err) {
+        if (err == LibC.ENOTDIR) {
+            return new LockBackendException(description, null, description + " - " + dir
+                    + " is not a directory (or a part of its path is not); point flock: at a directory", null);
         }
-        if (!Files.isWritable(dir) || !Files.isExecutable(dir)) {
-            throw new LockBackendException(desc, null, desc + " - lock directory " + dir
-                    + " is not writable by this user; fix its permissions or choose another directory", null);
-        }
+        return new LockBackendException(description, null, description + " - cannot open the lock directory " + dir + ": "
+                + LibC.describe(err) + (err == LibC.EACCES ? "; check the permissions of " + dir + " and its parents" : ""), null);
+    }
+
+    /** Checks a freshly opened lock directory descriptor and makes it the space's; closes it if refused. */
+    private void adopt(int fd, boolean createdByUs) {
         try {
-            java.util.Set<java.nio.file.attribute.PosixFilePermission> perms = Files.getPosixFilePermissions(dir);
-            if (perms.contains(java.nio.file.attribute.PosixFilePermission.OTHERS_WRITE)) {
-                boolean sticky = (((Integer) Files.getAttribute(dir, "unix:mode")) & 01000) != 0;
+            LibC.FileId st = LibC.fstat(fd);
+            if (st == null) {
+                throw failure(null, "cannot check the lock directory " + dir, LibC.errno(), false);
+            }
+            checkFileSystem(fd, dir);
+            if (LibC.faccessat(fd, DOT, LibC.W_OK | LibC.X_OK, 0) != 0) {
+                throw new LockBackendException(description, null, description + " - lock directory " + dir
+                        + " is not writable by this user; fix its permissions or choose another directory", null);
+            }
+            if (createdByUs && st.uid != LibC.geteuid()) {
+                throw new LockBackendException(description, null, description + " - the lock directory " + dir
+                        + " this process just made was replaced by one of uid " + st.uid + "; someone who can write "
+                        + dir.getParent() + " is interfering: choose a directory only you (or your group) can write", null);
+            }
+            if ((st.mode & 0002) != 0) {
+                boolean sticky = (st.mode & 01000) != 0;
                 log.warn("{} - lock directory {} is writable by every user: anyone can {}; use a directory writable only "
-                        + "by the users that share these locks (e.g. chmod 2770 with a common group)", desc, dir,
+                        + "by the users that share these locks (e.g. chmod 2770 with a common group)", description, dir,
                         sticky ? "pre-create lock files there to block you or to be refused by fs.protected_regular"
                                 : "remove or replace its lock files and so break the exclusion, or pre-create them to block you");
             }
-        } catch (IOException | UnsupportedOperationException | IllegalArgumentException | ClassCastException e) {
-            // not a POSIX file system: nothing to check
+            dirMode = st.mode & 07777;
+            dirOwner = st.uid;
+        } catch (RuntimeException e) {
+            LibC.close(fd);
+            throw e;
+        }
+        dirFd = fd;
+    }
+
+    /** Refuses a network or cluster file system unless the URI allowed it (see {@link NetworkFileSystems}). */
+    private void checkFileSystem(int fd, Path where) {
+        long type = fileSystemType.applyAsLong(fd);
+        if (type == -1) {
+            return; // fstatfs failed: nothing known, nothing refused
+        }
+        Optional<String> network = NetworkFileSystems.name(type);
+        if (network.isEmpty()) {
+            return;
+        }
+        if (!networkAllowed) {
+            throw new LockBackendException(description, null, description + " - " + where + " is on " + network.get()
+                    + String.format(" (file system type 0x%X), a network file system: flock(2) there may exclude across hosts, but", type)
+                    + " status, waiting and fencing tokens would be wrong on every other host (status says 'free' while another"
+                    + " host holds a lock); use dir:" + dir + " to share locks between hosts, a local directory for one host,"
+                    + " or flock:" + dir + "?network=allow if you accept those limits", null);
+        }
+        if (warned.add("network")) {
+            log.info("{} - {} is on {}, allowed by network=allow: a lock excludes across hosts only if the server supports flock(2);"
+                    + " status, waiter wake-ups and fencing tokens are per host", description, where, network.get());
+        }
+    }
+
+    /** The lock directory for reading (status, list); never creates anything. */
+    private int readingDirFd() {
+        int fd = dirFd;
+        if (fd >= 0) {
+            return fd;
+        }
+        synchronized (openLock) {
+            if (dirFd < 0) {
+                int f = LibC.openat(LibC.AT_FDCWD, dirPath, DIR_FLAGS, 0);
+                if (f < 0) {
+                    int err = LibC.errno();
+                    if (err == LibC.ENOENT) {
+                        throw new LockBackendException(description, null, description + " - no lock space at " + dir
+                                + " (nothing was created)", null);
+                    }
+                    throw cannotOpenDirectory(err);
+                }
+                adopt(f, false);
+            }
+            return dirFd;
+        }
+    }
+
+    /** The lock directory for locking: made (mode 0700) at the first acquisition, with its {@code .gates}. */
+    private int lockingDirFd() {
+        int fd = dirFd;
+        if (fd >= 0 && gatesFd >= 0) {
+            return fd;
+        }
+        synchronized (openLock) {
+            if (dirFd < 0) {
+                boolean created = LibC.mkdirat(LibC.AT_FDCWD, dirPath, 0700) == 0;
+                int err = created ? 0 : LibC.errno();
+                if (!created && err != LibC.EEXIST) {
+                    if (err == LibC.ENOENT) {
+                        throw new LockBackendException(description, null, description + " - lock directory " + dir + " does not exist, nor does its parent "
+                                + dir.getParent() + "; create it (mkdir -p -m 700 " + dir + ") or choose another directory", null);
+                    }
+                    throw failure(null, "cannot create the lock directory " + dir, err, false);
+                }
+                // What we just made is opened without following a link: whoever can write the parent cannot swap one in.
+                int f = LibC.openat(LibC.AT_FDCWD, dirPath, DIR_FLAGS | (created ? LibC.O_NOFOLLOW : 0), 0);
+                if (f < 0) {
+                    throw cannotOpenDirectory(LibC.errno());
+                }
+                adopt(f, created);
+            }
+            if (gatesFd < 0) {
+                gatesFd = openGates(dirFd);
+            }
+            return dirFd;
+        }
+    }
+
+    /**
+     * Opens {@code .gates} relative to the lock directory without following a link, making it if
+     * missing. A {@code .gates} that is a link or not a directory is refused, and so is one that
+     * belongs to another user when everyone may write the lock directory: its owner could remove
+     * or replace gate files. The whole space is refused, not just the gate, because shared holders
+     * update the fencing token and their record while they hold the gate: without a trustworthy
+     * gate two readers could interleave those writes, and writers could be starved.
+     */
+    private int openGates(int d) {
+        for (int round = 0; round < 3; round++) {
+            int g = LibC.openat(d, GATES_BYTES, DIR_FLAGS | LibC.O_NOFOLLOW, 0);
+            if (g >= 0) {
+                checkGates(g);
+                return g;
+            }
+            int err = LibC.errno();
+            if (err == LibC.ENOENT) {
+                if (LibC.mkdirat(d, GATES_BYTES, 0700) == 0) {
+                    g = LibC.openat(d, GATES_BYTES, DIR_FLAGS | LibC.O_NOFOLLOW, 0);
+                    if (g < 0) {
+                        continue;
+                    }
+                    // Same permissions as the lock directory (sticky and setgid bits included), so
+                    // everyone who may lock there may queue there.
+                    LibC.fchmod(g, dirMode);
+                    checkGates(g);
+                    return g;
+                }
+                err = LibC.errno();
+                if (err == LibC.EEXIST) {
+                    continue;
+                }
+                throw failure(null, "cannot create the gate directory " + gateDir, err, false);
+            }
+            if (err == LibC.ENOTDIR || err == LibC.ELOOP) {
+                LibC.FileId st = LibC.statAt(d, GATES_BYTES);
+                boolean link = st != null && st.isSymbolicLink();
+                throw new LockBackendException(description, null, description + " - " + gateDir + " is "
+                        + (link ? "a symbolic link, which Interlock never follows (it may have been planted to make you create files elsewhere)"
+                                : "not a directory")
+                        + "; remove it (rm " + gateDir + ") and Interlock makes a new one", null);
+            }
+            throw failure(null, "cannot open the gate directory " + gateDir, err, false);
+        }
+        throw new LockBackendException(description, null, description + " - " + gateDir
+                + " keeps being removed while we open it; stop whatever deletes files in " + dir, null, true);
+    }
+
+    private void checkGates(int g) {
+        LibC.FileId st = LibC.fstat(g);
+        if (st == null) {
+            int err = LibC.errno();
+            LibC.close(g);
+            throw failure(null, "cannot check the gate directory " + gateDir, err, false);
+        }
+        boolean everyoneWrites = (dirMode & 01000) != 0 || (dirMode & 0002) != 0;
+        if (everyoneWrites && st.uid != LibC.geteuid() && st.uid != dirOwner && st.uid != 0) {
+            LibC.close(g);
+            throw new LockBackendException(description, null, String.format("%s - %s belongs to uid %d, not to you (uid %d) nor to"
+                    + " the owner of %s (uid %d): in a directory every user can write, its owner could remove or replace the"
+                    + " gate files, so readers could write the fencing token at the same time and writers could be starved;"
+                    + " have it removed (rm -r %s), have the owner of %s make it (mkdir -m %o %s), or use a directory"
+                    + " writable only by the users that share these locks", description, gateDir, st.uid, LibC.geteuid(), dir,
+                    dirOwner, gateDir, dir, dirMode, gateDir), null);
         }
     }
 
@@ -209,17 +443,30 @@ final class FlockBackend implements LockBackend {
         return new FlockAttempt(spec);
     }
 
+    /** Takes the read side of fdLock; fails if the space is closed. */
+    private void enter() {
+        fdLock.readLock().lock();
+        if (closed) {
+            fdLock.readLock().unlock();
+            throw new IllegalStateException(description + " - the lock space is closed");
+        }
+    }
+
+    private void leave() {
+        fdLock.readLock().unlock();
+    }
+
     // ---------------------------------------------------------------------------------- files
 
     private LockBackendException failure(String name, String what, int errno, boolean transientFailure) {
-        return new LockBackendException(description, name, description + " - " + LockNames.quote(name) + ": " + what + ": "
-                + LibC.describe(errno) + hint(errno), null, transientFailure);
+        return new LockBackendException(description, name, description + " - " + (name == null ? "" : LockNames.quote(name) + ": ")
+                + what + ": " + LibC.describe(errno) + hint(errno), null, transientFailure);
     }
 
     private String hint(int errno) {
         switch (errno) {
             case LibC.ENOENT:
-                return "; the lock directory " + dir + " was removed: recreate it";
+                return "; the lock directory " + dir + " was removed while in use: recreate it and open the lock space again";
             case LibC.EACCES:
             case LibC.EPERM:
                 return "; check the permissions of " + dir;
@@ -234,16 +481,22 @@ final class FlockBackend implements LockBackend {
         }
     }
 
-    /** Opens a lock or gate file; returns fd, negative = read-only fd encoded as ~fd. */
-    private int openFile(String name, byte[] path, boolean gate) {
-        int fd = LibC.open(path, LibC.O_RDWR | LibC.O_CREAT | LibC.O_NOFOLLOW | LibC.O_CLOEXEC | LibC.O_NOCTTY, 0666);
+    /**
+     * Opens a lock file (in the lock directory) or gate file (in {@code .gates}) by its name
+     * relative to that directory's descriptor, never following a link; returns fd, negative =
+     * read-only fd encoded as ~fd.
+     */
+    private int openFile(String name, String fileName, byte[] fileBytes, boolean gate) {
+        int at = gate ? gatesFd : dirFd;
+        int fd = LibC.openat(at, fileBytes, FILE_FLAGS, 0666);
         if (fd >= 0) {
             return fd;
         }
         int err = LibC.errno();
         if (err == LibC.EACCES || err == LibC.EROFS || err == LibC.EPERM) {
             // flock(2) needs no write access on a local file system: lock it read-only.
-            int ro = LibC.open(path, LibC.O_RDONLY | LibC.O_NOFOLLOW | LibC.O_CLOEXEC | LibC.O_NOCTTY, 0);
+            // O_NONBLOCK: a FIFO planted under that name must not block this open.
+            int ro = LibC.openat(at, fileBytes, LibC.O_RDONLY | LibC.O_NOFOLLOW | LibC.O_CLOEXEC | LibC.O_NOCTTY | LibC.O_NONBLOCK, 0);
             if (ro >= 0) {
                 if (gate) {
                     return ro;
@@ -253,37 +506,12 @@ final class FlockBackend implements LockBackend {
                 return ~ro;
             }
         }
-        if (err == LibC.ENOENT && gate) {
-            ensureGateDir(name);
-            fd = LibC.open(path, LibC.O_RDWR | LibC.O_CREAT | LibC.O_NOFOLLOW | LibC.O_CLOEXEC | LibC.O_NOCTTY, 0666);
-            if (fd >= 0) {
-                return fd;
-            }
-            err = LibC.errno();
-        }
+        Path file = gate ? gateDir.resolve(fileName) : dir.resolve(fileName);
         if (err == LibC.EISDIR) {
             throw new LockBackendException(description, name, description + " - " + LockNames.quote(name) + ": "
-                    + new String(path, 0, path.length - 1) + " is a directory, not a lock file; remove it or use another name", null);
+                    + file + " is a directory, not a lock file; remove it or use another name", null);
         }
-        throw failure(name, "cannot open " + (gate ? "gate" : "lock") + " file " + new String(path, 0, path.length - 1), err, false);
-    }
-
-    private void ensureGateDir(String name) {
-        if (gateDirReady) {
-            return;
-        }
-        try {
-            try {
-                Files.createDirectory(gateDir);
-                // Same permissions as the lock directory, so everyone who may lock there may queue there.
-                Files.setPosixFilePermissions(gateDir, Files.getPosixFilePermissions(dir));
-            } catch (FileAlreadyExistsException e) {
-                // made by someone else: fine
-            }
-            gateDirReady = true;
-        } catch (IOException e) {
-            throw new LockBackendException(description, name, description + " - cannot create the gate directory " + gateDir + ": " + e, e);
-        }
+        throw failure(name, "cannot open " + (gate ? "gate" : "lock") + " file " + file, err, false);
     }
 
     private void warnOnce(String key, String format, Object... args) {
@@ -315,8 +543,8 @@ final class FlockBackend implements LockBackend {
     final class FlockAttempt implements Attempt {
         private final AcquireSpec spec;
         private final String fileName;
-        private final byte[] path;
-        private byte[] gatePath;
+        /** The file name, NUL-terminated: the lock file relative to the lock directory, the gate file relative to .gates. */
+        private final byte[] fileBytes;
         private int fd = -1;
         private boolean readOnly;
         private int gfd = -1;
@@ -329,24 +557,27 @@ final class FlockBackend implements LockBackend {
         FlockAttempt(AcquireSpec spec) {
             this.spec = spec;
             this.fileName = NameMapping.fileName(spec.name());
-            this.path = under(dirPrefix, fileName);
-        }
-
-        private byte[] gatePath() {
-            if (gatePath == null) {
-                gatePath = under(gatePrefix, fileName);
-            }
-            return gatePath;
+            this.fileBytes = LibC.cstring(fileName);
         }
 
         @Override
         public Optional<Grant> tryAcquire() {
+            enter();
+            try {
+                lockingDirFd();
+                return tryAcquireLocked();
+            } finally {
+                leave();
+            }
+        }
+
+        private Optional<Grant> tryAcquireLocked() {
             if (waker != null) {
                 seen = waker.seq();
             }
             for (int round = 0; round < 3; round++) {
                 if (fd < 0) {
-                    int r = openFile(spec.name(), path, false);
+                    int r = openFile(spec.name(), fileName, fileBytes, false);
                     readOnly = r < 0;
                     fd = r < 0 ? ~r : r;
                 }
@@ -369,6 +600,13 @@ final class FlockBackend implements LockBackend {
                     return Optional.empty();
                 }
                 LibC.FileId id = LibC.fstat(fd);
+                if (id != null && !id.isRegularFile()) {
+                    LibC.close(fd);
+                    fd = -1;
+                    closeGate();
+                    throw new LockBackendException(description, spec.name(), description + " - " + LockNames.quote(spec.name())
+                            + ": " + dir.resolve(fileName) + " is not a regular file; remove it or use another name", null);
+                }
                 if (id == null || id.nlink == 0) {
                     // Removed between our open and our flock: that inode is nobody's lock any more. Start over.
                     LibC.close(fd);
@@ -383,7 +621,7 @@ final class FlockBackend implements LockBackend {
 
         private boolean takeGate() {
             if (gfd < 0) {
-                gfd = openFile(spec.name(), gatePath(), true);
+                gfd = openFile(spec.name(), fileName, fileBytes, true);
             }
             gateHeld = lockNb(gfd, LibC.LOCK_EX);
             return gateHeld;
@@ -415,7 +653,7 @@ final class FlockBackend implements LockBackend {
                 throw e;
             }
             closeGate();
-            FlockGrant g = new FlockGrant(spec, fd, token, clock.instant(), id, path);
+            FlockGrant g = new FlockGrant(spec, fd, token, clock.instant(), id, fileBytes);
             fd = -1;
             if (spec.mode() == Mode.SHARED) {
                 liveNonces.add(spec.owner().nonce());
@@ -511,9 +749,10 @@ final class FlockBackend implements LockBackend {
             waker.awaitChange(seen, Math.min(nanos, POLL_NANOS + jitter));
         }
 
+        /** Watches the inodes this attempt has open, through /proc/self/fd: no name is looked up again. */
         private void watch() {
-            watchLock = inotify.add(path, waker);
-            watchGate = inotify.add(gatePath(), waker);
+            watchLock = fd >= 0 ? inotify.add(procFd(fd), waker) : null;
+            watchGate = gfd >= 0 ? inotify.add(procFd(gfd), waker) : null;
         }
 
         private void unwatch() {
@@ -572,16 +811,16 @@ final class FlockBackend implements LockBackend {
         private final long token;
         private final Instant acquiredAt;
         private final LibC.FileId id;
-        private final byte[] path;
+        private final byte[] fileBytes;
         private int fd;
 
-        FlockGrant(AcquireSpec spec, int fd, long token, Instant acquiredAt, LibC.FileId id, byte[] path) {
+        FlockGrant(AcquireSpec spec, int fd, long token, Instant acquiredAt, LibC.FileId id, byte[] fileBytes) {
             this.spec = spec;
             this.fd = fd;
             this.token = token;
             this.acquiredAt = acquiredAt;
             this.id = id;
-            this.path = path;
+            this.fileBytes = fileBytes;
         }
 
         @Override
@@ -599,9 +838,39 @@ final class FlockBackend implements LockBackend {
             if (fd < 0) {
                 throw new LockLostException(description, spec.name(), description + " - " + LockNames.quote(spec.name()) + " was released", null);
             }
-            LibC.FileId now = LibC.lstat(path);
+            // Two identities: the directory others reach by the space's path must still be the one
+            // we hold (not renamed away, not replaced), and the name in it must still be the
+            // inode we hold (looked up by the descriptor, never by path).
+            LibC.FileId now;
+            LibC.FileId dirNow;
+            LibC.FileId dirHeld;
+            int err = 0;
+            boolean dirGone = false;
+            try {
+                enter();
+            } catch (IllegalStateException e) {
+                throw new LockLostException(description, spec.name(), description + " - the lock space was closed", e);
+            }
+            try {
+                dirHeld = LibC.fstat(dirFd);
+                dirNow = LibC.stat(dirPath);
+                if (dirNow == null) {
+                    int e = LibC.errno();
+                    dirGone = e == LibC.ENOENT || e == LibC.ENOTDIR; // EACCES and the like: cannot tell, not a loss
+                }
+                now = LibC.statAt(dirFd, fileBytes);
+                if (now == null) {
+                    err = LibC.errno();
+                }
+            } finally {
+                leave();
+            }
+            if (dirHeld != null && (dirGone || (dirNow != null && !dirHeld.sameFile(dirNow)))) {
+                throw new LockLostException(description, spec.name(), description + " - the lock directory " + dir
+                        + " was removed or replaced while " + LockNames.quote(spec.name())
+                        + " was held; another process may now lock a new file of that name", null);
+            }
             if (now == null) {
-                int err = LibC.errno();
                 if (err == LibC.ENOENT) {
                     throw new LockLostException(description, spec.name(), description + " - the lock file of "
                             + LockNames.quote(spec.name()) + " was removed while held; another process may now lock a new file of that name", null);
@@ -631,19 +900,30 @@ final class FlockBackend implements LockBackend {
 
     // ---------------------------------------------------------------------------------- status
 
+    /**
+     * {@inheritDoc}
+     *
+     * @throws LockBackendException "no lock space at DIR (nothing was created)" if the lock
+     *     directory does not exist: reading never creates it
+     */
     @Override
     public LockInfo inspect(String name) {
-        return inspectFile(name, NameMapping.fileName(name));
+        String fileName = NameMapping.fileName(name);
+        enter();
+        try {
+            return inspectFile(readingDirFd(), name, fileName, LibC.cstring(fileName));
+        } finally {
+            leave();
+        }
     }
 
-    private LockInfo inspectFile(String name, String fileName) {
-        byte[] p = LibC.path(dir.resolve(fileName));
-        LibC.FileId id = LibC.lstat(p);
+    private LockInfo inspectFile(int d, String name, String fileName, byte[] fileBytes) {
+        LibC.FileId id = LibC.statAt(d, fileBytes);
         if (id == null || !id.isRegularFile()) {
             return new LockInfo(name, List.of(), 0);
         }
         List<ProcLocks.Entry> kernel = ProcLocks.flocksOn(id.devMajor, id.devMinor, id.ino);
-        LockFileContent content = readContent(p);
+        LockFileContent content = readContent(d, fileBytes);
         List<LockFileContent.Record> unused = new ArrayList<>(content == null ? List.of() : content.records);
         unused.sort(Comparator.comparingLong(LockFileContent.Record::token).reversed());
         List<HolderInfo> holders = new ArrayList<>();
@@ -682,8 +962,9 @@ final class FlockBackend implements LockBackend {
         }
     }
 
-    private static LockFileContent readContent(byte[] p) {
-        int fd = LibC.open(p, LibC.O_RDONLY | LibC.O_NOFOLLOW | LibC.O_CLOEXEC | LibC.O_NOCTTY | LibC.O_NONBLOCK, 0);
+    /** Reads a lock file by its name in the directory {@code d}; O_NONBLOCK so that a FIFO planted there cannot block us. */
+    private static LockFileContent readContent(int d, byte[] fileBytes) {
+        int fd = LibC.openat(d, fileBytes, LibC.O_RDONLY | LibC.O_NOFOLLOW | LibC.O_CLOEXEC | LibC.O_NOCTTY | LibC.O_NONBLOCK, 0);
         if (fd < 0) {
             return null;
         }
@@ -696,23 +977,43 @@ final class FlockBackend implements LockBackend {
         }
     }
 
+    /** {@code /proc/self/fd/N}: the open file itself, whatever names now lead to it. */
+    private static byte[] procFd(int fd) {
+        return LibC.cstring("/proc/self/fd/" + fd);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * @throws LockBackendException "no lock space at DIR (nothing was created)" if the lock
+     *     directory does not exist: reading never creates it
+     */
     @Override
     public List<LockInfo> list() {
         List<LockInfo> out = new ArrayList<>();
-        try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir)) {
-            for (Path p : ds) {
-                String f = p.getFileName().toString();
-                Optional<String> name = NameMapping.nameOf(f);
-                if (name.isEmpty() && NameMapping.isHashed(f)) {
-                    LockFileContent c = readContent(LibC.path(p));
-                    name = c == null ? Optional.empty() : c.storedName;
+        enter();
+        try {
+            int d = readingDirFd();
+            // The directory we hold, read through its descriptor, not the path it was opened by.
+            try (DirectoryStream<Path> ds = Files.newDirectoryStream(Path.of("/proc/self/fd/" + d))) {
+                for (Path p : ds) {
+                    String f = p.getFileName().toString();
+                    Optional<String> name = NameMapping.nameOf(f);
+                    if (name.isEmpty() && NameMapping.isHashed(f)) {
+                        LockFileContent c = readContent(d, LibC.cstring(f));
+                        name = c == null ? Optional.empty() : c.storedName;
+                    }
+                    if (name.isPresent() && NameMapping.fileName(name.get()).equals(f)) {
+                        out.add(inspectFile(d, name.get(), f, LibC.cstring(f)));
+                    }
                 }
-                if (name.isPresent() && NameMapping.fileName(name.get()).equals(f)) {
-                    out.add(inspectFile(name.get(), f));
-                }
+            } catch (IOException e) {
+                String why = e instanceof java.nio.file.FileSystemException && ((java.nio.file.FileSystemException) e).getReason() != null
+                        ? ((java.nio.file.FileSystemException) e).getReason() : e.getMessage();
+                throw new LockBackendException(description, null, description + " - cannot list " + dir + ": " + why, e);
             }
-        } catch (IOException e) {
-            throw new LockBackendException(description, null, description + " - cannot list " + dir + ": " + e, e);
+        } finally {
+            leave();
         }
         out.sort(Comparator.comparing(LockInfo::name));
         return out;
@@ -730,5 +1031,22 @@ final class FlockBackend implements LockBackend {
     @Override
     public void close() {
         inotify.close();
+        fdLock.writeLock().lock();
+        try {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            if (gatesFd >= 0) {
+                LibC.close(gatesFd);
+                gatesFd = -1;
+            }
+            if (dirFd >= 0) {
+                LibC.close(dirFd);
+                dirFd = -1;
+            }
+        } finally {
+            fdLock.writeLock().unlock();
+        }
     }
 }

@@ -25,8 +25,10 @@ final class LibC {
     static final int O_NOCTTY = 0400;
     static final int O_NONBLOCK = 04000;
     static final int O_CLOEXEC = 02000000;
-    /** Differs between architectures: 0400000 on x86, 0100000 on arm/aarch64. */
+    /** Differs between architectures: 0400000 on x86 (asm-generic), 0100000 on arm/aarch64 (asm/fcntl.h). */
     static final int O_NOFOLLOW = Platform.isARM() ? 0100000 : 0400000;
+    /** Differs between architectures: 0200000 on x86 (asm-generic), 040000 on arm/aarch64 (asm/fcntl.h). */
+    static final int O_DIRECTORY = Platform.isARM() ? 040000 : 0200000;
 
     static final int LOCK_SH = 1;
     static final int LOCK_EX = 2;
@@ -48,6 +50,9 @@ final class LibC {
     static final int ENOLCK = 37;
     static final int ELOOP = 40;
 
+    static final int W_OK = 2;
+    static final int X_OK = 1;
+
     static final int AT_FDCWD = -100;
     static final int AT_SYMLINK_NOFOLLOW = 0x100;
     static final int AT_EMPTY_PATH = 0x1000;
@@ -62,6 +67,18 @@ final class LibC {
     static final int POLLIN = 1;
 
     static native int open(byte[] path, int flags, int mode);
+
+    static native int openat(int dirfd, byte[] path, int flags, int mode);
+
+    static native int mkdirat(int dirfd, byte[] path, int mode);
+
+    static native int fchmod(int fd, int mode);
+
+    static native int faccessat(int dirfd, byte[] path, int mode, int flags);
+
+    static native int fstatfs(int fd, byte[] buf);
+
+    static native int geteuid();
 
     static native int close(int fd);
 
@@ -130,6 +147,7 @@ final class LibC {
             case EBADF: name = "EBADF"; break;
             case EAGAIN: name = "EAGAIN"; break;
             case EACCES: name = "EACCES"; break;
+            case EEXIST: name = "EEXIST"; break;
             case ENOTDIR: name = "ENOTDIR"; break;
             case EISDIR: name = "EISDIR"; break;
             case ENOSPC: name = "ENOSPC"; break;
@@ -176,6 +194,14 @@ final class LibC {
         boolean isRegularFile() {
             return (mode & 0170000) == 0100000;
         }
+
+        boolean isDirectory() {
+            return (mode & 0170000) == 0040000;
+        }
+
+        boolean isSymbolicLink() {
+            return (mode & 0170000) == 0120000;
+        }
     }
 
     /** statx of an open descriptor, or null with errno set. */
@@ -187,13 +213,35 @@ final class LibC {
         return new FileId(buf);
     }
 
-    /** statx of a path, not following a final symlink, or null with errno set. */
-    static FileId lstat(byte[] path) {
+    /** statx of a path, following links (a path the user gave), or null with errno set. */
+    static FileId stat(byte[] path) {
         byte[] buf = new byte[256];
-        if (statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, buf) != 0) {
+        if (statx(AT_FDCWD, path, 0, STATX_BASIC_STATS, buf) != 0) {
             return null;
         }
         return new FileId(buf);
+    }
+
+    /** statx of {@code name} in the directory {@code dirfd}, not following a final symlink, or null with errno set. */
+    static FileId statAt(int dirfd, byte[] name) {
+        byte[] buf = new byte[256];
+        if (statx(dirfd, name, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, buf) != 0) {
+            return null;
+        }
+        return new FileId(buf);
+    }
+
+    /**
+     * The file-system type (the magic number of linux/magic.h) of an open descriptor, or -1 with
+     * errno set. {@code f_type} is the first field of struct statfs, a long on x86-64 and aarch64
+     * (an int on 32-bit platforms); every magic fits in 32 bits, so its low 4 bytes are read.
+     */
+    static long fileSystemType(int fd) {
+        byte[] buf = new byte[256]; // struct statfs is 120 bytes on x86-64 and aarch64
+        if (fstatfs(fd, buf) != 0) {
+            return -1;
+        }
+        return getInt(buf, 0) & 0xffffffffL;
     }
 
     private static int getInt(byte[] b, int off) {

@@ -296,6 +296,9 @@ class FlockBackendTest {
     void lockDirectoryRemovedUnderUse_isAClearError() throws Exception {
         Path sub = dir.resolve("gone");
         try (LockSpace s = Interlock.open("flock:" + sub)) {
+            s.tryAcquire("x").orElseThrow().close(); // the directory is made at the first acquisition
+            Files.delete(sub.resolve("x"));
+            Files.delete(sub.resolve(".gates"));
             Files.delete(sub);
             assertThatThrownBy(() -> s.tryAcquire("x")).isInstanceOf(LockBackendException.class).hasMessageContaining("was removed");
         }
