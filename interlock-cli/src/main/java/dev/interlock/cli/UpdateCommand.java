@@ -56,8 +56,9 @@ import picocli.CommandLine.Spec;
         optionListHeading = "%nOptions:%n",
         sortOptions = false,
         footerHeading = "%nExamples:%n",
+        // "$${" is picocli's escape for a literal "${" (it would expand ${n:-0} to 0).
         footer = {"  # a counter that no concurrent update can lose",
-                "  interlock update counter.txt -- sh -c 'read n; echo $((${n:-0} + 1))'",
+                "  interlock update counter.txt -- sh -c 'read n; echo $(($${n:-0} + 1))'",
                 "  # edit a shared config with sed, serialised with other writers of it",
                 "  interlock update /etc/myapp/hosts -- sed '/^old-host$/d'",
                 "  # the same lock as jobs that 'run' under the name 'catalog'",

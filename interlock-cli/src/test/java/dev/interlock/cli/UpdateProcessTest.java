@@ -101,6 +101,19 @@ class UpdateProcessTest {
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(real))).isEqualTo("rw-r-----");
     }
 
+    /** The help shows the counter example as a user must type it (picocli used to expand ${n:-0} to 0). */
+    @Test
+    void help_showsTheCounterExampleAsTyped() throws Exception {
+        try (CliProcess p = CliProcess.start("update", "--help")) {
+            assertThat(p.exitCode()).isZero();
+            assertThat(p.out()).contains("  interlock update counter.txt -- sh -c 'read n; echo $((${n:-0} + 1))'\n");
+        }
+        try (CliProcess p = CliProcess.start("--help")) {
+            assertThat(p.exitCode()).isZero();
+            assertThat(p.out()).contains("  interlock update counter.txt -- sh -c 'read n; echo $((${n:-0} + 1))'\n");
+        }
+    }
+
     @Test
     void badUsage_exits64() throws Exception {
         try (CliProcess p = CliProcess.start("update", "--backend", backend, data.resolve("x").toString(), "cat")) {
