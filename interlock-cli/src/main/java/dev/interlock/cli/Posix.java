@@ -59,13 +59,8 @@ final class Posix {
     static final int ENXIO = 6;
     static final int EEXIST = 17;
     static final int ENOTDIR = 20;
-    static final int EISDIR = 21;
-    static final int EINVAL = 22;
-    static final int ENOSPC = 28;
-    static final int EROFS = 30;
     static final int ENAMETOOLONG = 36;
     static final int ELOOP = 40;
-    static final int ENOTSUP = 95;
     /** (void (*)(int)) 1 */
     static final Pointer SIG_IGN = Pointer.createConstant(1);
     /** Generous room for the opaque posix_spawnattr_t (336 bytes on glibc x86-64) and friends. */
@@ -223,9 +218,22 @@ final class Posix {
         return fn("readlinkat").invokeLong(new Object[] {dirfd, path, buf, size});
     }
 
-    /** getdents64(2) (glibc 2.30+): {@code struct linux_dirent64} records, the same on every architecture. */
+    /**
+     * getdents64(2): {@code struct linux_dirent64} records, the same on every architecture. glibc
+     * has a wrapper since 2.30; before that, the system call itself (x86-64: 217, arm64: 61).
+     */
     static long getdents64(int fd, byte[] buf, long size) {
-        return fn("getdents64").invokeLong(new Object[] {fd, buf, size});
+        Function f;
+        try {
+            f = fn("getdents64");
+        } catch (UnsatisfiedLinkError e) {
+            long nr = Platform.isIntel() && Platform.is64Bit() ? 217 : Platform.isARM() && Platform.is64Bit() ? 61 : -1;
+            if (nr < 0) {
+                throw e;
+            }
+            return fn("syscall").invokeLong(new Object[] {nr, (long) fd, buf, size});
+        }
+        return f.invokeLong(new Object[] {fd, buf, size});
     }
 
     /** {@code bytes} with a terminating NUL, for the path arguments above. */
