@@ -23,7 +23,7 @@ import picocli.CommandLine.Spec;
         footerHeading = "%nExamples:%n",
         footer = {"  interlock run nightly -- ./report.sh",
                 "  interlock run -n -E 3 --backend flock:/var/lock/myapp import -- ./import.sh",
-                "  interlock update counter.txt -- sh -c 'read n; echo $((${n:-0} + 1))'",
+                "  interlock update counter.txt -- sh -c 'read n; echo $(($${n:-0} + 1))'", // $${ is picocli's literal ${
                 "  interlock status nightly",
                 "  interlock list --json",
                 "",

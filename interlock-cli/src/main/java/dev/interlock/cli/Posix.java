@@ -10,9 +10,10 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The few libc calls {@code interlock run} needs. Each is looked up on first use and called
- * through {@link Function}: registering them all up front ({@code Native.register}) costs tens of
- * milliseconds of start-up, and most runs use only a dozen of them. Loaded only by {@code run}.
+ * The few libc calls {@code interlock run} and {@code update} need. Each is looked up on first use
+ * and called through {@link Function}: registering them all up front ({@code Native.register})
+ * costs tens of milliseconds of start-up, and most runs use only a dozen of them. Loaded only by
+ * {@code run} and {@code update}.
  */
 final class Posix {
     private static final NativeLibrary LIBC = NativeLibrary.getInstance(Platform.C_LIBRARY_NAME);
@@ -44,8 +45,31 @@ final class Posix {
     static final int EPERM = 1;
     // <fcntl.h> (Linux)
     static final int O_CLOEXEC = 02000000;
+    // <fcntl.h> for update's descriptor-relative file handling. asm-generic values, which x86-64
+    // shares; arm and arm64 (arch/arm64/include/uapi/asm/fcntl.h) swap O_DIRECTORY and O_NOFOLLOW
+    // with O_DIRECT and O_LARGEFILE.
+    static final int O_RDONLY = 0;
+    static final int O_WRONLY = 1;
+    static final int O_CREAT = 0100;
+    static final int O_EXCL = 0200;
+    static final int O_NOCTTY = 0400;
     static final int O_NONBLOCK = 04000;
+    static final int O_DIRECTORY = Platform.isARM() ? 040000 : 0200000;
+    static final int O_NOFOLLOW = Platform.isARM() ? 0100000 : 0400000;
+    static final int AT_FDCWD = -100;
+    static final int AT_SYMLINK_NOFOLLOW = 0x100;
+    static final int AT_EMPTY_PATH = 0x1000;
+    static final int F_GETFL = 3;
     static final int F_SETFL = 4;
+    static final int F_DUPFD_CLOEXEC = 1030;
+    /** statx(2) mask: type, mode, nlink, uid, gid, times, ino, size, blocks. */
+    static final int STATX_BASIC_STATS = 0x7ff;
+    // more <errno.h> (Linux, every architecture)
+    static final int ENXIO = 6;
+    static final int EEXIST = 17;
+    static final int ENOTDIR = 20;
+    static final int ENAMETOOLONG = 36;
+    static final int ELOOP = 40;
     /** (void (*)(int)) 1 */
     static final Pointer SIG_IGN = Pointer.createConstant(1);
     /** Generous room for the opaque posix_spawnattr_t (336 bytes on glibc x86-64) and friends. */
@@ -160,16 +184,76 @@ final class Posix {
         return fn("write").invokeLong(new Object[] {fd, buf, count});
     }
 
-    static int fcntl(int fd, int cmd, int arg) {
-        return call("fcntl", fd, cmd, arg);
-    }
-
     static int close(int fd) {
         return call("close", fd);
     }
 
     static String strerror(int errnum) {
         return fn("strerror").invokeString(new Object[] {errnum}, false);
+    }
+
+    // Descriptor-relative file calls (used by update). Paths are NUL-terminated bytes (see cpath).
+
+    static int openat(int dirfd, byte[] path, int flags, int mode) {
+        return call("openat", dirfd, path, flags, mode);
+    }
+
+    /** statx(2) into {@code buf} (at least 256 bytes); its layout is the same on every architecture. */
+    static int statx(int dirfd, byte[] path, int flags, int mask, byte[] buf) {
+        return call("statx", dirfd, path, flags, mask, buf);
+    }
+
+    static int fchown(int fd, int uid, int gid) {
+        return call("fchown", fd, uid, gid);
+    }
+
+    static int fchmod(int fd, int mode) {
+        return call("fchmod", fd, mode);
+    }
+
+    static int fsync(int fd) {
+        return call("fsync", fd);
+    }
+
+    static int fcntl(int fd, int cmd, int arg) {
+        return call("fcntl", fd, cmd, arg);
+    }
+
+    static int renameat(int olddirfd, byte[] oldpath, int newdirfd, byte[] newpath) {
+        return call("renameat", olddirfd, oldpath, newdirfd, newpath);
+    }
+
+    static int unlinkat(int dirfd, byte[] path, int flags) {
+        return call("unlinkat", dirfd, path, flags);
+    }
+
+    static long readlinkat(int dirfd, byte[] path, byte[] buf, long size) {
+        return fn("readlinkat").invokeLong(new Object[] {dirfd, path, buf, size});
+    }
+
+    /**
+     * getdents64(2): {@code struct linux_dirent64} records, the same on every architecture. glibc
+     * has a wrapper since 2.30; before that, the system call itself (x86-64: 217, arm64: 61).
+     */
+    static long getdents64(int fd, byte[] buf, long size) {
+        Function f;
+        try {
+            f = fn("getdents64");
+        } catch (UnsatisfiedLinkError e) {
+            long nr = Platform.isIntel() && Platform.is64Bit() ? 217 : Platform.isARM() && Platform.is64Bit() ? 61 : -1;
+            if (nr < 0) {
+                throw e;
+            }
+            return fn("syscall").invokeLong(new Object[] {nr, (long) fd, buf, size});
+        }
+        return f.invokeLong(new Object[] {fd, buf, size});
+    }
+
+    /** {@code bytes} with a terminating NUL, for the path arguments above. */
+    static byte[] cpath(byte[] bytes) {
+        byte[] c = new byte[bytes.length + 1];
+        System.arraycopy(bytes, 0, c, 0, bytes.length);
+        return c;
     }
 
     /**

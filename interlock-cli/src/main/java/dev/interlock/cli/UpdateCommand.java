@@ -5,21 +5,15 @@ import dev.interlock.LockBackendException;
 import dev.interlock.LockLostException;
 import dev.interlock.LockSpace;
 import dev.interlock.internal.LockNames;
-import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.channels.FileChannel;
-import java.nio.file.AtomicMoveNotSupportedException;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
-import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.PosixFilePermission;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ThreadLocalRandom;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -32,32 +26,43 @@ import picocli.CommandLine.Spec;
 /**
  * {@code interlock update [--backend URI] [--lock NAME] FILE -- COMMAND [ARG...]}: the safe update
  * recipe (lock, read, write a temporary file, rename it over the real one, unlock) as one command.
+ *
+ * <p>It often runs as root on files in directories that others can write, so FILE is handled
+ * only through descriptors ({@link UpdateTarget}): a name planted or swapped in that directory can
+ * make the update fail, never make it read or write another file.
  */
 @Command(mixinStandardHelpOptions = true,
         name = "update",
         header = "Replace FILE with what COMMAND makes of it, under a lock.",
         customSynopsis = {"interlock update [--backend URI] [--lock NAME] FILE -- COMMAND [ARG...]"},
         description = {"",
-                "Takes the lock (exclusive; NAME defaults to 'update:' plus FILE's absolute",
-                "path), runs COMMAND with FILE's content on its stdin (empty if FILE does not",
-                "exist) and its stdout going to a temporary file beside FILE. If COMMAND exits",
-                "0 and the lock is still held, the temporary file is flushed to disk and",
-                "renamed over FILE (atomically: readers see the old or the new content, never",
-                "a mix), keeping FILE's permission bits. Otherwise FILE is left as it was and",
-                "the temporary file removed. The lock is released in every case.",
+                "Takes the lock (exclusive; NAME defaults to 'update:' plus FILE's real path:",
+                "its directory's path with every link resolved, then its name), runs COMMAND",
+                "with FILE's content on its stdin (empty if FILE does not exist) and its stdout",
+                "going to a temporary file beside FILE. If COMMAND exits 0 and the lock is",
+                "still held, the temporary file is flushed to disk and renamed over FILE",
+                "(atomically: readers see the old or the new content, never a mix), with FILE's",
+                "owner, group and mode. Otherwise FILE is left as it was and the temporary file",
+                "removed. The lock is released in every case.",
                 "",
                 "Concurrent updates never lose one another's changes: each reads what the",
                 "previous one wrote. COMMAND gets INTERLOCK_NAME, INTERLOCK_OWNER,",
-                "INTERLOCK_TOKEN and INTERLOCK_FILE in its environment. If FILE is a symbolic",
-                "link, the file it points to is updated and the link kept.",
+                "INTERLOCK_TOKEN and INTERLOCK_FILE (FILE's real path) in its environment.",
                 "",
-                "If interlock is killed while COMMAND runs, FILE is not replaced."},
+                "FILE must be a regular file or not exist (a new one gets mode 0666 less the",
+                "umask). A symbolic link as FILE is refused, not followed: pass the path it",
+                "points to. If update cannot give the new content FILE's owner and group (it",
+                "runs as neither the owner nor root), it refuses before running COMMAND.",
+                "",
+                "If interlock is killed while COMMAND runs, FILE is not replaced; the next",
+                "update of FILE removes the temporary file left behind."},
         parameterListHeading = "%nArguments:%n",
         optionListHeading = "%nOptions:%n",
         sortOptions = false,
         footerHeading = "%nExamples:%n",
+        // "$${" is picocli's escape for a literal "${" (it would expand ${n:-0} to 0).
         footer = {"  # a counter that no concurrent update can lose",
-                "  interlock update counter.txt -- sh -c 'read n; echo $((${n:-0} + 1))'",
+                "  interlock update counter.txt -- sh -c 'read n; echo $(($${n:-0} + 1))'",
                 "  # edit a shared config with sed, serialised with other writers of it",
                 "  interlock update /etc/myapp/hosts -- sed '/^old-host$/d'",
                 "  # the same lock as jobs that 'run' under the name 'catalog'",
@@ -67,10 +72,13 @@ import picocli.CommandLine.Spec;
                 "  0:FILE was replaced with COMMAND's output",
                 "  N:COMMAND's own non-zero status; FILE is unchanged",
                 "128+N:COMMAND was killed by signal N; FILE is unchanged",
-                " 64:usage error: no '--' or no COMMAND, bad NAME or URI, FILE is a directory",
-                "    or its directory does not exist",
+                " 64:usage error: no '--' or no COMMAND, bad NAME or URI, FILE is not a",
+                "    regular file (a directory, FIFO, device, socket or symbolic link), or its",
+                "    directory does not exist",
                 " 69:the backend is unusable",
-                " 73:the temporary file could not be written or renamed (EX_CANTCREAT)",
+                " 71:the system refused to start COMMAND, or /proc is not mounted",
+                " 73:FILE could not be read, or the temporary file could not be created with",
+                "    FILE's owner and group, written or renamed (EX_CANTCREAT); FILE is unchanged",
                 " 75:the lock was lost before FILE could be replaced; FILE is unchanged",
                 "126:COMMAND could not be executed",
                 "127:COMMAND was not found"})
@@ -89,7 +97,7 @@ final class UpdateCommand implements Callable<Integer> {
     @Mixin
     Verbosity verbosity;
 
-    @Option(names = "--lock", paramLabel = "NAME", description = "Lock name (default: 'update:' and FILE's absolute path).")
+    @Option(names = "--lock", paramLabel = "NAME", description = "Lock name (default: 'update:' and FILE's real path).")
     String lockName;
 
     @Parameters(index = "0", arity = "1", paramLabel = "FILE", description = "The file to replace.")
@@ -102,128 +110,93 @@ final class UpdateCommand implements Callable<Integer> {
     public Integer call() {
         checkCommandLine();
         PrintWriter err = spec.commandLine().getErr();
-        Path target = target();
-        String name = BackendOption.checkName(lockName != null ? lockName : "update:" + target);
-        try (LockSpace space = backend.open(top.env)) {
-            Lease lease;
-            try {
-                lease = space.lock(name).acquire();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new CliException(ExitCodes.SIGNAL_BASE + 2, "interrupted while waiting for " + LockNames.quote(name));
+        try (UpdateTarget target = UpdateTarget.open(fileBytes())) {
+            target.check(); // a FIFO, device or link is an error at once, not after waiting for the lock
+            String name = BackendOption.checkName(lockName != null ? lockName : "update:" + target.path());
+            try (LockSpace space = backend.open(top.env)) {
+                Lease lease;
+                try {
+                    lease = space.lock(name).acquire();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new CliException(ExitCodes.SIGNAL_BASE + 2, "interrupted while waiting for " + LockNames.quote(name));
+                }
+                try (lease) {
+                    return updateUnder(lease, target, err);
+                }
+            } catch (LockBackendException e) {
+                throw new CliException(ExitCodes.UNAVAILABLE, e.getMessage(), e);
             }
-            try (lease) {
-                return updateUnder(lease, target, err);
-            }
-        } catch (LockBackendException e) {
-            throw new CliException(ExitCodes.UNAVAILABLE, e.getMessage(), e);
         }
     }
 
-    /** FILE as an absolute path, symbolic links resolved (the link is kept, its target replaced). */
-    private Path target() {
-        Path p = Path.of(file).toAbsolutePath().normalize();
-        try {
-            if (Files.isSymbolicLink(p)) {
-                p = p.toRealPath();
-            }
-        } catch (IOException e) {
-            throw new CliException(ExitCodes.USAGE, "FILE " + p + " is a symbolic link that leads nowhere (" + e.getMessage() + ")");
-        }
-        if (Files.isDirectory(p)) {
-            throw new CliException(ExitCodes.USAGE, "FILE " + p + " is a directory; update replaces a file");
-        }
-        Path dir = p.getParent();
-        if (dir == null || !Files.isDirectory(dir)) {
-            throw new CliException(ExitCodes.USAGE, "the directory of FILE, " + dir + ", does not exist; create it first");
-        }
-        return p;
-    }
-
-    private int updateUnder(Lease lease, Path target, PrintWriter err) {
-        Path dir = target.getParent();
-        Path tmp = dir.resolve("." + target.getFileName() + ".interlock-" + Long.toHexString(ThreadLocalRandom.current().nextLong()) + ".tmp");
-        boolean exists = Files.exists(target, LinkOption.NOFOLLOW_LINKS);
-        try {
-            Files.createFile(tmp);
-            if (exists) {
-                Set<PosixFilePermission> perms = Files.getPosixFilePermissions(target);
-                Files.setPosixFilePermissions(tmp, perms);
-            }
-        } catch (IOException e) {
-            throw new CliException(CANT_CREATE, "cannot create a temporary file in " + dir + ": " + e.getMessage()
-                    + "; FILE is unchanged", e);
-        }
-        Process child = null;
+    private int updateUnder(Lease lease, UpdateTarget target, PrintWriter err) {
+        String shown = target.path();
+        UpdateTarget.Opened content = target.openContent();
+        int stdin = -1;
+        UpdateTarget.Temp tmp = null;
         Thread cleanup = null;
         boolean replaced = false;
         try {
-            ProcessBuilder pb = new ProcessBuilder(command)
-                    .redirectInput(exists ? ProcessBuilder.Redirect.from(target.toFile()) : ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
-                    .redirectOutput(tmp.toFile())
-                    .redirectError(ProcessBuilder.Redirect.INHERIT);
-            pb.environment().put("INTERLOCK_NAME", lease.name());
-            pb.environment().put("INTERLOCK_OWNER", lease.owner().id());
-            pb.environment().put("INTERLOCK_TOKEN", Long.toString(lease.token()));
-            pb.environment().put("INTERLOCK_FILE", target.toString());
-            err.flush();
-            try {
-                child = pb.start();
-            } catch (IOException e) {
-                String msg = e.getMessage() == null ? "" : e.getMessage();
-                int code = msg.contains("error=2,") ? ExitCodes.NOT_FOUND : ExitCodes.CANNOT_EXECUTE;
-                throw new CliException(code, "cannot run " + LockNames.quote(command.get(0)) + ": " + msg, e);
-            }
-            Process started = child;
-            cleanup = new Thread(() -> {
-                started.destroy();
-                try {
-                    Files.deleteIfExists(tmp);
-                } catch (IOException ignored) {
-                    // best effort on the way out
+            if (content != null) {
+                stdin = content.fd();
+            } else {
+                stdin = Posix.openat(Posix.AT_FDCWD, Posix.cpath("/dev/null".getBytes(StandardCharsets.US_ASCII)),
+                        Posix.O_RDONLY | Posix.O_CLOEXEC, 0);
+                if (stdin < 0) {
+                    throw new CliException(ExitCodes.OSERR, "cannot open /dev/null: " + Posix.strerror(Posix.errno()));
                 }
+            }
+            for (String note : target.removeLeftovers()) {
+                err.println("interlock: " + note);
+            }
+            tmp = target.createTemp(content == null ? null : content.stat());
+            List<byte[]> env = List.of(
+                    ("INTERLOCK_NAME=" + lease.name()).getBytes(StandardCharsets.UTF_8),
+                    ("INTERLOCK_OWNER=" + lease.owner().id()).getBytes(StandardCharsets.UTF_8),
+                    ("INTERLOCK_TOKEN=" + lease.token()).getBytes(StandardCharsets.UTF_8),
+                    concat("INTERLOCK_FILE=".getBytes(StandardCharsets.US_ASCII), target.pathBytes()));
+            err.flush();
+            spec.commandLine().getOut().flush();
+            System.out.flush();
+            System.err.flush();
+            Child child = new Child();
+            UpdateTarget.Temp made = tmp;
+            cleanup = new Thread(() -> {
+                child.terminate();
+                target.removeTemp(made);
             }, "interlock-update-cleanup");
             Runtime.getRuntime().addShutdownHook(cleanup);
-            int status;
-            while (true) {
-                try {
-                    status = child.waitFor();
-                    break;
-                } catch (InterruptedException e) {
-                    // keep waiting: the shutdown hook handles signals
-                }
+            try {
+                // stdin is FILE (or /dev/null), stdout the temporary file, stderr ours; nothing else.
+                child.start(commandBytes(), new Spawner.Environment(env), new int[][] {{stdin, 0}, {tmp.fd(), 1}});
+            } catch (Spawner.SpawnException e) {
+                throw new CliException(e.exitCode(), "cannot run " + LockNames.quote(command.get(0)) + ": " + e.getMessage()
+                        + (e.exitCode() == ExitCodes.NOT_FOUND ? " (not found in PATH)" : "") + "; " + shown + " is unchanged", e);
             }
+            Posix.close(stdin);
+            stdin = -1;
+            int status = child.await();
             if (status != 0) {
-                err.println("interlock: " + LockNames.quote(command.get(0)) + " exited with " + status + "; " + target + " is unchanged");
+                err.println("interlock: " + LockNames.quote(command.get(0)) + " exited with " + status + "; " + shown + " is unchanged");
                 return status;
             }
             try {
                 lease.renew(); // the fencing check: still ours, right before the commit
             } catch (LockLostException e) {
-                err.println("interlock: " + e.getMessage() + "; " + target + " is unchanged");
+                err.println("interlock: " + e.getMessage() + "; " + shown + " is unchanged");
                 return ExitCodes.LOCK_LOST;
             }
             if (!lease.isValid()) {
-                err.println("interlock: the lease on " + LockNames.quote(lease.name()) + " ran out; " + target + " is unchanged");
+                err.println("interlock: the lease on " + LockNames.quote(lease.name()) + " ran out; " + shown + " is unchanged");
                 return ExitCodes.LOCK_LOST;
             }
-            try {
-                try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
-                    ch.force(true);
-                }
-                try {
-                    Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-                } catch (AtomicMoveNotSupportedException e) {
-                    throw new IOException("the file system cannot rename atomically", e);
-                }
-                replaced = true;
-                try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
-                    d.force(true);
-                } catch (IOException ignored) {
-                    // some file systems cannot sync a directory; the rename itself is done
-                }
-            } catch (IOException e) {
-                throw new CliException(CANT_CREATE, "cannot replace " + target + ": " + e.getMessage() + "; FILE is unchanged", e);
+            boolean ours = target.commit(tmp);
+            replaced = true;
+            if (!ours) {
+                err.println("interlock: " + shown + " was replaced with COMMAND's output, but right after that someone who can"
+                        + " write " + target.directory() + " put something else under its name: check it");
+                return CANT_CREATE;
             }
             return ExitCodes.OK;
         } finally {
@@ -231,17 +204,121 @@ final class UpdateCommand implements Callable<Integer> {
                 try {
                     Runtime.getRuntime().removeShutdownHook(cleanup);
                 } catch (IllegalStateException ignored) {
-                    // already shutting down
+                    // already shutting down: the hook cleans up
                 }
             }
-            if (!replaced) {
-                try {
-                    Files.deleteIfExists(tmp);
-                } catch (IOException e) {
-                    err.println("interlock: warning: cannot remove " + tmp + ": " + e.getMessage());
+            if (stdin >= 0) {
+                Posix.close(stdin);
+            }
+            if (tmp != null) {
+                if (!replaced) {
+                    target.removeTemp(tmp);
                 }
+                Posix.close(tmp.fd());
             }
         }
+    }
+
+    /**
+     * COMMAND's process. It joins our process group, as a child of a shell would, so a Ctrl-C at
+     * the terminal reaches both; SIGINT/SIGTERM to interlock alone end it through the shutdown hook.
+     */
+    private static final class Child {
+        private int pid = -1; // guarded by this; -1 before the start and after the reaping
+
+        void start(List<byte[]> argv, Spawner.Environment env, int[][] dups) throws Spawner.SpawnException {
+            synchronized (this) {
+                pid = Spawner.spawn(argv, env.envp, Posix.getpgrp(), dups, 3, Spawner.ignoredAtStart());
+            }
+        }
+
+        /** Waits for the exit; the status as a shell reports it. */
+        int await() {
+            int p;
+            synchronized (this) {
+                p = pid;
+            }
+            int[] st = new int[1];
+            while (Posix.waitpid(p, st, 0) == -1) {
+                int errno = Posix.errno();
+                if (errno != Posix.EINTR) {
+                    throw new IllegalStateException("waitpid(" + p + ") failed: " + Posix.strerror(errno));
+                }
+            }
+            synchronized (this) {
+                pid = -1; // reaped: the number may be reused, never signal it again
+            }
+            return Posix.shellStatus(st[0]);
+        }
+
+        synchronized void terminate() {
+            if (pid > 0) {
+                Posix.kill(pid, 15); // SIGTERM, the same number on every Linux architecture
+            }
+        }
+    }
+
+    /** The command's raw bytes when known (see {@link RawArgs}), else its UTF-8 encoding. */
+    private List<byte[]> commandBytes() {
+        List<byte[]> raw = top.rawArgs;
+        if (raw != null && raw.size() >= command.size()) {
+            return raw.subList(raw.size() - command.size(), raw.size());
+        }
+        List<byte[]> out = new ArrayList<>();
+        for (String s : command) {
+            out.add(s.getBytes(StandardCharsets.UTF_8));
+        }
+        return out;
+    }
+
+    /**
+     * FILE as the bytes the user typed: a file name need not be valid in the locale's charset.
+     * Found among the raw arguments before '--' as the one that decodes (as {@link Main} decodes
+     * them) to FILE; its UTF-8 encoding otherwise.
+     */
+    private byte[] fileBytes() {
+        byte[] utf8 = file.getBytes(StandardCharsets.UTF_8);
+        List<byte[]> raw = top.rawArgs;
+        if (raw == null) {
+            return utf8;
+        }
+        int dash = raw.size() - command.size() - 1;
+        if (dash < 0 || !Arrays.equals(raw.get(dash), new byte[] {'-', '-'})) {
+            return utf8;
+        }
+        byte[] found = null;
+        for (int i = 0; i < dash; i++) {
+            byte[] r = raw.get(i);
+            if (decoded(r).equals(file)) {
+                if (found != null && !Arrays.equals(found, r)) {
+                    return utf8;
+                }
+                found = r;
+            }
+        }
+        return found != null ? found : utf8;
+    }
+
+    private static String decoded(byte[] raw) {
+        try {
+            return StandardCharsets.UTF_8.newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(raw)).toString();
+        } catch (CharacterCodingException e) {
+            String jnu = System.getProperty("sun.jnu.encoding");
+            try {
+                return new String(raw, jnu != null ? java.nio.charset.Charset.forName(jnu) : java.nio.charset.Charset.defaultCharset());
+            } catch (RuntimeException e2) {
+                return new String(raw, java.nio.charset.Charset.defaultCharset());
+            }
+        }
+    }
+
+    private static byte[] concat(byte[] a, byte[] b) {
+        byte[] c = Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, c, a.length, b.length);
+        return c;
     }
 
     private void checkCommandLine() {

@@ -2,13 +2,16 @@ package dev.interlock.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.interlock.testkit.ExclusionChecker;
 import dev.interlock.testkit.Timing;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -38,7 +41,7 @@ class UpdateProcessTest {
 
     private List<Path> leftovers() throws Exception {
         try (Stream<Path> s = Files.list(data)) {
-            return s.filter(p -> p.getFileName().toString().endsWith(".tmp")).toList();
+            return s.filter(p -> p.getFileName().toString().endsWith(".tmp") && p.getFileName().toString().contains("interlock")).toList();
         }
     }
 
@@ -83,22 +86,122 @@ class UpdateProcessTest {
         try (CliProcess p = update(f, "sh", "-c", "cat; echo \"$INTERLOCK_FILE $INTERLOCK_TOKEN\"")) {
             assertThat(p.exitCode()).isZero();
         }
-        assertThat(Files.readString(f)).startsWith(f.toString() + " ").matches("(?s).* [0-9]+\\n");
+        assertThat(Files.readString(f)).startsWith(f.toRealPath() + " ").matches("(?s).* [0-9]+\\n");
     }
 
     @Test
-    void modeIsKept_andSymlinkIsFollowedAndKept() throws Exception {
-        Path real = data.resolve("real");
-        Files.writeString(real, "a\n");
-        Files.setPosixFilePermissions(real, PosixFilePermissions.fromString("rw-r-----"));
-        Path link = data.resolve("link");
-        Files.createSymbolicLink(link, real);
-        try (CliProcess p = update(link, "sed", "s/a/b/")) {
+    void modeIsKept_newFileGetsTheUmasksMode() throws Exception {
+        Path f = data.resolve("f");
+        Files.writeString(f, "a\n");
+        Files.setPosixFilePermissions(f, PosixFilePermissions.fromString("rw-r-----"));
+        try (CliProcess p = update(f, "sed", "s/a/b/")) {
             assertThat(p.exitCode()).isZero();
         }
-        assertThat(Files.isSymbolicLink(link)).isTrue();
-        assertThat(Files.readString(real)).isEqualTo("b\n");
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(real))).isEqualTo("rw-r-----");
+        assertThat(Files.readString(f)).isEqualTo("b\n");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(f))).isEqualTo("rw-r-----");
+        Path fresh = data.resolve("fresh");
+        try (CliProcess p = update(fresh, "echo", "new")) {
+            assertThat(p.exitCode()).isZero();
+        }
+        int umask = Integer.parseInt(Files.readAllLines(Path.of("/proc/self/status")).stream()
+                .filter(l -> l.startsWith("Umask:")).findFirst().orElseThrow().substring(6).trim(), 8);
+        assertThat(Integer.toOctalString((Integer) Files.getAttribute(fresh, "unix:mode") & 0777))
+                .isEqualTo(Integer.toOctalString(0666 & ~umask));
+    }
+
+    /** The help shows the counter example as a user must type it (picocli used to expand ${n:-0} to 0). */
+    @Test
+    void help_showsTheCounterExampleAsTyped() throws Exception {
+        try (CliProcess p = CliProcess.start("update", "--help")) {
+            assertThat(p.exitCode()).isZero();
+            assertThat(p.out()).contains("  interlock update counter.txt -- sh -c 'read n; echo $((${n:-0} + 1))'\n")
+                    .contains("FILE is not a")
+                    .contains("regular file");
+        }
+        try (CliProcess p = CliProcess.start("--help")) {
+            assertThat(p.exitCode()).isZero();
+            assertThat(p.out()).contains("  interlock update counter.txt -- sh -c 'read n; echo $((${n:-0} + 1))'\n");
+        }
+    }
+
+    /**
+     * {@code b/link/../f} is {@code a/f} when {@code b/link} leads to {@code a/sub}: the kernel
+     * resolves {@code ..} after the link. A string clean-up of the path said {@code b/f}, and
+     * replaced the wrong file under the wrong lock.
+     */
+    @Test
+    void dotDotAfterALink_meansWhatTheKernelMeans() throws Exception {
+        Path a = Files.createDirectories(data.resolve("a/sub"));
+        Path b = Files.createDirectory(data.resolve("b"));
+        Files.createSymbolicLink(b.resolve("link"), Path.of("../a/sub"));
+        Files.writeString(data.resolve("a/f"), "kernel's\n");
+        Files.writeString(b.resolve("f"), "string's\n");
+        Path real = data.toRealPath().resolve("a/f");
+        try (CliProcess p = update(Path.of(b + "/link/../f"), "sh", "-c",
+                "cat; echo \"$INTERLOCK_FILE\"; echo \"$INTERLOCK_NAME\"")) {
+            assertThat(p.exitCode()).as(p.err()).isZero();
+        }
+        assertThat(Files.readString(data.resolve("a/f"))).isEqualTo("kernel's\n" + real + "\nupdate:" + real + "\n");
+        assertThat(Files.readString(b.resolve("f"))).isEqualTo("string's\n");
+        assertThat(a).isDirectory();
+    }
+
+    /**
+     * One file reached through two paths (its directory and a link to it) is one lock: two loops of
+     * increments, one through each path, lose nothing, and no two COMMANDs overlap. (The lock was
+     * named after the path as typed, so the two loops did not exclude each other.)
+     */
+    @Test
+    void oneFileThroughTwoPaths_isOneLock() throws Exception {
+        Path real = Files.createDirectory(data.resolve("real"));
+        Path alias = data.resolve("alias");
+        Files.createSymbolicLink(alias, real);
+        int rounds = 8;
+        List<Path> paths = List.of(real.resolve("counter"), alias.resolve("counter"));
+        List<Path> logs = new ArrayList<>();
+        List<Process> ps = new ArrayList<>();
+        String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        for (int w = 0; w < paths.size(); w++) {
+            Path log = data.resolve("sections-" + w + ".log");
+            logs.add(log);
+            // Each COMMAND logs its critical section (MODE TOKEN ENTER EXIT, as ExclusionChecker reads them) and the lock name.
+            String command = "s=$(date +%s%N); read n; echo $((${n:-0} + 1)); echo \"EX $INTERLOCK_TOKEN $s $(date +%s%N)\" >> \"$4\";"
+                    + " echo \"$INTERLOCK_NAME\" >> \"$4.names\"";
+            ps.add(new ProcessBuilder("sh", "-c", "i=0; while [ $i -lt " + rounds + " ]; do \"$0\" -XX:TieredStopAtLevel=1 -Xshare:auto -cp \"$1\" "
+                    + Main.class.getName() + " update --backend \"$2\" \"$3\" -- sh -c '" + command + "' sh x y z \"$4\" || exit 1; i=$((i+1)); done",
+                    javaBin, System.getProperty("java.class.path"), backend, paths.get(w).toString(), log.toString())
+                    .redirectError(ProcessBuilder.Redirect.INHERIT).start());
+        }
+        for (Process p : ps) {
+            assertThat(p.waitFor(Timing.seconds(120).toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)).isTrue();
+            assertThat(p.exitValue()).isZero();
+        }
+        Set<String> names = new HashSet<>();
+        for (Path log : logs) {
+            names.addAll(Files.readAllLines(Path.of(log + ".names")));
+        }
+        assertThat(names).containsExactly("update:" + real.toRealPath().resolve("counter"));
+        List<ExclusionChecker.Interval> sections = ExclusionChecker.read(logs);
+        assertThat(sections).hasSize(2 * rounds);
+        assertThat(ExclusionChecker.check(sections).violations()).isEmpty();
+        assertThat(Files.readString(real.resolve("counter")).trim()).isEqualTo(Integer.toString(2 * rounds));
+        assertThat(leftovers()).isEmpty();
+    }
+
+    /** A 255-byte name (the most a file system allows) works: the temporary name no longer adds to FILE's. */
+    @Test
+    void longestFileName_works() throws Exception {
+        Path f = data.resolve("n".repeat(251) + ".txt");
+        assertThat(f.getFileName().toString()).hasSize(255);
+        Files.writeString(f, "41\n");
+        try (CliProcess p = update(f, "sh", "-c", "read n; echo $((n + 1))")) {
+            assertThat(p.exitCode()).as(p.err()).isZero();
+        }
+        assertThat(Files.readString(f)).isEqualTo("42\n");
+        assertThat(leftovers()).isEmpty();
+        try (Stream<Path> s = Files.list(data)) {
+            assertThat(s.filter(p -> p.getFileName().toString().startsWith("."))).isEmpty();
+        }
     }
 
     @Test
