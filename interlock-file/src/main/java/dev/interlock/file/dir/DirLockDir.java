@@ -19,15 +19,56 @@ import java.util.Map;
  */
 final class DirLockDir implements AutoCloseable {
     final DirLockBackend backend;
+    /** The root this directory was opened in (its descriptor stays open as long as the space). */
+    private final DirLockBackend.Root root;
     final String name;
     final String dirName;
     private int fd;
+    /** The identity of {@link #fd} (it never changes). */
+    private final Posix.FileId id;
 
-    DirLockDir(DirLockBackend backend, String name, String dirName, int fd) {
+    DirLockDir(DirLockBackend backend, DirLockBackend.Root root, String name, String dirName, int fd, Posix.FileId id) {
         this.backend = backend;
+        this.root = root;
         this.name = name;
         this.dirName = dirName;
         this.fd = fd;
+        this.id = id;
+    }
+
+    /** The path of this lock directory, for messages. */
+    String path() {
+        return backend.root.resolve(dirName).toString();
+    }
+
+    /**
+     * Null if the paths still lead to the directories we hold open: the root path as given
+     * (following links, it may be a symlink the user chose) names the root we opened, and that
+     * root's entry {@code dirName} (not followed) is this directory. Otherwise what happened, for
+     * the lost-lock message: a lock held in a directory that was renamed or replaced is no longer
+     * the lock others take by that name, so the holder must stop (as it must when its lock file is
+     * replaced under {@code flock:}).
+     *
+     * @throws LockBackendException if a lookup fails otherwise (a failed check, not a verdict)
+     */
+    String moved() {
+        Posix.FileId rootNow = backend.rootIdentityNow();
+        if (rootNow == null) {
+            return "the lock directory " + backend.root + " was removed or moved away";
+        }
+        if (!rootNow.sameFile(root.id)) {
+            return "the lock directory " + backend.root + " was moved or replaced";
+        }
+        Posix.FileId now;
+        try {
+            now = Posix.statx(root.fd, dirName, Posix.AT_SYMLINK_NOFOLLOW);
+        } catch (LastErrorException e) {
+            if (e.getErrorCode() == Posix.ENOENT || e.getErrorCode() == Posix.ENOTDIR || e.getErrorCode() == Posix.ESTALE) {
+                return list().gone ? "the lock directory " + path() + " was removed" : "the lock directory " + path() + " was moved away";
+            }
+            throw failure("looking up the lock directory " + path() + " failed", e);
+        }
+        return now.sameFile(id) ? null : "the lock directory " + path() + " was moved or replaced";
     }
 
     /** Tests only: renames whose target matches are reported as ENOENT after they succeed, as over NFS with a lost reply. */
