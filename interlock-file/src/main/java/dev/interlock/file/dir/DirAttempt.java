@@ -171,8 +171,18 @@ final class DirAttempt implements Attempt {
         return Optional.empty();
     }
 
-    /** Renames our gate to the next heartbeat; false (and gate forgotten) if it was taken over. */
+    /**
+     * Renames our gate to the next heartbeat; false (and gate forgotten) if it was taken over.
+     *
+     * @throws LockBackendException if the lock directory was moved or replaced while we waited
+     *     (whatever we would be granted here is no longer the lock others take by this name)
+     */
     private boolean renewHeld(long now) {
+        String moved = dir.moved();
+        if (moved != null) {
+            throw new LockBackendException(backend.description(), spec.name(), backend.description() + " - " + LockNames.quote(spec.name())
+                    + ": " + moved + " while we waited for its readers; nothing was granted, try again", null, true);
+        }
         String next = Gate.writer(heldToken, heldBeat + 1, me);
         if (dir.cas(heldName, next)) {
             heldName = next;
