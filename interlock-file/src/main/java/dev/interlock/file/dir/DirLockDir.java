@@ -74,6 +74,33 @@ final class DirLockDir implements AutoCloseable {
     /** Tests only: renames whose target matches are reported as ENOENT after they succeed, as over NFS with a lost reply. */
     static volatile java.util.function.Predicate<String> lostReply;
 
+    /**
+     * Where a listing gets its entries and, for entries whose {@code d_type} is
+     * {@code DT_UNKNOWN} (NFSv3 READDIR, some other file systems), their types.
+     */
+    interface EntrySource {
+        /** The entries of the directory {@code dirfd}, read afresh (see {@link Posix#list}). */
+        List<Posix.DirEntry> list(int dirfd);
+
+        /** st_mode of {@code entry} without following it; -1 if it no longer exists. */
+        int lstatMode(int dirfd, String entry);
+    }
+
+    static final EntrySource SYSTEM = new EntrySource() {
+        @Override
+        public List<Posix.DirEntry> list(int dirfd) {
+            return Posix.list(dirfd);
+        }
+
+        @Override
+        public int lstatMode(int dirfd, String entry) {
+            return Posix.lstatMode(dirfd, entry);
+        }
+    };
+
+    /** Tests only: stands in for the file system's entry types (to force DT_UNKNOWN and inject lstat failures). */
+    static volatile EntrySource entrySource = SYSTEM;
+
     /** What one listing of the lock directory showed. */
     static final class Snapshot {
         final List<Gate> gates = new ArrayList<>();
@@ -100,7 +127,7 @@ final class DirLockDir implements AutoCloseable {
         List<Posix.DirEntry> entries;
         Snapshot s = new Snapshot();
         try {
-            entries = Posix.list(fd);
+            entries = entrySource.list(fd);
         } catch (LastErrorException e) {
             if (e.getErrorCode() == Posix.ENOENT) {
                 s.gone = true;
@@ -149,7 +176,7 @@ final class DirLockDir implements AutoCloseable {
 
     private boolean isRegular(String n) {
         try {
-            int mode = Posix.lstatMode(fd, n);
+            int mode = entrySource.lstatMode(fd, n);
             return mode != -1 && (mode & 0170000) == 0100000;
         } catch (LastErrorException e) {
             return false;
