@@ -137,32 +137,39 @@ final class DirLockDir implements AutoCloseable {
         }
         for (Posix.DirEntry e : entries) {
             String n = e.name();
-            s.names.add(n);
-            boolean regular = e.type() == Posix.DT_REG || e.type() == Posix.DT_UNKNOWN && isRegular(n);
             if (n.equals(DirLockBackend.NAME_RECORD) || n.startsWith(".")) {
+                s.names.add(n);
                 continue;
             }
-            if (!regular) {
-                s.foreign.add(n);
-                continue;
+            Object entry = parse(n);
+            boolean regular;
+            if (entry != null && e.type() == Posix.DT_UNKNOWN) {
+                // The file system did not say what this is: ask. Ignoring it instead could hide a
+                // reader from a writer, so an entry whose type cannot be read fails the listing.
+                int mode;
+                try {
+                    mode = entrySource.lstatMode(fd, n);
+                } catch (LastErrorException ex) {
+                    throw failure("cannot tell what the entry " + n + " is, so nothing was granted; lstat failed", ex);
+                }
+                if (mode == -1) {
+                    continue; // renamed or removed since the readdir: it is not there
+                }
+                regular = (mode & 0170000) == 0100000;
+            } else {
+                regular = e.type() == Posix.DT_REG;
             }
-            switch (n.charAt(0)) {
-                case 'F':
-                case 'X':
-                    Gate.parse(n).ifPresentOrElse(s.gates::add, () -> s.foreign.add(n));
-                    break;
-                case 'R':
-                    Reader.parse(n).ifPresentOrElse(s.readers::add, () -> s.foreign.add(n));
-                    break;
-                case 'B':
-                    Beat.parse(n).ifPresentOrElse(b -> s.beats.merge(b.token(), b, (a, c) -> a.beat() >= c.beat() ? a : c),
-                            () -> s.foreign.add(n));
-                    break;
-                case 'Q':
-                    Waiter.parse(n).ifPresentOrElse(s.waiters::add, () -> s.foreign.add(n));
-                    break;
-                default:
-                    s.foreign.add(n);
+            s.names.add(n);
+            if (entry == null || !regular) {
+                s.foreign.add(n); // names and types only Interlock makes, else foreign (directories, symlinks, junk)
+            } else if (entry instanceof Gate g) {
+                s.gates.add(g);
+            } else if (entry instanceof Reader r) {
+                s.readers.add(r);
+            } else if (entry instanceof Beat b) {
+                s.beats.merge(b.token(), b, (x, y) -> x.beat() >= y.beat() ? x : y);
+            } else {
+                s.waiters.add((Waiter) entry);
             }
         }
         if (s.gates.size() == 1) {
@@ -174,12 +181,20 @@ final class DirLockDir implements AutoCloseable {
         return s;
     }
 
-    private boolean isRegular(String n) {
-        try {
-            int mode = entrySource.lstatMode(fd, n);
-            return mode != -1 && (mode & 0170000) == 0100000;
-        } catch (LastErrorException e) {
-            return false;
+    /** The protocol entry a name denotes ({@link Gate}, {@link Reader}, {@link Beat} or {@link Waiter}), or null. */
+    private static Object parse(String n) {
+        switch (n.charAt(0)) {
+            case 'F':
+            case 'X':
+                return Gate.parse(n).orElse(null);
+            case 'R':
+                return Reader.parse(n).orElse(null);
+            case 'B':
+                return Beat.parse(n).orElse(null);
+            case 'Q':
+                return Waiter.parse(n).orElse(null);
+            default:
+                return null;
         }
     }
 
