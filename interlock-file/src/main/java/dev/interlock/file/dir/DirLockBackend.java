@@ -527,7 +527,7 @@ final class DirLockBackend implements LockBackend {
         }
         try (DirLockDir dir = d.get()) {
             DirLockDir.Snapshot s = dir.list();
-            return new LockInfo(name, holders(s), s.waiters.size());
+            return new LockInfo(name, holders(s), s.waiters.size(), s.waiters.stream().sorted().map(DirEntries.Waiter::info).toList());
         }
     }
 
