@@ -198,10 +198,6 @@ final class Posix {
         boolean sameFile(FileId o) {
             return devMajor == o.devMajor && devMinor == o.devMinor && ino == o.ino;
         }
-
-        boolean isRegular() {
-            return (mode & 0170000) == 0100000;
-        }
     }
 
     /**
