@@ -243,15 +243,25 @@ public final class DefaultLockSpace implements LockSpace {
         }
     }
 
-    static String describe(List<HolderInfo> holders) {
-        if (holders.isEmpty()) {
+    /**
+     * Who blocked an attempt, for the timeout message: its holders and the queued waiters it gave
+     * way to ({@link HolderInfo#waiting()}); a lock can be free and still not granted because a
+     * waiter queued earlier goes first.
+     */
+    static String describe(List<HolderInfo> blockers) {
+        List<String> held = new ArrayList<>();
+        List<String> queued = new ArrayList<>();
+        for (HolderInfo h : blockers) {
+            (h.waiting() ? queued : held).add(h.describe());
+        }
+        if (held.isEmpty() && queued.isEmpty()) {
             return "holder unknown";
         }
-        List<String> parts = new ArrayList<>();
-        for (HolderInfo h : holders) {
-            parts.add(h.describe());
+        String waiters = queued.size() == 1 ? "a queued waiter goes first: " : queued.size() + " queued waiters go first: ";
+        if (held.isEmpty()) {
+            return "free, but " + waiters + String.join("; ", queued);
         }
-        return "held " + String.join("; ", parts);
+        return "held " + String.join("; ", held) + (queued.isEmpty() ? "" : "; " + waiters + String.join("; ", queued));
     }
 
     @Override

@@ -30,13 +30,22 @@ import org.slf4j.LoggerFactory;
  *
  * <p>After the first failed try the attempt queues a waiter entry; tries then give way to
  * earlier waiters, so waiters are served roughly in arrival order and a waiting writer keeps new
- * readers out.
+ * readers out. The entry has its own short lease ({@link #QUEUE_LEASE_MAX} at most), renewed every
+ * third of it while the attempt waits, so that a waiter that stops (SIGSTOP, a debugger) holds up
+ * a free lock for seconds, not for the lease of the lock it waits for.
  */
 final class DirAttempt implements Attempt {
     private static final Logger log = LoggerFactory.getLogger(DirAttempt.class);
     /** Listings in one try without exactly one gate before the directory is declared damaged. */
     private static final int GATE_PATIENCE = 20;
     private static final java.util.regex.Pattern NOT_HOST = java.util.regex.Pattern.compile("[^A-Za-z0-9._-]");
+    /**
+     * The longest lease of a place in the queue. Long enough that a waiter renewing every third of
+     * it (every 1.7 s) keeps its place through a GC pause or a slow NFS round trip of a few
+     * seconds; short enough that a stopped waiter makes others step aside for seconds only. A
+     * place lost by mistake costs only fairness (the waiter queues again), never safety.
+     */
+    static final java.time.Duration QUEUE_LEASE_MAX = java.time.Duration.ofSeconds(5);
 
     private final DirLockBackend backend;
     private final DirLockDir dir;
@@ -45,7 +54,10 @@ final class DirAttempt implements Attempt {
     private boolean watchTried;
     private boolean firstTry = true;
     private final Holder me;
+    /** {@link #me} with the queue lease: the holder field of our waiter entry. */
+    private final Holder meQueued;
     private final long leaseNanos;
+    private final long queueLeaseNanos;
     private List<HolderInfo> blockers = List.of();
     private long versionAtTry;
     private boolean granted;
@@ -80,6 +92,9 @@ final class DirAttempt implements Attempt {
         }
         this.me = new Holder(Math.max(1, spec.lease().toMillis()), backend.clock.instant().getEpochSecond(), o.pid(), o.processStart(),
                 backend.self.pidNs, backend.self.bootId, nonce, host);
+        long queueLeaseMs = Math.min(me.leaseMs(), QUEUE_LEASE_MAX.toMillis());
+        this.meQueued = new Holder(queueLeaseMs, me.sinceSec(), me.pid(), me.startTicks(), me.pidNs(), me.bootId(), me.nonce(), me.host());
+        this.queueLeaseNanos = TimeUnit.MILLISECONDS.toNanos(queueLeaseMs);
     }
 
     @Override
@@ -89,7 +104,7 @@ final class DirAttempt implements Attempt {
         boolean fast = firstTry;
         firstTry = false;
         Optional<Grant> g = spec.mode() == Mode.EXCLUSIVE ? tryWriter(now, fast) : tryReader(now, fast);
-        if (g.isEmpty() && queued != null && now - queuedAt >= leaseNanos / 3) {
+        if (g.isEmpty() && queued != null && now - queuedAt >= queueLeaseNanos / 3) {
             renewQueued(now);
         }
         return g;
@@ -171,8 +186,18 @@ final class DirAttempt implements Attempt {
         return Optional.empty();
     }
 
-    /** Renames our gate to the next heartbeat; false (and gate forgotten) if it was taken over. */
+    /**
+     * Renames our gate to the next heartbeat; false (and gate forgotten) if it was taken over.
+     *
+     * @throws LockBackendException if the lock directory was moved or replaced while we waited
+     *     (whatever we would be granted here is no longer the lock others take by this name)
+     */
     private boolean renewHeld(long now) {
+        String moved = dir.moved();
+        if (moved != null) {
+            throw new LockBackendException(backend.description(), spec.name(), backend.description() + " - " + LockNames.quote(spec.name())
+                    + ": " + moved + " while we waited for its readers; nothing was granted, try again", null, true);
+        }
         String next = Gate.writer(heldToken, heldBeat + 1, me);
         if (dir.cas(heldName, next)) {
             heldName = next;
@@ -279,14 +304,16 @@ final class DirAttempt implements Attempt {
                 throw e;
             }
             Gate g2 = s2.gate();
-            if (!g2.writer() && g2.lastWriter() == lastWriter && s2.contains(beat) && s2.gates.size() == 1
-                    && (!viaHint || mayGo(s2))) {
+            boolean noWriter = !g2.writer() && g2.lastWriter() == lastWriter && s2.contains(beat) && s2.gates.size() == 1;
+            if (noWriter && (!viaHint || mayGo(s2))) {
                 granted = true;
                 return Optional.of(new DirGrant(dir, false, t, 0, me, backend.clock.instant()));
             }
             dir.remove(beat);
             dir.remove(entry);
-            blockers = DirLockBackend.holders(s2);
+            if (!noWriter) {
+                blockers = DirLockBackend.holders(s2); // else mayGo named the waiter we gave way to
+            }
             return Optional.empty();
         }
         return Optional.empty();
@@ -351,7 +378,7 @@ final class DirAttempt implements Attempt {
         queuedSeenToken = g == null ? 0 : g.token();
         queuedMs = backend.clock.millis();
         queuedBeat = 0;
-        String name = Waiter.name(queuedSeenToken, queuedMs, spec.mode(), 0, me);
+        String name = Waiter.name(queuedSeenToken, queuedMs, spec.mode(), 0, meQueued);
         try {
             dir.create(name);
         } catch (LockBackendException e) {
@@ -364,7 +391,7 @@ final class DirAttempt implements Attempt {
     }
 
     private void renewQueued(long now) {
-        String next = Waiter.name(queuedSeenToken, queuedMs, spec.mode(), queuedBeat + 1, me);
+        String next = Waiter.name(queuedSeenToken, queuedMs, spec.mode(), queuedBeat + 1, meQueued);
         if (dir.cas(queued, next)) {
             queued = next;
             queuedBeat++;
@@ -399,6 +426,9 @@ final class DirAttempt implements Attempt {
                 log.debug("{} - removed waiter {} of '{}': {}", backend.description(), w.holder().ownerId(), spec.name(), reason);
                 continue;
             }
+            List<HolderInfo> who = new ArrayList<>(DirLockBackend.holders(s));
+            who.add(w.info());
+            blockers = who;
             return false;
         }
         return true;
@@ -421,8 +451,13 @@ final class DirAttempt implements Attempt {
             }
         }
         long slice = Math.min(nanos, backend.jitteredPoll());
+        long now = backend.ticker.read();
         if (heldName != null) {
-            slice = Math.min(slice, Math.max(TimeUnit.MILLISECONDS.toNanos(1), heldBeatAt + leaseNanos / 3 - backend.ticker.read()));
+            slice = Math.min(slice, Math.max(TimeUnit.MILLISECONDS.toNanos(1), heldBeatAt + leaseNanos / 3 - now));
+        }
+        if (queued != null) {
+            // Wake in time to renew our place (the next try does), whatever the poll interval.
+            slice = Math.min(slice, Math.max(TimeUnit.MILLISECONDS.toNanos(1), queuedAt + queueLeaseNanos / 3 - now));
         }
         if (watch != null) {
             watch.awaitChange(versionAtTry, slice);

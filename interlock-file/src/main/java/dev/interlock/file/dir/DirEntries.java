@@ -178,6 +178,13 @@ final class DirEntries {
             return Optional.empty();
         }
 
+        /** This waiter for messages and {@code status}: since when it queued, how long its place lasts unrenewed. */
+        HolderInfo info() {
+            return new HolderInfo(mode, Optional.of(holder.ownerId()), Optional.of(holder.host()), holder.pid(),
+                    Optional.of(Instant.ofEpochMilli(arrivedMs)), Optional.empty(), OptionalLong.empty(),
+                    Optional.of(java.time.Duration.ofMillis(holder.leaseMs())), Optional.of(holder.bootId()), true);
+        }
+
         static String name(long seenToken, long arrivedMs, Mode mode, long beat, Holder h) {
             return "Q." + seenToken + "." + arrivedMs + "." + (mode == Mode.SHARED ? "S" : "X") + "." + beat + "." + h.format();
         }

@@ -16,7 +16,9 @@ import org.slf4j.LoggerFactory;
  * {@code X.<t>.<g>.<holder>}, a reader's is its {@code B.<t>.<g>}; renewing renames the exact
  * current name to {@code g+1}, so it fails (and the lock is reported lost) once anyone has
  * reclaimed the lock, and a reclaim fails once the holder has renewed. Release also starts with
- * that exact name, so a late release never frees a lock someone else holds.
+ * that exact name, so a late release never frees a lock someone else holds. Every renewal also
+ * checks that the root path and the lock directory's name still lead to the directories the grant
+ * was made in (see {@link DirLockDir#moved()}).
  */
 final class DirGrant implements Grant {
     private static final Logger log = LoggerFactory.getLogger(DirGrant.class);
@@ -55,6 +57,12 @@ final class DirGrant implements Grant {
     public synchronized void renew(Duration lease) {
         if (released) {
             throw dir.lost("already released");
+        }
+        // A renamed heartbeat proves the entry is still ours, but not that it is still where others
+        // look: the lock directory or the root may have been renamed or replaced under us.
+        String moved = dir.moved();
+        if (moved != null) {
+            throw dir.lost(moved + " (token " + token + "); a new lock of that name may now be held by someone else");
         }
         for (int i = 0; i < 3; i++) {
             if (dir.cas(current(beat), current(beat + 1))) {

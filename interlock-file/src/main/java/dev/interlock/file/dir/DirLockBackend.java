@@ -16,9 +16,7 @@ import dev.interlock.spi.BackendConfig;
 import dev.interlock.spi.LockBackend;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermission;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -57,7 +55,15 @@ final class DirLockBackend implements LockBackend {
 
     private final String description;
     final Path root;
-    private final int rootFd;
+    /**
+     * The root directory as last opened, or null before its first use. Opening a lock space
+     * creates nothing: the first acquisition creates the root and its marker. If the path comes to
+     * name another directory (moved or replaced), the next operation opens the new one; the old
+     * descriptor stays open (in {@link #retired}) for the grants made in it, which notice the
+     * move at their next renewal, and is closed with the space.
+     */
+    private volatile Root rootDir;
+    private final List<Root> retired = new ArrayList<>();
     final Ticker ticker;
     final Clock clock;
     final long pollNanos;
@@ -73,6 +79,21 @@ final class DirLockBackend implements LockBackend {
 
     private record Seen(String state, long since) {}
 
+    /** One opening of the root directory: its descriptor and the identity of what it names. */
+    static final class Root {
+        final int fd;
+        final Posix.FileId id;
+        /** True once the marker is there (made or checked) and the permissions were looked at: the root may be written. */
+        volatile boolean prepared;
+        /** True once an existing marker was read and found right. */
+        volatile boolean markerChecked;
+
+        Root(int fd, Posix.FileId id) {
+            this.fd = fd;
+            this.id = id;
+        }
+    }
+
     DirLockBackend(BackendConfig config, Path root, long pollNanos) {
         Posix.requireAvailable();
         this.description = "dir:" + root;
@@ -81,18 +102,17 @@ final class DirLockBackend implements LockBackend {
         this.clock = config.clock();
         this.pollNanos = pollNanos;
         this.self = DirSelf.current();
+        // An existing directory is opened (and a marker in it checked) at once, so that a wrong
+        // directory is refused early; a missing one is created by the first acquisition only.
         try {
-            Files.createDirectories(root);
-        } catch (java.io.IOException e) {
-            throw new LockBackendException(description, null, description + " - the lock directory does not exist and cannot be created: " + e, e);
+            rootDir = openRoot();
+            if (rootDir != null) {
+                checkMarker(rootDir, false);
+            }
+        } catch (RuntimeException e) {
+            closeRoots();
+            throw e;
         }
-        try {
-            this.rootFd = Posix.openat(Posix.AT_FDCWD, root.toString(), Posix.O_RDONLY | Posix.O_DIRECTORY | Posix.O_CLOEXEC, 0);
-        } catch (LastErrorException e) {
-            throw new LockBackendException(description, null, description + " - cannot open the lock directory: " + Posix.describe(e), e);
-        }
-        checkMarker();
-        warnIfWritableByOthers();
         if (!self.procUsable) {
             log.info("{} - /proc does not describe this process's pid namespace; dead holders on this host are found by their lease only", description);
         }
@@ -108,13 +128,19 @@ final class DirLockBackend implements LockBackend {
         return true;
     }
 
-    /** Creates or checks the format marker, so that two incompatible versions never share a directory. */
-    private void checkMarker() {
+    /**
+     * Checks the format marker, so that two incompatible versions never share a directory, and
+     * creates it if {@code create}. Without {@code create}, a missing marker is fine: a directory
+     * nothing was ever locked in (it is read as an empty lock space).
+     */
+    private void checkMarker(Root r, boolean create) {
+        int rootFd = r.fd;
         for (int i = 0; i < 3; i++) {
             try {
                 byte[] b = Posix.readFile(rootFd, MARKER, 256);
                 String text = new String(b, StandardCharsets.UTF_8);
                 if (text.equals(MARKER_TEXT)) {
+                    r.markerChecked = true;
                     return;
                 }
                 if (text.startsWith("interlock-dir ") && text.endsWith("\n")) {
@@ -127,6 +153,9 @@ final class DirLockBackend implements LockBackend {
                 if (e.getErrorCode() != Posix.ENOENT) {
                     throw failure(null, "reading " + MARKER + " failed", e);
                 }
+            }
+            if (!create) {
+                return;
             }
             // Publish the marker complete: write a temporary file, then link it to the fixed name.
             String tmp = MARKER + "." + nonce();
@@ -160,15 +189,117 @@ final class DirLockBackend implements LockBackend {
         throw new LockBackendException(description, null, description + " - " + MARKER + " keeps disappearing", null);
     }
 
-    private void warnIfWritableByOthers() {
+    private void warnIfWritableByOthers(Root r) {
+        if ((r.id.mode() & 0002) != 0) {
+            log.warn("{} - the lock directory is writable by every user: anyone can take, break or block these locks "
+                    + "(and plant files); restrict it to the users that share the locks (e.g. chmod 2770 and a common group)", description);
+        }
+    }
+
+    /** Opens the root as its path names it now (following a symlink the user chose); null if it does not exist. */
+    private Root openRoot() {
+        int fd;
         try {
-            Set<PosixFilePermission> p = Files.getPosixFilePermissions(root, LinkOption.NOFOLLOW_LINKS);
-            if (p.contains(PosixFilePermission.OTHERS_WRITE)) {
-                log.warn("{} - the lock directory is writable by every user: anyone can take, break or block these locks "
-                        + "(and plant files); restrict it to the users that share the locks (e.g. chmod 2770 and a common group)", description);
+            fd = Posix.openat(Posix.AT_FDCWD, root.toString(), Posix.O_RDONLY | Posix.O_DIRECTORY | Posix.O_CLOEXEC, 0);
+        } catch (LastErrorException e) {
+            if (e.getErrorCode() == Posix.ENOENT) {
+                return null;
             }
-        } catch (java.io.IOException | UnsupportedOperationException e) {
-            log.debug("{} - cannot read the directory's permissions: {}", description, e.toString());
+            if (e.getErrorCode() == Posix.ENOTDIR) {
+                throw new LockBackendException(description, null, description + " - " + root
+                        + " is not a directory (or a part of the path is a file); give the path of a lock directory", e);
+            }
+            throw failure(null, "cannot open the lock directory", e);
+        }
+        try {
+            return new Root(fd, Posix.fstat(fd));
+        } catch (LastErrorException e) {
+            Posix.close(fd);
+            throw failure(null, "cannot read the identity of the lock directory", e);
+        }
+    }
+
+    /** The identity of what the root path names now (following links), or null if nothing. */
+    Posix.FileId rootIdentityNow() {
+        try {
+            return Posix.statx(Posix.AT_FDCWD, root.toString(), 0);
+        } catch (LastErrorException e) {
+            if (e.getErrorCode() == Posix.ENOENT || e.getErrorCode() == Posix.ENOTDIR) {
+                return null;
+            }
+            throw failure(null, "looking up the lock directory " + root + " failed", e);
+        }
+    }
+
+    /**
+     * The root to work in now: the directory the path names at this moment. With {@code create}
+     * (an acquisition) the root and its marker are created if missing, with the checks of
+     * {@link #checkMarker}; without it (status, list, break) nothing is ever created and a
+     * missing root is an error that says so.
+     */
+    Root root(boolean create) {
+        checkOpen();
+        Root r = rootDir;
+        Posix.FileId now = rootIdentityNow();
+        if (r != null && now != null && r.id.sameFile(now) && (r.prepared || !create && r.markerChecked)) {
+            return r;
+        }
+        synchronized (this) {
+            checkOpen();
+            r = rootDir;
+            if (now == null) {
+                if (!create) {
+                    throw noLockSpace();
+                }
+                createRoot();
+                now = rootIdentityNow();
+            }
+            if (r == null || now == null || !r.id.sameFile(now)) {
+                Root fresh = openRoot();
+                if (fresh == null) {
+                    if (!create) {
+                        throw noLockSpace();
+                    }
+                    throw new LockBackendException(description, null, description + " - the lock directory " + root
+                            + " keeps disappearing (is something deleting it?)", null, true);
+                }
+                if (r != null) {
+                    log.warn("{} - the lock directory {} is not the directory this lock space opened (it was moved or replaced); "
+                            + "using the one there now. Locks held in the old one are lost at their next renewal", description, root);
+                    retired.add(r);
+                }
+                rootDir = r = fresh;
+            }
+            if (create && !r.prepared) {
+                checkMarker(r, true);
+                warnIfWritableByOthers(r);
+                r.prepared = true;
+            } else if (!create && !r.markerChecked) {
+                checkMarker(r, false);
+            }
+            return r;
+        }
+    }
+
+    private LockBackendException noLockSpace() {
+        return new LockBackendException(description, null, description + " - no lock space at " + root + " (nothing was created)", null);
+    }
+
+    /** Creates the root directory and any missing parents (the first acquisition in a new lock space). */
+    private void createRoot() {
+        try {
+            Files.createDirectories(root);
+        } catch (java.io.IOException e) {
+            String why = e instanceof java.nio.file.AccessDeniedException ? "permission denied"
+                    : e instanceof java.nio.file.FileAlreadyExistsException ? "a file is in the way"
+                    : e instanceof java.nio.file.NoSuchFileException ? "no such file or directory"
+                    : e instanceof java.nio.file.FileSystemException && ((java.nio.file.FileSystemException) e).getReason() != null
+                            ? ((java.nio.file.FileSystemException) e).getReason().toLowerCase(java.util.Locale.ROOT)
+                            : "I/O error";
+            String at = e instanceof java.nio.file.FileSystemException && ((java.nio.file.FileSystemException) e).getFile() != null
+                    ? ((java.nio.file.FileSystemException) e).getFile() : root.toString();
+            throw new LockBackendException(description, null, description + " - the lock directory does not exist and cannot be created ("
+                    + at + ": " + why + "); create it, or give a path you may write", e);
         }
     }
 
@@ -204,12 +335,22 @@ final class DirLockBackend implements LockBackend {
      * exist and {@code create} is false.
      */
     Optional<DirLockDir> openLockDir(String name, boolean create) {
-        checkOpen();
+        return openLockDir(root(create), name, create);
+    }
+
+    private Optional<DirLockDir> openLockDir(Root r, String name, boolean create) {
         String dirName = DirNames.encode(name);
         for (int i = 0; i < 5; i++) {
             try {
-                int fd = Posix.openat(rootFd, dirName, Posix.O_RDONLY | Posix.O_DIRECTORY | Posix.O_NOFOLLOW | Posix.O_CLOEXEC, 0);
-                DirLockDir d = new DirLockDir(this, name, dirName, fd);
+                int fd = Posix.openat(r.fd, dirName, Posix.O_RDONLY | Posix.O_DIRECTORY | Posix.O_NOFOLLOW | Posix.O_CLOEXEC, 0);
+                Posix.FileId id;
+                try {
+                    id = Posix.fstat(fd);
+                } catch (LastErrorException e) {
+                    Posix.close(fd);
+                    throw failure(name, "reading the identity of the lock directory " + dirName + " failed", e);
+                }
+                DirLockDir d = new DirLockDir(this, r, name, dirName, fd, id);
                 if (DirNames.isHashed(dirName) && !verifiedHashed.contains(dirName)) {
                     verifyNameRecord(d, fd);
                 }
@@ -226,7 +367,7 @@ final class DirLockBackend implements LockBackend {
                     return Optional.empty();
                 }
             }
-            createLockDir(name, dirName);
+            createLockDir(r.fd, name, dirName);
         }
         throw new LockBackendException(description, name, description + " - " + LockNames.quote(name) + ": the lock directory "
                 + dirName + " keeps disappearing (is something deleting it?)", null, true);
@@ -261,7 +402,7 @@ final class DirLockBackend implements LockBackend {
      * the first gate {@code F.0.0.<nonce>}, then is renamed to the lock's directory name. If that
      * name exists already (someone else won), the temporary directory is emptied and removed.
      */
-    private void createLockDir(String name, String dirName) {
+    private void createLockDir(int rootFd, String name, String dirName) {
         String tmp = ".init." + nonce();
         try {
             Posix.mkdirat(rootFd, tmp, 0700);
@@ -301,12 +442,12 @@ final class DirLockBackend implements LockBackend {
             throw failure(name, "creating the lock directory failed", e);
         } finally {
             if (!moved) {
-                removeTempDir(tmp);
+                removeTempDir(rootFd, tmp);
             }
         }
     }
 
-    private void removeTempDir(String tmp) {
+    private void removeTempDir(int rootFd, String tmp) {
         try {
             int tfd = Posix.openat(rootFd, tmp, Posix.O_RDONLY | Posix.O_DIRECTORY | Posix.O_NOFOLLOW | Posix.O_CLOEXEC, 0);
             try {
@@ -376,13 +517,17 @@ final class DirLockBackend implements LockBackend {
 
     @Override
     public LockInfo inspect(String name) {
-        Optional<DirLockDir> d = openLockDir(name, false);
+        return inspect(root(false), name);
+    }
+
+    private LockInfo inspect(Root r, String name) {
+        Optional<DirLockDir> d = openLockDir(r, name, false);
         if (d.isEmpty()) {
             return new LockInfo(name, List.of(), 0);
         }
         try (DirLockDir dir = d.get()) {
             DirLockDir.Snapshot s = dir.list();
-            return new LockInfo(name, holders(s), s.waiters.size());
+            return new LockInfo(name, holders(s), s.waiters.size(), s.waiters.stream().sorted().map(DirEntries.Waiter::info).toList());
         }
     }
 
@@ -399,7 +544,8 @@ final class DirLockBackend implements LockBackend {
 
     @Override
     public List<LockInfo> list() {
-        checkOpen();
+        Root r = root(false);
+        int rootFd = r.fd;
         List<LockInfo> out = new ArrayList<>();
         List<Posix.DirEntry> entries;
         try {
@@ -430,7 +576,7 @@ final class DirLockBackend implements LockBackend {
                 continue;
             }
             try {
-                out.add(inspect(lockName.get()));
+                out.add(inspect(r, lockName.get()));
             } catch (LockBackendException ex) {
                 log.warn("{} - cannot inspect {}: {}", description, n, ex.getMessage());
             }
@@ -541,10 +687,21 @@ final class DirLockBackend implements LockBackend {
         if (watcher != null) {
             watcher.close();
         }
-        try {
-            Posix.close(rootFd);
-        } catch (LastErrorException e) {
-            // ignore
+        closeRoots();
+    }
+
+    private synchronized void closeRoots() {
+        List<Root> all = new ArrayList<>(retired);
+        if (rootDir != null) {
+            all.add(rootDir);
+        }
+        retired.clear();
+        for (Root r : all) {
+            try {
+                Posix.close(r.fd);
+            } catch (LastErrorException e) {
+                // ignore
+            }
         }
     }
 }

@@ -19,19 +19,87 @@ import java.util.Map;
  */
 final class DirLockDir implements AutoCloseable {
     final DirLockBackend backend;
+    /** The root this directory was opened in (its descriptor stays open as long as the space). */
+    private final DirLockBackend.Root root;
     final String name;
     final String dirName;
     private int fd;
+    /** The identity of {@link #fd} (it never changes). */
+    private final Posix.FileId id;
 
-    DirLockDir(DirLockBackend backend, String name, String dirName, int fd) {
+    DirLockDir(DirLockBackend backend, DirLockBackend.Root root, String name, String dirName, int fd, Posix.FileId id) {
         this.backend = backend;
+        this.root = root;
         this.name = name;
         this.dirName = dirName;
         this.fd = fd;
+        this.id = id;
+    }
+
+    /** The path of this lock directory, for messages. */
+    String path() {
+        return backend.root.resolve(dirName).toString();
+    }
+
+    /**
+     * Null if the paths still lead to the directories we hold open: the root path as given
+     * (following links, it may be a symlink the user chose) names the root we opened, and that
+     * root's entry {@code dirName} (not followed) is this directory. Otherwise what happened, for
+     * the lost-lock message: a lock held in a directory that was renamed or replaced is no longer
+     * the lock others take by that name, so the holder must stop (as it must when its lock file is
+     * replaced under {@code flock:}).
+     *
+     * @throws LockBackendException if a lookup fails otherwise (a failed check, not a verdict)
+     */
+    String moved() {
+        Posix.FileId rootNow = backend.rootIdentityNow();
+        if (rootNow == null) {
+            return "the lock directory " + backend.root + " was removed or moved away";
+        }
+        if (!rootNow.sameFile(root.id)) {
+            return "the lock directory " + backend.root + " was moved or replaced";
+        }
+        Posix.FileId now;
+        try {
+            now = Posix.statx(root.fd, dirName, Posix.AT_SYMLINK_NOFOLLOW);
+        } catch (LastErrorException e) {
+            if (e.getErrorCode() == Posix.ENOENT || e.getErrorCode() == Posix.ENOTDIR || e.getErrorCode() == Posix.ESTALE) {
+                return list().gone ? "the lock directory " + path() + " was removed" : "the lock directory " + path() + " was moved away";
+            }
+            throw failure("looking up the lock directory " + path() + " failed", e);
+        }
+        return now.sameFile(id) ? null : "the lock directory " + path() + " was moved or replaced";
     }
 
     /** Tests only: renames whose target matches are reported as ENOENT after they succeed, as over NFS with a lost reply. */
     static volatile java.util.function.Predicate<String> lostReply;
+
+    /**
+     * Where a listing gets its entries and, for entries whose {@code d_type} is
+     * {@code DT_UNKNOWN} (NFSv3 READDIR, some other file systems), their types.
+     */
+    interface EntrySource {
+        /** The entries of the directory {@code dirfd}, read afresh (see {@link Posix#list}). */
+        List<Posix.DirEntry> list(int dirfd);
+
+        /** st_mode of {@code entry} without following it; -1 if it no longer exists. */
+        int lstatMode(int dirfd, String entry);
+    }
+
+    static final EntrySource SYSTEM = new EntrySource() {
+        @Override
+        public List<Posix.DirEntry> list(int dirfd) {
+            return Posix.list(dirfd);
+        }
+
+        @Override
+        public int lstatMode(int dirfd, String entry) {
+            return Posix.lstatMode(dirfd, entry);
+        }
+    };
+
+    /** Tests only: stands in for the file system's entry types (to force DT_UNKNOWN and inject lstat failures). */
+    static volatile EntrySource entrySource = SYSTEM;
 
     /** What one listing of the lock directory showed. */
     static final class Snapshot {
@@ -59,7 +127,7 @@ final class DirLockDir implements AutoCloseable {
         List<Posix.DirEntry> entries;
         Snapshot s = new Snapshot();
         try {
-            entries = Posix.list(fd);
+            entries = entrySource.list(fd);
         } catch (LastErrorException e) {
             if (e.getErrorCode() == Posix.ENOENT) {
                 s.gone = true;
@@ -69,32 +137,39 @@ final class DirLockDir implements AutoCloseable {
         }
         for (Posix.DirEntry e : entries) {
             String n = e.name();
-            s.names.add(n);
-            boolean regular = e.type() == Posix.DT_REG || e.type() == Posix.DT_UNKNOWN && isRegular(n);
             if (n.equals(DirLockBackend.NAME_RECORD) || n.startsWith(".")) {
+                s.names.add(n);
                 continue;
             }
-            if (!regular) {
-                s.foreign.add(n);
-                continue;
+            Object entry = parse(n);
+            boolean regular;
+            if (entry != null && e.type() == Posix.DT_UNKNOWN) {
+                // The file system did not say what this is: ask. Ignoring it instead could hide a
+                // reader from a writer, so an entry whose type cannot be read fails the listing.
+                int mode;
+                try {
+                    mode = entrySource.lstatMode(fd, n);
+                } catch (LastErrorException ex) {
+                    throw failure("cannot tell what the entry " + n + " is, so nothing was granted; lstat failed", ex);
+                }
+                if (mode == -1) {
+                    continue; // renamed or removed since the readdir: it is not there
+                }
+                regular = (mode & 0170000) == 0100000;
+            } else {
+                regular = e.type() == Posix.DT_REG;
             }
-            switch (n.charAt(0)) {
-                case 'F':
-                case 'X':
-                    Gate.parse(n).ifPresentOrElse(s.gates::add, () -> s.foreign.add(n));
-                    break;
-                case 'R':
-                    Reader.parse(n).ifPresentOrElse(s.readers::add, () -> s.foreign.add(n));
-                    break;
-                case 'B':
-                    Beat.parse(n).ifPresentOrElse(b -> s.beats.merge(b.token(), b, (a, c) -> a.beat() >= c.beat() ? a : c),
-                            () -> s.foreign.add(n));
-                    break;
-                case 'Q':
-                    Waiter.parse(n).ifPresentOrElse(s.waiters::add, () -> s.foreign.add(n));
-                    break;
-                default:
-                    s.foreign.add(n);
+            s.names.add(n);
+            if (entry == null || !regular) {
+                s.foreign.add(n); // names and types only Interlock makes, else foreign (directories, symlinks, junk)
+            } else if (entry instanceof Gate g) {
+                s.gates.add(g);
+            } else if (entry instanceof Reader r) {
+                s.readers.add(r);
+            } else if (entry instanceof Beat b) {
+                s.beats.merge(b.token(), b, (x, y) -> x.beat() >= y.beat() ? x : y);
+            } else {
+                s.waiters.add((Waiter) entry);
             }
         }
         if (s.gates.size() == 1) {
@@ -106,12 +181,20 @@ final class DirLockDir implements AutoCloseable {
         return s;
     }
 
-    private boolean isRegular(String n) {
-        try {
-            int mode = Posix.lstatMode(fd, n);
-            return mode != -1 && (mode & 0170000) == 0100000;
-        } catch (LastErrorException e) {
-            return false;
+    /** The protocol entry a name denotes ({@link Gate}, {@link Reader}, {@link Beat} or {@link Waiter}), or null. */
+    private static Object parse(String n) {
+        switch (n.charAt(0)) {
+            case 'F':
+            case 'X':
+                return Gate.parse(n).orElse(null);
+            case 'R':
+                return Reader.parse(n).orElse(null);
+            case 'B':
+                return Beat.parse(n).orElse(null);
+            case 'Q':
+                return Waiter.parse(n).orElse(null);
+            default:
+                return null;
         }
     }
 

@@ -27,8 +27,13 @@ final class Posix {
     static final int AT_FDCWD = -100;
     static final int AT_REMOVEDIR = 0x200;
     static final int AT_SYMLINK_NOFOLLOW = 0x100;
+    static final int AT_EMPTY_PATH = 0x1000;
+    static final int STATX_TYPE = 0x1;
+    static final int STATX_MODE = 0x2;
+    static final int STATX_INO = 0x100;
 
     static final int ENOENT = 2;
+    static final int EIO = 5;
     static final int EACCES = 13;
     static final int EEXIST = 17;
     static final int ENOTDIR = 20;
@@ -36,6 +41,7 @@ final class Posix {
     static final int EROFS = 30;
     static final int ENOTEMPTY = 39;
     static final int ELOOP = 40;
+    static final int ESTALE = 116;
     static final int ESRCH = 3;
     static final int EPERM = 1;
 
@@ -54,7 +60,6 @@ final class Posix {
     static final int IN_DONT_FOLLOW = 0x02000000;
     static final short POLLIN = 1;
 
-    private static final int MODE_OFFSET = com.sun.jna.Platform.ARCH.equals("x86-64") ? 24 : 16;
     private static final boolean AVAILABLE;
     private static final Throwable UNAVAILABLE_CAUSE;
 
@@ -113,7 +118,7 @@ final class Posix {
 
     static native int kill(int pid, int sig) throws LastErrorException;
 
-    static native int fstatat(int dirfd, String path, Pointer statbuf, int flags) throws LastErrorException;
+    static native int statx(int dirfd, String path, int flags, int mask, Pointer statxbuf) throws LastErrorException;
 
     /** One directory entry: its name and d_type (DT_UNKNOWN on file systems that do not fill it). */
     record DirEntry(String name, byte type) {}
@@ -184,19 +189,43 @@ final class Posix {
         }
     }
 
+    /**
+     * What identifies a file (its device and inode number) and its type, from statx(2), whose
+     * struct has the same layout on every architecture (unlike struct stat).
+     */
+    record FileId(long devMajor, long devMinor, long ino, int mode) {
+        /** True if both name the same file: same device, same inode. */
+        boolean sameFile(FileId o) {
+            return devMajor == o.devMajor && devMinor == o.devMinor && ino == o.ino;
+        }
+    }
+
+    /**
+     * statx(2) of {@code path} relative to {@code dirfd} with {@code flags} ({@link #AT_SYMLINK_NOFOLLOW},
+     * {@link #AT_EMPTY_PATH} with an empty path for the descriptor itself).
+     */
+    static FileId statx(int dirfd, String path, int flags) {
+        try (Memory m = new Memory(256)) {
+            statx(dirfd, path, flags, STATX_TYPE | STATX_MODE | STATX_INO, m);
+            // struct statx: stx_mode u16 at 0x1c, stx_ino u64 at 0x20, stx_dev_major u32 at 0x88, stx_dev_minor u32 at 0x8c
+            return new FileId(m.getInt(0x88) & 0xffffffffL, m.getInt(0x8c) & 0xffffffffL, m.getLong(0x20), m.getShort(0x1c) & 0xffff);
+        }
+    }
+
+    /** The identity of an open descriptor. */
+    static FileId fstat(int fd) {
+        return statx(fd, "", AT_EMPTY_PATH);
+    }
+
     /** st_mode of {@code name} relative to {@code dirfd} without following a symlink, or -1 if absent. */
     static int lstatMode(int dirfd, String name) {
-        try (Memory m = new Memory(256)) {
-            try {
-                fstatat(dirfd, name, m, AT_SYMLINK_NOFOLLOW);
-            } catch (LastErrorException e) {
-                if (e.getErrorCode() == ENOENT) {
-                    return -1;
-                }
-                throw e;
+        try {
+            return statx(dirfd, name, AT_SYMLINK_NOFOLLOW).mode();
+        } catch (LastErrorException e) {
+            if (e.getErrorCode() == ENOENT) {
+                return -1;
             }
-            // struct stat: x86_64 st_dev(8) st_ino(8) st_nlink(8) st_mode(4); aarch64 (generic) st_dev(8) st_ino(8) st_mode(4)
-            return m.getInt(MODE_OFFSET);
+            throw e;
         }
     }
 
