@@ -283,6 +283,14 @@ final class RunCommand implements Callable<Integer> {
         if (runner.wasLost()) {
             return ExitCodes.LOCK_LOST;
         }
+        if (!lease.isValid()) {
+            // The deadline passed before the loss could be declared (interlock itself was stopped or
+            // starved): the sentinel stopped the command, or it ended on its own in a lease that ran out.
+            err.println("interlock: the lease on " + LockNames.quote(name) + " ran out before interlock could renew it"
+                    + " (was it stopped?); the command may have been stopped");
+            err.flush();
+            return ExitCodes.LOCK_LOST;
+        }
         if (holdAtLeast != null) {
             long until = acquiredAt + holdAtLeast.toNanos();
             long left;
