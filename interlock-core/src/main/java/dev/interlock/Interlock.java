@@ -1,6 +1,7 @@
 package dev.interlock;
 
 import dev.interlock.internal.DefaultLockSpace;
+import dev.interlock.internal.Secrets;
 import dev.interlock.spi.BackendConfig;
 import dev.interlock.spi.LockBackend;
 import dev.interlock.spi.LockBackendProvider;
@@ -39,9 +40,19 @@ public final class Interlock {
         return builder(uri).open();
     }
 
-    /** Starts configuring a lock space: clocks and scheduler for tests, defaults for leases. */
+    /** Starts configuring a lock space: clocks and scheduler for tests, defaults for leases, typed options. */
     public static Builder builder(String uri) {
-        return new Builder(uri);
+        return new Builder(Objects.requireNonNull(uri, "uri"), null);
+    }
+
+    /**
+     * Starts configuring a lock space on a backend instance made by the caller (a backend's own
+     * factory, for instance one taking the application's {@code DataSource}, or a wrapper of
+     * another backend). The space closes the backend when it is closed. The backend keeps its own
+     * clocks: {@link Builder#ticker} and {@link Builder#clock} then only affect the core's leases.
+     */
+    public static Builder builder(LockBackend backend) {
+        return new Builder(null, Objects.requireNonNull(backend, "backend"));
     }
 
     /** Schemes of the backends found on the class path, each with a one-line description. */
@@ -58,6 +69,8 @@ public final class Interlock {
     /** Options of a lock space. Each setter may be called once. */
     public static final class Builder {
         private final String uri;
+        private final LockBackend given;
+        private final java.util.Map<Option<?>, Object> options = new java.util.HashMap<>();
         private Ticker ticker;
         private Clock clock;
         private ScheduledExecutorService scheduler;
@@ -65,8 +78,20 @@ public final class Interlock {
         private java.util.concurrent.ThreadFactory threadFactory;
         private Duration defaultLease;
 
-        private Builder(String uri) {
-            this.uri = Objects.requireNonNull(uri, "uri");
+        private Builder(String uri, LockBackend given) {
+            this.uri = uri;
+            this.given = given;
+        }
+
+        /**
+         * A typed option for the backend (see the backend's documentation for the options it
+         * reads, such as the {@code DataSource} of the {@code jdbc:} backend).
+         */
+        public <T> Builder option(Option<T> key, T value) {
+            Objects.requireNonNull(key, "key");
+            requireUnset(options.get(key), key.name());
+            options.put(key, key.cast(Objects.requireNonNull(value, "value")));
+            return this;
         }
 
         /** Monotonic time source for deadlines (default {@link Ticker#system()}). */
@@ -132,22 +157,28 @@ public final class Interlock {
 
         /** Opens the space. See {@link Interlock#open(String)} for the exceptions. */
         public LockSpace open() {
-            int colon = uri.indexOf(':');
-            if (colon <= 0) {
-                throw new IllegalArgumentException("lock space URI '" + uri + "' has no scheme; use one of "
-                        + String.join(", ", availableSchemes().keySet()) + ", e.g. flock:/var/lock/myapp");
-            }
-            String scheme = uri.substring(0, colon).toLowerCase(Locale.ROOT);
             Ticker t = ticker != null ? ticker : Ticker.system();
             Clock c = clock != null ? clock : Clock.systemUTC();
             Duration lease = defaultLease != null ? defaultLease : Duration.ofSeconds(30);
+            if (given != null) {
+                return new DefaultLockSpace(given, Secrets.mask(given.description()), t, c, scheduler, executor, threadFactory, lease);
+            }
+            String shown = Secrets.mask(uri);
+            int colon = uri.indexOf(':');
+            if (colon <= 0) {
+                throw new IllegalArgumentException("lock space URI '" + shown + "' has no scheme; use one of "
+                        + String.join(", ", availableSchemes().keySet()) + ", e.g. flock:/var/lock/myapp");
+            }
+            String scheme = uri.substring(0, colon).toLowerCase(Locale.ROOT);
+            BackendConfig config = BackendConfig.builder(uri).ticker(t).clock(c).defaultLease(lease).options(options)
+                    .threadFactory(threadFactory).build();
             for (LockBackendProvider p : ServiceLoader.load(LockBackendProvider.class, Interlock.class.getClassLoader())) {
                 if (p.schemes().contains(scheme)) {
-                    LockBackend backend = p.open(new BackendConfig(uri, scheme, uri.substring(colon + 1), t, c, lease));
-                    return new DefaultLockSpace(backend, t, c, scheduler, executor, threadFactory, lease);
+                    LockBackend backend = p.open(config);
+                    return new DefaultLockSpace(backend, backend.description(), t, c, scheduler, executor, threadFactory, lease);
                 }
             }
-            throw new IllegalArgumentException("no backend for scheme '" + scheme + ":' in '" + uri + "'; installed: "
+            throw new IllegalArgumentException("no backend for scheme '" + scheme + ":' in '" + shown + "'; installed: "
                     + (availableSchemes().isEmpty() ? "none (add interlock-file to the class path)" : String.join(", ", availableSchemes().keySet())));
         }
     }

@@ -6,28 +6,124 @@ import java.util.Objects;
 /**
  * What a backend knows about one name at one moment: its holders (empty when free), how many
  * waiters it knows of (-1 when it cannot tell) and, where the backend keeps a queue, who they are.
- *
- * @param name the lock name
- * @param holders current holders, exclusive first
- * @param waiters number of known waiters, or -1 if the backend cannot tell
- * @param queued the queued waiters in the order they will be served (each {@link HolderInfo#waiting()}),
- *     empty if none or if the backend keeps no queue; a free lock with queued waiters is taken by
- *     the first of them, so they are who a newcomer waits for
+ * Immutable; backends build one with {@link #of} or {@link #builder(String)}.
  */
-public record LockInfo(String name, List<HolderInfo> holders, int waiters, List<HolderInfo> queued) {
-    public LockInfo {
-        Objects.requireNonNull(name, "name");
-        holders = List.copyOf(holders);
-        queued = List.copyOf(queued);
+public final class LockInfo {
+    private final String name;
+    private final List<HolderInfo> holders;
+    private final int waiters;
+    private final List<HolderInfo> queued;
+
+    private LockInfo(String name, List<HolderInfo> holders, int waiters, List<HolderInfo> queued, boolean unused) {
+        this.name = Objects.requireNonNull(name, "name");
+        this.holders = List.copyOf(holders);
+        this.waiters = waiters;
+        this.queued = List.copyOf(queued);
     }
 
-    /** A lock whose backend names no queued waiters. */
+    /**
+     * @deprecated use {@link #builder(String)}, which keeps working when fields are added
+     */
+    @Deprecated
+    public LockInfo(String name, List<HolderInfo> holders, int waiters, List<HolderInfo> queued) {
+        this(name, holders, waiters, queued, false);
+    }
+
+    /**
+     * A lock whose backend names no queued waiters.
+     *
+     * @deprecated use {@link #of(String, List, int)}
+     */
+    @Deprecated
     public LockInfo(String name, List<HolderInfo> holders, int waiters) {
-        this(name, holders, waiters, List.of());
+        this(name, holders, waiters, List.of(), false);
+    }
+
+    /** A lock with {@code holders} (none: free) and {@code waiters} known waiters (-1: cannot tell), no queue. */
+    public static LockInfo of(String name, List<HolderInfo> holders, int waiters) {
+        return new LockInfo(name, holders, waiters, List.of(), false);
+    }
+
+    public static Builder builder(String name) {
+        return new Builder(name);
+    }
+
+    /** The lock name. */
+    public String name() {
+        return name;
+    }
+
+    /** Current holders, exclusive first; empty when free. */
+    public List<HolderInfo> holders() {
+        return holders;
+    }
+
+    /** Number of known waiters, or -1 if the backend cannot tell. */
+    public int waiters() {
+        return waiters;
+    }
+
+    /**
+     * The queued waiters in the order they will be served (each {@link HolderInfo#waiting()}), empty
+     * if none or if the backend keeps no queue. A free lock with queued waiters is taken by the
+     * first of them, so they are who a newcomer waits for.
+     */
+    public List<HolderInfo> queued() {
+        return queued;
     }
 
     /** True if nobody holds the name. */
     public boolean isFree() {
         return holders.isEmpty();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        if (!(o instanceof LockInfo)) {
+            return false;
+        }
+        LockInfo l = (LockInfo) o;
+        return waiters == l.waiters && name.equals(l.name) && holders.equals(l.holders) && queued.equals(l.queued);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(name, holders, waiters, queued);
+    }
+
+    @Override
+    public String toString() {
+        return "LockInfo[" + name + ", holders=" + holders + ", waiters=" + waiters + ", queued=" + queued + "]";
+    }
+
+    /** Builds a {@link LockInfo}: free, waiters unknown, no queue until set. */
+    public static final class Builder {
+        private final String name;
+        private List<HolderInfo> holders = List.of();
+        private int waiters = -1;
+        private List<HolderInfo> queued = List.of();
+
+        private Builder(String name) {
+            this.name = Objects.requireNonNull(name, "name");
+        }
+
+        public Builder holders(List<HolderInfo> holders) {
+            this.holders = holders;
+            return this;
+        }
+
+        public Builder waiters(int waiters) {
+            this.waiters = waiters;
+            return this;
+        }
+
+        public Builder queued(List<HolderInfo> queued) {
+            this.queued = queued;
+            return this;
+        }
+
+        public LockInfo build() {
+            return new LockInfo(name, holders, waiters, queued, false);
+        }
     }
 }

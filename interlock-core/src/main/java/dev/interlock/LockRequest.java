@@ -30,6 +30,18 @@ public interface LockRequest {
     /** Do not renew in the background: the lock frees itself after the lease unless renewed by hand. */
     LockRequest fixedLease();
 
+    /**
+     * Keeps the lock until {@code duration} after it was acquired even if the lease is closed
+     * sooner (ShedLock's {@code lockAtLeastFor}): the same job fired on several hosts whose clocks
+     * differ by less than that runs once. On lease-based backends {@link Lease#close()} then
+     * renews the lease one last time to end at that moment and leaves it to expire, so the lock
+     * stays held even if this process exits; locks that do not expire ({@code flock:}) are
+     * released at that moment by the space, or when it closes.
+     *
+     * @throws IllegalArgumentException if negative
+     */
+    LockRequest holdAtLeast(Duration duration);
+
     /** A listener told when the lease is lost (see {@link Lease#onLost}). May be called several times. */
     LockRequest onLost(Consumer<LockLostException> listener);
 

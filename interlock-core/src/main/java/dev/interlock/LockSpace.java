@@ -24,6 +24,9 @@ public interface LockSpace extends AutoCloseable {
     /** The URI this space was opened from, with any password masked. */
     String uri();
 
+    /** What this space offers beyond the common contract (break, strict fencing, waiter counts...). */
+    java.util.Set<Capability> capabilities();
+
     /** Starts building an acquisition of {@code name} with options (mode, lease, listeners). */
     LockRequest lock(String name);
 
@@ -72,10 +75,11 @@ public interface LockSpace extends AutoCloseable {
 
     /**
      * Removes the lock on {@code name} only if it is still held by {@code ownerId}, the exact
-     * owner that was seen (as printed by {@code status}). Lease-based backends only.
+     * owner that was seen (as printed by {@code status}). Only where {@link #capabilities()} has
+     * {@link Capability#BREAK} (lease-based backends).
      *
      * @return true if that owner's lock was removed, false if it no longer held the name
-     * @throws UnsupportedOperationException for kernel locks, which free only when their holder exits
+     * @throws UnsupportedOperationException without {@link Capability#BREAK} (kernel locks, which free only when their holder exits)
      */
     boolean breakLock(String name, String ownerId);
 

@@ -1,10 +1,11 @@
 package dev.interlock.cli;
 
+import dev.interlock.Capability;
 import dev.interlock.HolderInfo;
 import dev.interlock.LockInfo;
 import dev.interlock.LockSpace;
 import dev.interlock.Owner;
-import dev.interlock.internal.DefaultLockSpace;
+import dev.interlock.internal.Leases;
 import dev.interlock.internal.LockNames;
 import java.io.PrintWriter;
 import java.util.ArrayList;
@@ -78,9 +79,10 @@ final class BreakCommand implements Callable<Integer> {
         try (LockSpace space = backend.open(top.env, false)) {
             LockInfo info = space.status(name);
             String quoted = LockNames.quote(name);
-            if (space instanceof DefaultLockSpace && !((DefaultLockSpace) space).backend().leaseBased()) {
-                throw new CliException(ExitCodes.UNAVAILABLE, space.uri() + " - " + quoted + " is a kernel lock: it frees"
-                        + " when its holder exits and cannot be broken. " + (info.isFree() ? "It is free now."
+            if (!space.capabilities().contains(Capability.BREAK)) {
+                boolean kernel = !Leases.leaseBased(space);
+                throw new CliException(ExitCodes.UNAVAILABLE, space.uri() + " - " + quoted + (kernel ? " is a kernel lock: it frees"
+                        + " when its holder exits and cannot be broken. " : " cannot be broken on this backend. ") + (info.isFree() ? "It is free now."
                         : "It is held " + describe(info.holders()) + "; stop that process to free it"
                                 + pidHint(info.holders()) + "."));
             }
@@ -107,8 +109,7 @@ final class BreakCommand implements Callable<Integer> {
             try {
                 removed = space.breakLock(name, target);
             } catch (UnsupportedOperationException e) {
-                throw new CliException(ExitCodes.UNAVAILABLE, space.uri() + " cannot break locks: "
-                        + e.getMessage() + "; " + quoted + " is held " + describe(info.holders()));
+                throw new CliException(ExitCodes.UNAVAILABLE, e.getMessage() + "; " + quoted + " is held " + describe(info.holders()));
             }
             if (removed) {
                 out.println("removed " + quoted + " held by " + target);

@@ -22,12 +22,13 @@ final class LockTable {
             String waiters = info.waiters() < 0 ? "-" : String.valueOf(info.waiters());
             if (info.isFree()) {
                 rows.add(new String[] {displayName(info.name()), "free", "-", "-", "-", "-", "-", "-", "-", waiters});
-                continue;
             }
-            for (HolderInfo h : info.holders()) {
+            List<HolderInfo> everyone = new ArrayList<>(info.holders());
+            everyone.addAll(info.queued());
+            for (HolderInfo h : everyone) {
                 rows.add(new String[] {
                     displayName(info.name()),
-                    h.mode().shortName(),
+                    h.waiting() ? "waits " + h.mode().shortName() : h.mode().shortName(),
                     h.ownerId().orElse(h.pid() > 0 ? "(not interlock)" : "?"),
                     h.host().orElse("-"),
                     h.bootId().map(b -> b.length() > 8 ? b.substring(0, 8) : b).orElse("-"),
@@ -95,41 +96,49 @@ final class LockTable {
             }
             j.name("holders").beginArray();
             for (HolderInfo h : info.holders()) {
-                j.beginObject().name("mode").value(h.mode().shortName())
-                        .name("owner").value(h.ownerId().orElse(null))
-                        .name("host").value(h.host().orElse(null))
-                        .name("pid");
-                if (h.pid() > 0) {
-                    j.value(h.pid());
-                } else {
-                    j.nullValue();
-                }
-                j.name("since").value(h.since().map(Instant::toString).orElse(null));
-                Instant until = h.validUntil().filter(v -> !v.equals(Instant.MAX)).orElse(null);
-                j.name("validUntil").value(until == null ? null : until.toString());
-                j.name("leaseLeftMs");
-                if (until == null) {
-                    j.nullValue();
-                } else {
-                    j.value(Math.max(0, Duration.between(now, until).toMillis()));
-                }
-                j.name("leaseMs");
-                if (h.lease().isPresent()) {
-                    j.value(h.lease().get().toMillis());
-                } else {
-                    j.nullValue();
-                }
-                j.name("bootId").value(h.bootId().orElse(null));
-                j.name("token");
-                if (h.token().isPresent()) {
-                    j.value(h.token().getAsLong());
-                } else {
-                    j.nullValue();
-                }
-                j.endObject();
+                holder(j, h, now);
+            }
+            j.endArray().name("queued").beginArray();
+            for (HolderInfo h : info.queued()) {
+                holder(j, h, now);
             }
             j.endArray().endObject();
         }
         return j.endArray().endObject().toString();
+    }
+
+    private static void holder(Json j, HolderInfo h, Instant now) {
+        j.beginObject().name("mode").value(h.mode().shortName())
+                .name("owner").value(h.ownerId().orElse(null))
+                .name("host").value(h.host().orElse(null))
+                .name("pid");
+        if (h.pid() > 0) {
+            j.value(h.pid());
+        } else {
+            j.nullValue();
+        }
+        j.name("since").value(h.since().map(Instant::toString).orElse(null));
+        Instant until = h.validUntil().filter(v -> !v.equals(Instant.MAX)).orElse(null);
+        j.name("validUntil").value(until == null ? null : until.toString());
+        j.name("leaseLeftMs");
+        if (until == null) {
+            j.nullValue();
+        } else {
+            j.value(Math.max(0, Duration.between(now, until).toMillis()));
+        }
+        j.name("leaseMs");
+        if (h.lease().isPresent()) {
+            j.value(h.lease().get().toMillis());
+        } else {
+            j.nullValue();
+        }
+        j.name("bootId").value(h.bootId().orElse(null));
+        j.name("token");
+        if (h.token().isPresent()) {
+            j.value(h.token().getAsLong());
+        } else {
+            j.nullValue();
+        }
+        j.endObject();
     }
 }

@@ -8,6 +8,7 @@ import dev.interlock.LockRequest;
 import dev.interlock.LockSpace;
 import dev.interlock.LockTimeoutException;
 import dev.interlock.Mode;
+import dev.interlock.internal.DefaultLockSpace;
 import dev.interlock.internal.Leases;
 import dev.interlock.internal.LockNames;
 import java.io.PrintWriter;
@@ -159,16 +160,19 @@ final class RunCommand implements Callable<Integer> {
                     }
                 }
                 request.onLost(runner::lost);
-                Optional<Lease> first = request.tryAcquire();
                 Lease held;
-                if (first.isPresent()) {
-                    held = first.get();
-                } else if (tryOnly) {
-                    if (!quiet) {
-                        err.println("interlock: " + LockNames.quote(name) + " is busy (" + holders(space) + ")");
+                try {
+                    held = request.acquire(Duration.ZERO);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new CliException(ExitCodes.SIGNAL_BASE + 2, "interrupted while trying " + LockNames.quote(name));
+                } catch (LockTimeoutException busy) {
+                    if (tryOnly) {
+                        if (!quiet) {
+                            err.println("interlock: " + LockNames.quote(name) + " is busy (" + DefaultLockSpace.describe(busy.blockers()) + ")");
+                        }
+                        return conflictExitCode;
                     }
-                    return conflictExitCode;
-                } else {
                     Optional<Lease> waited = waitFor(space, request, err);
                     if (waited.isEmpty()) {
                         return conflictExitCode;
@@ -322,16 +326,15 @@ final class RunCommand implements Callable<Integer> {
         return out;
     }
 
+    /** Who holds {@code name} or is queued before us, from a fresh look at the lock. */
     private String holders(LockSpace space) {
         LockInfo info = space.status(name);
-        if (info.isFree()) {
+        if (info.isFree() && info.queued().isEmpty()) {
             return "it was just released";
         }
-        List<String> parts = new ArrayList<>();
-        for (HolderInfo h : info.holders()) {
-            parts.add(h.describe());
-        }
-        return String.join("; ", parts);
+        List<HolderInfo> all = new ArrayList<>(info.holders());
+        all.addAll(info.queued());
+        return DefaultLockSpace.describe(all);
     }
 
     /**

@@ -143,7 +143,7 @@ class RunProcessTest {
         CliProcess busy = cli("run", "-n", "--backend", backend, "x", "--", "echo", "ran");
         assertThat(busy.exitCode()).isEqualTo(1);
         assertThat(busy.out()).isEmpty();
-        assertThat(busy.err()).contains("'x' is busy (EX by ").contains("(pid " + holder.pid() + ")");
+        assertThat(busy.err()).contains("'x' is busy (held EX by ").contains("(pid " + holder.pid() + ")");
         CliProcess quiet = cli("run", "-n", "-q", "-E", "99", "--backend", backend, "x", "--", "echo", "ran");
         assertThat(quiet.exitCode()).isEqualTo(99);
         assertThat(quiet.err()).isEmpty();
@@ -166,7 +166,7 @@ class RunProcessTest {
         CliProcess holder = holder("x");
         CliProcess waiter = cli("run", "--backend", backend, "x", "--", "echo", "ran");
         await().atMost(Timing.seconds(20)).until(() -> waiter.err().contains("waiting for 'x'"));
-        assertThat(waiter.err()).contains("(EX by ").contains("(pid " + holder.pid() + ") since ");
+        assertThat(waiter.err()).contains("(held EX by ").contains("(pid " + holder.pid() + ") since ");
         release(holder);
         assertThat(waiter.exitCode()).isEqualTo(0);
         assertThat(waiter.out()).isEqualTo("ran\n");

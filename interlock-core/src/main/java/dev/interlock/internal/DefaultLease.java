@@ -7,6 +7,8 @@ import dev.interlock.Mode;
 import dev.interlock.Owner;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Grant;
+import dev.interlock.spi.LeaseKind;
+import dev.interlock.spi.LossChannel;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -72,24 +74,31 @@ final class DefaultLease implements Lease {
     private final AtomicReference<LockLostException> lostCause = new AtomicReference<>();
     private volatile ScheduledFuture<?> renewTask;
     private volatile ScheduledFuture<?> lossTask;
+    /** Ticker time before which close() keeps the lock (hold at least); Long.MIN_VALUE: none. */
+    private final long holdUntil;
 
-    private DefaultLease(DefaultLockSpace space, AcquireSpec spec, Grant grant, long grantedAt, boolean fixed) {
+    private DefaultLease(DefaultLockSpace space, AcquireSpec spec, Grant grant, long grantedAt, boolean fixed, Duration holdAtLeast) {
         this.space = space;
         this.spec = spec;
         this.grant = grant;
-        this.leaseBased = space.backend.leaseBased();
+        LeaseKind kind = grant.leaseKind();
+        if (kind == null) {
+            kind = space.backend.leaseBased() ? LeaseKind.RENEWED : LeaseKind.NONE;
+        }
+        this.leaseBased = kind == LeaseKind.RENEWED;
         this.fixed = fixed;
-        this.backendName = space.backend.description();
+        this.holdUntil = holdAtLeast == null ? Long.MIN_VALUE : grantedAt + holdAtLeast.toNanos();
+        this.backendName = space.description;
         this.leaseNanos = spec.lease().toNanos();
         this.deadline = leaseBased ? grantedAt + leaseNanos : Long.MAX_VALUE;
     }
 
     static DefaultLease start(DefaultLockSpace space, AcquireSpec spec, Grant grant, long grantedAt, boolean fixed,
-            List<Consumer<LockLostException>> listeners) {
+            Duration holdAtLeast, List<Consumer<LockLostException>> listeners, Channel channel) {
         // A kernel or server lock is no Java synchronization action: fence so that writes made by the
         // previous holder in this JVM before its release are visible to this holder.
         java.lang.invoke.VarHandle.fullFence();
-        DefaultLease l = new DefaultLease(space, spec, grant, grantedAt, fixed);
+        DefaultLease l = new DefaultLease(space, spec, grant, grantedAt, fixed, holdAtLeast);
         for (Consumer<LockLostException> c : listeners) {
             l.listeners.add(l.new Once(c));
         }
@@ -108,7 +117,49 @@ final class DefaultLease implements Lease {
             log.debug("{} - acquired '{}' {} token {} owner {}", l.backendName, spec.name(), spec.mode().shortName(),
                     grant.token(), spec.owner().id());
         }
+        channel.attach(l);
         return l;
+    }
+
+    /**
+     * The {@link LossChannel} of one acquisition: reports made before the lease exists are kept
+     * and applied when it starts; later ones declare the loss at once.
+     */
+    static final class Channel implements LossChannel {
+        private volatile DefaultLease lease;
+        private volatile String reason;
+        private volatile Throwable cause;
+
+        @Override
+        public void lost(String why, Throwable error) {
+            DefaultLease l = lease;
+            if (l != null) {
+                l.lose(why, error);
+                return;
+            }
+            synchronized (this) {
+                l = lease;
+                if (l == null) {
+                    reason = why == null ? "the backend reported it lost" : why;
+                    cause = error;
+                    return;
+                }
+            }
+            l.lose(why, error);
+        }
+
+        void attach(DefaultLease l) {
+            String r;
+            Throwable c;
+            synchronized (this) {
+                lease = l;
+                r = reason;
+                c = cause;
+            }
+            if (r != null) {
+                l.lose(r, c);
+            }
+        }
     }
 
     private long margin() {
@@ -223,8 +274,10 @@ final class DefaultLease implements Lease {
      */
     private void renewNow(long nanos) {
         long t = space.ticker.read();
+        // The call should not outlast the loss point: after it, the timer has declared the loss anyway.
+        long limit = leaseBased ? Math.max(MIN_STEP, lossPoint() - t) : DefaultLockSpace.KERNEL_LOCK_CHECK.toNanos();
         try {
-            grant.renew(Duration.ofNanos(nanos));
+            grant.renew(Duration.ofNanos(nanos), limit);
         } catch (LockLostException e) {
             throw lose(e.getMessage(), e);
         }
@@ -420,6 +473,9 @@ final class DefaultLease implements Lease {
         try {
             checkUsable();
             renewNow(nanos);
+        } catch (LockLostException e) {
+            tellListeners(e); // the caller learns of the loss after its listeners did (each runs once)
+            throw e;
         } finally {
             io.unlock();
         }
@@ -461,6 +517,11 @@ final class DefaultLease implements Lease {
         cancelTimers();
         space.ended(this);
         java.lang.invoke.VarHandle.fullFence();
+        long keep = holdUntil - space.ticker.read();
+        if (holdUntil != Long.MIN_VALUE && keep > 0) {
+            keepUntilHeldLongEnough(keep);
+            return;
+        }
         io.lock();
         try {
             grant.release();
@@ -473,6 +534,45 @@ final class DefaultLease implements Lease {
             io.unlock();
         }
         log.debug("{} - released '{}'", backendName, spec.name());
+    }
+
+    /**
+     * close() before the hold-at-least time: a lease is renewed one last time to end exactly then
+     * and left to expire (so the lock outlives this process too); a lock that does not expire is
+     * released by the space at that time (or when the space closes, whichever is first).
+     */
+    private void keepUntilHeldLongEnough(long keepNanos) {
+        if (!leaseBased) {
+            space.releaseLater(this::releaseNow, keepNanos);
+            log.debug("{} - '{}' closed, kept {}ms more (hold at least)", backendName, spec.name(), TimeUnit.NANOSECONDS.toMillis(keepNanos));
+            return;
+        }
+        io.lock();
+        try {
+            grant.renew(Duration.ofNanos(keepNanos), keepNanos);
+        } catch (LockLostException e) {
+            log.debug("{} - '{}' was already lost when closed: {}", backendName, spec.name(), e.getMessage());
+        } catch (RuntimeException e) {
+            throw new LockBackendException(backendName, spec.name(), backendName + " - could not keep " + LockNames.quote(spec.name())
+                    + " for " + TimeUnit.NANOSECONDS.toMillis(keepNanos) + "ms more (hold at least): " + e.getMessage()
+                    + "; it frees when its lease runs out", e);
+        } finally {
+            io.unlock();
+        }
+        log.debug("{} - '{}' closed, its lease now ends in {}ms (hold at least)", backendName, spec.name(),
+                TimeUnit.NANOSECONDS.toMillis(keepNanos));
+    }
+
+    /** Releases the grant (from the space, when a hold-at-least time ran out or the space closes). */
+    void releaseNow() {
+        io.lock();
+        try {
+            grant.release();
+        } catch (RuntimeException e) {
+            log.warn("{} - releasing '{}' after its hold-at-least time failed: {}", backendName, spec.name(), e.getMessage());
+        } finally {
+            io.unlock();
+        }
     }
 
     // ---------------------------------------------------------------- internal hooks (Leases)

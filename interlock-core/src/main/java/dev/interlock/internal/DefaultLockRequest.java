@@ -23,6 +23,7 @@ final class DefaultLockRequest implements LockRequest {
     private Mode mode = Mode.EXCLUSIVE;
     private Duration lease;
     private boolean fixed;
+    private Duration holdAtLeast;
     private long ownerPid;
     private long ownerStart;
     private final List<Consumer<LockLostException>> listeners = new ArrayList<>();
@@ -71,6 +72,16 @@ final class DefaultLockRequest implements LockRequest {
     }
 
     @Override
+    public LockRequest holdAtLeast(Duration duration) {
+        Objects.requireNonNull(duration, "duration");
+        if (duration.isNegative()) {
+            throw new IllegalArgumentException("hold-at-least must not be negative, was " + duration);
+        }
+        this.holdAtLeast = duration.isZero() ? null : duration;
+        return this;
+    }
+
+    @Override
     public LockRequest onLost(Consumer<LockLostException> listener) {
         listeners.add(Objects.requireNonNull(listener, "listener"));
         return this;
@@ -79,7 +90,9 @@ final class DefaultLockRequest implements LockRequest {
     @Override
     public Optional<Lease> tryAcquire() {
         try {
-            return Optional.ofNullable(run(0));
+            return Optional.of(run(0));
+        } catch (LockTimeoutException busy) {
+            return Optional.empty();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("unreachable: a try never waits", e);
@@ -92,12 +105,7 @@ final class DefaultLockRequest implements LockRequest {
         if (timeout.isNegative()) {
             throw new IllegalArgumentException("timeout must not be negative, was " + timeout);
         }
-        long nanos = saturatedNanos(timeout);
-        Lease l = run(nanos);
-        if (l == null) {
-            throw timeout(0, List.of());
-        }
-        return l;
+        return run(saturatedNanos(timeout));
     }
 
     @Override
@@ -114,31 +122,30 @@ final class DefaultLockRequest implements LockRequest {
     }
 
     /**
-     * @param timeoutNanos 0: one try, returns null when busy; &gt;0: wait up to it; &lt;0: forever
+     * @param timeoutNanos 0: one try; &gt;0: wait up to it; &lt;0: forever
+     * @throws LockTimeoutException when busy after the time given, with who blocked the last try
      */
     private Lease run(long timeoutNanos) throws InterruptedException {
         space.checkOpen();
         Duration leaseDuration = lease != null ? lease : space.defaultLease;
         Owner owner = ownerPid > 0 ? ProcessIdentity.current().newOwner(ownerPid, ownerStart) : Owner.newAcquisition();
-        AcquireSpec spec = new AcquireSpec(name, mode, owner, leaseDuration);
+        DefaultLease.Channel channel = new DefaultLease.Channel();
+        AcquireSpec spec = AcquireSpec.builder(name, mode, owner).lease(leaseDuration).lossChannel(channel).build();
         long start = space.ticker.read();
         try (Attempt attempt = space.backend.attempt(spec)) {
             while (true) {
                 long tryStart = space.ticker.read();
                 Optional<Grant> grant = attempt.tryAcquire();
                 if (grant.isPresent()) {
-                    return DefaultLease.start(space, spec, grant.get(), tryStart, fixed, listeners);
-                }
-                if (timeoutNanos == 0) {
-                    return null;
+                    return DefaultLease.start(space, spec, grant.get(), tryStart, fixed, holdAtLeast, listeners, channel);
                 }
                 long waited = space.ticker.read() - start;
                 long remaining = timeoutNanos < 0 ? Long.MAX_VALUE : timeoutNanos - waited;
                 if (remaining <= 0) {
-                    throw timeout(waited, attempt.blockers());
+                    throw timeout(waited, timeoutNanos == 0, attempt.blockers());
                 }
                 if (Thread.interrupted()) {
-                    throw new InterruptedException(space.backend.description() + " - interrupted while waiting for "
+                    throw new InterruptedException(space.description + " - interrupted while waiting for "
                             + LockNames.quote(name));
                 }
                 attempt.await(remaining);
@@ -146,10 +153,11 @@ final class DefaultLockRequest implements LockRequest {
         }
     }
 
-    private LockTimeoutException timeout(long waitedNanos, List<dev.interlock.HolderInfo> blockers) {
+    private LockTimeoutException timeout(long waitedNanos, boolean once, List<dev.interlock.HolderInfo> blockers) {
         long ms = TimeUnit.NANOSECONDS.toMillis(waitedNanos);
-        return new LockTimeoutException(space.backend.description(), name, Duration.ofNanos(waitedNanos),
-                space.backend.description() + " - " + LockNames.quote(name) + " (" + mode.shortName() + ") not acquired after "
-                        + ms + "ms (" + DefaultLockSpace.describe(blockers) + ")");
+        String what = space.description + " - " + LockNames.quote(name) + " (" + mode.shortName() + ") ";
+        return new LockTimeoutException(space.description, name, Duration.ofNanos(waitedNanos),
+                what + (once ? "is busy" : "not acquired after " + ms + "ms")
+                        + " (" + DefaultLockSpace.describe(blockers) + ")", blockers);
     }
 }

@@ -33,8 +33,13 @@ public final class DefaultLockSpace implements LockSpace {
 
     /** Threads of the default executor: at most this many backend calls of one space at once. */
     static final int MAX_BACKEND_THREADS = 4;
+    /** How long close() waits for backend calls in flight (a release after a loss) to finish. */
+    static final int CLOSE_WAIT_SECONDS = 10;
 
     final LockBackend backend;
+    /** What messages and {@link #uri()} show: the backend's description, passwords masked. */
+    final String description;
+    final Set<dev.interlock.Capability> capabilities;
     final Ticker ticker;
     final Clock clock;
     final Duration defaultLease;
@@ -49,7 +54,7 @@ public final class DefaultLockSpace implements LockSpace {
     private final AtomicBoolean sweeping = new AtomicBoolean();
 
     public DefaultLockSpace(LockBackend backend, Ticker ticker, Clock clock, ScheduledExecutorService scheduler, Duration defaultLease) {
-        this(backend, ticker, clock, scheduler, null, null, defaultLease);
+        this(backend, Secrets.mask(backend.description()), ticker, clock, scheduler, null, null, defaultLease);
     }
 
     /**
@@ -60,9 +65,12 @@ public final class DefaultLockSpace implements LockSpace {
      *     so that calls hung on an unreachable backend never delay a loss notice)
      * @param threadFactory makes the threads of this space (null: daemon threads named interlock-*)
      */
-    public DefaultLockSpace(LockBackend backend, Ticker ticker, Clock clock, ScheduledExecutorService scheduler,
+    public DefaultLockSpace(LockBackend backend, String description, Ticker ticker, Clock clock, ScheduledExecutorService scheduler,
             Executor executor, ThreadFactory threadFactory, Duration defaultLease) {
         this.backend = backend;
+        this.description = Secrets.mask(description);
+        Set<dev.interlock.Capability> caps = backend.capabilities();
+        this.capabilities = caps.isEmpty() ? Set.of() : java.util.Collections.unmodifiableSet(java.util.EnumSet.copyOf(caps));
         this.ticker = ticker;
         this.clock = clock;
         this.givenScheduler = scheduler;
@@ -78,7 +86,12 @@ public final class DefaultLockSpace implements LockSpace {
 
     @Override
     public String uri() {
-        return backend.description();
+        return description;
+    }
+
+    @Override
+    public Set<dev.interlock.Capability> capabilities() {
+        return capabilities;
     }
 
     @Override
@@ -102,7 +115,12 @@ public final class DefaultLockSpace implements LockSpace {
     @Override
     public boolean breakLock(String name, String ownerId) {
         checkOpen();
-        return backend.breakLock(LockNames.validate(name), ownerId);
+        String n = LockNames.validate(name);
+        if (!capabilities.contains(dev.interlock.Capability.BREAK)) {
+            throw new UnsupportedOperationException(description + " - cannot break " + LockNames.quote(n)
+                    + ": its locks free only when their holder releases them or exits");
+        }
+        return backend.breakLock(n, java.util.Objects.requireNonNull(ownerId, "ownerId"));
     }
 
     private Thread newThread(Runnable r, String name) {
@@ -219,8 +237,31 @@ public final class DefaultLockSpace implements LockSpace {
             try {
                 l.watchdog();
             } catch (RuntimeException e) {
-                log.error("{} - checking '{}' failed", backend.description(), l.name(), e);
+                log.error("{} - checking '{}' failed", description, l.name(), e);
             }
+        }
+    }
+
+    /** Releases kept past close() by hold-at-least, each run once: by its timer or by close(). */
+    private final Set<Runnable> heldOn = ConcurrentHashMap.newKeySet();
+
+    /** Runs {@code release} (a backend call) after {@code delayNanos}, or when the space closes if sooner. */
+    void releaseLater(Runnable release, long delayNanos) {
+        Runnable once = new Runnable() {
+            @Override
+            public void run() {
+                if (heldOn.remove(this)) {
+                    release.run();
+                }
+            }
+        };
+        heldOn.add(once);
+        if (schedule(() -> {
+            if (!execute(once)) {
+                once.run();
+            }
+        }, delayNanos) == null) {
+            once.run();
         }
     }
 
@@ -239,7 +280,7 @@ public final class DefaultLockSpace implements LockSpace {
 
     void checkOpen() {
         if (closed.get()) {
-            throw new IllegalStateException(backend.description() + " - the lock space is closed");
+            throw new IllegalStateException(description + " - the lock space is closed");
         }
     }
 
@@ -248,7 +289,11 @@ public final class DefaultLockSpace implements LockSpace {
      * way to ({@link HolderInfo#waiting()}); a lock can be free and still not granted because a
      * waiter queued earlier goes first.
      */
-    static String describe(List<HolderInfo> blockers) {
+    /**
+     * Who stands in the way, for messages: "held EX by ...; a queued waiter goes first: ...", or
+     * "free, but ..." when only queued waiters do, or "holder unknown".
+     */
+    public static String describe(List<HolderInfo> blockers) {
         List<String> held = new ArrayList<>();
         List<String> queued = new ArrayList<>();
         for (HolderInfo h : blockers) {
@@ -273,8 +318,11 @@ public final class DefaultLockSpace implements LockSpace {
             try {
                 l.close();
             } catch (RuntimeException e) {
-                log.warn("{} - releasing '{}' on close failed: {}", backend.description(), l.name(), e.toString());
+                log.warn("{} - releasing '{}' on close failed: {}", description, l.name(), e.getMessage());
             }
+        }
+        for (Runnable r : List.copyOf(heldOn)) {
+            r.run(); // locks kept by hold-at-least cannot outlive the space that holds them
         }
         ScheduledExecutorService s = ownScheduler;
         if (s != null) {
@@ -283,6 +331,13 @@ public final class DefaultLockSpace implements LockSpace {
         ThreadPoolExecutor e = ownExecutor;
         if (e != null) {
             e.shutdown(); // releases queued after a loss still run; nothing new is accepted
+            try {
+                if (!e.awaitTermination(CLOSE_WAIT_SECONDS, TimeUnit.SECONDS)) {
+                    log.warn("{} - backend calls still running {}s after close; leaving them", description, CLOSE_WAIT_SECONDS);
+                }
+            } catch (InterruptedException ie) {
+                Thread.currentThread().interrupt();
+            }
         }
         ThreadPoolExecutor n = ownNotifier;
         if (n != null) {

@@ -3,13 +3,120 @@ package dev.interlock.spi;
 import dev.interlock.Mode;
 import dev.interlock.Owner;
 import java.time.Duration;
+import java.util.Objects;
 
 /**
  * One acquisition asked of a backend. The name has already been validated by the core.
- *
- * @param name the lock name
- * @param mode shared or exclusive
- * @param owner unique to this acquisition
- * @param lease lease duration for lease-based backends
+ * Immutable; fields added in later versions come with defaults, so backends keep compiling.
  */
-public record AcquireSpec(String name, Mode mode, Owner owner, Duration lease) {}
+public final class AcquireSpec {
+    private static final LossChannel NOWHERE = (reason, cause) -> { };
+
+    private final String name;
+    private final Mode mode;
+    private final Owner owner;
+    private final Duration lease;
+    private final int permits;
+    private final LossChannel lossChannel;
+
+    private AcquireSpec(Builder b) {
+        this.name = Objects.requireNonNull(b.name, "name");
+        this.mode = Objects.requireNonNull(b.mode, "mode");
+        this.owner = Objects.requireNonNull(b.owner, "owner");
+        this.lease = Objects.requireNonNull(b.lease, "lease");
+        this.permits = b.permits;
+        this.lossChannel = b.lossChannel;
+    }
+
+    /**
+     * @deprecated use {@link #builder(String, Mode, Owner)}, which keeps working when fields are added
+     */
+    @Deprecated
+    public AcquireSpec(String name, Mode mode, Owner owner, Duration lease) {
+        this(builder(name, mode, owner).lease(lease));
+    }
+
+    public static Builder builder(String name, Mode mode, Owner owner) {
+        return new Builder(name, mode, owner);
+    }
+
+    /** The lock name. */
+    public String name() {
+        return name;
+    }
+
+    /** Shared or exclusive. */
+    public Mode mode() {
+        return mode;
+    }
+
+    /** Unique to this acquisition; every renewal and release must check it. */
+    public Owner owner() {
+        return owner;
+    }
+
+    /** Lease duration for lease-based backends. */
+    public Duration lease() {
+        return lease;
+    }
+
+    /**
+     * Permits asked for: 1 for a lock. Larger values are reserved for counting semaphores (a
+     * later version); a backend that does not implement them must refuse anything but 1.
+     */
+    public int permits() {
+        return permits;
+    }
+
+    /**
+     * Where the backend reports, at any time after granting, that the lock is gone without being
+     * asked (a keyspace event, a session that ended, a connection that held the lock closed).
+     * Never null.
+     */
+    public LossChannel lossChannel() {
+        return lossChannel;
+    }
+
+    @Override
+    public String toString() {
+        return "AcquireSpec[" + name + " " + mode.shortName() + " owner=" + owner.id() + " lease=" + lease + "]";
+    }
+
+    /** Builds an {@link AcquireSpec}; the lease defaults to 30s, one permit, no loss channel. */
+    public static final class Builder {
+        private final String name;
+        private final Mode mode;
+        private final Owner owner;
+        private Duration lease = Duration.ofSeconds(30);
+        private int permits = 1;
+        private LossChannel lossChannel = NOWHERE;
+
+        private Builder(String name, Mode mode, Owner owner) {
+            this.name = name;
+            this.mode = mode;
+            this.owner = owner;
+        }
+
+        public Builder lease(Duration lease) {
+            this.lease = Objects.requireNonNull(lease, "lease");
+            return this;
+        }
+
+        public Builder permits(int permits) {
+            if (permits < 1) {
+                throw new IllegalArgumentException("permits must be at least 1, was " + permits);
+            }
+            this.permits = permits;
+            return this;
+        }
+
+        public Builder lossChannel(LossChannel lossChannel) {
+            this.lossChannel = Objects.requireNonNull(lossChannel, "lossChannel");
+            return this;
+        }
+
+        public AcquireSpec build() {
+            return new AcquireSpec(this);
+        }
+    }
+}

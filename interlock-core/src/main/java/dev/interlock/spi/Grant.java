@@ -2,10 +2,11 @@ package dev.interlock.spi;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.OptionalInt;
 
 /**
  * A lock granted by a backend. The core calls {@link #renew} and {@link #release} on it, never
- * concurrently with each other, and {@link #release} at most once.
+ * concurrently with each other, and {@link #release} at most once; any thread may make them.
  */
 public interface Grant {
     /** The fencing token of this acquisition. */
@@ -15,13 +16,31 @@ public interface Grant {
     Instant acquiredAt();
 
     /**
+     * How this grant stays held (see {@link LeaseKind}); null (the default) means
+     * {@link LeaseKind#RENEWED} if {@link LockBackend#leaseBased()}, else {@link LeaseKind#NONE}.
+     */
+    default LeaseKind leaseKind() {
+        return null;
+    }
+
+    /**
      * Extends the lease to {@code lease} from now (lease-based backends), or verifies that the
-     * lock is still ours (kernel locks). Must check the owner: never extends someone else's lock.
+     * lock is still ours (kernel locks, sessions). Must check the owner: never extends someone
+     * else's lock.
      *
      * @throws dev.interlock.LockLostException if the lock is no longer ours
      * @throws dev.interlock.LockBackendException if the backend could not be reached
      */
     void renew(Duration lease);
+
+    /**
+     * {@link #renew(Duration)} with a time limit: the core declares the lease lost when the loss
+     * point comes whether or not this call returned, so a backend should give up (socket or query
+     * timeout) after about {@code timeoutNanos} rather than hang. The default ignores the limit.
+     */
+    default void renew(Duration lease, long timeoutNanos) {
+        renew(lease);
+    }
 
     /**
      * Releases the lock if it is still ours; does nothing to a lock now held by someone else.
@@ -34,9 +53,10 @@ public interface Grant {
      * A file descriptor whose inheritance by a child process makes the child hold this lock too
      * (kernel locks: the flock(2) lock belongs to the open file description). Used by
      * {@code interlock run} so that a command keeps its lock even if the tool itself is killed.
-     * Empty for backends whose locks cannot be inherited.
+     * Empty for backends whose locks cannot be inherited (see
+     * {@link dev.interlock.Capability#INHERITABLE_DESCRIPTOR}).
      */
-    default java.util.OptionalInt inheritableDescriptor() {
-        return java.util.OptionalInt.empty();
+    default OptionalInt inheritableDescriptor() {
+        return OptionalInt.empty();
     }
 }

@@ -1,21 +1,35 @@
 package dev.interlock.spi;
 
+import dev.interlock.Capability;
 import dev.interlock.LockInfo;
 import java.util.List;
+import java.util.Set;
 
 /**
  * A backend: the primitive operations the core builds every lock space on. The core validates
  * names, runs the wait loop with deadlines and interrupts, and runs renewal; a backend only
- * makes single, non-blocking state changes and knows how to wait for a change.
+ * makes single, non-blocking state changes and knows how to wait for a change. See
+ * {@code docs/spi.md} for a walk-through.
  *
  * <p>Implementations are thread-safe.
  */
 public interface LockBackend extends AutoCloseable {
-    /** Short description for messages, such as {@code flock:/var/lock/app}; never contains a password. */
+    /**
+     * Short description for messages, such as {@code flock:/var/lock/app}; never contains a
+     * password (build it from {@link BackendConfig#maskedUri()}).
+     */
     String description();
 
-    /** True if grants expire unless renewed ({@code dir:}, {@code jdbc:}, {@code redis:}); false for kernel locks. */
+    /**
+     * True if grants die with this process unless renewed or kept by a session ({@code dir:},
+     * {@code jdbc:}, {@code redis:}); false for kernel locks a child process can inherit.
+     */
     boolean leaseBased();
+
+    /** What this backend offers beyond the common contract (default: nothing). */
+    default Set<Capability> capabilities() {
+        return Set.of();
+    }
 
     /**
      * Starts one acquisition. The returned attempt is used by one thread and always closed. The
@@ -31,11 +45,14 @@ public interface LockBackend extends AutoCloseable {
     List<LockInfo> list();
 
     /**
-     * Removes {@code name}'s lock if and only if it is held by {@code ownerId}.
+     * Removes {@code name}'s lock if and only if it is held by {@code ownerId}. Called only if
+     * {@link #capabilities()} has {@link Capability#BREAK}.
      *
-     * @throws UnsupportedOperationException if the backend cannot break locks (kernel locks)
+     * @return true if that owner's lock was removed
      */
-    boolean breakLock(String name, String ownerId);
+    default boolean breakLock(String name, String ownerId) {
+        throw new UnsupportedOperationException(description() + " cannot break locks");
+    }
 
     /** Frees resources (threads, descriptors, connections). Idempotent. */
     @Override

@@ -128,6 +128,13 @@ final class DirLockBackend implements LockBackend {
         return true;
     }
 
+    /** Break by owner, strict tokens (carried in the gate's name), a counted and ordered queue. */
+    @Override
+    public java.util.Set<dev.interlock.Capability> capabilities() {
+        return java.util.EnumSet.of(dev.interlock.Capability.BREAK, dev.interlock.Capability.STRICT_FENCING,
+                dev.interlock.Capability.WAITER_COUNT, dev.interlock.Capability.QUEUE);
+    }
+
     /**
      * Checks the format marker, so that two incompatible versions never share a directory, and
      * creates it if {@code create}. Without {@code create}, a missing marker is fine: a directory

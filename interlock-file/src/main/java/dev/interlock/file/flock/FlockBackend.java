@@ -430,6 +430,16 @@ final class FlockBackend implements LockBackend {
         return false;
     }
 
+    /**
+     * The locked descriptor can be inherited, and waiters are counted (from {@code /proc/locks}).
+     * No break (a kernel lock frees only when its holder releases it or exits), and tokens are not
+     * strict: a holder that cannot write the lock file takes a clock-based token.
+     */
+    @Override
+    public java.util.Set<dev.interlock.Capability> capabilities() {
+        return java.util.EnumSet.of(dev.interlock.Capability.INHERITABLE_DESCRIPTOR, dev.interlock.Capability.WAITER_COUNT);
+    }
+
     Path directory() {
         return dir;
     }

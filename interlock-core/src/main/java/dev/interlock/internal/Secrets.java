@@ -1,0 +1,86 @@
+package dev.interlock.internal;
+
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Internal API: keeps passwords out of everything Interlock shows. A lock space URI may carry
+ * one ({@code jdbc:postgresql://app:s3cret@db/app}, {@code redis://:s3cret@cache},
+ * {@code ...?password=s3cret}); {@link #mask} replaces it with {@code ****}, and {@link #scrub}
+ * removes the raw values from any text (a driver's message that echoes the URL).
+ */
+public final class Secrets {
+    /** The password of a user-info part: {@code //user:PASSWORD@}. */
+    private static final Pattern USER_INFO = Pattern.compile("(//[^/@:?#;]*:)([^@/?#]*)(@)");
+    /** Password-like parameters in a query ({@code ?a=b&password=x}) or a JDBC property list ({@code ;password=x}). */
+    private static final Pattern PARAM = Pattern.compile(
+            "(?i)([?&;](?:[a-z0-9_.-]*(?:password|passwd|pwd|secret|token|credential|apikey|api_key)[a-z0-9_.-]*|pass|auth)=)([^&;#]*)");
+    private static final String MASK = "****";
+
+    private final List<String> values;
+
+    private Secrets(List<String> values) {
+        this.values = values;
+    }
+
+    /** {@code uri} with every password-like value replaced by {@code ****}. */
+    public static String mask(String uri) {
+        if (uri == null) {
+            return null;
+        }
+        String s = USER_INFO.matcher(uri).replaceAll("$1" + MASK + "$3");
+        return PARAM.matcher(s).replaceAll("$1" + MASK);
+    }
+
+    /** The secret values found in {@code uri}, raw and percent-decoded, to scrub from other text. */
+    public static Secrets of(String uri) {
+        List<String> found = new ArrayList<>();
+        if (uri != null) {
+            Matcher m = USER_INFO.matcher(uri);
+            while (m.find()) {
+                add(found, m.group(2));
+            }
+            m = PARAM.matcher(uri);
+            while (m.find()) {
+                add(found, m.group(2));
+            }
+        }
+        return new Secrets(List.copyOf(found));
+    }
+
+    private static void add(List<String> found, String value) {
+        if (value.isEmpty() || value.equals(MASK)) {
+            return;
+        }
+        found.add(value);
+        try {
+            String decoded = URLDecoder.decode(value.replace("+", "%2B"), StandardCharsets.UTF_8);
+            if (!decoded.equals(value)) {
+                found.add(decoded);
+            }
+        } catch (IllegalArgumentException e) {
+            // not percent-encoded: the raw value is enough
+        }
+    }
+
+    /** {@code text} with every secret value replaced by {@code ****}. */
+    public String scrub(String text) {
+        if (text == null || values.isEmpty()) {
+            return text;
+        }
+        String s = text;
+        for (String v : values) {
+            s = s.replace(v, MASK);
+        }
+        return s;
+    }
+
+    /** True if there is nothing to scrub. */
+    public boolean none() {
+        return values.isEmpty();
+    }
+}
