@@ -4,7 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.interlock.Capability;
+import dev.interlock.Interlock;
 import dev.interlock.InvalidLockNameException;
+import dev.interlock.LockBackendException;
+import dev.interlock.LockLostException;
 import dev.interlock.Lease;
 import dev.interlock.LockInfo;
 import dev.interlock.LockSpace;
@@ -16,6 +22,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -56,6 +63,33 @@ public abstract class LockSpaceContract {
             s.close();
         }
         locks.close();
+    }
+
+    /**
+     * The URI of this test's namespace, for the tests that open spaces with a fake ticker and a
+     * manual scheduler (lease loss without waiting for real time); null skips them.
+     */
+    protected String uri() {
+        return null;
+    }
+
+    /** What this test can do to its backend (see {@link BackendHooks}); the default can do nothing. */
+    protected BackendHooks hooks() {
+        return BackendHooks.NONE;
+    }
+
+    /**
+     * Takes the lease's lock away: the backend's hook, else a break by owner from another space
+     * where the backend can break locks. False if neither works.
+     */
+    private boolean takeAway(Lease l) {
+        if (hooks().takeAway(l)) {
+            return true;
+        }
+        if (locks.capabilities().contains(Capability.BREAK)) {
+            return other().breakLock(l.name(), l.owner().id());
+        }
+        return false;
     }
 
     /** A second, independent space on the same namespace. */
@@ -308,6 +342,84 @@ public abstract class LockSpaceContract {
         assertThat(l.isValid()).isFalse();
         locks.tryAcquire("closing").orElseThrow().close();
         assertThatThrownBy(() -> s.tryAcquire("closing")).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+    }
+
+    // ------------------------------------------------------------------ lease loss, on every backend that can show it
+
+    @Test
+    void lockTakenAway_renewSaysLost_listenersAreTold_andAnotherMayTakeIt() {
+        Lease l = locks.tryAcquire("taken").orElseThrow();
+        List<LockLostException> told = new CopyOnWriteArrayList<>();
+        l.onLost(told::add);
+        assumeTrue(takeAway(l), "this backend cannot take a lock away in a test");
+        assertThatThrownBy(l::renew).isInstanceOf(LockLostException.class).hasMessageContaining("'taken'");
+        assertThat(told).as("listeners run before renew() throws").hasSize(1);
+        assertThat(l.isValid()).isFalse();
+        try (Lease next = other().tryAcquire("taken").orElseThrow()) {
+            assertThat(next.token()).as("the taker's token").isGreaterThan(l.token());
+        }
+        l.close(); // a late close of a lost lease changes nothing
+        assertThat(locks.status("taken").isFree()).isTrue();
+    }
+
+    @Test
+    void lockTakenAway_aLateCloseNeverFreesTheNewHoldersLock() {
+        Lease l = locks.tryAcquire("late").orElseThrow();
+        assumeTrue(takeAway(l), "this backend cannot take a lock away in a test");
+        try (Lease next = other().tryAcquire("late").orElseThrow()) {
+            l.close();
+            assertThat(next.isValid()).isTrue();
+            assertThat(locks.tryAcquire("late")).as("still held by the new holder").isEmpty();
+        }
+    }
+
+    @Test
+    void lossPushedByTheBackend_isToldAtOnce() {
+        Lease l = locks.tryAcquire("pushed").orElseThrow();
+        List<LockLostException> told = new CopyOnWriteArrayList<>();
+        l.onLost(told::add);
+        assumeTrue(hooks().pushLoss(l), "this backend pushes no loss");
+        await().atMost(Timing.seconds(10)).until(() -> told.size() == 1);
+        assertThat(l.isValid()).isFalse();
+        assertThatThrownBy(l::renew).isInstanceOf(LockLostException.class);
+    }
+
+    @Test
+    void backendCutOff_leaseIsDeclaredLostBeforeItsDeadline_andRecovers() {
+        assumeTrue(uri() != null, "this test needs uri() to open a space on fake time");
+        FakeTicker ticker = new FakeTicker();
+        ManualScheduler timer = new ManualScheduler(ticker);
+        try (LockSpace s = Interlock.builder(uri()).ticker(ticker).scheduler(timer).executor(timer).open()) {
+            Lease l = s.lock("cut").lease(Duration.ofSeconds(10)).tryAcquire().orElseThrow();
+            List<LockLostException> told = new CopyOnWriteArrayList<>();
+            l.onLost(told::add);
+            assumeTrue(hooks().cut(), "this backend cannot be cut off in a test");
+            try {
+                timer.advance(Duration.ofSeconds(7));
+                assertThat(told).as("still within the lease, renewals retried").isEmpty();
+                assertThat(l.isValid()).isTrue();
+                timer.advance(Duration.ofMillis(1100)); // the loss point of a 10s lease: 8s
+                assertThat(told).singleElement().satisfies(e -> assertThat(e).hasMessageContaining("renewal kept failing"));
+                assertThat(l.isValid()).as("lost before its deadline").isFalse();
+                assertThatThrownBy(() -> s.tryAcquire("other")).isInstanceOf(LockBackendException.class);
+            } finally {
+                hooks().restore();
+            }
+            timer.advance(Duration.ofSeconds(10));
+            s.tryAcquire("after").orElseThrow().close();
+        }
+    }
+
+    @Test
+    void tokens_ofTheSameName_increaseAcrossSpacesAndModes() {
+        long last = 0;
+        for (int i = 0; i < 6; i++) {
+            LockSpace s = i % 2 == 0 ? locks : other();
+            try (Lease l = s.tryAcquire("fenced", i % 3 == 0 ? Mode.SHARED : Mode.EXCLUSIVE).orElseThrow()) {
+                assertThat(l.token()).as("acquisition %d", i).isGreaterThan(last);
+                last = l.token();
+            }
+        }
     }
 
     @Test

@@ -7,6 +7,7 @@ import dev.interlock.Interlock;
 import dev.interlock.Lease;
 import dev.interlock.LockLostException;
 import dev.interlock.LockSpace;
+import dev.interlock.mem.MemoryBackend;
 import dev.interlock.testkit.FakeClock;
 import dev.interlock.testkit.FakeTicker;
 import dev.interlock.testkit.ManualScheduler;
@@ -18,7 +19,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -32,29 +32,29 @@ class LeaseUnderLatencyTest {
     final FakeTicker ticker = new FakeTicker();
     final ManualScheduler timer = new ManualScheduler(ticker);
     final FakeClock wall = FakeClock.at(Instant.parse("2026-11-21T03:00:00Z"));
-    final CountDownLatch hang = new CountDownLatch(1);
+    final String ns = UUID.randomUUID().toString();
     LockSpace locks;
     MemoryBackend backend;
 
     @BeforeEach
     void open() {
-        String ns = UUID.randomUUID().toString();
         locks = Interlock.builder("mem:" + ns).ticker(ticker).clock(wall).scheduler(timer).defaultLease(Duration.ofSeconds(30)).open();
-        backend = MemoryBackend.OPENED.get(ns);
-        backend.hang = hang;
+        backend = MemoryBackend.of(ns).orElseThrow();
     }
 
     @AfterEach
     void close() {
-        hang.countDown();
+        backend.restore();
         locks.close();
+        MemoryBackend.forget(ns);
     }
 
     @Test
     void isValidAndValidUntil_answerAtOnce_whileARenewalIsHung() {
         Lease l = locks.tryAcquire("hang-1").orElseThrow();
+        backend.pause();
         timer.advance(Duration.ofSeconds(10)); // the renewal is due: it starts on a backend thread and hangs
-        await().atMost(Timing.seconds(10)).until(() -> backend.renewals.get() == 1);
+        await().atMost(Timing.seconds(10)).until(() -> backend.calls().renewals() == 1);
         long[] nanos = new long[1001];
         for (int i = 0; i < nanos.length; i++) {
             long t0 = System.nanoTime();
@@ -67,7 +67,7 @@ class LeaseUnderLatencyTest {
         Arrays.sort(nanos);
         assertThat(Duration.ofNanos(nanos[nanos.length / 2])).as("median of isValid()+validUntil() while the renewal hangs")
                 .isLessThan(Duration.ofMillis(1));
-        assertThat(backend.renewals.get()).as("still the one hung renewal").isEqualTo(1);
+        assertThat(backend.calls().renewals()).as("still the one hung renewal").isEqualTo(1);
     }
 
     @Test
@@ -75,6 +75,7 @@ class LeaseUnderLatencyTest {
         Lease l = locks.tryAcquire("hang-1").orElseThrow();
         List<LockLostException> told = new CopyOnWriteArrayList<>();
         l.onLost(told::add);
+        backend.pause();
         timer.advance(Duration.ofSeconds(23));
         assertThat(l.isValid()).isTrue();
         assertThat(told).isEmpty();
@@ -91,13 +92,14 @@ class LeaseUnderLatencyTest {
         for (int i = 0; i < 6; i++) {
             hung.add(locks.lock("hang-" + i).lease(Duration.ofSeconds(600)).tryAcquire().orElseThrow());
         }
+        backend.pause("hang");
         timer.advance(Duration.ofSeconds(200));
-        await().atMost(Timing.seconds(10)).until(() -> backend.renewals.get() >= 4);
+        await().atMost(Timing.seconds(10)).until(() -> backend.calls().renewals() >= 4);
         // ...then a short lease whose renewals fail: its loss must still be noticed and told on time.
         Lease other = locks.lock("other").lease(Duration.ofSeconds(10)).tryAcquire().orElseThrow();
         List<LockLostException> told = new CopyOnWriteArrayList<>();
         other.onLost(told::add);
-        backend.renewFails = true;
+        backend.cut();
         timer.advance(Duration.ofSeconds(8)); // the loss point of a 10s lease
         assertThat(other.isValid()).isFalse();
         await().atMost(Timing.seconds(10)).until(() -> told.size() == 1);

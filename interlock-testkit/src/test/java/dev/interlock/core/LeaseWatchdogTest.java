@@ -9,6 +9,7 @@ import dev.interlock.LockLostException;
 import dev.interlock.LockSpace;
 import dev.interlock.testkit.FakeClock;
 import dev.interlock.testkit.FakeTicker;
+import dev.interlock.mem.MemoryBackend;
 import dev.interlock.testkit.ManualScheduler;
 import java.time.Duration;
 import java.time.Instant;
@@ -26,17 +27,19 @@ class LeaseWatchdogTest {
     final FakeClock wall = FakeClock.at(Instant.parse("2026-11-21T03:00:00Z"));
     LockSpace locks;
     MemoryBackend backend;
+    String ns;
 
     @BeforeEach
     void open() {
-        String ns = UUID.randomUUID().toString();
+        ns = UUID.randomUUID().toString();
         locks = Interlock.builder("mem:" + ns).ticker(ticker).clock(wall).scheduler(scheduler).executor(scheduler).defaultLease(Duration.ofSeconds(30)).open();
-        backend = MemoryBackend.OPENED.get(ns);
+        backend = MemoryBackend.of(ns).orElseThrow();
     }
 
     @AfterEach
     void close() {
         locks.close();
+        MemoryBackend.forget(ns);
     }
 
     @Test
@@ -45,7 +48,7 @@ class LeaseWatchdogTest {
         for (int i = 0; i < 30; i++) {
             scheduler.advance(Duration.ofSeconds(10));
         }
-        assertThat(backend.renewals.get()).isEqualTo(30);
+        assertThat(backend.calls().renewals()).isEqualTo(30);
         assertThat(l.isValid()).isTrue();
         assertThat(locks.tryAcquire("job")).isEmpty();
     }
@@ -60,22 +63,22 @@ class LeaseWatchdogTest {
             told.add(e);
             toldAt[0] = ticker.read();
         });
-        backend.renewFails = true;
+        backend.cut();
         scheduler.advance(Duration.ofSeconds(29));
         assertThat(told).hasSize(1);
         assertThat(told.get(0)).hasMessageContaining("renewal kept failing").hasCauseInstanceOf(dev.interlock.LockBackendException.class);
         Duration toldAfter = Duration.ofNanos(toldAt[0] - start);
         assertThat(toldAfter).as("told before the 30s lease ran out, with margin").isLessThanOrEqualTo(Duration.ofSeconds(24));
         assertThat(l.isValid()).isFalse();
-        assertThat(backend.renewals.get()).as("retried before giving up").isGreaterThanOrEqualTo(3);
+        assertThat(backend.calls().renewals()).as("retried before giving up").isGreaterThanOrEqualTo(3);
     }
 
     @Test
     void renewalRecovering_keepsTheLease() {
         Lease l = locks.tryAcquire("job").orElseThrow();
-        backend.renewFails = true;
+        backend.cut();
         scheduler.advance(Duration.ofSeconds(15));
-        backend.renewFails = false;
+        backend.restore();
         scheduler.advance(Duration.ofSeconds(60));
         assertThat(l.isValid()).isTrue();
     }
@@ -85,7 +88,7 @@ class LeaseWatchdogTest {
         Lease l = locks.tryAcquire("job").orElseThrow();
         List<LockLostException> told = new ArrayList<>();
         l.onLost(told::add);
-        backend.stolen = true;
+        backend.takeAway("job", l.owner().id());
         assertThatThrownBy(l::renew).isInstanceOf(LockLostException.class);
         assertThat(l.isValid()).as("invalid as soon as renew() throws").isFalse();
         scheduler.advance(Duration.ZERO); // listeners and the release after a loss run on the executor
@@ -95,7 +98,7 @@ class LeaseWatchdogTest {
         l.onLost(late::add);
         assertThat(late).as("a listener added after the loss runs at once").hasSize(1);
         l.close();
-        assertThat(backend.releases.get()).as("released once, when lost").isEqualTo(1);
+        assertThat(backend.calls().releases()).as("released once, when lost").isEqualTo(1);
     }
 
     @Test
@@ -107,7 +110,7 @@ class LeaseWatchdogTest {
         assertThat(told).isEmpty();
         scheduler.advance(Duration.ofMillis(1500));
         assertThat(told).singleElement().satisfies(e -> assertThat(e).hasMessageContaining("fixed lease"));
-        assertThat(backend.renewals.get()).isZero();
+        assertThat(backend.calls().renewals()).isZero();
     }
 
     @Test
@@ -137,8 +140,8 @@ class LeaseWatchdogTest {
         l.close();
         l.close();
         scheduler.advance(Duration.ofMinutes(5));
-        assertThat(backend.releases.get()).isEqualTo(1);
-        assertThat(backend.renewals.get()).isZero();
+        assertThat(backend.calls().releases()).isEqualTo(1);
+        assertThat(backend.calls().renewals()).isZero();
         assertThat(scheduler.pending()).isZero();
     }
 

@@ -20,7 +20,12 @@ class DirContractTest extends LockSpaceContract {
 
     @Override
     protected LockSpace openSpace() {
-        return Interlock.open("dir:" + dir);
+        return Interlock.open(uri());
+    }
+
+    @Override
+    protected String uri() {
+        return "dir:" + dir;
     }
 
     @Test

@@ -1,0 +1,534 @@
+package dev.interlock.mem;
+
+import dev.interlock.Capability;
+import dev.interlock.HolderInfo;
+import dev.interlock.LockBackendException;
+import dev.interlock.LockInfo;
+import dev.interlock.LockLostException;
+import dev.interlock.Mode;
+import dev.interlock.internal.LockNames;
+import dev.interlock.spi.AcquireSpec;
+import dev.interlock.spi.Attempt;
+import dev.interlock.spi.BackendConfig;
+import dev.interlock.spi.Grant;
+import dev.interlock.spi.LeaseKind;
+import dev.interlock.spi.LockBackend;
+import dev.interlock.spi.LossChannel;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.ArrayDeque;
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The {@code mem:NAMESPACE} backend: locks in this JVM's memory, shared by every lock space opened
+ * on the same namespace. It is the reference implementation of the SPI (every rule in
+ * {@code docs/spi.md} in one readable class) and the fastest test double for code that uses
+ * Interlock: open {@code mem:test} in a test instead of a real backend.
+ *
+ * <p>It keeps every promise of the other backends within one JVM: exclusive and shared modes,
+ * writers not starved (a FIFO queue of waiters, as {@code dir:} keeps), leases that expire on the
+ * space's ticker unless renewed, strictly increasing fencing tokens, break by owner, and waiters
+ * woken at once. For tests it can also misbehave on purpose: {@link #cut()} makes every call fail
+ * as an unreachable server would, {@link #pause()} makes calls hang, {@link #takeAway} removes a
+ * holder as another host reclaiming it would, and {@link #reportLoss} pushes a loss through the
+ * SPI's loss channel. {@link #calls()} counts what the core asked of it.
+ *
+ * <p>Thread-safe: one lock guards the state of the namespace; waiters wait on its condition.
+ */
+public final class MemoryBackend implements LockBackend {
+    private static final Map<String, MemoryBackend> NAMESPACES = new ConcurrentHashMap<>();
+
+    private final String namespace;
+    private final String description;
+    private final Clock clock;
+    private final dev.interlock.Ticker ticker;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition changed = lock.newCondition();
+    private final Map<String, Entry> entries = new TreeMap<>();
+    private long version; // guarded by lock: bumped on every change a waiter may care about
+    private volatile boolean cut;
+    private volatile CountDownLatch paused;
+    private volatile String pausedPrefix = "";
+    private final Calls calls = new Calls();
+    private final AtomicInteger opened = new AtomicInteger();
+
+    private MemoryBackend(String namespace, BackendConfig config) {
+        this.namespace = namespace;
+        this.description = "mem:" + namespace;
+        this.clock = config.clock();
+        this.ticker = config.ticker();
+    }
+
+    /**
+     * The backend of {@code namespace}: every space opened on {@code mem:namespace} shares it (and
+     * the first one's ticker and clock). Made on first use; forgotten by {@link #forget}.
+     */
+    static MemoryBackend open(BackendConfig config) {
+        String ns = config.location();
+        if (ns.isEmpty() || ns.indexOf('?') >= 0 || ns.indexOf('#') >= 0) {
+            throw new IllegalArgumentException("mem: needs a namespace name without options, e.g. mem:test (got '"
+                    + config.maskedUri() + "')");
+        }
+        MemoryBackend b = NAMESPACES.computeIfAbsent(ns, n -> new MemoryBackend(n, config));
+        b.opened.incrementAndGet();
+        return b;
+    }
+
+    /** The backend of {@code mem:namespace}, for tests that want to misbehave it; empty if never opened. */
+    public static Optional<MemoryBackend> of(String namespace) {
+        return Optional.ofNullable(NAMESPACES.get(namespace));
+    }
+
+    /** Drops namespace {@code namespace} and all its state (tests that reuse names). */
+    public static void forget(String namespace) {
+        NAMESPACES.remove(namespace);
+    }
+
+    // ------------------------------------------------------------------------------------ state
+
+    /** One name: holders by owner id, the last token, and the queue of waiting attempts. */
+    private static final class Entry {
+        final Map<String, Holder> holders = new LinkedHashMap<>();
+        final ArrayDeque<MemAttempt> queue = new ArrayDeque<>();
+        long token;
+    }
+
+    private static final class Holder {
+        final AcquireSpec spec;
+        final long token;
+        final Instant since;
+        long expires; // ticker nanos
+
+        Holder(AcquireSpec spec, long token, Instant since, long expires) {
+            this.spec = spec;
+            this.token = token;
+            this.since = since;
+            this.expires = expires;
+        }
+    }
+
+    /** Removes expired holders (the server's own expiry); the caller holds the lock. */
+    private void expire(String name, Entry e) {
+        long now = ticker.read();
+        boolean removed = e.holders.values().removeIf(h -> now - h.expires >= 0);
+        if (removed) {
+            version++;
+            changed.signalAll();
+        }
+    }
+
+    private Entry entry(String name) {
+        return entries.computeIfAbsent(name, n -> new Entry());
+    }
+
+    /** Calls into the backend that a test made fail or hang. */
+    private void enter(String what, String name) {
+        CountDownLatch p = paused;
+        if (p != null && (name == null || name.startsWith(pausedPrefix))) {
+            try {
+                p.await();
+            } catch (InterruptedException ie) {
+                Thread.currentThread().interrupt();
+                throw new LockBackendException(description, name, description + " - " + what + " interrupted while the backend was paused", ie, true);
+            }
+        }
+        if (cut) {
+            throw new LockBackendException(description, name, description + " - " + what + " failed: the backend is cut off", null, true);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------ SPI
+
+    @Override
+    public String description() {
+        return description;
+    }
+
+    @Override
+    public boolean leaseBased() {
+        return true;
+    }
+
+    @Override
+    public Set<Capability> capabilities() {
+        return Collections.unmodifiableSet(EnumSet.of(Capability.BREAK, Capability.STRICT_FENCING, Capability.WAITER_COUNT,
+                Capability.QUEUE));
+    }
+
+    @Override
+    public Attempt attempt(AcquireSpec spec) {
+        if (spec.permits() != 1) {
+            throw new IllegalArgumentException(description + " - semaphores (permits " + spec.permits() + ") are not supported yet");
+        }
+        return new MemAttempt(spec);
+    }
+
+    /**
+     * One acquisition: a try succeeds if the mode is compatible with every holder and no earlier
+     * waiter in the queue conflicts (a writer waits for any earlier waiter, a reader for an earlier
+     * writer): so waiters are served in arrival order, and once a writer waits no new reader gets
+     * in. An attempt joins the queue at its first failed try and leaves it when closed.
+     */
+    private final class MemAttempt implements Attempt {
+        final AcquireSpec spec;
+        long seen = -1; // version at the last try
+        boolean queued;
+        List<HolderInfo> blockers = List.of();
+
+        MemAttempt(AcquireSpec spec) {
+            this.spec = spec;
+        }
+
+        @Override
+        public Optional<Grant> tryAcquire() {
+            enter("acquire", spec.name());
+            lock.lock();
+            try {
+                calls.tries.incrementAndGet();
+                seen = version;
+                Entry e = entry(spec.name());
+                expire(spec.name(), e);
+                List<HolderInfo> in = new ArrayList<>();
+                for (Holder h : e.holders.values()) {
+                    if (spec.mode() == Mode.EXCLUSIVE || h.spec.mode() == Mode.EXCLUSIVE) {
+                        in.add(info(h));
+                    }
+                }
+                for (MemAttempt w : e.queue) {
+                    if (w == this) {
+                        break;
+                    }
+                    if (spec.mode() == Mode.EXCLUSIVE || w.spec.mode() == Mode.EXCLUSIVE) {
+                        in.add(w.waiterInfo());
+                    }
+                }
+                if (!in.isEmpty()) {
+                    blockers = List.copyOf(in);
+                    if (!queued) {
+                        queued = true;
+                        e.queue.add(this);
+                        version++;
+                    }
+                    return Optional.empty();
+                }
+                if (queued) {
+                    e.queue.remove(this);
+                    queued = false;
+                }
+                long token = ++e.token;
+                Holder h = new Holder(spec, token, clock.instant(), ticker.read() + spec.lease().toNanos());
+                e.holders.put(spec.owner().id(), h);
+                version++;
+                changed.signalAll();
+                return Optional.of(new MemGrant(h));
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        HolderInfo waiterInfo() {
+            return HolderInfo.builder(spec.mode()).ownerId(spec.owner().id()).host(spec.owner().host()).pid(spec.owner().pid())
+                    .lease(spec.lease()).waiting(true).build();
+        }
+
+        @Override
+        public void await(long nanos) throws InterruptedException {
+            lock.lockInterruptibly();
+            try {
+                long left = nanos;
+                while (version == seen && left > 0) {
+                    left = changed.awaitNanos(left);
+                }
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        @Override
+        public List<HolderInfo> blockers() {
+            return blockers;
+        }
+
+        @Override
+        public void close() {
+            lock.lock();
+            try {
+                Entry e = entries.get(spec.name());
+                if (queued) {
+                    if (e != null) {
+                        e.queue.remove(this);
+                    }
+                    queued = false;
+                    version++;
+                    changed.signalAll();
+                }
+                if (e != null && e.token == 0 && e.holders.isEmpty() && e.queue.isEmpty()) {
+                    entries.remove(spec.name()); // tried, never granted: leaves no trace
+                }
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    /** A granted lock; every call checks that the holder entry is still this grant's. */
+    private final class MemGrant implements Grant {
+        final Holder mine;
+        final AcquireSpec spec;
+
+        MemGrant(Holder mine) {
+            this.mine = mine;
+            this.spec = mine.spec;
+            channels.put(this, spec.lossChannel());
+        }
+
+        @Override
+        public long token() {
+            return mine.token;
+        }
+
+        @Override
+        public Instant acquiredAt() {
+            return mine.since;
+        }
+
+        @Override
+        public LeaseKind leaseKind() {
+            return LeaseKind.RENEWED;
+        }
+
+        @Override
+        public void renew(Duration lease) {
+            renew(lease, Long.MAX_VALUE);
+        }
+
+        @Override
+        public void renew(Duration lease, long timeoutNanos) {
+            calls.renewals.incrementAndGet();
+            enter("renew", spec.name());
+            lock.lock();
+            try {
+                Entry e = entries.get(spec.name());
+                if (e != null) {
+                    expire(spec.name(), e);
+                }
+                Holder h = e == null ? null : e.holders.get(spec.owner().id());
+                if (h != mine) {
+                    throw new LockLostException(description, spec.name(), description + " - " + LockNames.quote(spec.name())
+                            + " (token " + mine.token + ") is no longer held by " + spec.owner().id()
+                            + " (its lease ran out, or it was broken)", null);
+                }
+                h.expires = ticker.read() + lease.toNanos();
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        @Override
+        public void release() {
+            calls.releases.incrementAndGet();
+            channels.remove(this);
+            enter("release", spec.name());
+            lock.lock();
+            try {
+                Entry e = entries.get(spec.name());
+                if (e != null && e.holders.get(spec.owner().id()) == mine) {
+                    e.holders.remove(spec.owner().id());
+                    version++;
+                    changed.signalAll();
+                }
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    /** Loss channels of live grants, for {@link #reportLoss}. */
+    private final Map<MemGrant, LossChannel> channels = new ConcurrentHashMap<>();
+
+    private HolderInfo info(Holder h) {
+        long left = h.expires - ticker.read();
+        return HolderInfo.builder(h.spec.mode()).ownerId(h.spec.owner().id()).host(h.spec.owner().host()).pid(h.spec.owner().pid())
+                .since(h.since).validUntil(clock.instant().plusNanos(Math.max(0, left))).token(h.token).lease(h.spec.lease()).build();
+    }
+
+    @Override
+    public LockInfo inspect(String name) {
+        enter("status", name);
+        lock.lock();
+        try {
+            Entry e = entries.get(name);
+            if (e == null) {
+                return LockInfo.builder(name).waiters(0).build();
+            }
+            expire(name, e);
+            List<HolderInfo> holders = new ArrayList<>();
+            for (Holder h : e.holders.values()) {
+                holders.add(info(h));
+            }
+            holders.sort((a, b) -> a.mode() == b.mode() ? 0 : a.mode() == Mode.EXCLUSIVE ? -1 : 1);
+            List<HolderInfo> queued = new ArrayList<>();
+            for (MemAttempt a : e.queue) {
+                queued.add(a.waiterInfo());
+            }
+            return LockInfo.builder(name).holders(holders).waiters(queued.size()).queued(queued).build();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public List<LockInfo> list() {
+        List<String> names;
+        lock.lock();
+        try {
+            names = new ArrayList<>(entries.keySet());
+        } finally {
+            lock.unlock();
+        }
+        List<LockInfo> out = new ArrayList<>();
+        for (String n : names) {
+            out.add(inspect(n));
+        }
+        return out;
+    }
+
+    @Override
+    public boolean breakLock(String name, String ownerId) {
+        enter("break", name);
+        lock.lock();
+        try {
+            Entry e = entries.get(name);
+            if (e == null || e.holders.remove(ownerId) == null) {
+                return false;
+            }
+            version++;
+            changed.signalAll();
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void close() {
+        opened.decrementAndGet();
+    }
+
+    // ------------------------------------------------------------------------------------ test hooks
+
+    /** Makes every call fail as an unreachable server would (a transient LockBackendException), until {@link #restore()}. */
+    public void cut() {
+        cut = true;
+    }
+
+    /** Undoes {@link #cut()} and {@link #pause()}. */
+    public synchronized void restore() {
+        cut = false;
+        CountDownLatch p = paused;
+        paused = null;
+        if (p != null) {
+            p.countDown();
+        }
+    }
+
+    /** Makes every call hang (as a server that accepts but never answers) until {@link #restore()}. */
+    public void pause() {
+        pause("");
+    }
+
+    /** Makes the calls about names starting with {@code prefix} hang until {@link #restore()}. */
+    public synchronized void pause(String prefix) {
+        pausedPrefix = prefix;
+        if (paused == null) {
+            paused = new CountDownLatch(1);
+        }
+    }
+
+    /**
+     * Removes the holder {@code ownerId} of {@code name}, as another host reclaiming an expired
+     * lease would: its next renewal finds the lock gone. Returns false if it held nothing.
+     */
+    public boolean takeAway(String name, String ownerId) {
+        lock.lock();
+        try {
+            Entry e = entries.get(name);
+            if (e == null || e.holders.remove(ownerId) == null) {
+                return false;
+            }
+            version++;
+            changed.signalAll();
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Removes {@code ownerId}'s lock on {@code name} and tells its lease at once through the loss
+     * channel, as a backend that learns of a loss by itself does (a keyspace event, a session
+     * that expired). Returns false if it held nothing.
+     */
+    public boolean reportLoss(String name, String ownerId, String reason) {
+        MemGrant found = null;
+        for (MemGrant g : channels.keySet()) {
+            if (g.spec.name().equals(name) && g.spec.owner().id().equals(ownerId)) {
+                found = g;
+            }
+        }
+        boolean removed = takeAway(name, ownerId);
+        if (found != null) {
+            LossChannel c = channels.remove(found);
+            if (c != null) {
+                c.lost(reason, null);
+            }
+        }
+        return removed;
+    }
+
+    /** What the core asked of this backend so far. */
+    public Calls calls() {
+        return calls;
+    }
+
+    /** Counters of backend calls, for tests of code that uses locks. */
+    public static final class Calls {
+        final AtomicInteger tries = new AtomicInteger();
+        final AtomicInteger renewals = new AtomicInteger();
+        final AtomicInteger releases = new AtomicInteger();
+
+        /** Acquisition tries (a wait makes several). */
+        public int tries() {
+            return tries.get();
+        }
+
+        /** Renewals, background and by hand. */
+        public int renewals() {
+            return renewals.get();
+        }
+
+        /** Releases, including the one after a loss. */
+        public int releases() {
+            return releases.get();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return description;
+    }
+}
