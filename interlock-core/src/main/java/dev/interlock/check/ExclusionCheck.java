@@ -1,0 +1,190 @@
+package dev.interlock.check;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+/**
+ * Proves from workers' records that a lock excluded: the check behind {@code interlock verify} and
+ * the project's multi-process tests. It needs no shared clock, so it works across hosts.
+ *
+ * <p><b>The counter rules (any hosts).</b> Every exclusive section reads a counter kept under the
+ * lock and writes it back plus one; every shared section reads it. If the lock excludes, the k-th
+ * exclusive section read k (from the start value), so:
+ * <ul>
+ *   <li>no two exclusive sections read the same value (else both wrote the same next value: a lost
+ *       increment), and the final counter is the start plus the number of exclusive sections;</li>
+ *   <li>tokens follow the order the counter proves: the exclusive section that read v has a larger
+ *       token than the one that read v-1; a shared section that read v has a larger token than
+ *       the exclusive section that wrote v, and a smaller one than the exclusive section that read
+ *       v (it came before that writer, which waits for readers).</li>
+ * </ul>
+ * <b>The interval rules (sections on one monotonic clock: one host).</b> No exclusive section
+ * overlaps any other section; a section that ended before another began has a smaller token when
+ * either of the two is exclusive. No token is issued twice.
+ *
+ * <p>Every violation names the sections involved (worker, token, value, times) as evidence.
+ */
+public final class ExclusionCheck {
+    private static final int MAX_VIOLATIONS = 50;
+
+    private ExclusionCheck() {}
+
+    /** What the records showed. */
+    public record Report(int sections, int exclusive, List<String> violations) {
+        public Report {
+            violations = List.copyOf(violations);
+        }
+
+        public boolean ok() {
+            return violations.isEmpty();
+        }
+    }
+
+    /**
+     * Checks the interval and token rules only (records without counter values).
+     */
+    public static Report check(List<Section> all) {
+        return check(all, -1, -1);
+    }
+
+    /**
+     * Checks every rule.
+     *
+     * @param start the counter before the run, or -1 to skip the counter rules
+     * @param end the counter after the run, or -1 if it could not be read
+     */
+    public static Report check(List<Section> all, long start, long end) {
+        List<String> violations = new ArrayList<>();
+        int ex = 0;
+        for (Section s : all) {
+            if (s.exclusive()) {
+                ex++;
+            }
+        }
+        duplicateTokens(all, violations);
+        if (start >= 0) {
+            counterRules(all, start, end, ex, violations);
+        }
+        Map<String, List<Section>> byClock = new TreeMap<>();
+        for (Section s : all) {
+            if (!s.clock().equals("-")) {
+                byClock.computeIfAbsent(s.clock(), c -> new ArrayList<>()).add(s);
+            }
+        }
+        for (List<Section> one : byClock.values()) {
+            intervalRules(one, violations);
+        }
+        return new Report(all.size(), ex, violations.size() > MAX_VIOLATIONS ? violations.subList(0, MAX_VIOLATIONS) : violations);
+    }
+
+    private static void duplicateTokens(List<Section> all, List<String> violations) {
+        Map<Long, Section> seen = new HashMap<>();
+        for (Section s : all) {
+            Section before = seen.putIfAbsent(s.token(), s);
+            if (before != null) {
+                violations.add("token " + s.token() + " issued twice: " + before + " and " + s);
+                if (violations.size() > MAX_VIOLATIONS) {
+                    return;
+                }
+            }
+        }
+    }
+
+    private static void counterRules(List<Section> all, long start, long end, int exclusive, List<String> violations) {
+        Map<Long, Section> writerThatRead = new HashMap<>();
+        for (Section s : all) {
+            if (!s.exclusive() || s.read() < 0) {
+                continue;
+            }
+            Section other = writerThatRead.putIfAbsent(s.read(), s);
+            if (other != null) {
+                violations.add("lost increment: two exclusive sections read " + s.read() + " and both wrote " + (s.read() + 1)
+                        + ": " + other + " and " + s);
+            }
+        }
+        if (end >= 0 && end != start + exclusive) {
+            violations.add("counter is " + end + " after " + exclusive + " exclusive sections from " + start + ": "
+                    + Math.abs(start + exclusive - end) + (end < start + exclusive ? " increments lost" : " too many"));
+        }
+        List<Long> values = new ArrayList<>(writerThatRead.keySet());
+        Collections.sort(values);
+        for (int i = 1; i < values.size(); i++) {
+            Section a = writerThatRead.get(values.get(i - 1));
+            Section b = writerThatRead.get(values.get(i));
+            if (a.token() >= b.token()) {
+                violations.add("token order: " + a + " wrote before " + b + " read, yet its token is not smaller");
+            }
+        }
+        for (Section r : all) {
+            if (r.exclusive() || r.read() < 0) {
+                continue;
+            }
+            Section wrote = writerThatRead.get(r.read() - 1);
+            if (wrote != null && wrote.token() >= r.token()) {
+                violations.add("token order: " + r + " read what " + wrote + " wrote, yet its token is not larger");
+            }
+            Section next = writerThatRead.get(r.read());
+            if (next != null && next.token() <= r.token()) {
+                violations.add("token order: " + r + " read " + r.read() + " before " + next + " changed it, yet its token is not smaller");
+            }
+        }
+    }
+
+    private static void intervalRules(List<Section> all, List<String> violations) {
+        List<Section> byEnter = new ArrayList<>(all);
+        byEnter.sort(Comparator.comparingLong(Section::enter));
+        // Overlap: sweeping by entry time, an earlier section overlaps this one iff it exits after this entry.
+        Section latestAny = null;
+        Section latestEx = null;
+        for (Section b : byEnter) {
+            if (b.exclusive() && latestAny != null && latestAny.exit() > b.enter()) {
+                violations.add("overlap: " + latestAny + " and " + b);
+            } else if (!b.exclusive() && latestEx != null && latestEx.exit() > b.enter()) {
+                violations.add("overlap: " + latestEx + " and " + b);
+            }
+            if (latestAny == null || b.exit() > latestAny.exit()) {
+                latestAny = b;
+            }
+            if (b.exclusive() && (latestEx == null || b.exit() > latestEx.exit())) {
+                latestEx = b;
+            }
+            if (violations.size() > MAX_VIOLATIONS) {
+                return;
+            }
+        }
+        // Tokens: a section that ended before b entered has a smaller token, when either of the two is
+        // exclusive. (Two shared sections prove nothing: a reader may take its token, be descheduled
+        // before it records its entry, and meanwhile another reader comes and goes.)
+        List<Section> byExit = new ArrayList<>(all);
+        byExit.sort(Comparator.comparingLong(Section::exit));
+        int j = 0;
+        Section maxEnded = null;
+        Section maxEndedEx = null;
+        Set<String> reported = new HashSet<>();
+        for (Section b : byEnter) {
+            while (j < byExit.size() && byExit.get(j).exit() < b.enter()) {
+                Section a = byExit.get(j++);
+                if (maxEnded == null || a.token() > maxEnded.token()) {
+                    maxEnded = a;
+                }
+                if (a.exclusive() && (maxEndedEx == null || a.token() > maxEndedEx.token())) {
+                    maxEndedEx = a;
+                }
+            }
+            Section before = b.exclusive() ? maxEnded : maxEndedEx;
+            if (before != null && before.token() >= b.token() && reported.add(before + "|" + b)) {
+                violations.add("token order: " + before + " ended before " + b + " began");
+                if (violations.size() > MAX_VIOLATIONS) {
+                    return;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,68 @@
+package dev.interlock.check;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The check must catch what it claims to catch, or every exclusion test built on it proves nothing. */
+class ExclusionCheckTest {
+    /** A section on host {@code host}'s clock, entering at {@code t} and leaving at {@code t + 1}. */
+    private static Section ex(String host, long token, long read, long t) {
+        return new Section("w@" + host, true, token, read, host, t, t + 1);
+    }
+
+    private static Section sh(String host, long token, long read, long t) {
+        return new Section("w@" + host, false, token, read, host, t, t + 1);
+    }
+
+    @Test
+    void aCorrectRunAcrossTwoHostsWithUnrelatedClocks_passes() {
+        // Host b's clock is far behind a's: times are never compared across hosts.
+        List<Section> run = List.of(ex("a", 1, 0, 1000), sh("b", 2, 1, 5), sh("a", 3, 1, 1002), ex("b", 4, 1, 10), ex("a", 5, 2, 1010));
+        ExclusionCheck.Report r = ExclusionCheck.check(run, 0, 3);
+        assertThat(r.violations()).isEmpty();
+        assertThat(r.exclusive()).isEqualTo(3);
+    }
+
+    @Test
+    void twoWritersThatReadTheSameValue_areALostIncrement_evenOnUnrelatedClocks() {
+        List<Section> run = List.of(ex("a", 1, 0, 1000), ex("b", 2, 0, 5));
+        assertThat(ExclusionCheck.check(run, 0, 1).violations())
+                .anyMatch(v -> v.startsWith("lost increment: two exclusive sections read 0"))
+                .anyMatch(v -> v.contains("counter is 1 after 2 exclusive sections"));
+    }
+
+    @Test
+    void tokensAgainstTheCounterOrder_areViolations() {
+        assertThat(ExclusionCheck.check(List.of(ex("a", 5, 0, 1), ex("b", 4, 1, 1)), 0, 2).violations())
+                .anyMatch(v -> v.startsWith("token order") && v.contains("wrote before"));
+        // A reader that saw writer 2's value must have a larger token than writer 2...
+        assertThat(ExclusionCheck.check(List.of(ex("a", 2, 0, 1), sh("b", 1, 1, 1)), 0, 1).violations())
+                .anyMatch(v -> v.contains("read what"));
+        // ...and a smaller one than the writer that changed that value after it.
+        assertThat(ExclusionCheck.check(List.of(sh("b", 9, 0, 1), ex("a", 2, 0, 5)), 0, 1).violations())
+                .anyMatch(v -> v.contains("before") && v.contains("changed it"));
+    }
+
+    @Test
+    void onOneClock_overlapsAreCaughtToo() {
+        List<Section> run = List.of(new Section("w1", true, 1, -1, "h", 0, 10), new Section("w2", true, 2, -1, "h", 5, 20));
+        assertThat(ExclusionCheck.check(run).violations()).anyMatch(v -> v.startsWith("overlap"));
+    }
+
+    @Test
+    void repeatedTokens_areCaught() {
+        assertThat(ExclusionCheck.check(List.of(sh("a", 5, -1, 0), sh("b", 5, -1, 9))).violations()).anyMatch(v -> v.contains("twice"));
+    }
+
+    @Test
+    void records_roundTrip_andTheOldFormatStillReads() {
+        Section s = ex("abc", 7, 3, 100);
+        assertThat(Section.parse(s.source(), s.format())).isEqualTo(s);
+        Section old = Section.parse("log", "SH 4 10 20");
+        assertThat(old.exclusive()).isFalse();
+        assertThat(old.read()).isEqualTo(-1);
+        assertThat(old.enter()).isEqualTo(10);
+    }
+}
