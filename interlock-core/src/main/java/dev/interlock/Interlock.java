@@ -19,13 +19,13 @@ import java.util.concurrent.ScheduledExecutorService;
  * {@code dir:/mnt/shared/locks}. Backends are found with {@link ServiceLoader}; put the module of
  * a backend on the class path to enable its scheme.
  *
- * {@snippet :
+ * <pre>{@code
  * try (LockSpace locks = Interlock.open("flock:/var/lock/myapp")) {
  *     try (Lease lease = locks.acquire("nightly-report", Duration.ofMinutes(5))) {
  *         write(report, lease.token());
  *     }
  * }
- * }
+ * }</pre>
  */
 public final class Interlock {
     private Interlock() {}

@@ -507,6 +507,8 @@ public final class MemoryBackend implements LockBackend {
 
     /** Counters of backend calls, for tests of code that uses locks. */
     public static final class Calls {
+        private Calls() {}
+
         final AtomicInteger tries = new AtomicInteger();
         final AtomicInteger renewals = new AtomicInteger();
         final AtomicInteger releases = new AtomicInteger();

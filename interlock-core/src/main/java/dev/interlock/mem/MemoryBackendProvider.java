@@ -7,6 +7,9 @@ import java.util.Set;
 
 /** Registers the {@code mem:} scheme. Public only for {@link java.util.ServiceLoader}. */
 public final class MemoryBackendProvider implements LockBackendProvider {
+    /** For {@link java.util.ServiceLoader}. */
+    public MemoryBackendProvider() {}
+
     @Override
     public Set<String> schemes() {
         return Set.of("mem");
