@@ -292,10 +292,25 @@ final class DirLockBackend implements LockBackend {
         return new LockBackendException(description, null, description + " - no lock space at " + root + " (nothing was created)", null);
     }
 
-    /** Creates the root directory and any missing parents (the first acquisition in a new lock space). */
+    /**
+     * Creates the root directory (the first acquisition in a new lock space), never its parents:
+     * a shared directory whose file system is not mounted must not silently become a private,
+     * local one (two hosts would then each lock their own copy).
+     */
     private void createRoot() {
+        Path parent = root.getParent();
+        if (parent != null && !Files.isDirectory(parent)) {
+            throw new LockBackendException(description, null, description + " - lock directory " + root + " does not exist, nor does"
+                    + " its parent " + parent + "; create it (mkdir -p " + root + "), or check that the shared file system is"
+                    + " mounted: Interlock does not create missing parents", null);
+        }
         try {
-            Files.createDirectories(root);
+            Files.createDirectory(root);
+        } catch (java.nio.file.FileAlreadyExistsException e) {
+            if (Files.isDirectory(root)) {
+                return; // made by someone else meanwhile
+            }
+            throw new LockBackendException(description, null, description + " - " + root + " is not a directory; point dir: at a directory", e);
         } catch (java.io.IOException e) {
             String why = e instanceof java.nio.file.AccessDeniedException ? "permission denied"
                     : e instanceof java.nio.file.FileAlreadyExistsException ? "a file is in the way"

@@ -21,10 +21,10 @@ class DirBackendProviderTest {
             assertThat(s.uri()).isEqualTo("dir:" + tmp);
             s.tryAcquire("x").orElseThrow().close();
         }
-        try (LockSpace s = Interlock.open("dir://" + tmp.resolve("created/on/demand"))) {
+        try (LockSpace s = Interlock.open("dir://" + tmp.resolve("created-on-demand"))) {
             s.tryAcquire("x").orElseThrow().close();
         }
-        assertThat(Files.isDirectory(tmp.resolve("created/on/demand"))).isTrue();
+        assertThat(Files.isDirectory(tmp.resolve("created-on-demand"))).isTrue();
         assertThat(Files.exists(tmp.resolve(".interlock-dir"))).isTrue();
     }
 

@@ -53,7 +53,7 @@ class DirReadOnlyTest {
 
     @Test
     void firstAcquisition_createsTheRootAndTheMarker_andReadsThenWork() throws Exception {
-        Path root = tmp.resolve("new/locks");
+        Path root = tmp.resolve("new-locks");
         try (LockSpace locks = Interlock.open("dir:" + root)) {
             assertThat(root).doesNotExist();
             locks.tryAcquire("job").orElseThrow().close();
@@ -65,11 +65,22 @@ class DirReadOnlyTest {
 
     @Test
     void aRootThatCannotBeCreated_saysWhereAndWhy_withoutAJavaClassName() {
-        try (LockSpace locks = Interlock.open("dir:/sys/interlock-test/locks")) { // sysfs refuses mkdir, even to root
+        try (LockSpace locks = Interlock.open("dir:/sys/interlock-test")) { // sysfs refuses mkdir, even to root
             assertThatThrownBy(() -> locks.tryAcquire("job")).isInstanceOf(LockBackendException.class)
                     .hasMessageContaining("cannot be created (/sys/interlock-test: operation not permitted)")
                     .hasMessageNotContaining("Exception");
         }
+    }
+
+    @Test
+    void aMissingParent_isNotCreated_aSharedMountMayBeMissing() {
+        Path root = tmp.resolve("unmounted/locks");
+        try (LockSpace locks = Interlock.open("dir:" + root)) {
+            assertThatThrownBy(() -> locks.tryAcquire("job")).isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("does not exist, nor does its parent " + tmp.resolve("unmounted"))
+                    .hasMessageContaining("mounted");
+        }
+        assertThat(tmp.resolve("unmounted")).doesNotExist();
     }
 
     @Test
