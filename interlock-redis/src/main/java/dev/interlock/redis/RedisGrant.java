@@ -60,5 +60,4 @@ final class RedisGrant implements Grant {
     public void release() {
         store.release(spec.name(), spec.owner().id(), token);
     }
-
 }
