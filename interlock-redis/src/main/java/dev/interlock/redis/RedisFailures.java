@@ -143,7 +143,12 @@ final class RedisFailures {
         if (find(e, SSLException.class) != null) {
             return "TLS failed: the server does not seem to speak TLS (use redis:// for a plain connection)";
         }
-        if (find(e, SocketTimeoutException.class) != null) {
+        SocketTimeoutException timeout = find(e, SocketTimeoutException.class);
+        if (timeout != null && inTlsHandshake(timeout)) {
+            return "no answer to the TLS handshake within the timeout (does the server speak TLS? use redis:// for a plain"
+                    + " connection)";
+        }
+        if (timeout != null) {
             return "no answer within the timeout (the server is hung, overloaded or unreachable; timeout= sets how long to wait)";
         }
         String m = e.getMessage() == null ? "" : e.getMessage();
@@ -157,6 +162,15 @@ final class RedisFailures {
         return "connection failed" + (e instanceof JedisConnectionException && !m.isEmpty() && !m.contains("Exception") ? " (" + m + ")" : "");
     }
 
+    private static boolean inTlsHandshake(Throwable t) {
+        for (StackTraceElement f : t.getStackTrace()) {
+            if (f.getClassName().startsWith("sun.security.ssl.") || f.getClassName().startsWith("javax.net.ssl.")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private static String firstWord(String s) {
         if (s == null) {
             return "";
@@ -165,10 +179,17 @@ final class RedisFailures {
         return sp < 0 ? s : s.substring(0, sp);
     }
 
+    /** The first {@code type} among {@code e}, its causes and what they suppressed (Jedis keeps a refused connection there). */
     static <T extends Throwable> T find(Throwable e, Class<T> type) {
         for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
             if (type.isInstance(t)) {
                 return type.cast(t);
+            }
+            for (Throwable s : t.getSuppressed()) {
+                T found = find(s, type);
+                if (found != null) {
+                    return found;
+                }
             }
         }
         return null;
