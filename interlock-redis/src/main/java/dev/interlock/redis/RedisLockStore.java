@@ -179,8 +179,9 @@ final class RedisLockStore {
             return eval(script, k, a);
         } catch (JedisConnectionException e) {
             // A pooled connection may have died with a server that has since come back: one more try on a
-            // fresh connection, unless this one already waited for a timeout (the server is hung or gone).
-            if (System.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(500)) {
+            // fresh connection, unless this one waited for a timeout (the server is hung or gone) or was slow.
+            if (RedisFailures.find(e, java.net.SocketTimeoutException.class) != null
+                    || System.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(500)) {
                 throw translate(e, name);
             }
             dropIdleConnections.run();
