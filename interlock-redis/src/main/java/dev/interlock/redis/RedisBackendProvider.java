@@ -44,7 +44,13 @@ public final class RedisBackendProvider implements LockBackendProvider {
         }
     }
 
-    /** A pooled client with the URI's credentials, TLS (with host name verification) and timeouts. */
+    /**
+     * A pooled client with the URI's credentials, TLS (with host name verification) and timeouts.
+     * TLS goes through {@code ssl(true)} and {@code sslParameters}, deprecated in Jedis 8 for
+     * {@code SslOptions}: they take the JVM's default trust store ({@code javax.net.ssl.trustStore}),
+     * which is what a URI can promise; anything else is for an injected client.
+     */
+    @SuppressWarnings("deprecation")
     static RedisClient client(RedisLocation loc) {
         int timeoutMs = (int) loc.timeout.toMillis();
         DefaultJedisClientConfig.Builder cfg = DefaultJedisClientConfig.builder()
