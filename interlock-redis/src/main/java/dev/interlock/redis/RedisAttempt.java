@@ -1,0 +1,131 @@
+package dev.interlock.redis;
+
+import dev.interlock.HolderInfo;
+import dev.interlock.LockBackendException;
+import dev.interlock.internal.LockNames;
+import dev.interlock.spi.AcquireSpec;
+import dev.interlock.spi.Attempt;
+import dev.interlock.spi.Grant;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One acquisition of a {@code redis:} lock.
+ *
+ * <ol>
+ *   <li>Each try is one acquire script. A try that fails only reads who blocks it, except in an
+ *       attempt that waits: from its first wait on, each try also keeps its place in the lock's
+ *       queue for {@link #QUEUE_LEASE_MAX} at most, so a waiting writer keeps new readers out.</li>
+ *   <li>The first wait subscribes to the lock's channel (waiting, bounded, until the server has
+ *       confirmed it) and returns at once, so the try that queues us comes after the subscription:
+ *       a release after that try finds us queued and publishes, and the notice cannot be missed
+ *       for want of a subscription.</li>
+ *   <li>Later waits last until a notice, or the jittered poll interval, or the moment the first
+ *       blocker's lease runs out on the server (a holder that died publishes nothing), or a third
+ *       of the queue lease (to keep our place), whichever comes first.</li>
+ *   <li>Closing without a grant gives the place in the queue up (and wakes the others). If a try
+ *       failed without an answer it may have been granted unseen: closing then also releases
+ *       whatever this owner might hold.</li>
+ * </ol>
+ */
+final class RedisAttempt implements Attempt {
+    private static final Logger log = LoggerFactory.getLogger(RedisAttempt.class);
+    /** The longest lease of a place in the queue: a stopped waiter holds up others for this long at most. */
+    static final Duration QUEUE_LEASE_MAX = Duration.ofSeconds(5);
+
+    private final RedisLockBackend backend;
+    private final AcquireSpec spec;
+    private final String ownerId;
+    private final long leaseMs;
+    private final long queueLeaseMs;
+    private RedisWakeups.Watch watch;
+    private boolean queued;
+    private boolean granted;
+    private boolean uncertain;
+    private long versionAtTry;
+    private long retryNanos = Long.MAX_VALUE;
+    private List<HolderInfo> blockers = List.of();
+
+    RedisAttempt(RedisLockBackend backend, AcquireSpec spec) {
+        this.backend = backend;
+        this.spec = spec;
+        this.ownerId = spec.owner().id();
+        this.leaseMs = Math.max(1, spec.lease().toMillis());
+        this.queueLeaseMs = Math.min(leaseMs, QUEUE_LEASE_MAX.toMillis());
+    }
+
+    @Override
+    public Optional<Grant> tryAcquire() {
+        versionAtTry = watch != null ? watch.version() : 0;
+        RedisLockStore.Acquired r;
+        try {
+            r = backend.store.acquire(spec.name(), spec.mode(), ownerId, leaseMs, queued, queueLeaseMs);
+        } catch (LockBackendException e) {
+            uncertain = e.isTransient();
+            throw e;
+        }
+        uncertain = false;
+        if (r.granted()) {
+            granted = true;
+            return Optional.of(new RedisGrant(backend.store, spec, r.token(), backend.clock.instant()));
+        }
+        blockers = backend.holders(r.blockers());
+        retryNanos = TimeUnit.MILLISECONDS.toNanos(r.retryMs() + 1);
+        return Optional.empty();
+    }
+
+    @Override
+    public void await(long nanos) throws InterruptedException {
+        if (watch == null) {
+            watch = backend.wakeups.watch(backend.store.keys().channel(spec.name()));
+            queued = true;
+            watch.awaitSubscribed(Math.min(nanos, backend.timeoutNanos));
+            checkInterrupt();
+            return;
+        }
+        long poll = backend.pollNanos;
+        long slice = Math.min(nanos, poll / 2 + ThreadLocalRandom.current().nextLong(poll + 1));
+        slice = Math.min(slice, Math.max(TimeUnit.MILLISECONDS.toNanos(1), retryNanos));
+        slice = Math.min(slice, TimeUnit.MILLISECONDS.toNanos(queueLeaseMs) / 3);
+        watch.awaitChange(versionAtTry, slice);
+        checkInterrupt();
+    }
+
+    private void checkInterrupt() throws InterruptedException {
+        if (Thread.interrupted()) {
+            throw new InterruptedException(backend.description() + " - interrupted while waiting for " + LockNames.quote(spec.name()));
+        }
+    }
+
+    @Override
+    public List<HolderInfo> blockers() {
+        return blockers;
+    }
+
+    @Override
+    public void close() {
+        if (watch != null) {
+            watch.close();
+        }
+        if (granted) {
+            return;
+        }
+        try {
+            if (uncertain) {
+                // The last try got no answer: it may have been granted. Nobody else can hold this owner's grant.
+                backend.store.releaseAny(spec.name(), ownerId);
+            }
+            if (queued || uncertain) {
+                backend.store.leave(spec.name(), ownerId);
+            }
+        } catch (LockBackendException e) {
+            log.debug("{} - '{}': cleaning up an attempt failed (its place expires by itself): {}", backend.description(),
+                    spec.name(), e.getMessage());
+        }
+    }
+}

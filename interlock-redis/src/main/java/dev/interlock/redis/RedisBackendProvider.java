@@ -1,0 +1,83 @@
+package dev.interlock.redis;
+
+import dev.interlock.LockBackendException;
+import dev.interlock.spi.BackendConfig;
+import dev.interlock.spi.LockBackend;
+import dev.interlock.spi.LockBackendProvider;
+import java.util.Set;
+import javax.net.ssl.SSLParameters;
+import redis.clients.jedis.ClientSetInfoConfig;
+import redis.clients.jedis.ConnectionPoolConfig;
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.RedisClient;
+
+/**
+ * Provides {@code redis://} and {@code rediss://} (TLS) lock spaces; see {@link RedisLocation}
+ * for the URI and docs/redis.md for the rest. Opening connects and checks the server (it answers,
+ * takes the credentials, runs scripts), so an unusable server is a {@link LockBackendException}
+ * at once, not at the first lock.
+ */
+public final class RedisBackendProvider implements LockBackendProvider {
+    @Override
+    public Set<String> schemes() {
+        return Set.of("redis", "rediss");
+    }
+
+    @Override
+    public String description() {
+        return "keys in Redis, with fencing tokens and server-side leases: " + RedisLocation.FORM;
+    }
+
+    @Override
+    public LockBackend open(BackendConfig config) {
+        RedisLocation loc = RedisLocation.parse(config.uri(), System::getenv);
+        RedisClient client = client(loc);
+        try {
+            String description = loc.description();
+            RedisLockStore store = new RedisLockStore(client, new RedisKeys(loc.prefix), description, () -> client.getPool().clear());
+            store.ping();
+            return new RedisLockBackend(store, new RedisWakeups(client, loc.prefix, description), config.ticker(), config.clock(),
+                    loc.poll, loc.timeout, client);
+        } catch (RuntimeException e) {
+            client.close();
+            throw e;
+        }
+    }
+
+    /**
+     * A pooled client with the URI's credentials, TLS (with host name verification) and timeouts.
+     * TLS goes through {@code ssl(true)} and {@code sslParameters}, deprecated in Jedis 8 for
+     * {@code SslOptions}: they take the JVM's default trust store ({@code javax.net.ssl.trustStore}),
+     * which is what a URI can promise; anything else is for an injected client.
+     */
+    @SuppressWarnings("deprecation")
+    static RedisClient client(RedisLocation loc) {
+        int timeoutMs = (int) loc.timeout.toMillis();
+        DefaultJedisClientConfig.Builder cfg = DefaultJedisClientConfig.builder()
+                .connectionTimeoutMillis(timeoutMs)
+                .socketTimeoutMillis(timeoutMs)
+                .database(loc.database)
+                .clientName("interlock")
+                .resp2()
+                .clientSetInfoConfig(ClientSetInfoConfig.DISABLED);
+        if (loc.user != null) {
+            cfg.user(loc.user);
+        }
+        if (loc.password != null) {
+            cfg.password(loc.password);
+        }
+        if (loc.tls) {
+            SSLParameters params = new SSLParameters();
+            params.setEndpointIdentificationAlgorithm("HTTPS");
+            cfg.ssl(true).sslParameters(params);
+        }
+        ConnectionPoolConfig pool = new ConnectionPoolConfig();
+        pool.setMaxTotal(loc.pool);
+        pool.setMaxIdle(loc.pool);
+        pool.setMinIdle(0);
+        pool.setBlockWhenExhausted(true);
+        pool.setMaxWait(loc.timeout);
+        pool.setJmxEnabled(false);
+        return RedisClient.builder().hostAndPort(loc.host, loc.port).clientConfig(cfg.build()).poolConfig(pool).build();
+    }
+}

@@ -1,0 +1,63 @@
+package dev.interlock.redis;
+
+import dev.interlock.LockLostException;
+import dev.interlock.internal.LockNames;
+import dev.interlock.spi.AcquireSpec;
+import dev.interlock.spi.Grant;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.stream.Collectors;
+
+/**
+ * A granted {@code redis:} lock. Renewal is compare-and-expire and release compare-and-delete on
+ * this acquisition's owner and token, so neither can touch a grant made to someone else.
+ */
+final class RedisGrant implements Grant {
+    private final RedisLockStore store;
+    private final AcquireSpec spec;
+    private final long token;
+    private final Instant acquiredAt;
+
+    RedisGrant(RedisLockStore store, AcquireSpec spec, long token, Instant acquiredAt) {
+        this.store = store;
+        this.spec = spec;
+        this.token = token;
+        this.acquiredAt = acquiredAt;
+    }
+
+    @Override
+    public long token() {
+        return token;
+    }
+
+    @Override
+    public Instant acquiredAt() {
+        return acquiredAt;
+    }
+
+    @Override
+    public void renew(Duration lease) {
+        RedisLockStore.Renewed r = store.renew(spec.name(), spec.owner().id(), token, Math.max(1, lease.toMillis()));
+        if (r.renewed()) {
+            return;
+        }
+        String now;
+        if (r.holders().isEmpty()) {
+            now = "the server no longer has it (its lease ran out there, it was broken, or the server lost its data) and the lock"
+                    + " is free";
+        } else {
+            now = "the server no longer has it; the lock is now held " + r.holders().stream()
+                    .map(e -> e.mode().shortName() + " by " + e.ownerId() + e.token().stream().mapToObj(t -> ", token " + t)
+                            .collect(Collectors.joining()))
+                    .collect(Collectors.joining("; "));
+        }
+        String desc = store.description();
+        throw new LockLostException(desc, spec.name(), desc + " - lost " + LockNames.quote(spec.name()) + " (token " + token + "): "
+                + now, null);
+    }
+
+    @Override
+    public void release() {
+        store.release(spec.name(), spec.owner().id(), token);
+    }
+}

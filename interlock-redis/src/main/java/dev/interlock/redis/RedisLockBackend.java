@@ -1,0 +1,118 @@
+package dev.interlock.redis;
+
+import dev.interlock.HolderInfo;
+import dev.interlock.LockInfo;
+import dev.interlock.Owner;
+import dev.interlock.spi.AcquireSpec;
+import dev.interlock.spi.Attempt;
+import dev.interlock.spi.LockBackend;
+import dev.interlock.Ticker;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
+
+/**
+ * The {@code redis:} backend: a thin adapter from the SPI to {@link RedisLockStore} (the scripts)
+ * and {@link RedisWakeups} (release notices). See docs/redis.md.
+ */
+final class RedisLockBackend implements LockBackend {
+    final RedisLockStore store;
+    final RedisWakeups wakeups;
+    final Ticker ticker;
+    final Clock clock;
+    final long pollNanos;
+    /** How long a command may take before it is judged hung; bounds the wait for a subscription. */
+    final long timeoutNanos;
+    private final AutoCloseable onClose;
+
+    /**
+     * @param onClose closes what this backend owns (the client it made), or nothing for an injected client
+     */
+    RedisLockBackend(RedisLockStore store, RedisWakeups wakeups, Ticker ticker, Clock clock, Duration poll, Duration timeout,
+            AutoCloseable onClose) {
+        this.store = store;
+        this.wakeups = wakeups;
+        this.ticker = ticker;
+        this.clock = clock;
+        this.pollNanos = poll.toNanos();
+        this.timeoutNanos = timeout.toNanos();
+        this.onClose = onClose;
+    }
+
+    @Override
+    public String description() {
+        return store.description();
+    }
+
+    @Override
+    public boolean leaseBased() {
+        return true;
+    }
+
+    @Override
+    public Attempt attempt(AcquireSpec spec) {
+        return new RedisAttempt(this, spec);
+    }
+
+    @Override
+    public LockInfo inspect(String name) {
+        RedisLockStore.Snapshot s = store.inspect(name);
+        List<HolderInfo> queued = holders(s.waiters());
+        return new LockInfo(name, holders(s.holders()), queued.size(), queued);
+    }
+
+    @Override
+    public List<LockInfo> list() {
+        List<LockInfo> out = new ArrayList<>();
+        for (String name : store.names()) {
+            out.add(inspect(name));
+        }
+        return out;
+    }
+
+    @Override
+    public boolean breakLock(String name, String ownerId) {
+        return store.releaseAny(name, ownerId);
+    }
+
+    /** Holder descriptions on this host's wall clock (for display only: the server's clock decides). */
+    List<HolderInfo> holders(List<RedisLockStore.Entry> entries) {
+        Instant now = clock.instant();
+        List<HolderInfo> out = new ArrayList<>();
+        for (RedisLockStore.Entry e : entries) {
+            Optional<String> host = Optional.empty();
+            long pid = -1;
+            try {
+                Owner o = Owner.parse(e.ownerId());
+                host = Optional.of(o.host());
+                pid = o.pid();
+            } catch (IllegalArgumentException notOurs) {
+                // an owner id of another form: shown as it is
+            }
+            out.add(new HolderInfo(e.mode(), Optional.of(e.ownerId()), host, pid, Optional.of(now.minusMillis(e.ageMs())),
+                    e.waiting() ? Optional.empty() : Optional.of(now.plusMillis(e.leftMs())),
+                    e.token().isPresent() ? OptionalLong.of(e.token().getAsLong()) : OptionalLong.empty(),
+                    e.leaseMs() > 0 ? Optional.of(Duration.ofMillis(e.leaseMs())) : Optional.empty(), Optional.empty(),
+                    e.waiting()));
+        }
+        return out;
+    }
+
+    @Override
+    public void close() {
+        try {
+            wakeups.close();
+        } finally {
+            try {
+                onClose.close();
+            } catch (Exception e) {
+                org.slf4j.LoggerFactory.getLogger(RedisLockBackend.class).debug("{} - closing the client failed: {}", description(),
+                        e.getMessage());
+            }
+        }
+    }
+}

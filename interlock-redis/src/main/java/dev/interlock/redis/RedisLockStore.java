@@ -1,0 +1,246 @@
+package dev.interlock.redis;
+
+import dev.interlock.LockBackendException;
+import dev.interlock.Mode;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Objects;
+import java.util.OptionalLong;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.exceptions.JedisConnectionException;
+import redis.clients.jedis.exceptions.JedisDataException;
+import redis.clients.jedis.exceptions.JedisNoScriptException;
+import redis.clients.jedis.params.ScanParams;
+import redis.clients.jedis.resps.ScanResult;
+
+/**
+ * The lock operations of one key prefix on one Redis server, each a single Lua script (so each
+ * is atomic and takes one round trip): {@link #acquire}, {@link #renew}, {@link #release},
+ * {@link #leave}, {@link #inspect}, {@link #names}. Expiry is measured on the server only: its
+ * {@code TIME} inside the scripts and its key TTLs. This layer knows nothing of the backend SPI.
+ *
+ * <p>Scripts run by {@code EVALSHA}, falling back to {@code EVAL} (which also caches the script)
+ * when the server answers {@code NOSCRIPT}, e.g. after a restart. Every script is idempotent for
+ * its owner, so one that failed on a stale pooled connection is sent once more on a fresh one.
+ *
+ * <p>Thread-safe, as the client is.
+ */
+final class RedisLockStore {
+    /** An entry of a lock: a holder or a queued waiter, timed relative to the server's clock. */
+    record Entry(String ownerId, Mode mode, boolean waiting, OptionalLong token, long leftMs, long leaseMs, long ageMs) {}
+
+    /** The outcome of {@link #acquire}: granted with a token, or busy with who blocks it. */
+    record Acquired(boolean granted, long token, List<Entry> blockers, long retryMs) {}
+
+    /** The outcome of {@link #renew}: renewed, or gone (with the holders now). */
+    record Renewed(boolean renewed, List<Entry> holders) {}
+
+    /** What {@link #inspect} saw: live holders, queued waiters in order, the last token issued. */
+    record Snapshot(List<Entry> holders, List<Entry> waiters, OptionalLong lastToken) {}
+
+    private final UnifiedJedis client;
+    private final RedisKeys keys;
+    private final String description;
+    private final Runnable dropIdleConnections;
+
+    /**
+     * @param dropIdleConnections called after a connection failure, before the one retry, so the
+     *     retry does not take another connection that died with the same server (no-op for a
+     *     client whose pool we do not own)
+     */
+    RedisLockStore(UnifiedJedis client, RedisKeys keys, String description, Runnable dropIdleConnections) {
+        this.client = Objects.requireNonNull(client, "client");
+        this.keys = keys;
+        this.description = description;
+        this.dropIdleConnections = dropIdleConnections;
+    }
+
+    RedisKeys keys() {
+        return keys;
+    }
+
+    String description() {
+        return description;
+    }
+
+    /**
+     * One try: grants {@code name} to {@code ownerId}, or says who blocks it. With {@code queue},
+     * a busy try also keeps the owner's place in the queue for {@code queueLeaseMs} (a waiting
+     * writer keeps new readers out). A retry by an owner that already holds gets the same grant.
+     */
+    Acquired acquire(String name, Mode mode, String ownerId, long leaseMs, boolean queue, long queueLeaseMs) {
+        List<Object> r = run(RedisScripts.ACQUIRE, name, ownerId, mode.shortName(), Long.toString(leaseMs), queue ? "1" : "0",
+                Long.toString(queueLeaseMs));
+        if ("G".equals(str(r, 0))) {
+            return new Acquired(true, Long.parseLong(str(r, 1)), List.of(), 0);
+        }
+        long now = Long.parseLong(str(r, 1));
+        return new Acquired(false, 0, entries(r, 3, now), Math.max(0, Long.parseLong(str(r, 2))));
+    }
+
+    /** Compare-and-expire: extends the grant of {@code ownerId} with {@code token} to {@code leaseMs} from now. */
+    Renewed renew(String name, String ownerId, long token, long leaseMs) {
+        List<Object> r = run(RedisScripts.RENEW, name, ownerId, Long.toString(token), Long.toString(leaseMs));
+        if ("R".equals(str(r, 0))) {
+            return new Renewed(true, List.of());
+        }
+        return new Renewed(false, entries(r, 2, Long.parseLong(str(r, 1))));
+    }
+
+    /** Compare-and-delete: removes the grant of {@code ownerId} with {@code token}; true if it was there. */
+    boolean release(String name, String ownerId, long token) {
+        return run1(RedisScripts.RELEASE, name, ownerId, Long.toString(token));
+    }
+
+    /** Removes the grant of {@code ownerId} whatever its token (breaking a lock, or cleaning up an uncertain try). */
+    boolean releaseAny(String name, String ownerId) {
+        return run1(RedisScripts.RELEASE, name, ownerId, "");
+    }
+
+    /** Gives up the queued place of {@code ownerId}; true if it had one. */
+    boolean leave(String name, String ownerId) {
+        return run1(RedisScripts.LEAVE, name, ownerId);
+    }
+
+    /** Reads the lock without changing it. */
+    Snapshot inspect(String name) {
+        List<Object> r = run(RedisScripts.INSPECT, name);
+        long now = Long.parseLong(str(r, 0));
+        String fence = str(r, 1);
+        List<Entry> all = entries(r, 2, now);
+        List<Entry> holders = new ArrayList<>();
+        List<Entry> waiters = new ArrayList<>();
+        for (Entry e : all) {
+            (e.waiting() ? waiters : holders).add(e);
+        }
+        holders.sort((a, b) -> a.mode() != b.mode() ? (a.mode() == Mode.EXCLUSIVE ? -1 : 1) : Long.compare(b.ageMs(), a.ageMs()));
+        // The queue is served in arrival order (the oldest place first; ties by owner, as the scripts do).
+        waiters.sort((a, b) -> a.ageMs() != b.ageMs() ? Long.compare(b.ageMs(), a.ageMs()) : a.ownerId().compareTo(b.ownerId()));
+        return new Snapshot(holders, waiters, fence.isEmpty() ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(fence)));
+    }
+
+    /** Every lock name with a key under the prefix (held, queued for, or once acquired: its fence counter stays), sorted. */
+    List<String> names() {
+        TreeSet<String> out = new TreeSet<>();
+        ScanParams params = new ScanParams().match(keys.scanPattern()).count(1000);
+        String cursor = ScanParams.SCAN_POINTER_START;
+        try {
+            do {
+                ScanResult<String> page = client.scan(cursor, params);
+                for (String key : page.getResult()) {
+                    keys.nameOf(key).ifPresent(out::add);
+                }
+                cursor = page.getCursor();
+            } while (!cursor.equals(ScanParams.SCAN_POINTER_START));
+        } catch (RuntimeException e) {
+            throw translate(e, null);
+        }
+        return new ArrayList<>(out);
+    }
+
+    /** Checks that the server answers and accepts our credentials and scripts. */
+    void ping() {
+        try {
+            client.ping();
+            inspect("interlock-ping");
+        } catch (LockBackendException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw translate(e, null);
+        }
+    }
+
+    // ---------------------------------------------------------------- running scripts
+
+    private boolean run1(RedisScripts script, String name, String... args) {
+        Object r = exec(script, name, args);
+        return r instanceof Long && (Long) r == 1L;
+    }
+
+    @SuppressWarnings("unchecked")
+    private List<Object> run(RedisScripts script, String name, String... args) {
+        Object r = exec(script, name, args);
+        if (!(r instanceof List)) {
+            throw new LockBackendException(description, name, description + " - " + dev.interlock.internal.LockNames.quote(name)
+                    + ": the server answered the " + script.name().toLowerCase(java.util.Locale.ROOT)
+                    + " script with something unexpected; is it a Redis server (5.0 or later)?", null, false);
+        }
+        return (List<Object>) r;
+    }
+
+    private Object exec(RedisScripts script, String name, String... args) {
+        List<String> k = List.of(keys.lock(name), keys.fence(name));
+        List<String> a = List.of(args);
+        long start = System.nanoTime();
+        try {
+            return eval(script, k, a);
+        } catch (JedisConnectionException e) {
+            // A pooled connection may have died with a server that has since come back: one more try on a
+            // fresh connection, unless this one waited for a timeout (the server is hung or gone) or was slow.
+            if (RedisFailures.find(e, java.net.SocketTimeoutException.class) != null
+                    || System.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(500)) {
+                throw translate(e, name);
+            }
+            dropIdleConnections.run();
+            try {
+                return eval(script, k, a);
+            } catch (RuntimeException again) {
+                throw translate(again, name);
+            }
+        } catch (RuntimeException e) {
+            throw translate(e, name);
+        }
+    }
+
+    private Object eval(RedisScripts script, List<String> k, List<String> a) {
+        try {
+            return client.evalsha(script.sha, k, a);
+        } catch (JedisNoScriptException e) {
+            return client.eval(script.source, k, a);
+        } catch (JedisDataException e) {
+            if (e.getMessage() != null && e.getMessage().startsWith("NOSCRIPT")) {
+                return client.eval(script.source, k, a);
+            }
+            throw e;
+        }
+    }
+
+    private LockBackendException translate(RuntimeException e, String name) {
+        if (e instanceof LockBackendException) {
+            return (LockBackendException) e;
+        }
+        return RedisFailures.translate(e, description, name, client::type);
+    }
+
+    // ---------------------------------------------------------------- replies
+
+    private static String str(List<Object> r, int i) {
+        Object o = r.get(i);
+        if (o instanceof byte[]) {
+            return new String((byte[]) o, java.nio.charset.StandardCharsets.UTF_8);
+        }
+        return String.valueOf(o);
+    }
+
+    /** Field/value pairs from index {@code from}, as entries timed against the server's {@code now}. */
+    private static List<Entry> entries(List<Object> r, int from, long now) {
+        List<Entry> out = new ArrayList<>();
+        for (int i = from; i + 1 < r.size(); i += 2) {
+            String field = str(r, i);
+            String[] v = str(r, i + 1).split(" ");
+            String owner = field.substring(2);
+            if (field.startsWith("h:") && v.length == 5) {
+                long deadline = Long.parseLong(v[2]);
+                out.add(new Entry(owner, Mode.parse(v[0]), false, OptionalLong.of(Long.parseLong(v[1])), deadline - now,
+                        Long.parseLong(v[3]), now - Long.parseLong(v[4])));
+            } else if (field.startsWith("w:") && v.length == 3) {
+                long deadline = Long.parseLong(v[1]);
+                out.add(new Entry(owner, Mode.parse(v[0]), true, OptionalLong.empty(), deadline - now, -1, now - Long.parseLong(v[2])));
+            }
+        }
+        return Collections.unmodifiableList(out);
+    }
+}

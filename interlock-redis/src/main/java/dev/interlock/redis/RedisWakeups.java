@@ -1,0 +1,245 @@
+package dev.interlock.redis;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import redis.clients.jedis.JedisPubSub;
+import redis.clients.jedis.UnifiedJedis;
+
+/**
+ * Release notices for the waiters of one lock space, over one subscriber connection shared by all
+ * of them (started at the first wait). Each lock has its own channel, subscribed while someone in
+ * this space waits for it; the release and leave scripts publish on it when the lock has queued
+ * waiters.
+ *
+ * <p>A waiter reads {@link Watch#version()} before its try and then waits for the version to
+ * change ({@link Watch#awaitChange}). Messages can be missed (the connection drops, the server
+ * restarts): when the subscriber connection is lost, every version is bumped so that all waiters
+ * look again, and waiters never wait longer than their jittered poll interval anyway, so a missed
+ * message costs latency, never liveness.
+ */
+final class RedisWakeups implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(RedisWakeups.class);
+    private static final long MAX_BACKOFF_MS = 2000;
+
+    private final UnifiedJedis client;
+    private final String description;
+    /** A channel nobody publishes on: keeps the connection subscribed while no lock is waited for. */
+    private final String control;
+    private final Object lock = new Object();
+    /** Channels waited for, by name; guarded by {@link #lock}. */
+    private final Map<String, Channel> channels = new HashMap<>();
+    /** The live subscription, once its control channel is confirmed; guarded by {@link #lock}. */
+    private Subscriber ready;
+    private Thread thread;
+    private volatile boolean closed;
+
+    RedisWakeups(UnifiedJedis client, String prefix, String description) {
+        this.client = client;
+        this.description = description;
+        this.control = prefix + "interlock-control:" + UUID.randomUUID();
+    }
+
+    /** Starts listening on {@code channel}; close the watch to stop. */
+    Watch watch(String channel) {
+        synchronized (lock) {
+            Channel c = channels.computeIfAbsent(channel, Channel::new);
+            c.refs++;
+            if (c.refs == 1 && ready != null) {
+                send(() -> ready.subscribe(channel));
+            }
+            if (thread == null && !closed) {
+                thread = new Thread(this::loop, "interlock-redis-wakeups");
+                thread.setDaemon(true);
+                thread.start();
+            }
+            return new Watch(c);
+        }
+    }
+
+    /** One waiter's view of a channel. */
+    final class Watch implements AutoCloseable {
+        private final Channel channel;
+        private boolean closedWatch;
+
+        private Watch(Channel channel) {
+            this.channel = channel;
+        }
+
+        long version() {
+            synchronized (channel) {
+                return channel.version;
+            }
+        }
+
+        /** Waits until the server has confirmed the subscription, at most {@code nanos}; true if it has. */
+        boolean awaitSubscribed(long nanos) throws InterruptedException {
+            long end = System.nanoTime() + nanos;
+            synchronized (channel) {
+                while (!channel.subscribed) {
+                    long left = end - System.nanoTime();
+                    if (left <= 0) {
+                        return false;
+                    }
+                    TimeUnit.NANOSECONDS.timedWait(channel, left);
+                }
+                return true;
+            }
+        }
+
+        /** Waits until the version differs from {@code seen}, at most {@code nanos}. */
+        void awaitChange(long seen, long nanos) throws InterruptedException {
+            long end = System.nanoTime() + nanos;
+            synchronized (channel) {
+                while (channel.version == seen) {
+                    long left = end - System.nanoTime();
+                    if (left <= 0) {
+                        return;
+                    }
+                    TimeUnit.NANOSECONDS.timedWait(channel, left);
+                }
+            }
+        }
+
+        @Override
+        public void close() {
+            synchronized (lock) {
+                if (closedWatch) {
+                    return;
+                }
+                closedWatch = true;
+                if (--channel.refs == 0 && channels.get(channel.name) == channel) {
+                    channels.remove(channel.name);
+                    if (ready != null) {
+                        send(() -> ready.unsubscribe(channel.name));
+                    }
+                }
+            }
+        }
+    }
+
+    private static final class Channel {
+        final String name;
+        int refs;
+        long version;
+        boolean subscribed;
+
+        Channel(String name) {
+            this.name = name;
+        }
+
+        synchronized void bump(boolean nowSubscribed) {
+            version++;
+            subscribed = nowSubscribed;
+            notifyAll();
+        }
+    }
+
+    private final class Subscriber extends JedisPubSub {
+        @Override
+        public void onSubscribe(String channel, int count) {
+            synchronized (lock) {
+                if (channel.equals(control)) {
+                    // A new connection: listen on every channel waited for now; later ones are sent by watch().
+                    ready = this;
+                    if (!channels.isEmpty()) {
+                        String[] names = channels.keySet().toArray(new String[0]);
+                        send(() -> subscribe(names));
+                    }
+                    return;
+                }
+                Channel c = channels.get(channel);
+                if (c != null) {
+                    synchronized (c) {
+                        c.subscribed = true;
+                        c.notifyAll();
+                    }
+                }
+            }
+        }
+
+        @Override
+        public void onMessage(String channel, String message) {
+            Channel c;
+            synchronized (lock) {
+                c = channels.get(channel);
+            }
+            if (c != null) {
+                c.bump(true);
+            }
+        }
+    }
+
+    /** Sends a (un)subscription; a failure means the connection is going, which the loop handles. */
+    private void send(Runnable r) {
+        try {
+            r.run();
+        } catch (RuntimeException e) {
+            log.debug("{} - pub/sub command failed: {}", description, e.getMessage());
+        }
+    }
+
+    private void loop() {
+        long backoff = 50;
+        while (!closed) {
+            Subscriber s = new Subscriber();
+            long started = System.nanoTime();
+            try {
+                client.subscribe(s, control); // blocks until unsubscribed or the connection fails
+            } catch (RuntimeException e) {
+                if (!closed) {
+                    log.debug("{} - subscriber connection lost: {}", description, e.getMessage());
+                }
+            }
+            Channel[] all;
+            synchronized (lock) {
+                if (ready == s) {
+                    ready = null;
+                }
+                all = channels.values().toArray(new Channel[0]);
+            }
+            // Messages may have been missed: everyone looks again (and polls until resubscribed).
+            for (Channel c : all) {
+                c.bump(false);
+            }
+            if (closed) {
+                break;
+            }
+            if (System.nanoTime() - started > TimeUnit.SECONDS.toNanos(10)) {
+                backoff = 50;
+            }
+            try {
+                Thread.sleep(backoff + java.util.concurrent.ThreadLocalRandom.current().nextLong(backoff / 2 + 1));
+            } catch (InterruptedException e) {
+                if (closed) {
+                    break;
+                }
+            }
+            backoff = Math.min(MAX_BACKOFF_MS, backoff * 2);
+        }
+    }
+
+    @Override
+    public void close() {
+        Thread t;
+        synchronized (lock) {
+            closed = true;
+            if (ready != null) {
+                Subscriber s = ready;
+                send(s::unsubscribe);
+            }
+            t = thread;
+        }
+        if (t != null) {
+            t.interrupt();
+            try {
+                t.join(2000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}

@@ -1,0 +1,85 @@
+-- acquire: ARGV owner, mode (EX|SH), lease ms, queue (1: this attempt waits), queue lease ms.
+-- Returns {'G', token, now} when granted, {'B', now, retry ms, field, value, ...} when busy
+-- (the entries that block it, at most 16; retry: when the first of them runs out).
+local owner, mode, lease, queue, qlease = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4] == '1', tonumber(ARGV[5])
+if (mode ~= 'EX' and mode ~= 'SH') or not lease or lease < 1 or not qlease or qlease < 1 then
+  return redis.error_reply('ERR interlock acquire: bad arguments')
+end
+-- Reads come first, so a key of the wrong type fails the script before it writes anything.
+local fv = redis.pcall('GET', fence)
+if type(fv) == 'table' and fv.err then
+  return redis.error_reply('INTERLOCK-WRONGTYPE ' .. fence)
+end
+local last = 0
+if fv then
+  last = tonumber(fv)
+  if not last or last < 0 or last ~= math.floor(last) then
+    return redis.error_reply('INTERLOCK-DAMAGED ' .. fence)
+  end
+end
+local holders, waiters = load(true)
+if not holders then
+  return waiters
+end
+
+local mine = holders[owner]
+if mine then
+  -- Already ours: a retry after a lost reply. Same grant, lease extended.
+  mine.deadline = now + lease
+  mine.value = holder_value(mine.mode, mine.token, mine.deadline, lease, mine.since)
+  redis.call('HSET', lock, mine.field, mine.value)
+  if waiters[owner] then
+    waiters[owner] = nil
+    redis.call('HDEL', lock, 'w:' .. owner)
+  end
+  expire(holders, waiters)
+  return { 'G', mine.token, num(now) }
+end
+
+-- Conflicts: holders of a conflicting mode, and conflicting waiters queued before this one. An
+-- attempt not yet queued comes after every queued waiter, so a waiting writer keeps new readers
+-- out and a new writer lines up behind readers already waiting.
+local me = waiters[owner]
+local blocking, retry = {}, nil
+local function block(e)
+  blocking[#blocking + 1] = e
+  local left = e.deadline - now
+  if not retry or left < retry then retry = left end
+end
+for _, h in pairs(holders) do
+  if mode == 'EX' or h.mode == 'EX' then block(h) end
+end
+for o, w in pairs(waiters) do
+  if o ~= owner and (mode == 'EX' or w.mode == 'EX')
+      and (not me or w.since < me.since or (w.since == me.since and o < owner)) then
+    block(w)
+  end
+end
+
+if #blocking > 0 then
+  if queue then
+    local since = me and me.since or now
+    local e = { field = 'w:' .. owner, mode = mode, deadline = now + qlease, since = since }
+    e.value = mode .. ' ' .. num(e.deadline) .. ' ' .. num(since)
+    waiters[owner] = e
+    redis.call('HSET', lock, e.field, e.value)
+    expire(holders, waiters)
+  end
+  return append({ 'B', num(now), num(retry) }, blocking, 16)
+end
+
+-- Granted. The token never goes back: one more than the last, and at least the server's time in
+-- microseconds, so that it keeps increasing even if the counter is lost (a restart without
+-- persistence, a failover to a replica that missed the last writes).
+local token = num(math.max(last + 1, now_us))
+redis.call('SET', fence, token)
+local e = { field = 'h:' .. owner, mode = mode, token = token, deadline = now + lease, since = now }
+e.value = holder_value(mode, token, e.deadline, lease, now)
+holders[owner] = e
+redis.call('HSET', lock, e.field, e.value)
+if me then
+  waiters[owner] = nil
+  redis.call('HDEL', lock, 'w:' .. owner)
+end
+expire(holders, waiters)
+return { 'G', token, num(now) }

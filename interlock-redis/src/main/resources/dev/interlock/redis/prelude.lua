@@ -1,0 +1,101 @@
+-- Interlock redis: backend, shared part of every script (see docs/redis.md).
+-- KEYS[1] is the lock hash, KEYS[2] the fence counter of the same lock: both carry the same
+-- {hash tag}, so they live in one cluster slot. Every time is the server's (TIME), never a client's.
+--
+-- The lock hash holds one field per holder and per queued waiter:
+--   h:<owner>  ->  "<EX|SH> <token> <deadline ms> <lease ms> <since ms>"
+--   w:<owner>  ->  "<EX|SH> <deadline ms> <since ms>"
+-- and expires (PEXPIRE) with the latest deadline in it. The fence counter has no TTL.
+if redis.replicate_commands then
+  pcall(redis.replicate_commands)
+end
+local lock, fence = KEYS[1], KEYS[2]
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local now_us = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
+
+-- Integers up to 2^53 as exact decimal text (tostring would print 1.7e+15).
+local function num(x)
+  return string.format('%.0f', x)
+end
+
+-- Reads the lock hash. Returns holders and waiters by owner, live ones only (deadline after now),
+-- or nil and an error reply. With prune, expired entries are deleted.
+local function load(prune)
+  local raw = redis.pcall('HGETALL', lock)
+  if type(raw) == 'table' and raw.err then
+    return nil, redis.error_reply('INTERLOCK-WRONGTYPE ' .. lock)
+  end
+  local holders, waiters, dead = {}, {}, {}
+  for i = 1, #raw, 2 do
+    local f, v = raw[i], raw[i + 1]
+    local kind, owner = string.sub(f, 1, 2), string.sub(f, 3)
+    local e
+    if kind == 'h:' then
+      local m, tok, dl, ls, since = string.match(v, '^([ES][XH]) (%d+) (%d+) (%d+) (%d+)$')
+      if m then
+        e = { field = f, value = v, mode = m, token = tok, deadline = tonumber(dl), lease = tonumber(ls), since = tonumber(since) }
+      end
+    elseif kind == 'w:' then
+      local m, dl, since = string.match(v, '^([ES][XH]) (%d+) (%d+)$')
+      if m then
+        e = { field = f, value = v, mode = m, deadline = tonumber(dl), since = tonumber(since) }
+      end
+    end
+    if not e or owner == '' then
+      return nil, redis.error_reply('INTERLOCK-DAMAGED ' .. lock)
+    end
+    if e.deadline <= now then
+      dead[#dead + 1] = f
+    elseif kind == 'h:' then
+      holders[owner] = e
+    else
+      waiters[owner] = e
+    end
+  end
+  if prune then
+    for i = 1, #dead do
+      redis.call('HDEL', lock, dead[i])
+    end
+  end
+  return holders, waiters
+end
+
+-- Sets the lock hash to expire with its latest deadline, or deletes it when nothing is left.
+local function expire(holders, waiters)
+  local last = 0
+  for _, e in pairs(holders) do
+    if e.deadline > last then last = e.deadline end
+  end
+  for _, e in pairs(waiters) do
+    if e.deadline > last then last = e.deadline end
+  end
+  if last == 0 then
+    redis.call('DEL', lock)
+  else
+    redis.call('PEXPIRE', lock, last - now)
+  end
+end
+
+local function holder_value(mode, token, deadline, lease, since)
+  return mode .. ' ' .. token .. ' ' .. num(deadline) .. ' ' .. num(lease) .. ' ' .. num(since)
+end
+
+-- Appends field and value of each entry (at most max of them) to out.
+local function append(out, entries, max)
+  local n = 0
+  for _, e in pairs(entries) do
+    if n >= max then break end
+    out[#out + 1] = e.field
+    out[#out + 1] = e.value
+    n = n + 1
+  end
+  return out
+end
+
+-- Wakes the waiters of this lock (docs/redis.md, "Waiting").
+local function wake(waiters)
+  if next(waiters) ~= nil then
+    redis.call('PUBLISH', lock .. ':wake', '1')
+  end
+end

@@ -1,0 +1,17 @@
+-- release: ARGV owner, token ('' to match any token of that owner: breaking a lock).
+-- Compare-and-delete: removes only this owner's grant; wakes the waiters. Returns 1 if removed.
+local owner, token = ARGV[1], ARGV[2]
+local holders, waiters = load(true)
+if not holders then
+  return waiters
+end
+local h = holders[owner]
+if not h or (token ~= '' and h.token ~= token) then
+  expire(holders, waiters)
+  return 0
+end
+holders[owner] = nil
+redis.call('HDEL', lock, h.field)
+expire(holders, waiters)
+wake(waiters)
+return 1

@@ -1,0 +1,288 @@
+package dev.interlock.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.interlock.HolderInfo;
+import dev.interlock.Interlock;
+import dev.interlock.Lease;
+import dev.interlock.LockBackendException;
+import dev.interlock.LockInfo;
+import dev.interlock.LockLostException;
+import dev.interlock.LockSpace;
+import dev.interlock.Mode;
+import dev.interlock.testkit.Timing;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import redis.clients.jedis.RedisClient;
+
+/** What is particular to the redis: backend, on the shared test server. */
+class RedisIT {
+    private final TestRedis redis = TestRedis.shared();
+    private final String prefix = TestRedis.newPrefix();
+    private final RedisKeys keys = new RedisKeys(prefix);
+    private final List<AutoCloseable> open = new ArrayList<>();
+    private final ExecutorService pool = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "redis-it");
+        t.setDaemon(true);
+        return t;
+    });
+
+    private LockSpace space(String options) {
+        LockSpace s = Interlock.open(redis.uri(prefix, options));
+        open.add(s);
+        return s;
+    }
+
+    private RedisClient admin() {
+        RedisClient c = redis.admin();
+        open.add(c);
+        return c;
+    }
+
+    @AfterEach
+    void closeAll() throws Exception {
+        pool.shutdownNow();
+        for (AutoCloseable c : open) {
+            c.close();
+        }
+    }
+
+    @Test
+    void keyOfTheWrongType_atTheLock_isAClearError_andNothingIsGranted() {
+        LockSpace locks = space("");
+        RedisClient admin = admin();
+        admin.set(keys.lock("job"), "someone else's value");
+        assertThatThrownBy(() -> locks.tryAcquire("job")).isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("'job'").hasMessageContaining("the key '" + keys.lock("job") + "' holds a Redis string")
+                .hasMessageContaining("Nothing was granted").hasMessageContaining("prefix=")
+                .satisfies(e -> assertThat(((LockBackendException) e).isTransient()).isFalse());
+        assertThatThrownBy(() -> locks.acquire("job", Mode.SHARED, Duration.ofMillis(50))).isInstanceOf(LockBackendException.class);
+        assertThatThrownBy(() -> locks.status("job")).isInstanceOf(LockBackendException.class).hasMessageContaining("holds a Redis string");
+        assertThat(admin.get(keys.lock("job"))).as("left alone").isEqualTo("someone else's value");
+        assertThat(admin.exists(keys.fence("job"))).as("no token issued").isFalse();
+        admin.del(keys.lock("job"));
+        locks.tryAcquire("job").orElseThrow().close();
+    }
+
+    @Test
+    void keyOfTheWrongType_atTheFence_isAClearError_andNothingIsGranted() {
+        LockSpace locks = space("");
+        RedisClient admin = admin();
+        admin.hset(keys.fence("job"), "a", "b");
+        assertThatThrownBy(() -> locks.tryAcquire("job")).isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("holds a Redis hash");
+        assertThat(admin.exists(keys.lock("job"))).isFalse();
+        admin.del(keys.fence("job"));
+        admin.set(keys.fence("job"), "not a number");
+        assertThatThrownBy(() -> locks.tryAcquire("job")).isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("did not write");
+        assertThat(admin.exists(keys.lock("job"))).isFalse();
+    }
+
+    @Test
+    void tamperedLockHash_isAClearError() {
+        LockSpace locks = space("");
+        admin().hset(keys.lock("job"), "h:x", "garbage");
+        assertThatThrownBy(() -> locks.tryAcquire("job")).isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("holds entries Interlock did not write");
+    }
+
+    @Test
+    void namesWithBracesSpacesAndFullLength_areDistinctLocks_inOneSlotEach_andListedBack() {
+        LockSpace locks = space("");
+        List<String> names = List.of("{a}", "a}", "{a", "}{", "{}", "%7B", "%", "a b", " ", "a", "{" + "}".repeat(1022) + "{",
+                "é".repeat(1024));
+        List<Lease> held = new ArrayList<>();
+        for (String n : names) {
+            held.add(locks.tryAcquire(n).orElseThrow(() -> new AssertionError("'" + n + "' was held by another name")));
+        }
+        LockSpace other = space("");
+        for (String n : names) {
+            assertThat(other.tryAcquire(n)).as("'%s'", n).isEmpty();
+            assertThat(other.status(n).holders()).hasSize(1);
+        }
+        assertThat(other.list()).extracting(LockInfo::name).containsExactlyInAnyOrderElementsOf(names);
+        held.forEach(Lease::close);
+        assertThat(other.list()).as("names stay listed: their fence counter stays").hasSize(names.size())
+                .allSatisfy(i -> assertThat(i.isFree()).isTrue());
+    }
+
+    @Test
+    void token_neverGoesBack_whenTheLockKeyExpires_orEvenWhenTheCounterIsLost() {
+        LockSpace locks = space("");
+        RedisClient admin = admin();
+        long first;
+        try (Lease l = locks.tryAcquire("fenced").orElseThrow()) {
+            first = l.token();
+        }
+        assertThat(admin.exists(keys.lock("fenced"))).as("a free lock leaves no hash").isFalse();
+        assertThat(admin.ttl(keys.fence("fenced"))).as("the counter has no TTL").isEqualTo(-1L);
+        long second;
+        try (Lease l = locks.tryAcquire("fenced").orElseThrow()) {
+            second = l.token();
+            admin.del(keys.lock("fenced")); // as if its lease ran out on the server
+        }
+        assertThat(second).isGreaterThan(first);
+        admin.del(keys.fence("fenced")); // as if the server lost the counter (restart without persistence)
+        try (Lease l = locks.tryAcquire("fenced").orElseThrow()) {
+            assertThat(l.token()).isGreaterThan(second);
+        }
+    }
+
+    @Test
+    void leaseRunsOutOnTheServer_othersMayTakeTheLock_andTheHolderIsLost() throws Exception {
+        LockSpace locks = space("");
+        AtomicReference<LockLostException> lost = new AtomicReference<>();
+        Lease l = locks.lock("short").lease(Duration.ofMillis(400)).fixedLease().onLost(lost::set).tryAcquire().orElseThrow();
+        LockSpace other = space("");
+        Lease taken = other.acquire("short", Timing.seconds(10));
+        assertThat(taken.token()).isGreaterThan(l.token());
+        // The local deadline is measured from before the request, so it passed before the server's did.
+        assertThat(l.isValid()).isFalse();
+        await().atMost(Timing.seconds(10)).until(() -> lost.get() != null);
+        assertThatThrownBy(l::renew).isInstanceOf(LockLostException.class);
+        taken.close();
+    }
+
+    @Test
+    void renew_ofALockTakenOver_throwsLost_namingTheNewHolder_andItsLateReleaseFreesNothing() {
+        LockSpace locks = space("");
+        Lease a = locks.lock("taken").fixedLease().tryAcquire().orElseThrow();
+        admin().del(keys.lock("taken")); // a's lease ran out on the server
+        Lease b = space("").tryAcquire("taken").orElseThrow();
+        assertThatThrownBy(a::renew).isInstanceOf(LockLostException.class)
+                .hasMessageContaining("lost 'taken' (token " + a.token() + ")")
+                .hasMessageContaining("now held EX by " + b.owner().id());
+        a.close();
+        assertThat(locks.status("taken").holders()).extracting(h -> h.ownerId().orElseThrow()).containsExactly(b.owner().id());
+        Lease c = locks.lock("taken2").fixedLease().tryAcquire().orElseThrow();
+        admin().del(keys.lock("taken2"));
+        Lease d = space("").tryAcquire("taken2").orElseThrow();
+        c.close(); // a late release: compare-and-delete leaves d's lock alone
+        assertThat(locks.tryAcquire("taken2")).isEmpty();
+        b.close();
+        d.close();
+    }
+
+    @Test
+    void breakLock_removesOnlyTheOwnerSeen_andTheHolderLearnsItIsLost() {
+        LockSpace locks = space("");
+        AtomicReference<LockLostException> lost = new AtomicReference<>();
+        Lease l = locks.lock("stuck").onLost(lost::set).tryAcquire().orElseThrow();
+        LockSpace admin = space("");
+        HolderInfo h = admin.status("stuck").holders().get(0);
+        assertThat(admin.breakLock("stuck", "otherhost:1:2:abc")).isFalse();
+        assertThat(admin.breakLock("stuck", h.ownerId().orElseThrow())).isTrue();
+        assertThat(admin.breakLock("stuck", h.ownerId().orElseThrow())).isFalse();
+        assertThatThrownBy(l::renew).isInstanceOf(LockLostException.class).hasMessageContaining("is free");
+        await().atMost(Timing.seconds(10)).until(() -> lost.get() != null); // listeners run on a background thread
+        admin.tryAcquire("stuck").orElseThrow().close();
+    }
+
+    @Test
+    void status_showsLeaseToken_andQueuedWaitersInOrder() throws Exception {
+        LockSpace locks = space("");
+        try (Lease held = locks.lock("q").mode(Mode.SHARED).lease(Duration.ofSeconds(42)).tryAcquire().orElseThrow()) {
+            HolderInfo h = locks.status("q").holders().get(0);
+            assertThat(h.lease()).contains(Duration.ofSeconds(42));
+            assertThat(h.token()).hasValue(held.token());
+            assertThat(h.validUntil().orElseThrow()).isAfter(java.time.Instant.now().plusSeconds(30));
+            assertThat(h.host()).contains(held.owner().host());
+            Future<Lease> writer = pool.submit(() -> space("").acquire("q", Timing.seconds(30)));
+            await().atMost(Timing.seconds(10)).until(() -> locks.status("q").queued().size() == 1);
+            LockInfo info = locks.status("q");
+            assertThat(info.waiters()).isEqualTo(1);
+            assertThat(info.queued().get(0).waiting()).isTrue();
+            assertThat(info.queued().get(0).mode()).isEqualTo(Mode.EXCLUSIVE);
+            held.close();
+            writer.get(10, TimeUnit.SECONDS).close();
+        }
+        assertThat(locks.status("q").queued()).isEmpty();
+    }
+
+    @Test
+    void waiter_isWokenByTheReleaseNotice_notByPolling() throws Exception {
+        LockSpace holder = space("");
+        LockSpace waiting = space("poll=10m");
+        for (int i = 0; i < 3; i++) {
+            Lease held = holder.tryAcquire("notice").orElseThrow();
+            Future<Lease> waiter = pool.submit(() -> waiting.acquire("notice", Timing.seconds(60)));
+            await().atMost(Timing.seconds(10)).until(() -> holder.status("notice").waiters() == 1);
+            long released = System.nanoTime();
+            held.close();
+            waiter.get(Timing.seconds(5).toMillis(), TimeUnit.MILLISECONDS).close();
+            // Without the notice the waiter would look again only to keep its place in the queue, after 1.67s.
+            assertThat(Duration.ofNanos(System.nanoTime() - released)).isLessThan(Timing.seconds(1));
+        }
+    }
+
+    @Test
+    void missedNotice_costsOnlyThePollInterval() throws Exception {
+        LockSpace holder = space("");
+        LockSpace waiting = space("poll=200ms");
+        Lease held = holder.lock("missed").lease(Duration.ofMinutes(5)).fixedLease().tryAcquire().orElseThrow();
+        Future<Lease> waiter = pool.submit(() -> waiting.acquire("missed", Timing.seconds(60)));
+        await().atMost(Timing.seconds(10)).until(() -> holder.status("missed").waiters() == 1);
+        admin().hdel(keys.lock("missed"), "h:" + held.owner().id()); // gone without a notice
+        waiter.get(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS).close();
+    }
+
+    @Test
+    void deadHolder_isWaitedForOnlyUntilItsLeaseRunsOutOnTheServer() throws Exception {
+        LockSpace waiting = space("poll=10m");
+        // A holder that died: nothing will release it or publish a notice.
+        RedisLockStore store = new RedisLockStore(admin(), keys, "test", () -> { });
+        assertThat(store.acquire("dead", Mode.EXCLUSIVE, "deadhost:1:2:x", 300, false, 300).granted()).isTrue();
+        long start = System.nanoTime();
+        waiting.acquire("dead", Timing.seconds(30)).close();
+        // The busy answer says when the holder's lease runs out; without it the waiter would look again after 1.67s.
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Timing.scaled(Duration.ofMillis(1200)));
+    }
+
+    @Test
+    void queuedReader_isNotPassedByALaterWriter_evenWhileTheLockIsFree() throws Exception {
+        LockSpace locks = space("");
+        RedisLockStore store = new RedisLockStore(admin(), keys, "test", () -> { });
+        assertThat(store.acquire("fair", Mode.EXCLUSIVE, "otherhost:1:2:x", 60_000, false, 5000).granted()).isTrue();
+        Future<Lease> reader = pool.submit(() -> space("poll=10m").acquire("fair", Mode.SHARED, Timing.seconds(30)));
+        await().atMost(Timing.seconds(10)).until(() -> locks.status("fair").waiters() == 1);
+        admin().hdel(keys.lock("fair"), "h:otherhost:1:2:x"); // the lock is free, and the reader has not been told
+        assertThat(locks.status("fair").isFree()).isTrue();
+        assertThat(locks.tryAcquire("fair")).as("a new writer gives way to the queued reader").isEmpty();
+        assertThat(locks.tryAcquire("fair", Mode.SHARED)).as("a new reader may join").isPresent().get().satisfies(Lease::close);
+        reader.get(10, TimeUnit.SECONDS).close();
+        locks.tryAcquire("fair").orElseThrow().close();
+    }
+
+    @Test
+    void injectedClient_works_andIsNotClosedWithTheSpace() {
+        RedisClient client = admin();
+        LockSpace s = RedisLocks.builder(client).prefix(prefix).open();
+        try (Lease l = s.tryAcquire("injected").orElseThrow()) {
+            assertThat(space("").tryAcquire("injected")).isEmpty();
+            assertThat(s.status("injected").holders()).hasSize(1);
+            assertThat(s.uri()).isEqualTo("redis:client?prefix=" + prefix);
+        }
+        s.close();
+        assertThat(client.ping()).isEqualTo("PONG");
+    }
+
+    @Test
+    void spaceUri_andMessages_neverShowTheUserOrPassword() {
+        LockSpace locks = space("");
+        assertThat(locks.uri()).startsWith("redis://").contains("?prefix=" + prefix);
+        try (Lease held = locks.tryAcquire("busy").orElseThrow()) {
+            assertThatThrownBy(() -> locks.acquire("busy", Duration.ofMillis(100))).hasMessageStartingWith(locks.uri() + " - 'busy'");
+        }
+    }
+}
