@@ -53,6 +53,16 @@ final class RedisLockBackend implements LockBackend {
         return true;
     }
 
+    /**
+     * Break by owner; tokens from a counter that never expires (with the server's time as a
+     * floor after data loss, see docs/redis.md); waiters counted and queued in order.
+     */
+    @Override
+    public java.util.Set<dev.interlock.Capability> capabilities() {
+        return java.util.EnumSet.of(dev.interlock.Capability.BREAK, dev.interlock.Capability.STRICT_FENCING,
+                dev.interlock.Capability.WAITER_COUNT, dev.interlock.Capability.QUEUE);
+    }
+
     @Override
     public Attempt attempt(AcquireSpec spec) {
         return new RedisAttempt(this, spec);

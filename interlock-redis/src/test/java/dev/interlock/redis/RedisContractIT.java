@@ -10,6 +10,11 @@ class RedisContractIT extends LockSpaceContract {
 
     @Override
     protected LockSpace openSpace() {
-        return Interlock.open(TestRedis.shared().uri(prefix, ""));
+        return Interlock.open(uri());
+    }
+
+    @Override
+    protected String uri() {
+        return TestRedis.shared().uri(prefix, "");
     }
 }
