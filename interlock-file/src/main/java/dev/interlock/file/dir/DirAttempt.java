@@ -474,6 +474,11 @@ final class DirAttempt implements Attempt {
         }
     }
 
+    /** How many times inotify woke this attempt; for tests. */
+    long wakeups() {
+        return waker == null ? 0 : waker.seq();
+    }
+
     @Override
     public List<HolderInfo> blockers() {
         return blockers;

@@ -763,6 +763,11 @@ final class FlockBackend implements LockBackend {
             waker.awaitChange(seen, Math.min(nanos, POLL_NANOS + jitter));
         }
 
+        /** How many times inotify woke this attempt; for tests. */
+        long wakeups() {
+            return waker == null ? 0 : waker.seq();
+        }
+
         /** Watches the inodes this attempt has open, through their descriptors: no name is looked up again. */
         private void watch() {
             watchLock = fd >= 0 ? watchFile(fd) : null;
