@@ -13,7 +13,7 @@ import java.util.List;
  * The file operations of the {@code dir:} protocol, on {@link LibcFiles}: every path is relative
  * to a directory descriptor ({@code *at} calls) and the callers never follow a symbolic link in the
  * lock directory, so nothing planted there can lead an operation out of it. Names are the
- * protocol's own (ASCII), passed as UTF-8.
+ * protocol's own (ASCII); the root's path is encoded as Java encodes file names.
  *
  * <p>A failed call throws {@link ErrnoException}, whose {@link ErrnoException#errno()} the protocol
  * code tests (ENOENT, EEXIST...) and whose message is the errno text.
@@ -33,7 +33,7 @@ final class DirIo {
     }
 
     private static byte[] c(String name) {
-        return LibcFiles.cstring(name.getBytes(StandardCharsets.UTF_8));
+        return LibcFiles.cstring(name);
     }
 
     static int openat(int dirfd, String path, int flags, int mode) {
