@@ -157,16 +157,6 @@ public final class InotifyWatcher {
         return byWd.size();
     }
 
-    /** True if the inotify instance exists (it is made at the first watch); for tests. */
-    public boolean started() {
-        lock.lock();
-        try {
-            return started && !failed;
-        } finally {
-            lock.unlock();
-        }
-    }
-
     /** Makes the inotify instance and starts the reader thread, once; false if inotify is unavailable. Called with lock held. */
     private boolean start() {
         if (started) {
