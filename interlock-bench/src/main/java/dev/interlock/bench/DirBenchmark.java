@@ -4,6 +4,7 @@ import dev.interlock.Interlock;
 import dev.interlock.Lease;
 import dev.interlock.LockSpace;
 import dev.interlock.Mode;
+import dev.interlock.file.internal.LibcFiles;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -66,8 +67,8 @@ public class DirBenchmark {
         for (int i = 0; i < others; i++) {
             Files.createFile(raw.resolve("other-" + i + ".lock"));
         }
-        tmp = path(raw.resolve("bench.lock.tmp." + ProcessHandle.current().pid()));
-        lock = path(raw.resolve("bench.lock"));
+        tmp = LibcFiles.path(raw.resolve("bench.lock.tmp." + ProcessHandle.current().pid()));
+        lock = LibcFiles.path(raw.resolve("bench.lock"));
     }
 
     @TearDown(Level.Trial)
@@ -76,13 +77,6 @@ public class DirBenchmark {
         try (Stream<Path> s = Files.walk(dir)) {
             s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         }
-    }
-
-    private static byte[] path(Path p) {
-        byte[] b = p.toString().getBytes(StandardCharsets.UTF_8);
-        byte[] out = new byte[b.length + 1];
-        System.arraycopy(b, 0, out, 0, b.length);
-        return out;
     }
 
     @Benchmark
@@ -101,6 +95,24 @@ public class DirBenchmark {
 
     @Benchmark
     public int rawHardLinkDotlock() {
-        return Raw.dotlockRound(tmp, lock, record);
+        return dotlockRound(tmp, lock, record);
+    }
+
+    /**
+     * One uncontended round of the classic NFS-safe dotlock (seed 000, liblockfile): create a unique
+     * temp file with the holder's record, link it to the lock name, unlink the temp; later unlink the lock.
+     */
+    static int dotlockRound(byte[] tmp, byte[] lock, byte[] record) {
+        int fd = LibcFiles.openat(LibcFiles.AT_FDCWD, tmp, LibcFiles.O_WRONLY | LibcFiles.O_CREAT | LibcFiles.O_EXCL | LibcFiles.O_CLOEXEC, 0644);
+        if (fd < 0) {
+            throw new IllegalStateException("create failed");
+        }
+        LibcFiles.write(fd, record, record.length);
+        LibcFiles.close(fd);
+        if (LibcFiles.linkat(LibcFiles.AT_FDCWD, tmp, LibcFiles.AT_FDCWD, lock, 0) != 0) {
+            throw new IllegalStateException("link failed: the lock is held");
+        }
+        LibcFiles.unlinkat(LibcFiles.AT_FDCWD, tmp, 0);
+        return LibcFiles.unlinkat(LibcFiles.AT_FDCWD, lock, 0);
     }
 }

@@ -4,6 +4,7 @@ import dev.interlock.Interlock;
 import dev.interlock.Lease;
 import dev.interlock.LockSpace;
 import dev.interlock.Mode;
+import dev.interlock.file.internal.LibcFiles;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
@@ -56,7 +57,7 @@ public class FlockBenchmark {
         dir = base != null ? Files.createDirectories(Path.of(base)).resolve("flock-" + System.nanoTime()) : Files.createTempDirectory("flock-bench");
         Files.createDirectories(dir);
         locks = Interlock.open("flock:" + dir);
-        rawPath = Raw.path(dir.resolve("raw"));
+        rawPath = LibcFiles.path(dir.resolve("raw"));
         channelPath = dir.resolve("channel");
     }
 
@@ -84,12 +85,12 @@ public class FlockBenchmark {
 
     @Benchmark
     public int rawOpenFlockUnlockClose() {
-        int fd = Raw.open(rawPath, Raw.O_RDWR | Raw.O_CREAT | Raw.O_CLOEXEC, 0666);
-        if (Raw.flock(fd, Raw.LOCK_EX | Raw.LOCK_NB) != 0) {
+        int fd = LibcFiles.openat(LibcFiles.AT_FDCWD, rawPath, LibcFiles.O_RDWR | LibcFiles.O_CREAT | LibcFiles.O_CLOEXEC, 0666);
+        if (LibcFiles.flock(fd, LibcFiles.LOCK_EX | LibcFiles.LOCK_NB) != 0) {
             throw new IllegalStateException("raw flock failed");
         }
-        Raw.flock(fd, Raw.LOCK_UN);
-        return Raw.close(fd);
+        LibcFiles.flock(fd, LibcFiles.LOCK_UN);
+        return LibcFiles.close(fd);
     }
 
     @Benchmark

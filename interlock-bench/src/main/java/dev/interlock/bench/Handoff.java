@@ -3,6 +3,7 @@ package dev.interlock.bench;
 import dev.interlock.Interlock;
 import dev.interlock.Lease;
 import dev.interlock.LockSpace;
+import dev.interlock.file.internal.LibcFiles;
 import java.io.IOException;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -185,20 +186,20 @@ public final class Handoff {
         int fd = -1;
 
         RawLocker(Path dir) {
-            path = Raw.path(dir.resolve("raw"));
+            path = LibcFiles.path(dir.resolve("raw"));
         }
 
         @Override
         public void acquire() {
-            fd = Raw.open(path, Raw.O_RDWR | Raw.O_CREAT | Raw.O_CLOEXEC, 0666);
-            if (Raw.flock(fd, Raw.LOCK_EX) != 0) {
+            fd = LibcFiles.openat(LibcFiles.AT_FDCWD, path, LibcFiles.O_RDWR | LibcFiles.O_CREAT | LibcFiles.O_CLOEXEC, 0666);
+            if (LibcFiles.flock(fd, LibcFiles.LOCK_EX) != 0) {
                 throw new IllegalStateException("flock failed");
             }
         }
 
         @Override
         public void release() {
-            Raw.close(fd);
+            LibcFiles.close(fd);
         }
 
         @Override

@@ -1,6 +1,8 @@
 package dev.interlock.cli;
 
 import dev.interlock.LockLostException;
+import dev.interlock.file.internal.Errno;
+import dev.interlock.file.internal.LibcProcesses;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.List;
@@ -71,11 +73,11 @@ final class CommandRunner implements AutoCloseable {
     int run(List<byte[]> argv, Spawner.Environment env, OptionalInt lockFd) throws Spawner.SpawnException {
         long keepIgnored = keepIgnored();
         int sigTtou = new Signal("TTOU").getNumber();
-        ourPgrp = Posix.getpgrp();
-        interactive = Posix.isatty(0) == 1 && Posix.tcgetpgrp(0) == ourPgrp;
+        ourPgrp = LibcProcesses.getpgrp();
+        interactive = LibcProcesses.isatty(0) == 1 && LibcProcesses.tcgetpgrp(0) == ourPgrp;
         if (interactive) {
             // We hand the terminal to the command and take it back from the background: don't get stopped for it.
-            Posix.signal(sigTtou, Posix.SIG_IGN);
+            LibcProcesses.signal(sigTtou, LibcProcesses.SIG_IGN);
         }
         // From here on SIGINT/SIGTERM/SIGHUP are forwarded, not fatal: one that arrives before the
         // command exists is kept and forwarded as soon as it does.
@@ -96,12 +98,12 @@ final class CommandRunner implements AutoCloseable {
         }
         log.debug("started pid {} in process group {}", pid, group);
         if (interactive) {
-            Posix.tcsetpgrp(0, group);
-            Posix.kill(-group, sigCont); // in case it touched the terminal before it was its own
+            LibcProcesses.tcsetpgrp(0, group);
+            LibcProcesses.kill(-group, sigCont); // in case it touched the terminal before it was its own
         }
         if (early != 0) {
             log.debug("forwarding SIG{} received while starting the command", early);
-            Posix.kill(-group, early);
+            LibcProcesses.kill(-group, early);
         }
         if (lostEarly != null) {
             terminate(group);
@@ -122,7 +124,7 @@ final class CommandRunner implements AutoCloseable {
         int st = awaitUninterruptibly(status);
         exited = true;
         if (interactive) {
-            Posix.tcsetpgrp(0, ourPgrp);
+            LibcProcesses.tcsetpgrp(0, ourPgrp);
         }
         boolean stopped;
         synchronized (this) {
@@ -132,11 +134,11 @@ final class CommandRunner implements AutoCloseable {
             if (sentinel != null) {
                 sentinel.expectExit();
             }
-            Posix.kill(-group, sigKill); // whatever the command left running in its group
+            LibcProcesses.kill(-group, sigKill); // whatever the command left running in its group
         } else if (sentinel != null) {
             stopLeftovers(group);
         }
-        return Posix.shellStatus(st);
+        return ExitCodes.shellStatus(st);
     }
 
     /** Signals ignored at start that the command (and the sentinel) keep ignored; never SIGTTOU, which is ours. */
@@ -170,7 +172,7 @@ final class CommandRunner implements AutoCloseable {
             err.println("interlock: stopping what COMMAND left running in its process group (pid"
                     + (left.size() > 1 ? "s " : " ") + join(left) + "): it would run without the lock");
             err.flush();
-            Posix.kill(-group, sigTerm);
+            LibcProcesses.kill(-group, sigTerm);
             long until = System.nanoTime() + killGrace.toNanos();
             while (!left.isEmpty() && System.nanoTime() - until < 0) {
                 try {
@@ -184,7 +186,7 @@ final class CommandRunner implements AutoCloseable {
             if (!left.isEmpty()) {
                 log.debug("grace period over: SIGKILL to process group {}", group);
                 sentinel.expectExit();
-                Posix.kill(-group, sigKill);
+                LibcProcesses.kill(-group, sigKill);
                 awaitGroupGone(group);
                 return;
             }
@@ -195,7 +197,7 @@ final class CommandRunner implements AutoCloseable {
     /** Waits (bounded) until no process is left in {@code group}, so none can act after the release. */
     private static void awaitGroupGone(int group) {
         long until = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
-        while (Posix.kill(-group, 0) == 0 && System.nanoTime() - until < 0) {
+        while (LibcProcesses.kill(-group, 0) == 0 && System.nanoTime() - until < 0) {
             try {
                 Thread.sleep(2);
             } catch (InterruptedException e) {
@@ -251,22 +253,22 @@ final class CommandRunner implements AutoCloseable {
     private void reap(int pid, int group, CompletableFuture<Integer> status) {
         int[] st = new int[1];
         while (true) {
-            int r = Posix.waitpid(pid, st, interactive ? Posix.WUNTRACED : 0);
+            int r = LibcProcesses.waitpid(pid, st, interactive ? LibcProcesses.WUNTRACED : 0);
             if (r == -1) {
-                int errno = Posix.errno();
-                if (errno == Posix.EINTR) {
+                int errno = Errno.last();
+                if (errno == Errno.EINTR) {
                     continue;
                 }
-                status.completeExceptionally(new IllegalStateException("waitpid(" + pid + ") failed: " + Posix.strerror(errno)));
+                status.completeExceptionally(new IllegalStateException("waitpid(" + pid + ") failed: " + Errno.describe(errno)));
                 return;
             }
-            if (Posix.stopped(st[0])) {
+            if (ExitCodes.stopped(st[0])) {
                 if (interactive) {
                     // Ctrl-Z: take the terminal back and stop too, so the shell sees a stopped job; on fg, resume it.
-                    Posix.tcsetpgrp(0, ourPgrp);
-                    Posix.kill(Posix.getpid(), sigStop);
-                    Posix.tcsetpgrp(0, group);
-                    Posix.kill(-group, sigCont);
+                    LibcProcesses.tcsetpgrp(0, ourPgrp);
+                    LibcProcesses.kill(LibcProcesses.getpid(), sigStop);
+                    LibcProcesses.tcsetpgrp(0, group);
+                    LibcProcesses.kill(-group, sigCont);
                 }
                 continue;
             }
@@ -287,7 +289,7 @@ final class CommandRunner implements AutoCloseable {
                 }
                 if (!exited && g > 0) {
                     log.debug("forwarding SIG{} to process group {}", name, g);
-                    Posix.kill(-g, s.getNumber());
+                    LibcProcesses.kill(-g, s.getNumber());
                 } else if (exited) {
                     signalAfterExit = s.getNumber();
                     Thread w = waiter;
@@ -324,7 +326,7 @@ final class CommandRunner implements AutoCloseable {
                 // Stopping what the command left behind: the lock is gone, so no grace any more.
                 // The sentinel is not reaped yet, so the group id still names this group.
                 s.expectExit();
-                Posix.kill(-g, sigKill);
+                LibcProcesses.kill(-g, sigKill);
             }
             return;
         }
@@ -343,7 +345,7 @@ final class CommandRunner implements AutoCloseable {
     }
 
     private void terminate(int group) {
-        Posix.kill(-group, sigTerm);
+        LibcProcesses.kill(-group, sigTerm);
         Thread killer = new Thread(() -> {
             try {
                 Thread.sleep(killGrace.toMillis());
@@ -352,7 +354,7 @@ final class CommandRunner implements AutoCloseable {
             }
             if (!exited) {
                 log.debug("grace period over: SIGKILL to process group {}", group);
-                Posix.kill(-group, sigKill);
+                LibcProcesses.kill(-group, sigKill);
             }
         }, "interlock-killer");
         killer.setDaemon(true);

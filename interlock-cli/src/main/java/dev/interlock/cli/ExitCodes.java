@@ -26,4 +26,18 @@ final class ExitCodes {
     static final int NOT_FOUND = 127;
     /** A command killed by signal N makes {@code run} exit with 128+N, like a shell. */
     static final int SIGNAL_BASE = 128;
+
+    /** Decodes a wait(2) status the way a shell reports it: the exit status, or 128+signal. */
+    static int shellStatus(int status) {
+        int sig = status & 0x7f;
+        if (sig == 0) {
+            return (status >> 8) & 0xff;
+        }
+        return SIGNAL_BASE + sig;
+    }
+
+    /** True if a wait(2) status (WUNTRACED) says the child was stopped. */
+    static boolean stopped(int status) {
+        return (status & 0xff) == 0x7f;
+    }
 }

@@ -281,8 +281,8 @@ final class RunCommand implements Callable<Integer> {
         try {
             status = runner.run(commandBytes(), new Spawner.Environment(env), fd);
         } catch (Spawner.SpawnException e) {
-            throw new CliException(e.exitCode(), "cannot run " + LockNames.quote(command.get(0)) + ": " + e.getMessage()
-                    + (e.exitCode() == ExitCodes.NOT_FOUND ? " (not found in PATH)" : ""), e);
+            throw new CliException(e.exitCode(), "cannot run " + LockNames.quote(command.get(0)) + ": "
+                    + (e.exitCode() == ExitCodes.NOT_FOUND ? "not found in PATH (ENOENT)" : e.getMessage()), e);
         }
         if (runner.wasLost()) {
             return ExitCodes.LOCK_LOST;

@@ -1,5 +1,8 @@
 package dev.interlock.cli;
 
+import dev.interlock.file.internal.Errno;
+import dev.interlock.file.internal.LibcFiles;
+import dev.interlock.file.internal.LibcProcesses;
 import dev.interlock.internal.ProcessIdentity;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -92,23 +95,23 @@ final class Sentinel implements AutoCloseable {
      */
     static Sentinel start(long graceNanos, long keepIgnored) throws Spawner.SpawnException {
         int[] fds = new int[2];
-        if (Posix.pipe2(fds, Posix.O_CLOEXEC) != 0) {
-            int errno = Posix.errno();
-            throw new Spawner.SpawnException(errno, "pipe2 failed: " + Posix.strerror(errno));
+        if (LibcProcesses.pipe2(fds, LibcFiles.O_CLOEXEC) != 0) {
+            int errno = Errno.last();
+            throw new Spawner.SpawnException(errno, "pipe2 failed: " + Errno.describe(errno));
         }
         int pid;
         try {
             List<byte[]> argv = List.of(bytes("/bin/sh"), bytes("-c"), bytes(SCRIPT), bytes("interlock-sentinel"),
                     bytes(seconds(graceNanos)));
-            pid = Spawner.spawn(argv, Posix.environ(), 0, new int[][] {{fds[0], 0}}, 3, keepIgnored);
+            pid = Spawner.spawn(argv, LibcProcesses.environ(), 0, new int[][] {{fds[0], 0}}, 3, keepIgnored);
         } catch (Spawner.SpawnException | RuntimeException e) {
-            Posix.close(fds[1]);
+            LibcFiles.close(fds[1]);
             throw e;
         } finally {
-            Posix.close(fds[0]);
+            LibcFiles.close(fds[0]);
         }
         // A full pipe (a stopped sentinel) must never block the JVM: the line is then dropped.
-        Posix.fcntl(fds[1], Posix.F_SETFL, Posix.O_NONBLOCK);
+        LibcFiles.fcntl(fds[1], LibcFiles.F_SETFL, LibcFiles.O_NONBLOCK);
         // Our child cannot be reaped, so its pid cannot be reused, before we wait for it.
         long start = ProcessIdentity.startTicks(pid).orElse(-1);
         Sentinel s = new Sentinel(pid, start, fds[1]);
@@ -125,18 +128,18 @@ final class Sentinel implements AutoCloseable {
      * signalling the group can never reach an unrelated one.
      */
     private void reap() {
-        com.sun.jna.Memory info = new com.sun.jna.Memory(Posix.SIGINFO_SIZE);
+        com.sun.jna.Memory info = new com.sun.jna.Memory(LibcProcesses.SIGINFO_SIZE);
         while (true) {
             info.clear();
-            int r = Posix.waitid(Posix.P_PID, pid, info, Posix.WEXITED | Posix.WNOWAIT);
+            int r = LibcProcesses.waitid(LibcProcesses.P_PID, pid, info, LibcProcesses.WEXITED | LibcProcesses.WNOWAIT);
             if (r == 0) {
-                int code = info.getInt(Posix.SI_CODE);
-                int status = info.getInt(Posix.SI_STATUS);
+                int code = info.getInt(LibcProcesses.SI_CODE);
+                int status = info.getInt(LibcProcesses.SI_STATUS);
                 // As a wait status: exit code in bits 8..15, or the signal in bits 0..6.
-                exit.complete(code == Posix.CLD_EXITED ? (status & 0xff) << 8 : status & 0x7f);
+                exit.complete(code == LibcProcesses.CLD_EXITED ? (status & 0xff) << 8 : status & 0x7f);
                 return;
             }
-            if (Posix.errno() != Posix.EINTR) {
+            if (Errno.last() != Errno.EINTR) {
                 exit.complete(-1);
                 return;
             }
@@ -200,15 +203,15 @@ final class Sentinel implements AutoCloseable {
             return;
         }
         byte[] b = bytes(line);
-        long n = Posix.write(fd, b, b.length);
+        long n = LibcFiles.write(fd, b, b.length);
         if (n != b.length) {
-            log.debug("sentinel {} did not take '{}' (errno {})", pid, line.trim(), n < 0 ? Posix.errno() : 0);
+            log.debug("sentinel {} did not take '{}' ({})", pid, line.trim(), n < 0 ? Errno.describeLast() : "a short write");
         }
     }
 
     private void closePipe() {
         if (fd >= 0) {
-            Posix.close(fd);
+            LibcFiles.close(fd);
             fd = -1;
         }
     }
@@ -227,9 +230,9 @@ final class Sentinel implements AutoCloseable {
             reaped = true;
         }
         if (!exit.isDone()) {
-            Posix.kill(pid, Posix.SIGKILL); // it did not take 'done' in time; only it, never the group
+            LibcProcesses.kill(pid, LibcProcesses.SIGKILL); // it did not take 'done' in time; only it, never the group
         }
-        Posix.waitpid(pid, new int[1], 0);
+        LibcProcesses.waitpid(pid, new int[1], 0);
     }
 
     /** Seconds with millisecond precision, as sleep(1) of GNU coreutils and BusyBox take them. */

@@ -3,6 +3,8 @@ package dev.interlock.cli;
 import com.sun.jna.Memory;
 import com.sun.jna.Native;
 import com.sun.jna.Pointer;
+import dev.interlock.file.internal.Errno;
+import dev.interlock.file.internal.LibcProcesses;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -34,10 +36,10 @@ final class Spawner {
         }
 
         int exitCode() {
-            if (errno == Posix.ENOENT) {
+            if (errno == Errno.ENOENT) {
                 return ExitCodes.NOT_FOUND;
             }
-            if (errno == Posix.EACCES || errno == Posix.ENOEXEC || errno == Posix.EPERM) {
+            if (errno == Errno.EACCES || errno == Errno.ENOEXEC || errno == Errno.EPERM) {
                 return ExitCodes.CANNOT_EXECUTE;
             }
             return ExitCodes.OSERR;
@@ -75,21 +77,21 @@ final class Spawner {
      */
     static int spawn(List<byte[]> argv, Pointer envp, int pgroup, int[][] dups, int closeFrom, long keepIgnored)
             throws SpawnException {
-        Memory attr = Posix.opaque();
-        Memory actions = Posix.opaque();
-        Memory mask = Posix.opaque();
-        Memory defaults = Posix.opaque();
-        check(Posix.posix_spawnattr_init(attr), "posix_spawnattr_init");
+        Memory attr = LibcProcesses.opaque();
+        Memory actions = LibcProcesses.opaque();
+        Memory mask = LibcProcesses.opaque();
+        Memory defaults = LibcProcesses.opaque();
+        check(LibcProcesses.posix_spawnattr_init(attr), "posix_spawnattr_init");
         try {
-            check(Posix.posix_spawn_file_actions_init(actions), "posix_spawn_file_actions_init");
+            check(LibcProcesses.posix_spawn_file_actions_init(actions), "posix_spawn_file_actions_init");
             try {
-                check(Posix.posix_spawnattr_setflags(attr,
-                        (short) (Posix.POSIX_SPAWN_SETPGROUP | Posix.POSIX_SPAWN_SETSIGMASK | Posix.POSIX_SPAWN_SETSIGDEF)),
+                check(LibcProcesses.posix_spawnattr_setflags(attr,
+                        (short) (LibcProcesses.POSIX_SPAWN_SETPGROUP | LibcProcesses.POSIX_SPAWN_SETSIGMASK | LibcProcesses.POSIX_SPAWN_SETSIGDEF)),
                         "posix_spawnattr_setflags");
-                check(Posix.posix_spawnattr_setpgroup(attr, pgroup), "posix_spawnattr_setpgroup");
-                Posix.sigemptyset(mask);
-                check(Posix.posix_spawnattr_setsigmask(attr, mask), "posix_spawnattr_setsigmask");
-                Posix.sigfillset(defaults);
+                check(LibcProcesses.posix_spawnattr_setpgroup(attr, pgroup), "posix_spawnattr_setpgroup");
+                LibcProcesses.sigemptyset(mask);
+                check(LibcProcesses.posix_spawnattr_setsigmask(attr, mask), "posix_spawnattr_setsigmask");
+                LibcProcesses.sigfillset(defaults);
                 // glibc's sigfillset leaves out its two internal signals (32, 33), and its
                 // posix_spawn then sets them to SIG_IGN in the child, which exec keeps: the
                 // command would start with them ignored, unlike under a shell. Put them in by
@@ -98,15 +100,15 @@ final class Spawner {
                 long stayIgnored = keepIgnored & ~INTERNAL_SIGNALS;
                 for (int sig = 1; sig <= MAX_SIGNAL; sig++) {
                     if ((stayIgnored & (1L << (sig - 1))) != 0) {
-                        Posix.sigdelset(defaults, sig);
+                        LibcProcesses.sigdelset(defaults, sig);
                     }
                 }
-                check(Posix.posix_spawnattr_setsigdefault(attr, defaults), "posix_spawnattr_setsigdefault");
+                check(LibcProcesses.posix_spawnattr_setsigdefault(attr, defaults), "posix_spawnattr_setsigdefault");
                 for (int[] d : dups) {
                     // glibc >= 2.29 clears FD_CLOEXEC when from == to, so this also makes a descriptor inheritable.
-                    check(Posix.posix_spawn_file_actions_adddup2(actions, d[0], d[1]), "posix_spawn_file_actions_adddup2");
+                    check(LibcProcesses.posix_spawn_file_actions_adddup2(actions, d[0], d[1]), "posix_spawn_file_actions_adddup2");
                 }
-                if (closeFrom >= 0 && !Posix.addCloseFrom(actions, closeFrom)) {
+                if (closeFrom >= 0 && !LibcProcesses.addCloseFrom(actions, closeFrom)) {
                     // glibc < 2.34: the JVM's other descriptors are close-on-exec in the main; nothing more to do.
                     org.slf4j.LoggerFactory.getLogger(Spawner.class).debug("posix_spawn_file_actions_addclosefrom_np unavailable");
                 }
@@ -119,23 +121,23 @@ final class Spawner {
                 }
                 argvArray.setPointer((long) argv.size() * Native.POINTER_SIZE, null);
                 int[] pid = new int[1];
-                int rc = Posix.posix_spawnp(pid, keep.get(0), actions, attr, argvArray, envp);
+                int rc = LibcProcesses.posix_spawnp(pid, keep.get(0), actions, attr, argvArray, envp);
                 if (rc != 0) {
-                    throw new SpawnException(rc, Posix.strerror(rc));
+                    throw new SpawnException(rc, Errno.describe(rc));
                 }
                 keep.clear();
                 return pid[0];
             } finally {
-                Posix.posix_spawn_file_actions_destroy(actions);
+                LibcProcesses.posix_spawn_file_actions_destroy(actions);
             }
         } finally {
-            Posix.posix_spawnattr_destroy(attr);
+            LibcProcesses.posix_spawnattr_destroy(attr);
         }
     }
 
     private static void check(int rc, String what) throws SpawnException {
         if (rc != 0) {
-            throw new SpawnException(rc, what + " failed: " + Posix.strerror(rc));
+            throw new SpawnException(rc, what + " failed: " + Errno.describe(rc));
         }
     }
 
@@ -156,7 +158,7 @@ final class Spawner {
         private final List<Memory> keep = new ArrayList<>();
 
         Environment(List<byte[]> extra) {
-            Pointer environ = Posix.environ();
+            Pointer environ = LibcProcesses.environ();
             List<Pointer> entries = new ArrayList<>();
             for (int i = 0; environ != null; i++) {
                 Pointer p = environ.getPointer((long) i * Native.POINTER_SIZE);

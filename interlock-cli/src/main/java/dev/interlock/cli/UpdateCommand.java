@@ -4,6 +4,9 @@ import dev.interlock.Lease;
 import dev.interlock.LockBackendException;
 import dev.interlock.LockLostException;
 import dev.interlock.LockSpace;
+import dev.interlock.file.internal.Errno;
+import dev.interlock.file.internal.LibcFiles;
+import dev.interlock.file.internal.LibcProcesses;
 import dev.interlock.internal.LockNames;
 import java.io.PrintWriter;
 import java.nio.ByteBuffer;
@@ -141,10 +144,10 @@ final class UpdateCommand implements Callable<Integer> {
             if (content != null) {
                 stdin = content.fd();
             } else {
-                stdin = Posix.openat(Posix.AT_FDCWD, Posix.cpath("/dev/null".getBytes(StandardCharsets.US_ASCII)),
-                        Posix.O_RDONLY | Posix.O_CLOEXEC, 0);
+                stdin = LibcFiles.openat(LibcFiles.AT_FDCWD, LibcFiles.cstring("/dev/null".getBytes(StandardCharsets.US_ASCII)),
+                        LibcFiles.O_RDONLY | LibcFiles.O_CLOEXEC, 0);
                 if (stdin < 0) {
-                    throw new CliException(ExitCodes.OSERR, "cannot open /dev/null: " + Posix.strerror(Posix.errno()));
+                    throw new CliException(ExitCodes.OSERR, "cannot open /dev/null: " + Errno.describeLast());
                 }
             }
             for (String note : target.removeLeftovers()) {
@@ -171,10 +174,10 @@ final class UpdateCommand implements Callable<Integer> {
                 // stdin is FILE (or /dev/null), stdout the temporary file, stderr ours; nothing else.
                 child.start(commandBytes(), new Spawner.Environment(env), new int[][] {{stdin, 0}, {tmp.fd(), 1}});
             } catch (Spawner.SpawnException e) {
-                throw new CliException(e.exitCode(), "cannot run " + LockNames.quote(command.get(0)) + ": " + e.getMessage()
-                        + (e.exitCode() == ExitCodes.NOT_FOUND ? " (not found in PATH)" : "") + "; " + shown + " is unchanged", e);
+                throw new CliException(e.exitCode(), "cannot run " + LockNames.quote(command.get(0)) + ": "
+                        + (e.exitCode() == ExitCodes.NOT_FOUND ? "not found in PATH (ENOENT)" : e.getMessage()) + "; " + shown + " is unchanged", e);
             }
-            Posix.close(stdin);
+            LibcFiles.close(stdin);
             stdin = -1;
             int status = child.await();
             if (status != 0) {
@@ -208,13 +211,13 @@ final class UpdateCommand implements Callable<Integer> {
                 }
             }
             if (stdin >= 0) {
-                Posix.close(stdin);
+                LibcFiles.close(stdin);
             }
             if (tmp != null) {
                 if (!replaced) {
                     target.removeTemp(tmp);
                 }
-                Posix.close(tmp.fd());
+                LibcFiles.close(tmp.fd());
             }
         }
     }
@@ -228,7 +231,7 @@ final class UpdateCommand implements Callable<Integer> {
 
         void start(List<byte[]> argv, Spawner.Environment env, int[][] dups) throws Spawner.SpawnException {
             synchronized (this) {
-                pid = Spawner.spawn(argv, env.envp, Posix.getpgrp(), dups, 3, Spawner.ignoredAtStart());
+                pid = Spawner.spawn(argv, env.envp, LibcProcesses.getpgrp(), dups, 3, Spawner.ignoredAtStart());
             }
         }
 
@@ -239,21 +242,21 @@ final class UpdateCommand implements Callable<Integer> {
                 p = pid;
             }
             int[] st = new int[1];
-            while (Posix.waitpid(p, st, 0) == -1) {
-                int errno = Posix.errno();
-                if (errno != Posix.EINTR) {
-                    throw new IllegalStateException("waitpid(" + p + ") failed: " + Posix.strerror(errno));
+            while (LibcProcesses.waitpid(p, st, 0) == -1) {
+                int errno = Errno.last();
+                if (errno != Errno.EINTR) {
+                    throw new IllegalStateException("waitpid(" + p + ") failed: " + Errno.describe(errno));
                 }
             }
             synchronized (this) {
                 pid = -1; // reaped: the number may be reused, never signal it again
             }
-            return Posix.shellStatus(st[0]);
+            return ExitCodes.shellStatus(st[0]);
         }
 
         synchronized void terminate() {
             if (pid > 0) {
-                Posix.kill(pid, 15); // SIGTERM, the same number on every Linux architecture
+                LibcProcesses.kill(pid, 15); // SIGTERM, the same number on every Linux architecture
             }
         }
     }

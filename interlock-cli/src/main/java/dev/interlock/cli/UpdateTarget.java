@@ -1,8 +1,17 @@
 package dev.interlock.cli;
 
+import static dev.interlock.file.internal.LibcFiles.S_IFBLK;
+import static dev.interlock.file.internal.LibcFiles.S_IFCHR;
+import static dev.interlock.file.internal.LibcFiles.S_IFDIR;
+import static dev.interlock.file.internal.LibcFiles.S_IFIFO;
+import static dev.interlock.file.internal.LibcFiles.S_IFLNK;
+import static dev.interlock.file.internal.LibcFiles.S_IFMT;
+import static dev.interlock.file.internal.LibcFiles.S_IFREG;
+import static dev.interlock.file.internal.LibcFiles.S_IFSOCK;
+
+import dev.interlock.file.internal.Errno;
+import dev.interlock.file.internal.LibcFiles;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -41,14 +50,6 @@ final class UpdateTarget implements AutoCloseable {
     static final String TEMP_SUFFIX = ".tmp";
     private static final int HASH_HEX = 16;
     private static final int RANDOM_HEX = 16;
-    private static final int S_IFMT = 0170000;
-    private static final int S_IFREG = 0100000;
-    private static final int S_IFDIR = 0040000;
-    private static final int S_IFLNK = 0120000;
-    private static final int S_IFIFO = 0010000;
-    private static final int S_IFCHR = 0020000;
-    private static final int S_IFBLK = 0060000;
-    private static final int S_IFSOCK = 0140000;
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private final Object fdLock = new Object();
@@ -60,11 +61,8 @@ final class UpdateTarget implements AutoCloseable {
 
     /** What statx(2) says about a file: type and permission bits, owner, group, identity. */
     record Stat(int mode, int uid, int gid, long devMajor, long devMinor, long ino) {
-        static Stat of(byte[] b) {
-            ByteBuffer bb = ByteBuffer.wrap(b).order(ByteOrder.nativeOrder());
-            // struct statx: stx_uid @20, stx_gid @24, stx_mode @28 (u16), stx_ino @32, stx_dev_major @136, stx_dev_minor @140
-            return new Stat(bb.getShort(28) & 0xffff, bb.getInt(20), bb.getInt(24),
-                    bb.getInt(136) & 0xffffffffL, bb.getInt(140) & 0xffffffffL, bb.getLong(32));
+        static Stat of(LibcFiles.Statx st) {
+            return new Stat(st.mode(), st.uid(), st.gid(), st.devMajor(), st.devMinor(), st.ino());
         }
 
         int type() {
@@ -94,7 +92,7 @@ final class UpdateTarget implements AutoCloseable {
         this.dirfd = dirfd;
         this.dirPath = dirPath;
         this.name = name;
-        this.cname = Posix.cpath(name);
+        this.cname = LibcFiles.cstring(name);
         this.tempStem = (TEMP_PREFIX + HexFormat.of().formatHex(sha256(name), 0, HASH_HEX / 2) + ".")
                 .getBytes(StandardCharsets.US_ASCII);
     }
@@ -119,24 +117,24 @@ final class UpdateTarget implements AutoCloseable {
         if (Arrays.equals(last, new byte[] {'.'}) || Arrays.equals(last, new byte[] {'.', '.'})) {
             throw new CliException(ExitCodes.USAGE, "FILE " + shown + " is a directory; update replaces a file: name a file in it");
         }
-        int fd = Posix.openat(Posix.AT_FDCWD, Posix.cpath(parent), Posix.O_RDONLY | Posix.O_DIRECTORY | Posix.O_CLOEXEC, 0);
+        int fd = LibcFiles.openat(LibcFiles.AT_FDCWD, LibcFiles.cstring(parent), LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_CLOEXEC, 0);
         if (fd < 0) {
-            int errno = Posix.errno();
+            int errno = Errno.last();
             String dir = text(parent);
-            if (errno == Posix.ENOENT) {
+            if (errno == Errno.ENOENT) {
                 throw new CliException(ExitCodes.USAGE, "the directory of FILE, " + dir + ", does not exist; create it first");
             }
-            if (errno == Posix.ENOTDIR) {
+            if (errno == Errno.ENOTDIR) {
                 throw new CliException(ExitCodes.USAGE, "the directory of FILE, " + dir + ", is not a directory (or a path to it goes through a file)");
             }
-            throw new CliException(UpdateCommand.CANT_CREATE, "cannot open the directory of FILE, " + dir + ": " + Posix.strerror(errno)
+            throw new CliException(UpdateCommand.CANT_CREATE, "cannot open the directory of FILE, " + dir + ": " + Errno.describe(errno)
                     + "; FILE is unchanged");
         }
         try {
             fd = aboveStdio(fd);
             return new UpdateTarget(fd, realPath(fd, parent), last);
         } catch (RuntimeException e) {
-            Posix.close(fd);
+            LibcFiles.close(fd);
             throw e;
         }
     }
@@ -186,31 +184,31 @@ final class UpdateTarget implements AutoCloseable {
             return null;
         }
         refuseUnlessRegular(st);
-        int fd = Posix.openat(dirfd, cname, Posix.O_RDONLY | Posix.O_NOFOLLOW | Posix.O_NONBLOCK | Posix.O_NOCTTY | Posix.O_CLOEXEC, 0);
+        int fd = LibcFiles.openat(dirfd, cname, LibcFiles.O_RDONLY | LibcFiles.O_NOFOLLOW | LibcFiles.O_NONBLOCK | LibcFiles.O_NOCTTY | LibcFiles.O_CLOEXEC, 0);
         if (fd < 0) {
-            int errno = Posix.errno();
-            if (errno == Posix.ENOENT) {
+            int errno = Errno.last();
+            if (errno == Errno.ENOENT) {
                 return null; // removed a moment ago by someone not using the lock: as if absent
             }
-            if (errno == Posix.ELOOP || errno == Posix.ENXIO) {
+            if (errno == Errno.ELOOP || errno == Errno.ENXIO) {
                 Stat now = lstat(cname, path()); // replaced by a link or a socket since the check
                 if (now != null) {
                     refuseUnlessRegular(now);
                 }
             }
-            throw new CliException(UpdateCommand.CANT_CREATE, "cannot read " + path() + ": " + Posix.strerror(errno) + "; it is unchanged");
+            throw new CliException(UpdateCommand.CANT_CREATE, "cannot read " + path() + ": " + Errno.describe(errno) + "; it is unchanged");
         }
         try {
             fd = aboveStdio(fd);
             Stat opened = fstat(fd, path());
             refuseUnlessRegular(opened);
-            int flags = Posix.fcntl(fd, Posix.F_GETFL, 0);
+            int flags = LibcFiles.fcntl(fd, LibcFiles.F_GETFL, 0);
             if (flags >= 0) {
-                Posix.fcntl(fd, Posix.F_SETFL, flags & ~Posix.O_NONBLOCK); // COMMAND gets an ordinary stdin
+                LibcFiles.fcntl(fd, LibcFiles.F_SETFL, flags & ~LibcFiles.O_NONBLOCK); // COMMAND gets an ordinary stdin
             }
             return new Opened(fd, opened);
         } catch (RuntimeException e) {
-            Posix.close(fd);
+            LibcFiles.close(fd);
             throw e;
         }
     }
@@ -225,58 +223,27 @@ final class UpdateTarget implements AutoCloseable {
     List<String> removeLeftovers() {
         List<String> notes = new ArrayList<>();
         List<byte[]> candidates = new ArrayList<>();
-        int fd = Posix.openat(dirfd, new byte[] {'.', 0}, Posix.O_RDONLY | Posix.O_DIRECTORY | Posix.O_CLOEXEC, 0);
-        if (fd < 0) {
-            notes.add("warning: cannot list " + directory() + " for leftover temporary files: " + Posix.strerror(Posix.errno()));
+        List<LibcFiles.DirEntry> entries = LibcFiles.readDirectory(dirfd);
+        if (entries == null) {
+            notes.add("warning: cannot list " + directory() + " for leftover temporary files: " + Errno.describeLast());
             return notes;
         }
-        try {
-            byte[] buf = new byte[32 * 1024];
-            while (true) {
-                long n;
-                try {
-                    n = Posix.getdents64(fd, buf, buf.length);
-                } catch (UnsatisfiedLinkError e) {
-                    notes.add("warning: cannot look for leftover temporary files in " + directory() + ": this libc has no getdents64");
-                    break;
-                }
-                if (n <= 0) {
-                    if (n < 0) {
-                        notes.add("warning: cannot list " + directory() + " for leftover temporary files: " + Posix.strerror(Posix.errno()));
-                    }
-                    break;
-                }
-                ByteBuffer bb = ByteBuffer.wrap(buf, 0, (int) n).order(ByteOrder.nativeOrder());
-                int off = 0;
-                while (off < n) {
-                    // struct linux_dirent64: d_ino(8) d_off(8) d_reclen(2) d_type(1) d_name[] (NUL-terminated)
-                    int reclen = bb.getShort(off + 16) & 0xffff;
-                    int start = off + 19;
-                    int end = start;
-                    while (end < off + reclen && buf[end] != 0) {
-                        end++;
-                    }
-                    byte[] entry = Arrays.copyOfRange(buf, start, end);
-                    if (isOurTemp(entry)) {
-                        candidates.add(entry);
-                    }
-                    off += reclen;
-                }
+        for (LibcFiles.DirEntry e : entries) {
+            if (isOurTemp(e.name())) {
+                candidates.add(e.name());
             }
-        } finally {
-            Posix.close(fd);
         }
         for (byte[] entry : candidates) {
-            byte[] c = Posix.cpath(entry);
+            byte[] c = LibcFiles.cstring(entry);
             Stat st = lstat(c, text(entry));
             if (st == null || !st.isRegular()) {
                 continue; // not something we made: a link or directory is left alone
             }
-            if (Posix.unlinkat(dirfd, c, 0) == 0) {
+            if (LibcFiles.unlinkat(dirfd, c, 0) == 0) {
                 notes.add("removed " + text(entry) + " in " + directory() + ", left by an update of "
                         + text(name) + " that was interrupted");
-            } else if (Posix.errno() != Posix.ENOENT) {
-                notes.add("warning: cannot remove " + text(entry) + " in " + directory() + ": " + Posix.strerror(Posix.errno()));
+            } else if (Errno.last() != Errno.ENOENT) {
+                notes.add("warning: cannot remove " + text(entry) + " in " + directory() + ": " + Errno.describeLast());
             }
         }
         return notes;
@@ -313,11 +280,11 @@ final class UpdateTarget implements AutoCloseable {
             byte[] random = new byte[RANDOM_HEX / 2];
             RANDOM.nextBytes(random);
             tmpName = concat(tempStem, (HexFormat.of().formatHex(random) + TEMP_SUFFIX).getBytes(StandardCharsets.US_ASCII));
-            fd = Posix.openat(dirfd, Posix.cpath(tmpName),
-                    Posix.O_WRONLY | Posix.O_CREAT | Posix.O_EXCL | Posix.O_NOFOLLOW | Posix.O_CLOEXEC, 0600);
-            if (fd < 0 && Posix.errno() != Posix.EEXIST) {
+            fd = LibcFiles.openat(dirfd, LibcFiles.cstring(tmpName),
+                    LibcFiles.O_WRONLY | LibcFiles.O_CREAT | LibcFiles.O_EXCL | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0600);
+            if (fd < 0 && Errno.last() != Errno.EEXIST) {
                 throw new CliException(UpdateCommand.CANT_CREATE, "cannot create a temporary file in " + directory() + ": "
-                        + Posix.strerror(Posix.errno()) + "; " + path() + " is unchanged");
+                        + Errno.describeLast() + "; " + path() + " is unchanged");
             }
         }
         if (fd < 0) {
@@ -329,16 +296,16 @@ final class UpdateTarget implements AutoCloseable {
             fd = aboveStdio(fd);
             made = new Temp(tmpName, fd, fstat(fd, text(tmpName)));
             if (like != null) {
-                if (Posix.fchown(fd, like.uid(), like.gid()) != 0) {
-                    int errno = Posix.errno();
-                    if (errno == Posix.EPERM) {
+                if (LibcFiles.fchown(fd, like.uid(), like.gid()) != 0) {
+                    int errno = Errno.last();
+                    if (errno == Errno.EPERM) {
                         throw new CliException(UpdateCommand.CANT_CREATE, path() + " belongs to " + Ids.user(like.uid()) + " and group "
                                 + Ids.group(like.gid()) + "; running as " + Ids.user(Ids.effectiveUid())
                                 + ", update cannot give the new content that owner and group, and will not change"
                                 + " them: run it as the file's owner (in its group) or as root. " + path() + " is unchanged");
                     }
                     throw new CliException(UpdateCommand.CANT_CREATE, "cannot give the temporary file " + text(tmpName) + " the owner of "
-                            + path() + ": " + Posix.strerror(errno) + "; it is unchanged");
+                            + path() + ": " + Errno.describe(errno) + "; it is unchanged");
                 }
                 chmod(fd, like.mode() & 07777, tmpName);
             } else {
@@ -349,17 +316,17 @@ final class UpdateTarget implements AutoCloseable {
             if (made != null) {
                 removeTemp(made);
             } else {
-                Posix.unlinkat(dirfd, Posix.cpath(tmpName), 0);
+                LibcFiles.unlinkat(dirfd, LibcFiles.cstring(tmpName), 0);
             }
-            Posix.close(fd);
+            LibcFiles.close(fd);
             throw e;
         }
     }
 
     private void chmod(int fd, int mode, byte[] tmpName) {
-        if (Posix.fchmod(fd, mode) != 0) {
+        if (LibcFiles.fchmod(fd, mode) != 0) {
             throw new CliException(UpdateCommand.CANT_CREATE, "cannot set the mode of the temporary file " + text(tmpName) + " to "
-                    + String.format("%04o", mode) + ": " + Posix.strerror(Posix.errno()) + "; " + path() + " is unchanged");
+                    + String.format("%04o", mode) + ": " + Errno.describeLast() + "; " + path() + " is unchanged");
         }
     }
 
@@ -372,22 +339,22 @@ final class UpdateTarget implements AutoCloseable {
      * @throws CliException 73 if the file cannot be flushed or renamed, or the temporary name no longer holds it
      */
     boolean commit(Temp t) {
-        if (Posix.fsync(t.fd()) != 0) {
+        if (LibcFiles.fsync(t.fd()) != 0) {
             throw new CliException(UpdateCommand.CANT_CREATE, "cannot flush the temporary file " + t.shown() + " to disk: "
-                    + Posix.strerror(Posix.errno()) + "; " + path() + " is unchanged");
+                    + Errno.describeLast() + "; " + path() + " is unchanged");
         }
-        byte[] ctmp = Posix.cpath(t.name());
+        byte[] ctmp = LibcFiles.cstring(t.name());
         Stat there = lstat(ctmp, t.shown());
         if (!t.stat().sameFile(there)) {
             throw new CliException(UpdateCommand.CANT_CREATE, "the temporary file " + t.shown() + " in " + directory()
                     + " was removed or replaced while COMMAND ran (by someone else who can write that directory, or by an"
                     + " update of the same file under another lock name); " + path() + " is unchanged");
         }
-        if (Posix.renameat(dirfd, ctmp, dirfd, cname) != 0) {
+        if (LibcFiles.renameat(dirfd, ctmp, dirfd, cname) != 0) {
             throw new CliException(UpdateCommand.CANT_CREATE, "cannot rename " + t.shown() + " over " + path() + ": "
-                    + Posix.strerror(Posix.errno()) + "; it is unchanged");
+                    + Errno.describeLast() + "; it is unchanged");
         }
-        Posix.fsync(dirfd); // some file systems cannot flush a directory (EINVAL); the rename is done either way
+        LibcFiles.fsync(dirfd); // some file systems cannot flush a directory (EINVAL); the rename is done either way
         return t.stat().sameFile(lstat(cname, path()));
     }
 
@@ -397,9 +364,9 @@ final class UpdateTarget implements AutoCloseable {
             if (dirfd < 0) {
                 return false;
             }
-            byte[] ctmp = Posix.cpath(t.name());
+            byte[] ctmp = LibcFiles.cstring(t.name());
             Stat there = lstatOrNull(ctmp);
-            return t.stat().sameFile(there) && Posix.unlinkat(dirfd, ctmp, 0) == 0;
+            return t.stat().sameFile(there) && LibcFiles.unlinkat(dirfd, ctmp, 0) == 0;
         }
     }
 
@@ -407,38 +374,38 @@ final class UpdateTarget implements AutoCloseable {
     public void close() {
         synchronized (fdLock) {
             if (dirfd >= 0) {
-                Posix.close(dirfd);
+                LibcFiles.close(dirfd);
                 dirfd = -1;
             }
         }
     }
 
     private Stat lstat(byte[] cpath, String shown) {
-        byte[] buf = new byte[256];
-        if (Posix.statx(dirfd, cpath, Posix.AT_SYMLINK_NOFOLLOW, Posix.STATX_BASIC_STATS, buf) != 0) {
-            int errno = Posix.errno();
-            if (errno == Posix.ENOENT) {
+        LibcFiles.Statx st = LibcFiles.lstatAt(dirfd, cpath);
+        if (st == null) {
+            int errno = Errno.last();
+            if (errno == Errno.ENOENT) {
                 return null;
             }
-            if (errno == Posix.ENAMETOOLONG) {
+            if (errno == Errno.ENAMETOOLONG) {
                 throw new CliException(ExitCodes.USAGE, "FILE " + shown + ": the name is too long for the file system");
             }
-            throw new CliException(UpdateCommand.CANT_CREATE, "cannot look at " + shown + ": " + Posix.strerror(errno));
+            throw new CliException(UpdateCommand.CANT_CREATE, "cannot look at " + shown + ": " + Errno.describe(errno));
         }
-        return Stat.of(buf);
+        return Stat.of(st);
     }
 
     private Stat lstatOrNull(byte[] cpath) {
-        byte[] buf = new byte[256];
-        return Posix.statx(dirfd, cpath, Posix.AT_SYMLINK_NOFOLLOW, Posix.STATX_BASIC_STATS, buf) == 0 ? Stat.of(buf) : null;
+        LibcFiles.Statx st = LibcFiles.lstatAt(dirfd, cpath);
+        return st == null ? null : Stat.of(st);
     }
 
     private static Stat fstat(int fd, String shown) {
-        byte[] buf = new byte[256];
-        if (Posix.statx(fd, new byte[] {0}, Posix.AT_EMPTY_PATH, Posix.STATX_BASIC_STATS, buf) != 0) {
-            throw new CliException(UpdateCommand.CANT_CREATE, "cannot look at " + shown + ": " + Posix.strerror(Posix.errno()));
+        LibcFiles.Statx st = LibcFiles.fstat(fd);
+        if (st == null) {
+            throw new CliException(UpdateCommand.CANT_CREATE, "cannot look at " + shown + ": " + Errno.describeLast());
         }
-        return Stat.of(buf);
+        return Stat.of(st);
     }
 
     private void refuseUnlessRegular(Stat st) {
@@ -463,7 +430,7 @@ final class UpdateTarget implements AutoCloseable {
      */
     private CliException symlink() {
         byte[] buf = new byte[4096];
-        long n = Posix.readlinkat(dirfd, cname, buf, buf.length);
+        long n = LibcFiles.readlinkat(dirfd, cname, buf, buf.length);
         if (n < 0) {
             return new CliException(ExitCodes.USAGE, "FILE " + path() + " is a symbolic link; update does not follow links"
                     + " (whoever can write " + directory() + " could redirect it): pass the path of the file it points to");
@@ -494,11 +461,11 @@ final class UpdateTarget implements AutoCloseable {
     /** The directory's real path, read from its descriptor: what the kernel resolved, links and '..' included. */
     private static byte[] realPath(int fd, byte[] typed) {
         byte[] buf = new byte[4096];
-        byte[] proc = Posix.cpath(("/proc/self/fd/" + fd).getBytes(StandardCharsets.US_ASCII));
-        long n = Posix.readlinkat(Posix.AT_FDCWD, proc, buf, buf.length);
+        byte[] proc = LibcFiles.cstring(("/proc/self/fd/" + fd).getBytes(StandardCharsets.US_ASCII));
+        long n = LibcFiles.readlinkat(LibcFiles.AT_FDCWD, proc, buf, buf.length);
         if (n <= 0 || buf[0] != '/') {
             throw new CliException(ExitCodes.OSERR, "cannot read the real path of " + text(typed) + " from /proc/self/fd"
-                    + (n < 0 ? " (" + Posix.strerror(Posix.errno()) + ")" : "") + "; update needs /proc mounted");
+                    + (n < 0 ? ": " + Errno.describeLast() : "") + "; update needs /proc mounted");
         }
         return Arrays.copyOf(buf, (int) n);
     }
@@ -508,11 +475,11 @@ final class UpdateTarget implements AutoCloseable {
         if (fd > 2) {
             return fd;
         }
-        int moved = Posix.fcntl(fd, Posix.F_DUPFD_CLOEXEC, 3);
-        int errno = Posix.errno();
-        Posix.close(fd);
+        int moved = LibcFiles.fcntl(fd, LibcFiles.F_DUPFD_CLOEXEC, 3);
+        int errno = Errno.last();
+        LibcFiles.close(fd);
         if (moved < 0) {
-            throw new CliException(ExitCodes.OSERR, "cannot duplicate a descriptor: " + Posix.strerror(errno));
+            throw new CliException(ExitCodes.OSERR, "cannot duplicate a descriptor: " + Errno.describe(errno));
         }
         return moved;
     }

@@ -9,6 +9,8 @@ import dev.interlock.file.dir.DirEntries.Gate;
 import dev.interlock.file.dir.DirEntries.Holder;
 import dev.interlock.file.dir.DirEntries.Reader;
 import dev.interlock.file.dir.DirEntries.Waiter;
+import dev.interlock.file.internal.InotifyWatcher;
+import dev.interlock.file.internal.Waker;
 import dev.interlock.internal.LockNames;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
@@ -50,7 +52,9 @@ final class DirAttempt implements Attempt {
     private final DirLockBackend backend;
     private final DirLockDir dir;
     private final AcquireSpec spec;
-    private DirWatcher.Watch watch;
+    /** Woken by the process's inotify watcher when the lock directory changes; made at the first wait. */
+    private Waker waker;
+    private InotifyWatcher.Watch watch;
     private boolean watchTried;
     private boolean firstTry = true;
     private final Holder me;
@@ -99,7 +103,7 @@ final class DirAttempt implements Attempt {
 
     @Override
     public Optional<Grant> tryAcquire() {
-        versionAtTry = watch != null ? watch.version() : 0;
+        versionAtTry = waker != null ? waker.seq() : 0;
         long now = backend.ticker.read();
         boolean fast = firstTry;
         firstTry = false;
@@ -445,7 +449,8 @@ final class DirAttempt implements Attempt {
             // Watch from now on; a change between the last try and this moment would be missed,
             // so return at once and let the next try look (a spurious return is allowed).
             watchTried = true;
-            watch = backend.watch(dir);
+            waker = new Waker();
+            watch = backend.watch(dir, waker);
             if (watch != null) {
                 return;
             }
@@ -460,13 +465,18 @@ final class DirAttempt implements Attempt {
             slice = Math.min(slice, Math.max(TimeUnit.MILLISECONDS.toNanos(1), queuedAt + queueLeaseNanos / 3 - now));
         }
         if (watch != null) {
-            watch.awaitChange(versionAtTry, slice);
+            waker.awaitChange(versionAtTry, slice);
         } else {
             TimeUnit.NANOSECONDS.sleep(slice);
         }
         if (Thread.interrupted()) {
             throw new InterruptedException(backend.description() + " - interrupted while waiting for " + LockNames.quote(spec.name()));
         }
+    }
+
+    /** How many times inotify woke this attempt; for tests. */
+    long wakeups() {
+        return waker == null ? 0 : waker.seq();
     }
 
     @Override
@@ -491,7 +501,10 @@ final class DirAttempt implements Attempt {
         } catch (LockBackendException e) {
             log.warn("{} - '{}': cleaning up an attempt failed: {}", backend.description(), spec.name(), e.getMessage());
         } finally {
-            backend.unwatch(watch);
+            if (watch != null) {
+                watch.close();
+                watch = null;
+            }
             if (!granted) {
                 dir.close();
             }

@@ -1,6 +1,5 @@
 package dev.interlock.file.dir;
 
-import com.sun.jna.LastErrorException;
 import dev.interlock.HolderInfo;
 import dev.interlock.LockBackendException;
 import dev.interlock.LockInfo;
@@ -9,6 +8,12 @@ import dev.interlock.Ticker;
 import dev.interlock.file.dir.DirEntries.Beat;
 import dev.interlock.file.dir.DirEntries.Gate;
 import dev.interlock.file.dir.DirEntries.Reader;
+import dev.interlock.file.internal.Errno;
+import dev.interlock.file.internal.ErrnoException;
+import dev.interlock.file.internal.InotifyWatcher;
+import dev.interlock.file.internal.LibcEvents;
+import dev.interlock.file.internal.LibcFiles;
+import dev.interlock.file.internal.Waker;
 import dev.interlock.internal.LockNames;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
@@ -52,6 +57,9 @@ final class DirLockBackend implements LockBackend {
     static final String NAME_RECORD = "name";
     static final String MARKER = ".interlock-dir";
     static final String MARKER_TEXT = "interlock-dir " + DirEntries.FORMAT + "\n";
+    /** Any entry created, removed or renamed in a lock directory, or the directory itself moved or removed. */
+    private static final int WATCH_MASK = LibcEvents.IN_CREATE | LibcEvents.IN_DELETE | LibcEvents.IN_MOVED_FROM
+            | LibcEvents.IN_MOVED_TO | LibcEvents.IN_DELETE_SELF | LibcEvents.IN_MOVE_SELF | LibcEvents.IN_ONLYDIR;
 
     private final String description;
     final Path root;
@@ -68,9 +76,6 @@ final class DirLockBackend implements LockBackend {
     final Clock clock;
     final long pollNanos;
     final DirSelf self;
-    /** Created at the first wait, so spaces that never wait have no thread and close at once. */
-    private DirWatcher watcher;
-    private boolean watcherTried;
     private final Set<String> warnedForeign = ConcurrentHashMap.newKeySet();
     private final Set<String> verifiedHashed = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
@@ -82,20 +87,20 @@ final class DirLockBackend implements LockBackend {
     /** One opening of the root directory: its descriptor and the identity of what it names. */
     static final class Root {
         final int fd;
-        final Posix.FileId id;
+        final LibcFiles.Statx id;
         /** True once the marker is there (made or checked) and the permissions were looked at: the root may be written. */
         volatile boolean prepared;
         /** True once an existing marker was read and found right. */
         volatile boolean markerChecked;
 
-        Root(int fd, Posix.FileId id) {
+        Root(int fd, LibcFiles.Statx id) {
             this.fd = fd;
             this.id = id;
         }
     }
 
     DirLockBackend(BackendConfig config, Path root, long pollNanos) {
-        Posix.requireAvailable();
+        DirIo.requireAvailable();
         this.description = "dir:" + root;
         this.root = root;
         this.ticker = config.ticker();
@@ -144,7 +149,7 @@ final class DirLockBackend implements LockBackend {
         int rootFd = r.fd;
         for (int i = 0; i < 3; i++) {
             try {
-                byte[] b = Posix.readFile(rootFd, MARKER, 256);
+                byte[] b = DirIo.readFile(rootFd, MARKER, 256);
                 String text = new String(b, StandardCharsets.UTF_8);
                 if (text.equals(MARKER_TEXT)) {
                     r.markerChecked = true;
@@ -156,8 +161,8 @@ final class DirLockBackend implements LockBackend {
                 }
                 throw new LockBackendException(description, null, description + " - " + MARKER
                         + " is not an Interlock format marker (" + b.length + " bytes); is this the right directory?", null);
-            } catch (LastErrorException e) {
-                if (e.getErrorCode() != Posix.ENOENT) {
+            } catch (ErrnoException e) {
+                if (e.errno() != Errno.ENOENT) {
                     throw failure(null, "reading " + MARKER + " failed", e);
                 }
             }
@@ -167,28 +172,28 @@ final class DirLockBackend implements LockBackend {
             // Publish the marker complete: write a temporary file, then link it to the fixed name.
             String tmp = MARKER + "." + nonce();
             try {
-                int f = Posix.openat(rootFd, tmp, Posix.O_WRONLY | Posix.O_CREAT | Posix.O_EXCL | Posix.O_NOFOLLOW | Posix.O_CLOEXEC, 0444);
+                int f = DirIo.openat(rootFd, tmp, LibcFiles.O_WRONLY | LibcFiles.O_CREAT | LibcFiles.O_EXCL | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0444);
                 try {
-                    Posix.writeFully(f, MARKER_TEXT.getBytes(StandardCharsets.UTF_8));
+                    DirIo.writeFully(f, MARKER_TEXT.getBytes(StandardCharsets.UTF_8));
                 } finally {
-                    Posix.close(f);
+                    DirIo.close(f);
                 }
                 try {
-                    Posix.linkat(rootFd, tmp, rootFd, MARKER, 0);
-                } catch (LastErrorException e) {
-                    if (e.getErrorCode() != Posix.EEXIST) {
+                    DirIo.linkat(rootFd, tmp, rootFd, MARKER, 0);
+                } catch (ErrnoException e) {
+                    if (e.errno() != Errno.EEXIST) {
                         throw e;
                     }
                 }
-            } catch (LastErrorException e) {
-                if (e.getErrorCode() == Posix.EROFS) {
+            } catch (ErrnoException e) {
+                if (e.errno() == Errno.EROFS) {
                     throw failure(null, "the lock directory is on a read-only file system and has no " + MARKER + " yet", e);
                 }
                 throw failure(null, "creating " + MARKER + " failed", e);
             } finally {
                 try {
-                    Posix.unlinkat(rootFd, tmp, 0);
-                } catch (LastErrorException ignored) {
+                    DirIo.unlinkat(rootFd, tmp, 0);
+                } catch (ErrnoException ignored) {
                     // not created
                 }
             }
@@ -207,31 +212,31 @@ final class DirLockBackend implements LockBackend {
     private Root openRoot() {
         int fd;
         try {
-            fd = Posix.openat(Posix.AT_FDCWD, root.toString(), Posix.O_RDONLY | Posix.O_DIRECTORY | Posix.O_CLOEXEC, 0);
-        } catch (LastErrorException e) {
-            if (e.getErrorCode() == Posix.ENOENT) {
+            fd = DirIo.openat(LibcFiles.AT_FDCWD, root.toString(), LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_CLOEXEC, 0);
+        } catch (ErrnoException e) {
+            if (e.errno() == Errno.ENOENT) {
                 return null;
             }
-            if (e.getErrorCode() == Posix.ENOTDIR) {
+            if (e.errno() == Errno.ENOTDIR) {
                 throw new LockBackendException(description, null, description + " - " + root
                         + " is not a directory (or a part of the path is a file); give the path of a lock directory", e);
             }
             throw failure(null, "cannot open the lock directory", e);
         }
         try {
-            return new Root(fd, Posix.fstat(fd));
-        } catch (LastErrorException e) {
-            Posix.close(fd);
+            return new Root(fd, DirIo.fstat(fd));
+        } catch (ErrnoException e) {
+            DirIo.close(fd);
             throw failure(null, "cannot read the identity of the lock directory", e);
         }
     }
 
     /** The identity of what the root path names now (following links), or null if nothing. */
-    Posix.FileId rootIdentityNow() {
+    LibcFiles.Statx rootIdentityNow() {
         try {
-            return Posix.statx(Posix.AT_FDCWD, root.toString(), 0);
-        } catch (LastErrorException e) {
-            if (e.getErrorCode() == Posix.ENOENT || e.getErrorCode() == Posix.ENOTDIR) {
+            return DirIo.statx(LibcFiles.AT_FDCWD, root.toString(), 0);
+        } catch (ErrnoException e) {
+            if (e.errno() == Errno.ENOENT || e.errno() == Errno.ENOTDIR) {
                 return null;
             }
             throw failure(null, "looking up the lock directory " + root + " failed", e);
@@ -247,7 +252,7 @@ final class DirLockBackend implements LockBackend {
     Root root(boolean create) {
         checkOpen();
         Root r = rootDir;
-        Posix.FileId now = rootIdentityNow();
+        LibcFiles.Statx now = rootIdentityNow();
         if (r != null && now != null && r.id.sameFile(now) && (r.prepared || !create && r.markerChecked)) {
             return r;
         }
@@ -364,12 +369,12 @@ final class DirLockBackend implements LockBackend {
         String dirName = DirNames.encode(name);
         for (int i = 0; i < 5; i++) {
             try {
-                int fd = Posix.openat(r.fd, dirName, Posix.O_RDONLY | Posix.O_DIRECTORY | Posix.O_NOFOLLOW | Posix.O_CLOEXEC, 0);
-                Posix.FileId id;
+                int fd = DirIo.openat(r.fd, dirName, LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0);
+                LibcFiles.Statx id;
                 try {
-                    id = Posix.fstat(fd);
-                } catch (LastErrorException e) {
-                    Posix.close(fd);
+                    id = DirIo.fstat(fd);
+                } catch (ErrnoException e) {
+                    DirIo.close(fd);
                     throw failure(name, "reading the identity of the lock directory " + dirName + " failed", e);
                 }
                 DirLockDir d = new DirLockDir(this, r, name, dirName, fd, id);
@@ -377,12 +382,12 @@ final class DirLockBackend implements LockBackend {
                     verifyNameRecord(d, fd);
                 }
                 return Optional.of(d);
-            } catch (LastErrorException e) {
-                if (e.getErrorCode() == Posix.ELOOP || e.getErrorCode() == Posix.ENOTDIR) {
+            } catch (ErrnoException e) {
+                if (e.errno() == Errno.ELOOP || e.errno() == Errno.ENOTDIR) {
                     throw new LockBackendException(description, name, description + " - " + LockNames.quote(name) + ": " + dirName
                             + " is a symbolic link or a file, not a lock directory; it was not made by Interlock (remove it)", e);
                 }
-                if (e.getErrorCode() != Posix.ENOENT) {
+                if (e.errno() != Errno.ENOENT) {
                     throw failure(name, "opening the lock directory " + dirName + " failed", e);
                 }
                 if (!create) {
@@ -398,8 +403,8 @@ final class DirLockBackend implements LockBackend {
     private void verifyNameRecord(DirLockDir d, int fd) {
         String recorded;
         try {
-            recorded = parseNameRecord(Posix.readFile(fd, NAME_RECORD, 16 * 1024)).orElse(null);
-        } catch (LastErrorException e) {
+            recorded = parseNameRecord(DirIo.readFile(fd, NAME_RECORD, 16 * 1024)).orElse(null);
+        } catch (ErrnoException e) {
             recorded = null;
         }
         if (!d.name.equals(recorded)) {
@@ -427,40 +432,40 @@ final class DirLockBackend implements LockBackend {
     private void createLockDir(int rootFd, String name, String dirName) {
         String tmp = ".init." + nonce();
         try {
-            Posix.mkdirat(rootFd, tmp, 0700);
+            DirIo.mkdirat(rootFd, tmp, 0700);
             // Lock directories get the root's permissions whatever this process's umask, so that every
             // user who may use the root may also rename the gate inside (no sticky bit: it would stop that).
-            int rootMode = Posix.lstatMode(rootFd, ".");
-            Posix.fchmodat(rootFd, tmp, rootMode & 02777, 0);
-        } catch (LastErrorException e) {
+            int rootMode = DirIo.lstatMode(rootFd, ".");
+            DirIo.fchmodat(rootFd, tmp, rootMode & 02777, 0);
+        } catch (ErrnoException e) {
             throw failure(name, "creating the lock directory failed", e);
         }
         boolean moved = false;
         try {
-            int tfd = Posix.openat(rootFd, tmp, Posix.O_RDONLY | Posix.O_DIRECTORY | Posix.O_NOFOLLOW | Posix.O_CLOEXEC, 0);
+            int tfd = DirIo.openat(rootFd, tmp, LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0);
             try {
-                int f = Posix.openat(tfd, NAME_RECORD, Posix.O_WRONLY | Posix.O_CREAT | Posix.O_EXCL | Posix.O_NOFOLLOW | Posix.O_CLOEXEC, 0444);
+                int f = DirIo.openat(tfd, NAME_RECORD, LibcFiles.O_WRONLY | LibcFiles.O_CREAT | LibcFiles.O_EXCL | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0444);
                 try {
-                    Posix.writeFully(f, ("interlock-dir " + DirEntries.FORMAT + "\nname " + DirNames.recordEscape(name) + "\n")
+                    DirIo.writeFully(f, ("interlock-dir " + DirEntries.FORMAT + "\nname " + DirNames.recordEscape(name) + "\n")
                             .getBytes(StandardCharsets.UTF_8));
                 } finally {
-                    Posix.close(f);
+                    DirIo.close(f);
                 }
-                int g = Posix.openat(tfd, Gate.free(0, 0, nonce()), Posix.O_WRONLY | Posix.O_CREAT | Posix.O_EXCL | Posix.O_NOFOLLOW | Posix.O_CLOEXEC, 0444);
-                Posix.close(g);
+                int g = DirIo.openat(tfd, Gate.free(0, 0, nonce()), LibcFiles.O_WRONLY | LibcFiles.O_CREAT | LibcFiles.O_EXCL | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0444);
+                DirIo.close(g);
             } finally {
-                Posix.close(tfd);
+                DirIo.close(tfd);
             }
             try {
-                Posix.renameat(rootFd, tmp, rootFd, dirName);
+                DirIo.renameat(rootFd, tmp, rootFd, dirName);
                 moved = true;
                 log.debug("{} - created lock directory {} for '{}'", description, dirName, name);
-            } catch (LastErrorException e) {
-                if (e.getErrorCode() != Posix.EEXIST && e.getErrorCode() != Posix.ENOTEMPTY && e.getErrorCode() != Posix.ENOENT) {
+            } catch (ErrnoException e) {
+                if (e.errno() != Errno.EEXIST && e.errno() != Errno.ENOTEMPTY && e.errno() != Errno.ENOENT) {
                     throw e;
                 }
             }
-        } catch (LastErrorException e) {
+        } catch (ErrnoException e) {
             throw failure(name, "creating the lock directory failed", e);
         } finally {
             if (!moved) {
@@ -471,18 +476,18 @@ final class DirLockBackend implements LockBackend {
 
     private void removeTempDir(int rootFd, String tmp) {
         try {
-            int tfd = Posix.openat(rootFd, tmp, Posix.O_RDONLY | Posix.O_DIRECTORY | Posix.O_NOFOLLOW | Posix.O_CLOEXEC, 0);
+            int tfd = DirIo.openat(rootFd, tmp, LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0);
             try {
-                for (Posix.DirEntry e : Posix.list(tfd)) {
-                    Posix.unlinkat(tfd, e.name(), 0);
+                for (DirIo.Entry e : DirIo.list(tfd)) {
+                    DirIo.unlinkat(tfd, e.name(), 0);
                 }
             } finally {
-                Posix.close(tfd);
+                DirIo.close(tfd);
             }
-            Posix.unlinkat(rootFd, tmp, Posix.AT_REMOVEDIR);
-        } catch (LastErrorException e) {
+            DirIo.unlinkat(rootFd, tmp, LibcFiles.AT_REMOVEDIR);
+        } catch (ErrnoException e) {
             // A lost-reply rename moved it after all, or it is already gone: nothing to clean up.
-            log.debug("{} - cleaning up {}: {}", description, tmp, Posix.describe(e));
+            log.debug("{} - cleaning up {}: {}", description, tmp, e.getMessage());
         }
     }
 
@@ -491,16 +496,12 @@ final class DirLockBackend implements LockBackend {
         return new DirAttempt(this, openLockDir(spec.name(), true).orElseThrow(), spec);
     }
 
-    DirWatcher.Watch watch(DirLockDir dir) {
-        DirWatcher w;
-        synchronized (this) {
-            if (!watcherTried && !closed) {
-                watcherTried = true;
-                watcher = DirWatcher.open(description);
-            }
-            w = watcher;
-        }
-        return w == null ? null : w.watch(root.resolve(dir.dirName).toString());
+    /**
+     * Watches a lock directory for {@code waker}, through the descriptor the attempt holds (the
+     * process's one {@link InotifyWatcher}); null if it cannot be watched (the waiter then polls).
+     */
+    InotifyWatcher.Watch watch(DirLockDir dir, Waker waker) {
+        return closed ? null : InotifyWatcher.process().watch(dir.fd(), WATCH_MASK, waker);
     }
 
     /** The last gate name this process saw or made for a lock directory: a hint only, never trusted. */
@@ -520,16 +521,6 @@ final class DirLockBackend implements LockBackend {
             return null;
         }
         return Gate.parse(h).orElse(null);
-    }
-
-    void unwatch(DirWatcher.Watch w) {
-        DirWatcher watcher;
-        synchronized (this) {
-            watcher = this.watcher;
-        }
-        if (watcher != null) {
-            watcher.unwatch(w);
-        }
     }
 
     /** The poll interval with ±50% jitter, so that waiters on several hosts do not move in step. */
@@ -569,13 +560,13 @@ final class DirLockBackend implements LockBackend {
         Root r = root(false);
         int rootFd = r.fd;
         List<LockInfo> out = new ArrayList<>();
-        List<Posix.DirEntry> entries;
+        List<DirIo.Entry> entries;
         try {
-            entries = Posix.list(rootFd);
-        } catch (LastErrorException e) {
+            entries = DirIo.list(rootFd);
+        } catch (ErrnoException e) {
             throw failure(null, "listing the lock directory failed", e);
         }
-        for (Posix.DirEntry e : entries) {
+        for (DirIo.Entry e : entries) {
             String n = e.name();
             if (n.startsWith(".")) {
                 continue; // marker, temporary directories
@@ -583,13 +574,13 @@ final class DirLockBackend implements LockBackend {
             Optional<String> lockName = DirNames.decode(n);
             if (lockName.isEmpty() && DirNames.isHashed(n)) {
                 try {
-                    int fd = Posix.openat(rootFd, n, Posix.O_RDONLY | Posix.O_DIRECTORY | Posix.O_NOFOLLOW | Posix.O_CLOEXEC, 0);
+                    int fd = DirIo.openat(rootFd, n, LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0);
                     try {
-                        lockName = parseNameRecord(Posix.readFile(fd, NAME_RECORD, 16 * 1024));
+                        lockName = parseNameRecord(DirIo.readFile(fd, NAME_RECORD, 16 * 1024));
                     } finally {
-                        Posix.close(fd);
+                        DirIo.close(fd);
                     }
-                } catch (LastErrorException ex) {
+                } catch (ErrnoException ex) {
                     lockName = Optional.empty();
                 }
             }
@@ -646,25 +637,25 @@ final class DirLockBackend implements LockBackend {
         }
     }
 
-    LockBackendException failure(String name, String what, LastErrorException e) {
+    LockBackendException failure(String name, String what, ErrnoException e) {
         String hint;
-        switch (e.getErrorCode()) {
-            case Posix.EROFS:
+        switch (e.errno()) {
+            case Errno.EROFS:
                 hint = " (read-only file system)";
                 break;
-            case Posix.ENOSPC:
+            case Errno.ENOSPC:
                 hint = " (no space left on the file system)";
                 break;
-            case Posix.EACCES:
-            case Posix.EPERM:
+            case Errno.EACCES:
+            case Errno.EPERM:
                 hint = " (permission denied: every user of these locks needs write access to " + root + ")";
                 break;
             default:
                 hint = "";
         }
         String who = name == null ? "" : LockNames.quote(name) + " ";
-        boolean transientFailure = e.getErrorCode() != Posix.EROFS && e.getErrorCode() != Posix.EACCES && e.getErrorCode() != Posix.EPERM;
-        return new LockBackendException(description, name, description + " - " + who + what + ": " + Posix.describe(e) + hint, e, transientFailure);
+        boolean transientFailure = e.errno() != Errno.EROFS && e.errno() != Errno.EACCES && e.errno() != Errno.EPERM;
+        return new LockBackendException(description, name, description + " - " + who + what + ": " + e.getMessage() + hint, e, transientFailure);
     }
 
     private void checkOpen() {
@@ -702,13 +693,6 @@ final class DirLockBackend implements LockBackend {
             return;
         }
         closed = true;
-        DirWatcher watcher;
-        synchronized (this) {
-            watcher = this.watcher;
-        }
-        if (watcher != null) {
-            watcher.close();
-        }
         closeRoots();
     }
 
@@ -720,8 +704,8 @@ final class DirLockBackend implements LockBackend {
         retired.clear();
         for (Root r : all) {
             try {
-                Posix.close(r.fd);
-            } catch (LastErrorException e) {
+                DirIo.close(r.fd);
+            } catch (ErrnoException e) {
                 // ignore
             }
         }

@@ -1,6 +1,5 @@
 package dev.interlock.file.dir;
 
-import com.sun.jna.LastErrorException;
 import dev.interlock.LockBackendException;
 import dev.interlock.LockLostException;
 import dev.interlock.internal.LockNames;
@@ -8,6 +7,9 @@ import dev.interlock.file.dir.DirEntries.Beat;
 import dev.interlock.file.dir.DirEntries.Gate;
 import dev.interlock.file.dir.DirEntries.Reader;
 import dev.interlock.file.dir.DirEntries.Waiter;
+import dev.interlock.file.internal.Errno;
+import dev.interlock.file.internal.ErrnoException;
+import dev.interlock.file.internal.LibcFiles;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -25,15 +27,20 @@ final class DirLockDir implements AutoCloseable {
     final String dirName;
     private int fd;
     /** The identity of {@link #fd} (it never changes). */
-    private final Posix.FileId id;
+    private final LibcFiles.Statx id;
 
-    DirLockDir(DirLockBackend backend, DirLockBackend.Root root, String name, String dirName, int fd, Posix.FileId id) {
+    DirLockDir(DirLockBackend backend, DirLockBackend.Root root, String name, String dirName, int fd, LibcFiles.Statx id) {
         this.backend = backend;
         this.root = root;
         this.name = name;
         this.dirName = dirName;
         this.fd = fd;
         this.id = id;
+    }
+
+    /** The descriptor of this lock directory (the process's inotify watcher watches it through /proc/self/fd). */
+    int fd() {
+        return fd;
     }
 
     /** The path of this lock directory, for messages. */
@@ -52,18 +59,18 @@ final class DirLockDir implements AutoCloseable {
      * @throws LockBackendException if a lookup fails otherwise (a failed check, not a verdict)
      */
     String moved() {
-        Posix.FileId rootNow = backend.rootIdentityNow();
+        LibcFiles.Statx rootNow = backend.rootIdentityNow();
         if (rootNow == null) {
             return "the lock directory " + backend.root + " was removed or moved away";
         }
         if (!rootNow.sameFile(root.id)) {
             return "the lock directory " + backend.root + " was moved or replaced";
         }
-        Posix.FileId now;
+        LibcFiles.Statx now;
         try {
-            now = Posix.statx(root.fd, dirName, Posix.AT_SYMLINK_NOFOLLOW);
-        } catch (LastErrorException e) {
-            if (e.getErrorCode() == Posix.ENOENT || e.getErrorCode() == Posix.ENOTDIR || e.getErrorCode() == Posix.ESTALE) {
+            now = DirIo.statx(root.fd, dirName, LibcFiles.AT_SYMLINK_NOFOLLOW);
+        } catch (ErrnoException e) {
+            if (e.errno() == Errno.ENOENT || e.errno() == Errno.ENOTDIR || e.errno() == Errno.ESTALE) {
                 return list().gone ? "the lock directory " + path() + " was removed" : "the lock directory " + path() + " was moved away";
             }
             throw failure("looking up the lock directory " + path() + " failed", e);
@@ -79,8 +86,8 @@ final class DirLockDir implements AutoCloseable {
      * {@code DT_UNKNOWN} (NFSv3 READDIR, some other file systems), their types.
      */
     interface EntrySource {
-        /** The entries of the directory {@code dirfd}, read afresh (see {@link Posix#list}). */
-        List<Posix.DirEntry> list(int dirfd);
+        /** The entries of the directory {@code dirfd}, read afresh (see {@link DirIo#list}). */
+        List<DirIo.Entry> list(int dirfd);
 
         /** st_mode of {@code entry} without following it; -1 if it no longer exists. */
         int lstatMode(int dirfd, String entry);
@@ -88,13 +95,13 @@ final class DirLockDir implements AutoCloseable {
 
     static final EntrySource SYSTEM = new EntrySource() {
         @Override
-        public List<Posix.DirEntry> list(int dirfd) {
-            return Posix.list(dirfd);
+        public List<DirIo.Entry> list(int dirfd) {
+            return DirIo.list(dirfd);
         }
 
         @Override
         public int lstatMode(int dirfd, String entry) {
-            return Posix.lstatMode(dirfd, entry);
+            return DirIo.lstatMode(dirfd, entry);
         }
     };
 
@@ -124,18 +131,18 @@ final class DirLockDir implements AutoCloseable {
 
     /** Lists the directory afresh and parses every entry; foreign entries are collected, never acted on. */
     Snapshot list() {
-        List<Posix.DirEntry> entries;
+        List<DirIo.Entry> entries;
         Snapshot s = new Snapshot();
         try {
             entries = entrySource.list(fd);
-        } catch (LastErrorException e) {
-            if (e.getErrorCode() == Posix.ENOENT) {
+        } catch (ErrnoException e) {
+            if (e.errno() == Errno.ENOENT) {
                 s.gone = true;
                 return s;
             }
             throw failure("listing the lock directory failed", e);
         }
-        for (Posix.DirEntry e : entries) {
+        for (DirIo.Entry e : entries) {
             String n = e.name();
             if (n.equals(DirLockBackend.NAME_RECORD) || n.startsWith(".")) {
                 s.names.add(n);
@@ -143,13 +150,13 @@ final class DirLockDir implements AutoCloseable {
             }
             Object entry = parse(n);
             boolean regular;
-            if (entry != null && e.type() == Posix.DT_UNKNOWN) {
+            if (entry != null && e.type() == LibcFiles.DT_UNKNOWN) {
                 // The file system did not say what this is: ask. Ignoring it instead could hide a
                 // reader from a writer, so an entry whose type cannot be read fails the listing.
                 int mode;
                 try {
                     mode = entrySource.lstatMode(fd, n);
-                } catch (LastErrorException ex) {
+                } catch (ErrnoException ex) {
                     throw failure("cannot tell what the entry " + n + " is, so nothing was granted; lstat failed", ex);
                 }
                 if (mode == -1) {
@@ -157,7 +164,7 @@ final class DirLockDir implements AutoCloseable {
                 }
                 regular = (mode & 0170000) == 0100000;
             } else {
-                regular = e.type() == Posix.DT_REG;
+                regular = e.type() == LibcFiles.DT_REG;
             }
             s.names.add(n);
             if (entry == null || !regular) {
@@ -206,18 +213,18 @@ final class DirLockDir implements AutoCloseable {
      */
     boolean cas(String from, String to) {
         try {
-            Posix.renameat(fd, from, fd, to);
+            DirIo.renameat(fd, from, fd, to);
             java.util.function.Predicate<String> lose = lostReply;
             if (lose != null && lose.test(to)) {
                 // Test hook: the rename happened, but its reply was "lost" and a retransmission said ENOENT.
-                throw new LastErrorException(Posix.ENOENT);
+                throw new ErrnoException(Errno.ENOENT);
             }
             if (to.charAt(0) == 'F' || to.charAt(0) == 'X') {
                 backend.hint(dirName, to);
             }
             return true;
-        } catch (LastErrorException e) {
-            if (e.getErrorCode() == Posix.ENOENT) {
+        } catch (ErrnoException e) {
+            if (e.errno() == Errno.ENOENT) {
                 return exists(to);
             }
             throw failure("renaming " + from + " to " + to + " failed", e);
@@ -227,10 +234,10 @@ final class DirLockDir implements AutoCloseable {
     /** Creates the empty file {@code entry} (a name only this caller can produce). EEXIST means a lost reply: ours. */
     void create(String entry) {
         try {
-            int f = Posix.openat(fd, entry, Posix.O_WRONLY | Posix.O_CREAT | Posix.O_EXCL | Posix.O_NOFOLLOW | Posix.O_CLOEXEC, 0444);
-            Posix.close(f);
-        } catch (LastErrorException e) {
-            if (e.getErrorCode() != Posix.EEXIST) {
+            int f = DirIo.openat(fd, entry, LibcFiles.O_WRONLY | LibcFiles.O_CREAT | LibcFiles.O_EXCL | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0444);
+            DirIo.close(f);
+        } catch (ErrnoException e) {
+            if (e.errno() != Errno.EEXIST) {
                 throw failure("creating " + entry + " failed", e);
             }
         }
@@ -239,10 +246,10 @@ final class DirLockDir implements AutoCloseable {
     /** Unlinks {@code entry}; true if this call removed it, false if it was already gone. */
     boolean remove(String entry) {
         try {
-            Posix.unlinkat(fd, entry, 0);
+            DirIo.unlinkat(fd, entry, 0);
             return true;
-        } catch (LastErrorException e) {
-            if (e.getErrorCode() == Posix.ENOENT) {
+        } catch (ErrnoException e) {
+            if (e.errno() == Errno.ENOENT) {
                 return false;
             }
             throw failure("removing " + entry + " failed", e);
@@ -251,13 +258,13 @@ final class DirLockDir implements AutoCloseable {
 
     boolean exists(String entry) {
         try {
-            return Posix.lstatMode(fd, entry) != -1;
-        } catch (LastErrorException e) {
+            return DirIo.lstatMode(fd, entry) != -1;
+        } catch (ErrnoException e) {
             throw failure("looking up " + entry + " failed", e);
         }
     }
 
-    LockBackendException failure(String what, LastErrorException e) {
+    LockBackendException failure(String what, ErrnoException e) {
         return backend.failure(name, what, e);
     }
 
@@ -270,8 +277,8 @@ final class DirLockDir implements AutoCloseable {
     public void close() {
         if (fd >= 0) {
             try {
-                Posix.close(fd);
-            } catch (LastErrorException e) {
+                DirIo.close(fd);
+            } catch (ErrnoException e) {
                 // nothing to do
             }
             fd = -1;

@@ -1,6 +1,7 @@
 package dev.interlock.file.dir;
 
-import com.sun.jna.LastErrorException;
+import dev.interlock.file.internal.Errno;
+import dev.interlock.file.internal.ErrnoException;
 import dev.interlock.internal.ProcessIdentity;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -115,10 +116,10 @@ final class DirSelf {
     /** {@code kill(target, 0)}: a process (or, negative, a process group) exists; EPERM means it does. */
     private static boolean exists(int target) {
         try {
-            Posix.kill(target, 0);
+            DirIo.kill(target, 0);
             return true;
-        } catch (LastErrorException e) {
-            return e.getErrorCode() != Posix.ESRCH;
+        } catch (ErrnoException e) {
+            return e.errno() != Errno.ESRCH;
         }
     }
 }

@@ -6,6 +6,11 @@ import dev.interlock.LockInfo;
 import dev.interlock.LockLostException;
 import dev.interlock.Mode;
 import dev.interlock.Owner;
+import dev.interlock.file.internal.Errno;
+import dev.interlock.file.internal.InotifyWatcher;
+import dev.interlock.file.internal.LibcEvents;
+import dev.interlock.file.internal.LibcFiles;
+import dev.interlock.file.internal.Waker;
 import dev.interlock.internal.LockNames;
 import dev.interlock.internal.ProcessIdentity;
 import dev.interlock.spi.AcquireSpec;
@@ -30,6 +35,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.IntToLongFunction;
@@ -81,7 +87,8 @@ import org.slf4j.LoggerFactory;
  * <b>Release:</b> close(2) of the descriptor.
  *
  * <p><b>Waiting.</b> A waiting attempt keeps its descriptors open (so its retries make no inotify
- * noise) and sleeps until inotify reports a close of the lock or gate file, or a bounded poll
+ * noise) and sleeps until inotify (the process's one {@link InotifyWatcher}, shared by every lock
+ * space) reports a close of the lock or gate file, or a bounded poll
  * (default 200ms plus jitter) passes. Timeouts and interrupts are handled in Java; no thread ever
  * blocks inside flock(2).
  *
@@ -93,20 +100,26 @@ import org.slf4j.LoggerFactory;
 final class FlockBackend implements LockBackend {
     private static final Logger log = LoggerFactory.getLogger(FlockBackend.class);
     static final String GATES = ".gates";
-    private static final byte[] GATES_BYTES = LibC.cstring(GATES);
-    private static final byte[] DOT = LibC.cstring(".");
+    private static final byte[] GATES_BYTES = LibcFiles.cstring(GATES);
+    private static final byte[] DOT = LibcFiles.cstring(".");
     private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(Long.getLong("interlock.flock.pollMs", 200));
     private static final int MAX_READ = 1 << 16;
     private static final int MAX_SHARED_RECORDS = 64;
-    private static final int DIR_FLAGS = LibC.O_RDONLY | LibC.O_DIRECTORY | LibC.O_CLOEXEC;
-    private static final int FILE_FLAGS = LibC.O_RDWR | LibC.O_CREAT | LibC.O_NOFOLLOW | LibC.O_CLOEXEC | LibC.O_NOCTTY;
+    private static final int DIR_FLAGS = LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_CLOEXEC;
+    /** A release is a close(2) of the holder's descriptor; a removed or replaced file must wake its waiters too. */
+    private static final int WATCH_MASK = LibcEvents.IN_CLOSE_WRITE | LibcEvents.IN_CLOSE_NOWRITE | LibcEvents.IN_DELETE_SELF
+            | LibcEvents.IN_MOVE_SELF | LibcEvents.IN_ATTRIB;
+    private static final int FILE_FLAGS = LibcFiles.O_RDWR | LibcFiles.O_CREAT | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC | LibcFiles.O_NOCTTY;
 
     private final Path dir;
     private final byte[] dirPath;
     private final Path gateDir;
     private final String description;
     private final Clock clock;
-    private final Inotify inotify;
+    /** Wakers of this space's waiting attempts: closing the space wakes them, so that they see it closed. */
+    private final Set<Waker> waiting = ConcurrentHashMap.newKeySet();
+    /** Watches this space's attempts hold now; for tests. */
+    private final AtomicInteger watches = new AtomicInteger();
     private final boolean networkAllowed;
     private final IntToLongFunction fileSystemType;
     /** Nonces of the flock: grants this process holds, in any lock space (records of our own pid are kept only for these). */
@@ -133,17 +146,16 @@ final class FlockBackend implements LockBackend {
 
     private FlockBackend(Path dir, Clock clock, boolean networkAllowed, IntToLongFunction fileSystemType) {
         this.dir = dir;
-        this.dirPath = LibC.path(dir);
+        this.dirPath = LibcFiles.path(dir);
         this.gateDir = dir.resolve(GATES);
         this.description = "flock:" + dir;
         this.clock = clock;
-        this.inotify = new Inotify(description);
         this.networkAllowed = networkAllowed;
         this.fileSystemType = fileSystemType;
     }
 
     static FlockBackend open(BackendConfig config) {
-        return open(config, LibC::fileSystemType);
+        return open(config, LibcFiles::fileSystemType);
     }
 
     /**
@@ -206,13 +218,13 @@ final class FlockBackend implements LockBackend {
      * made at the first acquisition), but a missing one that could never be made is an error now.
      */
     private void openExisting() {
-        int fd = LibC.openat(LibC.AT_FDCWD, dirPath, DIR_FLAGS, 0);
+        int fd = LibcFiles.openat(LibcFiles.AT_FDCWD, dirPath, DIR_FLAGS, 0);
         if (fd >= 0) {
             adopt(fd, false);
             return;
         }
-        int err = LibC.errno();
-        if (err != LibC.ENOENT) {
+        int err = Errno.last();
+        if (err != Errno.ENOENT) {
             throw cannotOpenDirectory(err);
         }
         Path parent = dir.getParent();
@@ -224,53 +236,53 @@ final class FlockBackend implements LockBackend {
             throw new LockBackendException(description, null, description + " - lock directory " + dir + " does not exist and its parent "
                     + parent + " is not writable; create it as a user who can, or choose another directory", null);
         }
-        int pfd = LibC.openat(LibC.AT_FDCWD, LibC.path(parent), DIR_FLAGS, 0);
+        int pfd = LibcFiles.openat(LibcFiles.AT_FDCWD, LibcFiles.path(parent), DIR_FLAGS, 0);
         if (pfd >= 0) {
             try {
                 checkFileSystem(pfd, parent);
             } finally {
-                LibC.close(pfd);
+                LibcFiles.close(pfd);
             }
         }
     }
 
     private LockBackendException cannotOpenDirectory(int err) {
-        if (err == LibC.ENOTDIR) {
+        if (err == Errno.ENOTDIR) {
             return new LockBackendException(description, null, description + " - " + dir
                     + " is not a directory (or a part of its path is not); point flock: at a directory", null);
         }
         return new LockBackendException(description, null, description + " - cannot open the lock directory " + dir + ": "
-                + LibC.describe(err) + (err == LibC.EACCES ? "; check the permissions of " + dir + " and its parents" : ""), null);
+                + Errno.describe(err) + (err == Errno.EACCES ? "; check the permissions of " + dir + " and its parents" : ""), null);
     }
 
     /** Checks a freshly opened lock directory descriptor and makes it the space's; closes it if refused. */
     private void adopt(int fd, boolean createdByUs) {
         try {
-            LibC.FileId st = LibC.fstat(fd);
+            LibcFiles.Statx st = LibcFiles.fstat(fd);
             if (st == null) {
-                throw failure(null, "cannot check the lock directory " + dir, LibC.errno(), false);
+                throw failure(null, "cannot check the lock directory " + dir, Errno.last(), false);
             }
             checkFileSystem(fd, dir);
-            if (LibC.faccessat(fd, DOT, LibC.W_OK | LibC.X_OK, 0) != 0) {
+            if (LibcFiles.faccessat(fd, DOT, LibcFiles.W_OK | LibcFiles.X_OK, 0) != 0) {
                 throw new LockBackendException(description, null, description + " - lock directory " + dir
                         + " is not writable by this user; fix its permissions or choose another directory", null);
             }
-            if (createdByUs && st.uid != LibC.geteuid()) {
+            if (createdByUs && st.uid() != LibcFiles.geteuid()) {
                 throw new LockBackendException(description, null, description + " - the lock directory " + dir
-                        + " this process just made was replaced by one of uid " + st.uid + "; someone who can write "
+                        + " this process just made was replaced by one of uid " + st.uid() + "; someone who can write "
                         + dir.getParent() + " is interfering: choose a directory only you (or your group) can write", null);
             }
-            if ((st.mode & 0002) != 0) {
-                boolean sticky = (st.mode & 01000) != 0;
+            if ((st.mode() & 0002) != 0) {
+                boolean sticky = (st.mode() & 01000) != 0;
                 log.warn("{} - lock directory {} is writable by every user: anyone can {}; use a directory writable only "
                         + "by the users that share these locks (e.g. chmod 2770 with a common group)", description, dir,
                         sticky ? "pre-create lock files there to block you or to be refused by fs.protected_regular"
                                 : "remove or replace its lock files and so break the exclusion, or pre-create them to block you");
             }
-            dirMode = st.mode & 07777;
-            dirOwner = st.uid;
+            dirMode = st.mode() & 07777;
+            dirOwner = st.uid();
         } catch (RuntimeException e) {
-            LibC.close(fd);
+            LibcFiles.close(fd);
             throw e;
         }
         dirFd = fd;
@@ -307,10 +319,10 @@ final class FlockBackend implements LockBackend {
         }
         synchronized (openLock) {
             if (dirFd < 0) {
-                int f = LibC.openat(LibC.AT_FDCWD, dirPath, DIR_FLAGS, 0);
+                int f = LibcFiles.openat(LibcFiles.AT_FDCWD, dirPath, DIR_FLAGS, 0);
                 if (f < 0) {
-                    int err = LibC.errno();
-                    if (err == LibC.ENOENT) {
+                    int err = Errno.last();
+                    if (err == Errno.ENOENT) {
                         throw new LockBackendException(description, null, description + " - no lock space at " + dir
                                 + " (nothing was created)", null);
                     }
@@ -330,19 +342,19 @@ final class FlockBackend implements LockBackend {
         }
         synchronized (openLock) {
             if (dirFd < 0) {
-                boolean created = LibC.mkdirat(LibC.AT_FDCWD, dirPath, 0700) == 0;
-                int err = created ? 0 : LibC.errno();
-                if (!created && err != LibC.EEXIST) {
-                    if (err == LibC.ENOENT) {
+                boolean created = LibcFiles.mkdirat(LibcFiles.AT_FDCWD, dirPath, 0700) == 0;
+                int err = created ? 0 : Errno.last();
+                if (!created && err != Errno.EEXIST) {
+                    if (err == Errno.ENOENT) {
                         throw new LockBackendException(description, null, description + " - lock directory " + dir + " does not exist, nor does its parent "
                                 + dir.getParent() + "; create it (mkdir -p -m 700 " + dir + ") or choose another directory", null);
                     }
                     throw failure(null, "cannot create the lock directory " + dir, err, false);
                 }
                 // What we just made is opened without following a link: whoever can write the parent cannot swap one in.
-                int f = LibC.openat(LibC.AT_FDCWD, dirPath, DIR_FLAGS | (created ? LibC.O_NOFOLLOW : 0), 0);
+                int f = LibcFiles.openat(LibcFiles.AT_FDCWD, dirPath, DIR_FLAGS | (created ? LibcFiles.O_NOFOLLOW : 0), 0);
                 if (f < 0) {
-                    throw cannotOpenDirectory(LibC.errno());
+                    throw cannotOpenDirectory(Errno.last());
                 }
                 adopt(f, created);
             }
@@ -363,32 +375,32 @@ final class FlockBackend implements LockBackend {
      */
     private int openGates(int d) {
         for (int round = 0; round < 3; round++) {
-            int g = LibC.openat(d, GATES_BYTES, DIR_FLAGS | LibC.O_NOFOLLOW, 0);
+            int g = LibcFiles.openat(d, GATES_BYTES, DIR_FLAGS | LibcFiles.O_NOFOLLOW, 0);
             if (g >= 0) {
                 checkGates(g);
                 return g;
             }
-            int err = LibC.errno();
-            if (err == LibC.ENOENT) {
-                if (LibC.mkdirat(d, GATES_BYTES, 0700) == 0) {
-                    g = LibC.openat(d, GATES_BYTES, DIR_FLAGS | LibC.O_NOFOLLOW, 0);
+            int err = Errno.last();
+            if (err == Errno.ENOENT) {
+                if (LibcFiles.mkdirat(d, GATES_BYTES, 0700) == 0) {
+                    g = LibcFiles.openat(d, GATES_BYTES, DIR_FLAGS | LibcFiles.O_NOFOLLOW, 0);
                     if (g < 0) {
                         continue;
                     }
                     // Same permissions as the lock directory (sticky and setgid bits included), so
                     // everyone who may lock there may queue there.
-                    LibC.fchmod(g, dirMode);
+                    LibcFiles.fchmod(g, dirMode);
                     checkGates(g);
                     return g;
                 }
-                err = LibC.errno();
-                if (err == LibC.EEXIST) {
+                err = Errno.last();
+                if (err == Errno.EEXIST) {
                     continue;
                 }
                 throw failure(null, "cannot create the gate directory " + gateDir, err, false);
             }
-            if (err == LibC.ENOTDIR || err == LibC.ELOOP) {
-                LibC.FileId st = LibC.statAt(d, GATES_BYTES);
+            if (err == Errno.ENOTDIR || err == Errno.ELOOP) {
+                LibcFiles.Statx st = LibcFiles.lstatAt(d, GATES_BYTES);
                 boolean link = st != null && st.isSymbolicLink();
                 throw new LockBackendException(description, null, description + " - " + gateDir + " is "
                         + (link ? "a symbolic link, which Interlock never follows (it may have been planted to make you create files elsewhere)"
@@ -402,20 +414,20 @@ final class FlockBackend implements LockBackend {
     }
 
     private void checkGates(int g) {
-        LibC.FileId st = LibC.fstat(g);
+        LibcFiles.Statx st = LibcFiles.fstat(g);
         if (st == null) {
-            int err = LibC.errno();
-            LibC.close(g);
+            int err = Errno.last();
+            LibcFiles.close(g);
             throw failure(null, "cannot check the gate directory " + gateDir, err, false);
         }
         boolean everyoneWrites = (dirMode & 01000) != 0 || (dirMode & 0002) != 0;
-        if (everyoneWrites && st.uid != LibC.geteuid() && st.uid != dirOwner && st.uid != 0) {
-            LibC.close(g);
+        if (everyoneWrites && st.uid() != LibcFiles.geteuid() && st.uid() != dirOwner && st.uid() != 0) {
+            LibcFiles.close(g);
             throw new LockBackendException(description, null, String.format("%s - %s belongs to uid %d, not to you (uid %d) nor to"
                     + " the owner of %s (uid %d): in a directory every user can write, its owner could remove or replace the"
                     + " gate files, so readers could write the fencing token at the same time and writers could be starved;"
                     + " have it removed (rm -r %s), have the owner of %s make it (mkdir -m %o %s), or use a directory"
-                    + " writable only by the users that share these locks", description, gateDir, st.uid, LibC.geteuid(), dir,
+                    + " writable only by the users that share these locks", description, gateDir, st.uid(), LibcFiles.geteuid(), dir,
                     dirOwner, gateDir, dir, dirMode, gateDir), null);
         }
     }
@@ -444,8 +456,9 @@ final class FlockBackend implements LockBackend {
         return dir;
     }
 
-    Inotify inotify() {
-        return inotify;
+    /** Number of inotify watches this space's waiting attempts hold now (two per waiting attempt: lock and gate file); for tests. */
+    int watchCount() {
+        return watches.get();
     }
 
     @Override
@@ -470,21 +483,21 @@ final class FlockBackend implements LockBackend {
 
     private LockBackendException failure(String name, String what, int errno, boolean transientFailure) {
         return new LockBackendException(description, name, description + " - " + (name == null ? "" : LockNames.quote(name) + ": ")
-                + what + ": " + LibC.describe(errno) + hint(errno), null, transientFailure);
+                + what + ": " + Errno.describe(errno) + hint(errno), null, transientFailure);
     }
 
     private String hint(int errno) {
         switch (errno) {
-            case LibC.ENOENT:
+            case Errno.ENOENT:
                 return "; the lock directory " + dir + " was removed while in use: recreate it and open the lock space again";
-            case LibC.EACCES:
-            case LibC.EPERM:
+            case Errno.EACCES:
+            case Errno.EPERM:
                 return "; check the permissions of " + dir;
-            case LibC.ELOOP:
+            case Errno.ELOOP:
                 return "; a symbolic link was planted in the lock directory: remove it (Interlock never follows links there)";
-            case LibC.EROFS:
+            case Errno.EROFS:
                 return "; the file system is read-only";
-            case LibC.ENOSPC:
+            case Errno.ENOSPC:
                 return "; the file system is full";
             default:
                 return "";
@@ -498,26 +511,26 @@ final class FlockBackend implements LockBackend {
      */
     private int openFile(String name, String fileName, byte[] fileBytes, boolean gate) {
         int at = gate ? gatesFd : dirFd;
-        int fd = LibC.openat(at, fileBytes, FILE_FLAGS, 0666);
+        int fd = LibcFiles.openat(at, fileBytes, FILE_FLAGS, 0666);
         if (fd >= 0) {
             return fd;
         }
-        int err = LibC.errno();
-        if (err == LibC.EACCES || err == LibC.EROFS || err == LibC.EPERM) {
+        int err = Errno.last();
+        if (err == Errno.EACCES || err == Errno.EROFS || err == Errno.EPERM) {
             // flock(2) needs no write access on a local file system: lock it read-only.
             // O_NONBLOCK: a FIFO planted under that name must not block this open.
-            int ro = LibC.openat(at, fileBytes, LibC.O_RDONLY | LibC.O_NOFOLLOW | LibC.O_CLOEXEC | LibC.O_NOCTTY | LibC.O_NONBLOCK, 0);
+            int ro = LibcFiles.openat(at, fileBytes, LibcFiles.O_RDONLY | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC | LibcFiles.O_NOCTTY | LibcFiles.O_NONBLOCK, 0);
             if (ro >= 0) {
                 if (gate) {
                     return ro;
                 }
                 warnOnce("ro:" + name, "{} - lock file for '{}' is not writable ({}); holding it read-only, with clock-based fencing tokens",
-                        description, name, LibC.describe(err));
+                        description, name, Errno.describe(err));
                 return ~ro;
             }
         }
         Path file = gate ? gateDir.resolve(fileName) : dir.resolve(fileName);
-        if (err == LibC.EISDIR) {
+        if (err == Errno.EISDIR) {
             throw new LockBackendException(description, name, description + " - " + LockNames.quote(name) + ": "
                     + file + " is a directory, not a lock file; remove it or use another name", null);
         }
@@ -539,10 +552,10 @@ final class FlockBackend implements LockBackend {
     /** Reads the start of a lock file (all of it up to 64 KiB); lenOut[0] is the length, or -1 on error. */
     private static byte[] readAll(int fd, int[] lenOut) {
         byte[] buf = new byte[512];
-        long n = LibC.pread(fd, buf, buf.length, 0);
+        long n = LibcFiles.pread(fd, buf, buf.length, 0);
         if (n == buf.length) {
             buf = new byte[MAX_READ];
-            n = LibC.pread(fd, buf, buf.length, 0);
+            n = LibcFiles.pread(fd, buf, buf.length, 0);
         }
         lenOut[0] = (int) n;
         return buf;
@@ -559,15 +572,15 @@ final class FlockBackend implements LockBackend {
         private boolean readOnly;
         private int gfd = -1;
         private boolean gateHeld;
-        private Inotify.Waker waker;
-        private Inotify.Watch watchLock;
-        private Inotify.Watch watchGate;
+        private Waker waker;
+        private InotifyWatcher.Watch watchLock;
+        private InotifyWatcher.Watch watchGate;
         private long seen;
 
         FlockAttempt(AcquireSpec spec) {
             this.spec = spec;
             this.fileName = NameMapping.fileName(spec.name());
-            this.fileBytes = LibC.cstring(fileName);
+            this.fileBytes = LibcFiles.cstring(fileName);
         }
 
         @Override
@@ -593,33 +606,33 @@ final class FlockBackend implements LockBackend {
                 }
                 boolean locked;
                 if (spec.mode() == Mode.EXCLUSIVE) {
-                    locked = !gateHeld && lockNb(fd, LibC.LOCK_EX);
+                    locked = !gateHeld && lockNb(fd, LibcFiles.LOCK_EX);
                     if (!locked) {
                         if (!gateHeld && !takeGate()) {
                             return Optional.empty();
                         }
-                        locked = lockNb(fd, LibC.LOCK_EX);
+                        locked = lockNb(fd, LibcFiles.LOCK_EX);
                     }
                 } else {
                     if (!gateHeld && !takeGate()) {
                         return Optional.empty();
                     }
-                    locked = lockNb(fd, LibC.LOCK_SH);
+                    locked = lockNb(fd, LibcFiles.LOCK_SH);
                 }
                 if (!locked) {
                     return Optional.empty();
                 }
-                LibC.FileId id = LibC.fstat(fd);
+                LibcFiles.Statx id = LibcFiles.fstat(fd);
                 if (id != null && !id.isRegularFile()) {
-                    LibC.close(fd);
+                    LibcFiles.close(fd);
                     fd = -1;
                     closeGate();
                     throw new LockBackendException(description, spec.name(), description + " - " + LockNames.quote(spec.name())
                             + ": " + dir.resolve(fileName) + " is not a regular file; remove it or use another name", null);
                 }
-                if (id == null || id.nlink == 0) {
+                if (id == null || id.nlink() == 0) {
                     // Removed between our open and our flock: that inode is nobody's lock any more. Start over.
-                    LibC.close(fd);
+                    LibcFiles.close(fd);
                     fd = -1;
                     continue;
                 }
@@ -633,31 +646,31 @@ final class FlockBackend implements LockBackend {
             if (gfd < 0) {
                 gfd = openFile(spec.name(), fileName, fileBytes, true);
             }
-            gateHeld = lockNb(gfd, LibC.LOCK_EX);
+            gateHeld = lockNb(gfd, LibcFiles.LOCK_EX);
             return gateHeld;
         }
 
         private boolean lockNb(int fd, int op) {
             while (true) {
-                if (LibC.flock(fd, op | LibC.LOCK_NB) == 0) {
+                if (LibcFiles.flock(fd, op | LibcFiles.LOCK_NB) == 0) {
                     return true;
                 }
-                int err = LibC.errno();
-                if (err == LibC.EAGAIN) {
+                int err = Errno.last();
+                if (err == Errno.EAGAIN) {
                     return false;
                 }
-                if (err != LibC.EINTR) {
-                    throw failure(spec.name(), "flock(2) failed", err, err == LibC.ENOLCK);
+                if (err != Errno.EINTR) {
+                    throw failure(spec.name(), "flock(2) failed", err, err == Errno.ENOLCK);
                 }
             }
         }
 
-        private Grant finish(LibC.FileId id) {
+        private Grant finish(LibcFiles.Statx id) {
             long token;
             try {
                 token = writeTokenAndRecord();
             } catch (RuntimeException e) {
-                LibC.close(fd);
+                LibcFiles.close(fd);
                 fd = -1;
                 closeGate();
                 throw e;
@@ -675,7 +688,7 @@ final class FlockBackend implements LockBackend {
             int[] len = new int[1];
             byte[] buf = readAll(fd, len);
             if (len[0] < 0) {
-                throw failure(spec.name(), "cannot read lock file", LibC.errno(), true);
+                throw failure(spec.name(), "cannot read lock file", Errno.last(), true);
             }
             boolean hashed = NameMapping.isHashed(fileName);
             long now = clock.millis();
@@ -726,18 +739,18 @@ final class FlockBackend implements LockBackend {
         }
 
         private void writeContent(byte[] out, int oldLength) {
-            long w = LibC.pwrite(fd, out, out.length, 0);
+            long w = LibcFiles.pwrite(fd, out, out.length, 0);
             if (w != out.length) {
-                throw failure(spec.name(), "cannot write the fencing token to the lock file", w < 0 ? LibC.errno() : LibC.ENOSPC, false);
+                throw failure(spec.name(), "cannot write the fencing token to the lock file", w < 0 ? Errno.last() : Errno.ENOSPC, false);
             }
-            if (oldLength > out.length && LibC.ftruncate(fd, out.length) != 0) {
-                throw failure(spec.name(), "cannot truncate the lock file", LibC.errno(), false);
+            if (oldLength > out.length && LibcFiles.ftruncate(fd, out.length) != 0) {
+                throw failure(spec.name(), "cannot truncate the lock file", Errno.last(), false);
             }
         }
 
         private void closeGate() {
             if (gfd >= 0) {
-                LibC.close(gfd);
+                LibcFiles.close(gfd);
                 gfd = -1;
             }
             gateHeld = false;
@@ -746,12 +759,13 @@ final class FlockBackend implements LockBackend {
         @Override
         public void await(long nanos) throws InterruptedException {
             if (waker == null) {
-                waker = new Inotify.Waker();
+                waker = new Waker();
+                waiting.add(waker);
                 seen = waker.seq();
                 watch();
                 return; // watches are active now: let the caller try again before sleeping
             }
-            if ((watchLock == null || watchLock.dead) || (watchGate == null || watchGate.dead)) {
+            if ((watchLock == null || watchLock.isDead()) || (watchGate == null || watchGate.isDead())) {
                 unwatch();
                 watch();
             }
@@ -759,19 +773,34 @@ final class FlockBackend implements LockBackend {
             waker.awaitChange(seen, Math.min(nanos, POLL_NANOS + jitter));
         }
 
-        /** Watches the inodes this attempt has open, through /proc/self/fd: no name is looked up again. */
+        /** How many times inotify woke this attempt; for tests. */
+        long wakeups() {
+            return waker == null ? 0 : waker.seq();
+        }
+
+        /** Watches the inodes this attempt has open, through their descriptors: no name is looked up again. */
         private void watch() {
-            watchLock = fd >= 0 ? inotify.add(procFd(fd), waker) : null;
-            watchGate = gfd >= 0 ? inotify.add(procFd(gfd), waker) : null;
+            watchLock = fd >= 0 ? watchFile(fd) : null;
+            watchGate = gfd >= 0 ? watchFile(gfd) : null;
+        }
+
+        private InotifyWatcher.Watch watchFile(int descriptor) {
+            InotifyWatcher.Watch w = InotifyWatcher.process().watch(descriptor, WATCH_MASK, waker);
+            if (w != null) {
+                watches.incrementAndGet();
+            }
+            return w;
         }
 
         private void unwatch() {
             if (watchLock != null) {
-                inotify.remove(watchLock, waker);
+                watchLock.close();
+                watches.decrementAndGet();
                 watchLock = null;
             }
             if (watchGate != null) {
-                inotify.remove(watchGate, waker);
+                watchGate.close();
+                watches.decrementAndGet();
                 watchGate = null;
             }
         }
@@ -789,9 +818,10 @@ final class FlockBackend implements LockBackend {
         public void close() {
             if (waker != null) {
                 unwatch();
+                waiting.remove(waker);
             }
             if (fd >= 0) {
-                LibC.close(fd);
+                LibcFiles.close(fd);
                 fd = -1;
             }
             closeGate();
@@ -820,11 +850,11 @@ final class FlockBackend implements LockBackend {
         private final AcquireSpec spec;
         private final long token;
         private final Instant acquiredAt;
-        private final LibC.FileId id;
+        private final LibcFiles.Statx id;
         private final byte[] fileBytes;
         private int fd;
 
-        FlockGrant(AcquireSpec spec, int fd, long token, Instant acquiredAt, LibC.FileId id, byte[] fileBytes) {
+        FlockGrant(AcquireSpec spec, int fd, long token, Instant acquiredAt, LibcFiles.Statx id, byte[] fileBytes) {
             this.spec = spec;
             this.fd = fd;
             this.token = token;
@@ -851,9 +881,9 @@ final class FlockBackend implements LockBackend {
             // Two identities: the directory others reach by the space's path must still be the one
             // we hold (not renamed away, not replaced), and the name in it must still be the
             // inode we hold (looked up by the descriptor, never by path).
-            LibC.FileId now;
-            LibC.FileId dirNow;
-            LibC.FileId dirHeld;
+            LibcFiles.Statx now;
+            LibcFiles.Statx dirNow;
+            LibcFiles.Statx dirHeld;
             int err = 0;
             boolean dirGone = false;
             try {
@@ -862,15 +892,15 @@ final class FlockBackend implements LockBackend {
                 throw new LockLostException(description, spec.name(), description + " - the lock space was closed", e);
             }
             try {
-                dirHeld = LibC.fstat(dirFd);
-                dirNow = LibC.stat(dirPath);
+                dirHeld = LibcFiles.fstat(dirFd);
+                dirNow = LibcFiles.statx(LibcFiles.AT_FDCWD, dirPath, 0);
                 if (dirNow == null) {
-                    int e = LibC.errno();
-                    dirGone = e == LibC.ENOENT || e == LibC.ENOTDIR; // EACCES and the like: cannot tell, not a loss
+                    int e = Errno.last();
+                    dirGone = e == Errno.ENOENT || e == Errno.ENOTDIR; // EACCES and the like: cannot tell, not a loss
                 }
-                now = LibC.statAt(dirFd, fileBytes);
+                now = LibcFiles.lstatAt(dirFd, fileBytes);
                 if (now == null) {
-                    err = LibC.errno();
+                    err = Errno.last();
                 }
             } finally {
                 leave();
@@ -881,7 +911,7 @@ final class FlockBackend implements LockBackend {
                         + " was held; another process may now lock a new file of that name", null);
             }
             if (now == null) {
-                if (err == LibC.ENOENT) {
+                if (err == Errno.ENOENT) {
                     throw new LockLostException(description, spec.name(), description + " - the lock file of "
                             + LockNames.quote(spec.name()) + " was removed while held; another process may now lock a new file of that name", null);
                 }
@@ -896,7 +926,7 @@ final class FlockBackend implements LockBackend {
         @Override
         public synchronized void release() {
             if (fd >= 0) {
-                LibC.close(fd);
+                LibcFiles.close(fd);
                 fd = -1;
                 liveNonces.remove(spec.owner().nonce());
             }
@@ -921,18 +951,18 @@ final class FlockBackend implements LockBackend {
         String fileName = NameMapping.fileName(name);
         enter();
         try {
-            return inspectFile(readingDirFd(), name, fileName, LibC.cstring(fileName));
+            return inspectFile(readingDirFd(), name, fileName, LibcFiles.cstring(fileName));
         } finally {
             leave();
         }
     }
 
     private LockInfo inspectFile(int d, String name, String fileName, byte[] fileBytes) {
-        LibC.FileId id = LibC.statAt(d, fileBytes);
+        LibcFiles.Statx id = LibcFiles.lstatAt(d, fileBytes);
         if (id == null || !id.isRegularFile()) {
             return new LockInfo(name, List.of(), 0);
         }
-        List<ProcLocks.Entry> kernel = ProcLocks.flocksOn(id.devMajor, id.devMinor, id.ino);
+        List<ProcLocks.Entry> kernel = ProcLocks.flocksOn((int) id.devMajor(), (int) id.devMinor(), id.ino());
         LockFileContent content = readContent(d, fileBytes);
         List<LockFileContent.Record> unused = new ArrayList<>(content == null ? List.of() : content.records);
         unused.sort(Comparator.comparingLong(LockFileContent.Record::token).reversed());
@@ -974,7 +1004,7 @@ final class FlockBackend implements LockBackend {
 
     /** Reads a lock file by its name in the directory {@code d}; O_NONBLOCK so that a FIFO planted there cannot block us. */
     private static LockFileContent readContent(int d, byte[] fileBytes) {
-        int fd = LibC.openat(d, fileBytes, LibC.O_RDONLY | LibC.O_NOFOLLOW | LibC.O_CLOEXEC | LibC.O_NOCTTY | LibC.O_NONBLOCK, 0);
+        int fd = LibcFiles.openat(d, fileBytes, LibcFiles.O_RDONLY | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC | LibcFiles.O_NOCTTY | LibcFiles.O_NONBLOCK, 0);
         if (fd < 0) {
             return null;
         }
@@ -983,13 +1013,8 @@ final class FlockBackend implements LockBackend {
             byte[] buf = readAll(fd, len);
             return len[0] < 0 ? null : LockFileContent.parse(buf, len[0]);
         } finally {
-            LibC.close(fd);
+            LibcFiles.close(fd);
         }
-    }
-
-    /** {@code /proc/self/fd/N}: the open file itself, whatever names now lead to it. */
-    private static byte[] procFd(int fd) {
-        return LibC.cstring("/proc/self/fd/" + fd);
     }
 
     /**
@@ -1010,11 +1035,11 @@ final class FlockBackend implements LockBackend {
                     String f = p.getFileName().toString();
                     Optional<String> name = NameMapping.nameOf(f);
                     if (name.isEmpty() && NameMapping.isHashed(f)) {
-                        LockFileContent c = readContent(d, LibC.cstring(f));
+                        LockFileContent c = readContent(d, LibcFiles.cstring(f));
                         name = c == null ? Optional.empty() : c.storedName;
                     }
                     if (name.isPresent() && NameMapping.fileName(name.get()).equals(f)) {
-                        out.add(inspectFile(d, name.get(), f, LibC.cstring(f)));
+                        out.add(inspectFile(d, name.get(), f, LibcFiles.cstring(f)));
                     }
                 }
             } catch (IOException e) {
@@ -1040,7 +1065,6 @@ final class FlockBackend implements LockBackend {
 
     @Override
     public void close() {
-        inotify.close();
         fdLock.writeLock().lock();
         try {
             if (closed) {
@@ -1048,15 +1072,18 @@ final class FlockBackend implements LockBackend {
             }
             closed = true;
             if (gatesFd >= 0) {
-                LibC.close(gatesFd);
+                LibcFiles.close(gatesFd);
                 gatesFd = -1;
             }
             if (dirFd >= 0) {
-                LibC.close(dirFd);
+                LibcFiles.close(dirFd);
                 dirFd = -1;
             }
         } finally {
             fdLock.writeLock().unlock();
+        }
+        for (Waker w : waiting) {
+            w.wake(); // waiting attempts try again, and find the space closed
         }
     }
 }

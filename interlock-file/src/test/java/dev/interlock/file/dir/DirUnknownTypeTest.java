@@ -3,12 +3,14 @@ package dev.interlock.file.dir;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.sun.jna.LastErrorException;
 import dev.interlock.Interlock;
 import dev.interlock.Lease;
 import dev.interlock.LockBackendException;
 import dev.interlock.LockSpace;
 import dev.interlock.Mode;
+import dev.interlock.file.internal.Errno;
+import dev.interlock.file.internal.ErrnoException;
+import dev.interlock.file.internal.LibcFiles;
 import dev.interlock.internal.DefaultLockSpace;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -46,8 +48,8 @@ class DirUnknownTypeTest {
     private static void unknownTypes(Predicate<String> failing, int errno) {
         DirLockDir.entrySource = new DirLockDir.EntrySource() {
             @Override
-            public List<Posix.DirEntry> list(int dirfd) {
-                return Posix.list(dirfd).stream().map(e -> new Posix.DirEntry(e.name(), Posix.DT_UNKNOWN)).toList();
+            public List<DirIo.Entry> list(int dirfd) {
+                return DirIo.list(dirfd).stream().map(e -> new DirIo.Entry(e.name(), LibcFiles.DT_UNKNOWN)).toList();
             }
 
             @Override
@@ -56,9 +58,9 @@ class DirUnknownTypeTest {
                     if (errno == -1) {
                         return -1;
                     }
-                    throw new LastErrorException(errno);
+                    throw new ErrnoException(errno);
                 }
-                return Posix.lstatMode(dirfd, entry);
+                return DirIo.lstatMode(dirfd, entry);
             }
         };
     }
@@ -82,7 +84,7 @@ class DirUnknownTypeTest {
     @Test
     void readerEntryWhoseTypeCannotBeRead_failsTheListing_andNoWriterGetsIn() throws Exception {
         Lease reader = locks.tryAcquire("job", Mode.SHARED).orElseThrow();
-        for (int errno : new int[] {Posix.EIO, Posix.EACCES}) {
+        for (int errno : new int[] {Errno.EIO, Errno.EACCES}) {
             unknownTypes(n -> n.startsWith("R."), errno);
             assertThatThrownBy(() -> locks.tryAcquire("job")).isInstanceOf(LockBackendException.class)
                     .hasMessageContaining("'job'").hasMessageContaining("R." + reader.token() + ".");

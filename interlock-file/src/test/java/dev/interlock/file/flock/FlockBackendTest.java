@@ -322,7 +322,7 @@ class FlockBackendTest {
             }
         }
         FlockBackend b = (FlockBackend) ((dev.interlock.internal.DefaultLockSpace) locks).backend();
-        await().atMost(Timing.seconds(5)).until(() -> b.inotify().watchCount() == 0);
+        await().atMost(Timing.seconds(5)).until(() -> b.watchCount() == 0);
     }
 
     private static long openDescriptors() throws IOException {

@@ -8,6 +8,8 @@ import dev.interlock.LockBackendException;
 import dev.interlock.LockSpace;
 import dev.interlock.Mode;
 import dev.interlock.Ticker;
+import dev.interlock.file.internal.Errno;
+import dev.interlock.file.internal.LibcFiles;
 import dev.interlock.internal.DefaultLockSpace;
 import dev.interlock.spi.BackendConfig;
 import java.io.IOException;
@@ -46,12 +48,12 @@ class FlockNetworkFileSystemTest {
     }
 
     private static long ourType(Path p) {
-        int fd = LibC.openat(LibC.AT_FDCWD, LibC.path(p), LibC.O_RDONLY | LibC.O_DIRECTORY | LibC.O_CLOEXEC, 0);
-        assertThat(fd).as("open %s: %s", p, LibC.describe(LibC.errno())).isNotNegative();
+        int fd = LibcFiles.openat(LibcFiles.AT_FDCWD, LibcFiles.path(p), LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_CLOEXEC, 0);
+        assertThat(fd).as("open %s: %s", p, Errno.describe(Errno.last())).isNotNegative();
         try {
-            return LibC.fileSystemType(fd);
+            return LibcFiles.fileSystemType(fd);
         } finally {
-            LibC.close(fd);
+            LibcFiles.close(fd);
         }
     }
 

@@ -1,0 +1,129 @@
+package dev.interlock.file.flock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.interlock.Interlock;
+import dev.interlock.Lease;
+import dev.interlock.LockSpace;
+import dev.interlock.Mode;
+import dev.interlock.Owner;
+import dev.interlock.file.internal.InotifyWatcher;
+import dev.interlock.file.internal.LibcEvents;
+import dev.interlock.file.internal.LibcFiles;
+import dev.interlock.file.internal.Waker;
+import dev.interlock.internal.DefaultLockSpace;
+import dev.interlock.spi.AcquireSpec;
+import dev.interlock.testkit.Timing;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Waiters of several {@code flock:} lock spaces on one directory share the process's inotify
+ * watches of the same lock and gate files: a release wakes every one of them, and one that stops
+ * waiting leaves the others' watches in place. Only inotify moves an attempt's wake-up count (the
+ * bounded poll does not), so these tests see the wake-up itself, with a bounded wait and no sleep.
+ */
+class FlockWakeupTest {
+    @TempDir
+    Path dir;
+
+    private final List<AutoCloseable> open = new ArrayList<>();
+    private LockSpace holderSpace;
+    private Lease held;
+
+    @BeforeEach
+    void hold() {
+        holderSpace = Interlock.open("flock:" + dir);
+        open.add(holderSpace);
+        held = holderSpace.tryAcquire("w").orElseThrow();
+    }
+
+    @AfterEach
+    void closeAll() throws Exception {
+        held.close();
+        for (int i = open.size() - 1; i >= 0; i--) {
+            open.get(i).close();
+        }
+    }
+
+    /** An attempt on "w" in a space of its own, tried once and watching (its first await). */
+    private FlockBackend.FlockAttempt waiter() throws InterruptedException {
+        LockSpace space = Interlock.open("flock:" + dir);
+        open.add(space);
+        FlockBackend b = (FlockBackend) ((DefaultLockSpace) space).backend();
+        FlockBackend.FlockAttempt a = (FlockBackend.FlockAttempt) b.attempt(
+                new AcquireSpec("w", Mode.EXCLUSIVE, Owner.newAcquisition(), Duration.ofMinutes(1)));
+        open.add(a);
+        assertThat(a.tryAcquire()).isEmpty();
+        a.await(0);
+        assertThat(b.watchCount()).as("watches of the lock and the gate file").isEqualTo(2);
+        return a;
+    }
+
+    /**
+     * Returns once every event raised so far on the lock file has been passed on: the process's
+     * watcher dispatches in the kernel's order from one thread, so when an attribute change made
+     * now has reached a waker of ours, every earlier event has reached its wakers too.
+     */
+    private void settle() throws Exception {
+        Path lockFile = dir.resolve("w");
+        int fd = LibcFiles.openat(LibcFiles.AT_FDCWD, LibcFiles.path(lockFile), LibcFiles.O_RDONLY | LibcFiles.O_CLOEXEC, 0);
+        assertThat(fd).isNotNegative();
+        Waker barrier = new Waker();
+        try (InotifyWatcher.Watch w = InotifyWatcher.process().watch(fd, LibcEvents.IN_ATTRIB, barrier)) {
+            Files.setPosixFilePermissions(lockFile, Files.getPosixFilePermissions(lockFile));
+            assertThat(barrier.awaitChange(0, Timing.seconds(10).toNanos())).as("the barrier event arrived").isTrue();
+        } finally {
+            LibcFiles.close(fd);
+        }
+    }
+
+    @Test
+    void release_wakesTheWaitersOfEverySpaceOnTheDirectory() throws Exception {
+        FlockBackend.FlockAttempt a = waiter();
+        FlockBackend.FlockAttempt b = waiter();
+        settle();
+        long seenA = a.wakeups();
+        long seenB = b.wakeups();
+        held.close();
+        await().atMost(Timing.seconds(10)).until(() -> a.wakeups() > seenA && b.wakeups() > seenB);
+        var granted = a.tryAcquire();
+        assertThat(granted).as("the first waiter holds the gate, and now the lock").isPresent();
+        granted.get().release();
+    }
+
+    @Test
+    void waiterThatGivesUp_leavesTheOtherWaitersWatching() throws Exception {
+        FlockBackend.FlockAttempt a = waiter();
+        FlockBackend.FlockAttempt b = waiter();
+        b.close(); // its watches of the same two inodes go; the inodes must stay watched for a
+        settle();
+        long seen = a.wakeups();
+        held.close();
+        await().atMost(Timing.seconds(10)).until(() -> a.wakeups() > seen);
+    }
+
+    @Test
+    void closingTheSpace_wakesItsWaiters_andReturnsAtOnce() throws Exception {
+        LockSpace space = Interlock.open("flock:" + dir);
+        FlockBackend b = (FlockBackend) ((DefaultLockSpace) space).backend();
+        FlockBackend.FlockAttempt a = (FlockBackend.FlockAttempt) b.attempt(
+                new AcquireSpec("w", Mode.EXCLUSIVE, Owner.newAcquisition(), Duration.ofMinutes(1)));
+        assertThat(a.tryAcquire()).isEmpty();
+        a.await(0);
+        long seen = a.wakeups();
+        long start = System.nanoTime();
+        space.close();
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).as("close took").isLessThan(Timing.seconds(1));
+        assertThat(a.wakeups()).as("woken by the close").isGreaterThan(seen);
+        a.close();
+    }
+}
