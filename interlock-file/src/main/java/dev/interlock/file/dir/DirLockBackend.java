@@ -113,6 +113,8 @@ final class DirLockBackend implements LockBackend {
             rootDir = openRoot();
             if (rootDir != null) {
                 checkMarker(rootDir, false);
+            } else {
+                requireParent(); // a root that could never be made is refused now, as flock: does
             }
         } catch (RuntimeException e) {
             closeRoots();
@@ -297,18 +299,22 @@ final class DirLockBackend implements LockBackend {
         return new LockBackendException(description, null, description + " - no lock space at " + root + " (nothing was created)", null);
     }
 
-    /**
-     * Creates the root directory (the first acquisition in a new lock space), never its parents:
-     * a shared directory whose file system is not mounted must not silently become a private,
-     * local one (two hosts would then each lock their own copy).
-     */
-    private void createRoot() {
+    private void requireParent() {
         Path parent = root.getParent();
         if (parent != null && !Files.isDirectory(parent)) {
             throw new LockBackendException(description, null, description + " - lock directory " + root + " does not exist, nor does"
                     + " its parent " + parent + "; create it (mkdir -p " + root + "), or check that the shared file system is"
                     + " mounted: Interlock does not create missing parents", null);
         }
+    }
+
+    /**
+     * Creates the root directory (the first acquisition in a new lock space), never its parents:
+     * a shared directory whose file system is not mounted must not silently become a private,
+     * local one (two hosts would then each lock their own copy).
+     */
+    private void createRoot() {
+        requireParent();
         try {
             Files.createDirectory(root);
         } catch (java.nio.file.FileAlreadyExistsException e) {

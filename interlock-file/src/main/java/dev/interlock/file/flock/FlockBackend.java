@@ -18,6 +18,7 @@ import dev.interlock.spi.Attempt;
 import dev.interlock.spi.BackendConfig;
 import dev.interlock.spi.Grant;
 import dev.interlock.spi.LockBackend;
+import dev.interlock.file.internal.FileSpaceUri;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -163,52 +164,18 @@ final class FlockBackend implements LockBackend {
      * descriptor; tests replace it to see the refusal of network file systems on a local disk.
      */
     static FlockBackend open(BackendConfig config, IntToLongFunction fileSystemType) {
-        String loc = config.location();
-        if (loc.startsWith("//")) {
-            if (!loc.startsWith("///")) {
-                throw new IllegalArgumentException("flock: URI '" + config.uri() + "' names a host; flock: locks are local: use flock:/path/to/dir");
-            }
-            loc = loc.substring(2);
-        }
-        if (loc.indexOf('#') >= 0) {
-            throw new IllegalArgumentException("flock: URI '" + config.uri() + "' has a '#'; use flock:/path/to/dir");
-        }
+        FileSpaceUri uri = FileSpaceUri.parse(config, "flock:/path/to/dir", Set.of("network"));
         boolean networkAllowed = false;
-        int q = loc.indexOf('?');
-        if (q >= 0) {
-            networkAllowed = parseOptions(config.uri(), loc.substring(q + 1));
-            loc = loc.substring(0, q);
+        String network = uri.options().get("network");
+        if (network != null) {
+            if (!network.equals("allow") && !network.equals("refuse")) {
+                throw new IllegalArgumentException("'" + config.maskedUri() + "': network takes allow or refuse, not '" + network + "'");
+            }
+            networkAllowed = network.equals("allow");
         }
-        if (loc.isEmpty()) {
-            throw new IllegalArgumentException("flock: needs a directory, e.g. flock:/var/lock/myapp (got '" + config.uri() + "')");
-        }
-        Path dir;
-        try {
-            dir = Path.of(loc).toAbsolutePath().normalize();
-        } catch (RuntimeException e) {
-            throw new IllegalArgumentException("flock: location '" + loc + "' is not a valid path: " + e.getMessage(), e);
-        }
-        FlockBackend b = new FlockBackend(dir, config.clock(), networkAllowed, fileSystemType);
+        FlockBackend b = new FlockBackend(uri.directory(), config.clock(), networkAllowed, fileSystemType);
         b.openExisting();
         return b;
-    }
-
-    /** The one option, {@code network=allow|refuse}; returns whether network file systems are allowed. */
-    private static boolean parseOptions(String uri, String query) {
-        boolean allow = false;
-        for (String option : query.split("&", -1)) {
-            if (option.equals("network=allow")) {
-                allow = true;
-            } else if (option.equals("network=refuse")) {
-                allow = false;
-            } else if (option.startsWith("network=")) {
-                throw new IllegalArgumentException("flock: option '" + option + "' in '" + uri + "': network takes allow or refuse");
-            } else {
-                throw new IllegalArgumentException("flock: unknown option '" + option + "' in '" + uri
-                        + "'; the only option is network=allow (lock a directory on a network file system, see the documentation)");
-            }
-        }
-        return allow;
     }
 
     // ---------------------------------------------------------------------------------- directory

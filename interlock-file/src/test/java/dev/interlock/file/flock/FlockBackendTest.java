@@ -286,8 +286,8 @@ class FlockBackendTest {
         Files.writeString(dir.resolve("file"), "");
         assertThatThrownBy(() -> Interlock.open("flock:" + dir.resolve("file")))
                 .isInstanceOf(LockBackendException.class).hasMessageContaining("is not a directory");
-        assertThatThrownBy(() -> Interlock.open("flock:")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("needs a directory");
-        assertThatThrownBy(() -> Interlock.open("flock://host/x")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("local");
+        assertThatThrownBy(() -> Interlock.open("flock:")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("names no directory");
+        assertThatThrownBy(() -> Interlock.open("flock://host/x")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("names a host");
         assertThatThrownBy(() -> Interlock.open("nosuch:/x")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("flock");
         assertThatThrownBy(() -> Interlock.open("/just/a/path")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("scheme");
     }

@@ -119,9 +119,9 @@ class FlockNetworkFileSystemTest {
     @Test
     void badOptions_areClearUsageErrors() {
         assertThatThrownBy(() -> Interlock.open("flock:" + tmp + "?network=yes")).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("'network=yes'").hasMessageContaining("allow or refuse");
+                .hasMessageContaining("not 'yes'").hasMessageContaining("allow or refuse");
         assertThatThrownBy(() -> Interlock.open("flock:" + tmp + "?timeout=5")).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("unknown option 'timeout=5'").hasMessageContaining("network=allow");
+                .hasMessageContaining("unknown option 'timeout'").hasMessageContaining("network=...");
         assertThatThrownBy(() -> Interlock.open("flock:" + tmp + "#x")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("'#'");
     }
