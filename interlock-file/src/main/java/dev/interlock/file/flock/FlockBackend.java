@@ -3,7 +3,6 @@ package dev.interlock.file.flock;
 import dev.interlock.HolderInfo;
 import dev.interlock.LockBackendException;
 import dev.interlock.LockInfo;
-import dev.interlock.LockLostException;
 import dev.interlock.Mode;
 import dev.interlock.Owner;
 import dev.interlock.file.internal.Errno;
@@ -16,7 +15,6 @@ import dev.interlock.internal.ProcessIdentity;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
 import dev.interlock.spi.BackendConfig;
-import dev.interlock.spi.Grant;
 import dev.interlock.spi.LockBackend;
 import dev.interlock.file.internal.FileSpaceUri;
 import java.io.IOException;
@@ -24,17 +22,14 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.OptionalInt;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -103,28 +98,28 @@ final class FlockBackend implements LockBackend {
     static final String GATES = ".gates";
     private static final byte[] GATES_BYTES = LibcFiles.cstring(GATES);
     private static final byte[] DOT = LibcFiles.cstring(".");
-    private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(Long.getLong("interlock.flock.pollMs", 200));
+    static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(Long.getLong("interlock.flock.pollMs", 200));
     private static final int MAX_READ = 1 << 16;
-    private static final int MAX_SHARED_RECORDS = 64;
+    static final int MAX_SHARED_RECORDS = 64;
     private static final int DIR_FLAGS = LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_CLOEXEC;
     /** A release is a close(2) of the holder's descriptor; a removed or replaced file must wake its waiters too. */
-    private static final int WATCH_MASK = LibcEvents.IN_CLOSE_WRITE | LibcEvents.IN_CLOSE_NOWRITE | LibcEvents.IN_DELETE_SELF
+    static final int WATCH_MASK = LibcEvents.IN_CLOSE_WRITE | LibcEvents.IN_CLOSE_NOWRITE | LibcEvents.IN_DELETE_SELF
             | LibcEvents.IN_MOVE_SELF | LibcEvents.IN_ATTRIB;
     private static final int FILE_FLAGS = LibcFiles.O_RDWR | LibcFiles.O_CREAT | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC | LibcFiles.O_NOCTTY;
 
-    private final Path dir;
-    private final byte[] dirPath;
+    final Path dir;
+    final byte[] dirPath;
     private final Path gateDir;
-    private final String description;
-    private final Clock clock;
+    final String description;
+    final Clock clock;
     /** Wakers of this space's waiting attempts: closing the space wakes them, so that they see it closed. */
-    private final Set<Waker> waiting = ConcurrentHashMap.newKeySet();
+    final Set<Waker> waiting = ConcurrentHashMap.newKeySet();
     /** Watches this space's attempts hold now; for tests. */
-    private final AtomicInteger watches = new AtomicInteger();
+    final AtomicInteger watches = new AtomicInteger();
     private final boolean networkAllowed;
     private final IntToLongFunction fileSystemType;
     /** Nonces of the flock: grants this process holds, in any lock space (records of our own pid are kept only for these). */
-    private static final Set<String> liveNonces = ConcurrentHashMap.newKeySet();
+    static final Set<String> liveNonces = ConcurrentHashMap.newKeySet();
     /** Last clock-based token this process issued (any lock space): they stay strictly increasing within the process. */
     private static final AtomicLong lastTimeToken = new AtomicLong();
     private final Set<String> warned = ConcurrentHashMap.newKeySet();
@@ -137,7 +132,7 @@ final class FlockBackend implements LockBackend {
     private final ReentrantReadWriteLock fdLock = new ReentrantReadWriteLock();
     private final Object openLock = new Object();
     /** The lock directory, opened once (the user's path, links included); -1 until it exists. Guarded by openLock for writes. */
-    private volatile int dirFd = -1;
+    volatile int dirFd = -1;
     /** {@code .gates}, opened relative to dirFd without following links; -1 until the first acquisition. */
     private volatile int gatesFd = -1;
     /** Mode and owner of the lock directory, read when dirFd was opened. */
@@ -302,7 +297,7 @@ final class FlockBackend implements LockBackend {
     }
 
     /** The lock directory for locking: made (mode 0700) at the first acquisition, with its {@code .gates}. */
-    private int lockingDirFd() {
+    int lockingDirFd() {
         int fd = dirFd;
         if (fd >= 0 && gatesFd >= 0) {
             return fd;
@@ -430,11 +425,11 @@ final class FlockBackend implements LockBackend {
 
     @Override
     public Attempt attempt(AcquireSpec spec) {
-        return new FlockAttempt(spec);
+        return new FlockAttempt(this, spec);
     }
 
     /** Takes the read side of fdLock; fails if the space is closed. */
-    private void enter() {
+    void enter() {
         fdLock.readLock().lock();
         if (closed) {
             fdLock.readLock().unlock();
@@ -442,13 +437,13 @@ final class FlockBackend implements LockBackend {
         }
     }
 
-    private void leave() {
+    void leave() {
         fdLock.readLock().unlock();
     }
 
     // ---------------------------------------------------------------------------------- files
 
-    private LockBackendException failure(String name, String what, int errno, boolean transientFailure) {
+    LockBackendException failure(String name, String what, int errno, boolean transientFailure) {
         return new LockBackendException(description, name, description + " - " + (name == null ? "" : LockNames.quote(name) + ": ")
                 + what + ": " + Errno.describe(errno) + hint(errno), null, transientFailure);
     }
@@ -476,7 +471,7 @@ final class FlockBackend implements LockBackend {
      * relative to that directory's descriptor, never following a link; returns fd, negative =
      * read-only fd encoded as ~fd.
      */
-    private int openFile(String name, String fileName, byte[] fileBytes, boolean gate) {
+    int openFile(String name, String fileName, byte[] fileBytes, boolean gate) {
         int at = gate ? gatesFd : dirFd;
         int fd = LibcFiles.openat(at, fileBytes, FILE_FLAGS, 0666);
         if (fd >= 0) {
@@ -504,20 +499,20 @@ final class FlockBackend implements LockBackend {
         throw failure(name, "cannot open " + (gate ? "gate" : "lock") + " file " + file, err, false);
     }
 
-    private void warnOnce(String key, String format, Object... args) {
+    void warnOnce(String key, String format, Object... args) {
         if (warned.add(key)) {
             log.warn(format, args);
         }
     }
 
-    private long clockToken() {
+    long clockToken() {
         Instant now = clock.instant();
         long micros = now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
         return lastTimeToken.accumulateAndGet(micros, (prev, clockNow) -> Math.max(prev + 1, clockNow));
     }
 
     /** Reads the start of a lock file (all of it up to 64 KiB); lenOut[0] is the length, or -1 on error. */
-    private static byte[] readAll(int fd, int[] lenOut) {
+    static byte[] readAll(int fd, int[] lenOut) {
         byte[] buf = new byte[512];
         long n = LibcFiles.pread(fd, buf, buf.length, 0);
         if (n == buf.length) {
@@ -530,273 +525,9 @@ final class FlockBackend implements LockBackend {
 
     // ---------------------------------------------------------------------------------- attempt
 
-    final class FlockAttempt implements Attempt {
-        private final AcquireSpec spec;
-        private final String fileName;
-        /** The file name, NUL-terminated: the lock file relative to the lock directory, the gate file relative to .gates. */
-        private final byte[] fileBytes;
-        private int fd = -1;
-        private boolean readOnly;
-        private int gfd = -1;
-        private boolean gateHeld;
-        private Waker waker;
-        private InotifyWatcher.Watch watchLock;
-        private InotifyWatcher.Watch watchGate;
-        private long seen;
-
-        FlockAttempt(AcquireSpec spec) {
-            this.spec = spec;
-            this.fileName = NameMapping.fileName(spec.name());
-            this.fileBytes = LibcFiles.cstring(fileName);
-        }
-
-        @Override
-        public Optional<Grant> tryAcquire() {
-            enter();
-            try {
-                lockingDirFd();
-                return tryAcquireLocked();
-            } finally {
-                leave();
-            }
-        }
-
-        private Optional<Grant> tryAcquireLocked() {
-            if (waker != null) {
-                seen = waker.seq();
-            }
-            for (int round = 0; round < 3; round++) {
-                if (fd < 0) {
-                    int r = openFile(spec.name(), fileName, fileBytes, false);
-                    readOnly = r < 0;
-                    fd = r < 0 ? ~r : r;
-                }
-                boolean locked;
-                if (spec.mode() == Mode.EXCLUSIVE) {
-                    locked = !gateHeld && lockNb(fd, LibcFiles.LOCK_EX);
-                    if (!locked) {
-                        if (!gateHeld && !takeGate()) {
-                            return Optional.empty();
-                        }
-                        locked = lockNb(fd, LibcFiles.LOCK_EX);
-                    }
-                } else {
-                    if (!gateHeld && !takeGate()) {
-                        return Optional.empty();
-                    }
-                    locked = lockNb(fd, LibcFiles.LOCK_SH);
-                }
-                if (!locked) {
-                    return Optional.empty();
-                }
-                LibcFiles.Statx id = LibcFiles.fstat(fd);
-                if (id != null && !id.isRegularFile()) {
-                    LibcFiles.close(fd);
-                    fd = -1;
-                    closeGate();
-                    throw new LockBackendException(description, spec.name(), description + " - " + LockNames.quote(spec.name())
-                            + ": " + dir.resolve(fileName) + " is not a regular file; remove it or use another name", null);
-                }
-                if (id == null || id.nlink() == 0) {
-                    // Removed between our open and our flock: that inode is nobody's lock any more. Start over.
-                    LibcFiles.close(fd);
-                    fd = -1;
-                    continue;
-                }
-                return Optional.of(finish(id));
-            }
-            throw new LockBackendException(description, spec.name(), description + " - " + LockNames.quote(spec.name())
-                    + ": the lock file keeps being removed while we lock it; stop whatever deletes files in " + dir, null, true);
-        }
-
-        private boolean takeGate() {
-            if (gfd < 0) {
-                gfd = openFile(spec.name(), fileName, fileBytes, true);
-            }
-            gateHeld = lockNb(gfd, LibcFiles.LOCK_EX);
-            return gateHeld;
-        }
-
-        private boolean lockNb(int fd, int op) {
-            while (true) {
-                if (LibcFiles.flock(fd, op | LibcFiles.LOCK_NB) == 0) {
-                    return true;
-                }
-                int err = Errno.last();
-                if (err == Errno.EAGAIN) {
-                    return false;
-                }
-                if (err != Errno.EINTR) {
-                    throw failure(spec.name(), "flock(2) failed", err, err == Errno.ENOLCK);
-                }
-            }
-        }
-
-        private Grant finish(LibcFiles.Statx id) {
-            long token;
-            try {
-                token = writeTokenAndRecord();
-            } catch (RuntimeException e) {
-                LibcFiles.close(fd);
-                fd = -1;
-                closeGate();
-                throw e;
-            }
-            closeGate();
-            FlockGrant g = new FlockGrant(spec, fd, token, clock.instant(), id, fileBytes);
-            fd = -1;
-            if (spec.mode() == Mode.SHARED) {
-                liveNonces.add(spec.owner().nonce());
-            }
-            return g;
-        }
-
-        private long writeTokenAndRecord() {
-            int[] len = new int[1];
-            byte[] buf = readAll(fd, len);
-            if (len[0] < 0) {
-                throw failure(spec.name(), "cannot read lock file", Errno.last(), true);
-            }
-            boolean hashed = NameMapping.isHashed(fileName);
-            long now = clock.millis();
-            if (spec.mode() == Mode.EXCLUSIVE && !hashed && !readOnly) {
-                long stored = LockFileContent.quickToken(buf, len[0]);
-                if (stored >= 0) {
-                    long token = Math.max(stored + 1, clockToken());
-                    byte[] out = LockFileContent.renderOne(token, new LockFileContent.Record(Mode.EXCLUSIVE, token, spec.owner().id(), now));
-                    writeContent(out, len[0]);
-                    return token;
-                }
-            }
-            LockFileContent content = LockFileContent.parse(buf, len[0]);
-            if (hashed && content.storedName.isPresent() && !content.storedName.get().equals(spec.name())) {
-                throw new LockBackendException(description, spec.name(), description + " - " + LockNames.quote(spec.name())
-                        + " maps to " + fileName + ", which belongs to " + LockNames.quote(content.storedName.get())
-                        + " (SHA-256 collision); use a shorter name", null);
-            }
-            if (readOnly || content.kind == LockFileContent.Kind.FOREIGN) {
-                if (content.kind == LockFileContent.Kind.FOREIGN) {
-                    warnOnce("foreign:" + fileName, "{} - lock file {} holds content not written by Interlock; leaving it untouched "
-                            + "(fencing tokens for '{}' are clock-based, holder details are not recorded)", description, dir.resolve(fileName), spec.name());
-                }
-                return clockToken();
-            }
-            if (content.kind == LockFileContent.Kind.DAMAGED) {
-                warnOnce("damaged:" + fileName, "{} - lock file {} was damaged (bad header); rewriting it", description, dir.resolve(fileName));
-            }
-            long token = Math.max(content.token + 1, clockToken());
-            LockFileContent.Record mine = new LockFileContent.Record(spec.mode(), token, spec.owner().id(), now);
-            List<LockFileContent.Record> records;
-            if (spec.mode() == Mode.EXCLUSIVE) {
-                records = List.of(mine);
-            } else {
-                records = new ArrayList<>();
-                for (LockFileContent.Record r : content.records) {
-                    if (r.mode() == Mode.SHARED && plausiblyHeld(r)) {
-                        records.add(r);
-                    }
-                }
-                while (records.size() >= MAX_SHARED_RECORDS) {
-                    records.remove(0);
-                }
-                records.add(mine);
-            }
-            writeContent(LockFileContent.render(token, hashed ? Optional.of(spec.name()) : Optional.empty(), records), len[0]);
-            return token;
-        }
-
-        private void writeContent(byte[] out, int oldLength) {
-            long w = LibcFiles.pwrite(fd, out, out.length, 0);
-            if (w != out.length) {
-                throw failure(spec.name(), "cannot write the fencing token to the lock file", w < 0 ? Errno.last() : Errno.ENOSPC, false);
-            }
-            if (oldLength > out.length && LibcFiles.ftruncate(fd, out.length) != 0) {
-                throw failure(spec.name(), "cannot truncate the lock file", Errno.last(), false);
-            }
-        }
-
-        private void closeGate() {
-            if (gfd >= 0) {
-                LibcFiles.close(gfd);
-                gfd = -1;
-            }
-            gateHeld = false;
-        }
-
-        @Override
-        public void await(long nanos) throws InterruptedException {
-            if (waker == null) {
-                waker = new Waker();
-                waiting.add(waker);
-                seen = waker.seq();
-                watch();
-                return; // watches are active now: let the caller try again before sleeping
-            }
-            if ((watchLock == null || watchLock.isDead()) || (watchGate == null || watchGate.isDead())) {
-                unwatch();
-                watch();
-            }
-            long jitter = ThreadLocalRandom.current().nextLong(POLL_NANOS / 4 + 1);
-            waker.awaitChange(seen, Math.min(nanos, POLL_NANOS + jitter));
-        }
-
-        /** How many times inotify woke this attempt; for tests. */
-        long wakeups() {
-            return waker == null ? 0 : waker.seq();
-        }
-
-        /** Watches the inodes this attempt has open, through their descriptors: no name is looked up again. */
-        private void watch() {
-            watchLock = fd >= 0 ? watchFile(fd) : null;
-            watchGate = gfd >= 0 ? watchFile(gfd) : null;
-        }
-
-        private InotifyWatcher.Watch watchFile(int descriptor) {
-            InotifyWatcher.Watch w = InotifyWatcher.process().watch(descriptor, WATCH_MASK, waker);
-            if (w != null) {
-                watches.incrementAndGet();
-            }
-            return w;
-        }
-
-        private void unwatch() {
-            if (watchLock != null) {
-                watchLock.close();
-                watches.decrementAndGet();
-                watchLock = null;
-            }
-            if (watchGate != null) {
-                watchGate.close();
-                watches.decrementAndGet();
-                watchGate = null;
-            }
-        }
-
-        @Override
-        public List<HolderInfo> blockers() {
-            try {
-                return inspect(spec.name()).holders();
-            } catch (RuntimeException e) {
-                return List.of();
-            }
-        }
-
-        @Override
-        public void close() {
-            if (waker != null) {
-                unwatch();
-                waiting.remove(waker);
-            }
-            if (fd >= 0) {
-                LibcFiles.close(fd);
-                fd = -1;
-            }
-            closeGate();
-        }
-    }
 
     /** A shared record is kept while its process lives (and, for this process, while its lease is open). */
-    private boolean plausiblyHeld(LockFileContent.Record r) {
+    boolean plausiblyHeld(LockFileContent.Record r) {
         Owner o;
         try {
             o = Owner.parse(r.ownerId());
@@ -813,97 +544,6 @@ final class FlockBackend implements LockBackend {
 
     // ---------------------------------------------------------------------------------- grant
 
-    final class FlockGrant implements Grant {
-        private final AcquireSpec spec;
-        private final long token;
-        private final Instant acquiredAt;
-        private final LibcFiles.Statx id;
-        private final byte[] fileBytes;
-        private int fd;
-
-        FlockGrant(AcquireSpec spec, int fd, long token, Instant acquiredAt, LibcFiles.Statx id, byte[] fileBytes) {
-            this.spec = spec;
-            this.fd = fd;
-            this.token = token;
-            this.acquiredAt = acquiredAt;
-            this.id = id;
-            this.fileBytes = fileBytes;
-        }
-
-        @Override
-        public long token() {
-            return token;
-        }
-
-        @Override
-        public Instant acquiredAt() {
-            return acquiredAt;
-        }
-
-        @Override
-        public synchronized void renew(Duration lease) {
-            if (fd < 0) {
-                throw new LockLostException(description, spec.name(), description + " - " + LockNames.quote(spec.name()) + " was released", null);
-            }
-            // Two identities: the directory others reach by the space's path must still be the one
-            // we hold (not renamed away, not replaced), and the name in it must still be the
-            // inode we hold (looked up by the descriptor, never by path).
-            LibcFiles.Statx now;
-            LibcFiles.Statx dirNow;
-            LibcFiles.Statx dirHeld;
-            int err = 0;
-            boolean dirGone = false;
-            try {
-                enter();
-            } catch (IllegalStateException e) {
-                throw new LockLostException(description, spec.name(), description + " - the lock space was closed", e);
-            }
-            try {
-                dirHeld = LibcFiles.fstat(dirFd);
-                dirNow = LibcFiles.statx(LibcFiles.AT_FDCWD, dirPath, 0);
-                if (dirNow == null) {
-                    int e = Errno.last();
-                    dirGone = e == Errno.ENOENT || e == Errno.ENOTDIR; // EACCES and the like: cannot tell, not a loss
-                }
-                now = LibcFiles.lstatAt(dirFd, fileBytes);
-                if (now == null) {
-                    err = Errno.last();
-                }
-            } finally {
-                leave();
-            }
-            if (dirHeld != null && (dirGone || (dirNow != null && !dirHeld.sameFile(dirNow)))) {
-                throw new LockLostException(description, spec.name(), description + " - the lock directory " + dir
-                        + " was removed or replaced while " + LockNames.quote(spec.name())
-                        + " was held; another process may now lock a new file of that name", null);
-            }
-            if (now == null) {
-                if (err == Errno.ENOENT) {
-                    throw new LockLostException(description, spec.name(), description + " - the lock file of "
-                            + LockNames.quote(spec.name()) + " was removed while held; another process may now lock a new file of that name", null);
-                }
-                throw failure(spec.name(), "cannot check the lock file", err, true);
-            }
-            if (!now.sameFile(id)) {
-                throw new LockLostException(description, spec.name(), description + " - the lock file of "
-                        + LockNames.quote(spec.name()) + " was replaced by another file while held", null);
-            }
-        }
-
-        @Override
-        public synchronized void release() {
-            if (fd >= 0) {
-                LibcFiles.close(fd);
-                fd = -1;
-                liveNonces.remove(spec.owner().nonce());
-            }
-        }
-
-        @Override
-        public synchronized OptionalInt inheritableDescriptor() {
-            return fd >= 0 ? OptionalInt.of(fd) : OptionalInt.empty();
-        }
-    }
 
     // ---------------------------------------------------------------------------------- status
 

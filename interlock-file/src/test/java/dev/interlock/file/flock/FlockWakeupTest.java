@@ -55,11 +55,11 @@ class FlockWakeupTest {
     }
 
     /** An attempt on "w" in a space of its own, tried once and watching (its first await). */
-    private FlockBackend.FlockAttempt waiter() throws InterruptedException {
+    private FlockAttempt waiter() throws InterruptedException {
         LockSpace space = Interlock.open("flock:" + dir);
         open.add(space);
         FlockBackend b = (FlockBackend) ((DefaultLockSpace) space).backend();
-        FlockBackend.FlockAttempt a = (FlockBackend.FlockAttempt) b.attempt(
+        FlockAttempt a = (FlockAttempt) b.attempt(
                 new AcquireSpec("w", Mode.EXCLUSIVE, Owner.newAcquisition(), Duration.ofMinutes(1)));
         open.add(a);
         assertThat(a.tryAcquire()).isEmpty();
@@ -88,8 +88,8 @@ class FlockWakeupTest {
 
     @Test
     void release_wakesTheWaitersOfEverySpaceOnTheDirectory() throws Exception {
-        FlockBackend.FlockAttempt a = waiter();
-        FlockBackend.FlockAttempt b = waiter();
+        FlockAttempt a = waiter();
+        FlockAttempt b = waiter();
         settle();
         long seenA = a.wakeups();
         long seenB = b.wakeups();
@@ -102,8 +102,8 @@ class FlockWakeupTest {
 
     @Test
     void waiterThatGivesUp_leavesTheOtherWaitersWatching() throws Exception {
-        FlockBackend.FlockAttempt a = waiter();
-        FlockBackend.FlockAttempt b = waiter();
+        FlockAttempt a = waiter();
+        FlockAttempt b = waiter();
         b.close(); // its watches of the same two inodes go; the inodes must stay watched for a
         settle();
         long seen = a.wakeups();
@@ -115,7 +115,7 @@ class FlockWakeupTest {
     void closingTheSpace_wakesItsWaiters_andReturnsAtOnce() throws Exception {
         LockSpace space = Interlock.open("flock:" + dir);
         FlockBackend b = (FlockBackend) ((DefaultLockSpace) space).backend();
-        FlockBackend.FlockAttempt a = (FlockBackend.FlockAttempt) b.attempt(
+        FlockAttempt a = (FlockAttempt) b.attempt(
                 new AcquireSpec("w", Mode.EXCLUSIVE, Owner.newAcquisition(), Duration.ofMinutes(1)));
         assertThat(a.tryAcquire()).isEmpty();
         a.await(0);

@@ -1,0 +1,284 @@
+package dev.interlock.file.flock;
+
+import dev.interlock.HolderInfo;
+import dev.interlock.LockBackendException;
+import dev.interlock.Mode;
+import dev.interlock.file.internal.Errno;
+import dev.interlock.file.internal.InotifyWatcher;
+import dev.interlock.file.internal.LibcFiles;
+import dev.interlock.file.internal.Waker;
+import dev.interlock.internal.LockNames;
+import dev.interlock.spi.AcquireSpec;
+import dev.interlock.spi.Attempt;
+import dev.interlock.spi.Grant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ThreadLocalRandom;
+
+final class FlockAttempt implements Attempt {
+    private final FlockBackend backend;
+    private final AcquireSpec spec;
+    private final String fileName;
+    /** The file name, NUL-terminated: the lock file relative to the lock directory, the gate file relative to .gates. */
+    private final byte[] fileBytes;
+    private int fd = -1;
+    private boolean readOnly;
+    private int gfd = -1;
+    private boolean gateHeld;
+    private Waker waker;
+    private InotifyWatcher.Watch watchLock;
+    private InotifyWatcher.Watch watchGate;
+    private long seen;
+
+    FlockAttempt(FlockBackend backend, AcquireSpec spec) {
+        this.backend = backend;
+        this.spec = spec;
+        this.fileName = NameMapping.fileName(spec.name());
+        this.fileBytes = LibcFiles.cstring(fileName);
+    }
+
+    @Override
+    public Optional<Grant> tryAcquire() {
+        backend.enter();
+        try {
+            backend.lockingDirFd();
+            return tryAcquireLocked();
+        } finally {
+            backend.leave();
+        }
+    }
+
+    private Optional<Grant> tryAcquireLocked() {
+        if (waker != null) {
+            seen = waker.seq();
+        }
+        for (int round = 0; round < 3; round++) {
+            if (fd < 0) {
+                int r = backend.openFile(spec.name(), fileName, fileBytes, false);
+                readOnly = r < 0;
+                fd = r < 0 ? ~r : r;
+            }
+            boolean locked;
+            if (spec.mode() == Mode.EXCLUSIVE) {
+                locked = !gateHeld && lockNb(fd, LibcFiles.LOCK_EX);
+                if (!locked) {
+                    if (!gateHeld && !takeGate()) {
+                        return Optional.empty();
+                    }
+                    locked = lockNb(fd, LibcFiles.LOCK_EX);
+                }
+            } else {
+                if (!gateHeld && !takeGate()) {
+                    return Optional.empty();
+                }
+                locked = lockNb(fd, LibcFiles.LOCK_SH);
+            }
+            if (!locked) {
+                return Optional.empty();
+            }
+            LibcFiles.Statx id = LibcFiles.fstat(fd);
+            if (id != null && !id.isRegularFile()) {
+                LibcFiles.close(fd);
+                fd = -1;
+                closeGate();
+                throw new LockBackendException(backend.description, spec.name(), backend.description + " - " + LockNames.quote(spec.name())
+                        + ": " + backend.dir.resolve(fileName) + " is not a regular file; remove it or use another name", null);
+            }
+            if (id == null || id.nlink() == 0) {
+                // Removed between our open and our flock: that inode is nobody's lock any more. Start over.
+                LibcFiles.close(fd);
+                fd = -1;
+                continue;
+            }
+            return Optional.of(finish(id));
+        }
+        throw new LockBackendException(backend.description, spec.name(), backend.description + " - " + LockNames.quote(spec.name())
+                + ": the lock file keeps being removed while we lock it; stop whatever deletes files in " + backend.dir, null, true);
+    }
+
+    private boolean takeGate() {
+        if (gfd < 0) {
+            gfd = backend.openFile(spec.name(), fileName, fileBytes, true);
+        }
+        gateHeld = lockNb(gfd, LibcFiles.LOCK_EX);
+        return gateHeld;
+    }
+
+    private boolean lockNb(int fd, int op) {
+        while (true) {
+            if (LibcFiles.flock(fd, op | LibcFiles.LOCK_NB) == 0) {
+                return true;
+            }
+            int err = Errno.last();
+            if (err == Errno.EAGAIN) {
+                return false;
+            }
+            if (err != Errno.EINTR) {
+                throw backend.failure(spec.name(), "flock(2) failed", err, err == Errno.ENOLCK);
+            }
+        }
+    }
+
+    private Grant finish(LibcFiles.Statx id) {
+        long token;
+        try {
+            token = writeTokenAndRecord();
+        } catch (RuntimeException e) {
+            LibcFiles.close(fd);
+            fd = -1;
+            closeGate();
+            throw e;
+        }
+        closeGate();
+        FlockGrant g = new FlockGrant(backend, spec, fd, token, backend.clock.instant(), id, fileBytes);
+        fd = -1;
+        if (spec.mode() == Mode.SHARED) {
+            FlockBackend.liveNonces.add(spec.owner().nonce());
+        }
+        return g;
+    }
+
+    private long writeTokenAndRecord() {
+        int[] len = new int[1];
+        byte[] buf = FlockBackend.readAll(fd, len);
+        if (len[0] < 0) {
+            throw backend.failure(spec.name(), "cannot read lock file", Errno.last(), true);
+        }
+        boolean hashed = NameMapping.isHashed(fileName);
+        long now = backend.clock.millis();
+        if (spec.mode() == Mode.EXCLUSIVE && !hashed && !readOnly) {
+            long stored = LockFileContent.quickToken(buf, len[0]);
+            if (stored >= 0) {
+                long token = Math.max(stored + 1, backend.clockToken());
+                byte[] out = LockFileContent.renderOne(token, new LockFileContent.Record(Mode.EXCLUSIVE, token, spec.owner().id(), now));
+                writeContent(out, len[0]);
+                return token;
+            }
+        }
+        LockFileContent content = LockFileContent.parse(buf, len[0]);
+        if (hashed && content.storedName.isPresent() && !content.storedName.get().equals(spec.name())) {
+            throw new LockBackendException(backend.description, spec.name(), backend.description + " - " + LockNames.quote(spec.name())
+                    + " maps to " + fileName + ", which belongs to " + LockNames.quote(content.storedName.get())
+                    + " (SHA-256 collision); use a shorter name", null);
+        }
+        if (readOnly || content.kind == LockFileContent.Kind.FOREIGN) {
+            if (content.kind == LockFileContent.Kind.FOREIGN) {
+                backend.warnOnce("foreign:" + fileName, "{} - lock file {} holds content not written by Interlock; leaving it untouched "
+                        + "(fencing tokens for '{}' are clock-based, holder details are not recorded)", backend.description, backend.dir.resolve(fileName), spec.name());
+            }
+            return backend.clockToken();
+        }
+        if (content.kind == LockFileContent.Kind.DAMAGED) {
+            backend.warnOnce("damaged:" + fileName, "{} - lock file {} was damaged (bad header); rewriting it", backend.description, backend.dir.resolve(fileName));
+        }
+        long token = Math.max(content.token + 1, backend.clockToken());
+        LockFileContent.Record mine = new LockFileContent.Record(spec.mode(), token, spec.owner().id(), now);
+        List<LockFileContent.Record> records;
+        if (spec.mode() == Mode.EXCLUSIVE) {
+            records = List.of(mine);
+        } else {
+            records = new ArrayList<>();
+            for (LockFileContent.Record r : content.records) {
+                if (r.mode() == Mode.SHARED && backend.plausiblyHeld(r)) {
+                    records.add(r);
+                }
+            }
+            while (records.size() >= FlockBackend.MAX_SHARED_RECORDS) {
+                records.remove(0);
+            }
+            records.add(mine);
+        }
+        writeContent(LockFileContent.render(token, hashed ? Optional.of(spec.name()) : Optional.empty(), records), len[0]);
+        return token;
+    }
+
+    private void writeContent(byte[] out, int oldLength) {
+        long w = LibcFiles.pwrite(fd, out, out.length, 0);
+        if (w != out.length) {
+            throw backend.failure(spec.name(), "cannot write the fencing token to the lock file", w < 0 ? Errno.last() : Errno.ENOSPC, false);
+        }
+        if (oldLength > out.length && LibcFiles.ftruncate(fd, out.length) != 0) {
+            throw backend.failure(spec.name(), "cannot truncate the lock file", Errno.last(), false);
+        }
+    }
+
+    private void closeGate() {
+        if (gfd >= 0) {
+            LibcFiles.close(gfd);
+            gfd = -1;
+        }
+        gateHeld = false;
+    }
+
+    @Override
+    public void await(long nanos) throws InterruptedException {
+        if (waker == null) {
+            waker = new Waker();
+            backend.waiting.add(waker);
+            seen = waker.seq();
+            watch();
+            return; // watches are active now: let the caller try again before sleeping
+        }
+        if ((watchLock == null || watchLock.isDead()) || (watchGate == null || watchGate.isDead())) {
+            unwatch();
+            watch();
+        }
+        long jitter = ThreadLocalRandom.current().nextLong(FlockBackend.POLL_NANOS / 4 + 1);
+        waker.awaitChange(seen, Math.min(nanos, FlockBackend.POLL_NANOS + jitter));
+    }
+
+    /** How many times inotify woke this attempt; for tests. */
+    long wakeups() {
+        return waker == null ? 0 : waker.seq();
+    }
+
+    /** Watches the inodes this attempt has open, through their descriptors: no name is looked up again. */
+    private void watch() {
+        watchLock = fd >= 0 ? watchFile(fd) : null;
+        watchGate = gfd >= 0 ? watchFile(gfd) : null;
+    }
+
+    private InotifyWatcher.Watch watchFile(int descriptor) {
+        InotifyWatcher.Watch w = InotifyWatcher.process().watch(descriptor, FlockBackend.WATCH_MASK, waker);
+        if (w != null) {
+            backend.watches.incrementAndGet();
+        }
+        return w;
+    }
+
+    private void unwatch() {
+        if (watchLock != null) {
+            watchLock.close();
+            backend.watches.decrementAndGet();
+            watchLock = null;
+        }
+        if (watchGate != null) {
+            watchGate.close();
+            backend.watches.decrementAndGet();
+            watchGate = null;
+        }
+    }
+
+    @Override
+    public List<HolderInfo> blockers() {
+        try {
+            return backend.inspect(spec.name()).holders();
+        } catch (RuntimeException e) {
+            return List.of();
+        }
+    }
+
+    @Override
+    public void close() {
+        if (waker != null) {
+            unwatch();
+            backend.waiting.remove(waker);
+        }
+        if (fd >= 0) {
+            LibcFiles.close(fd);
+            fd = -1;
+        }
+        closeGate();
+    }
+}

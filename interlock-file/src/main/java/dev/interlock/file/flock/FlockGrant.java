@@ -1,0 +1,105 @@
+package dev.interlock.file.flock;
+
+import dev.interlock.LockLostException;
+import dev.interlock.file.internal.Errno;
+import dev.interlock.file.internal.LibcFiles;
+import dev.interlock.internal.LockNames;
+import dev.interlock.spi.AcquireSpec;
+import dev.interlock.spi.Grant;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.OptionalInt;
+
+final class FlockGrant implements Grant {
+    private final FlockBackend backend;
+    private final AcquireSpec spec;
+    private final long token;
+    private final Instant acquiredAt;
+    private final LibcFiles.Statx id;
+    private final byte[] fileBytes;
+    private int fd;
+
+    FlockGrant(FlockBackend backend, AcquireSpec spec, int fd, long token, Instant acquiredAt, LibcFiles.Statx id, byte[] fileBytes) {
+        this.backend = backend;
+        this.spec = spec;
+        this.fd = fd;
+        this.token = token;
+        this.acquiredAt = acquiredAt;
+        this.id = id;
+        this.fileBytes = fileBytes;
+    }
+
+    @Override
+    public long token() {
+        return token;
+    }
+
+    @Override
+    public Instant acquiredAt() {
+        return acquiredAt;
+    }
+
+    @Override
+    public synchronized void renew(Duration lease) {
+        if (fd < 0) {
+            throw new LockLostException(backend.description, spec.name(), backend.description + " - " + LockNames.quote(spec.name()) + " was released", null);
+        }
+        // Two identities: the directory others reach by the space's path must still be the one
+        // we hold (not renamed away, not replaced), and the name in it must still be the
+        // inode we hold (looked up by the descriptor, never by path).
+        LibcFiles.Statx now;
+        LibcFiles.Statx dirNow;
+        LibcFiles.Statx dirHeld;
+        int err = 0;
+        boolean dirGone = false;
+        try {
+            backend.enter();
+        } catch (IllegalStateException e) {
+            throw new LockLostException(backend.description, spec.name(), backend.description + " - the lock space was closed", e);
+        }
+        try {
+            dirHeld = LibcFiles.fstat(backend.dirFd);
+            dirNow = LibcFiles.statx(LibcFiles.AT_FDCWD, backend.dirPath, 0);
+            if (dirNow == null) {
+                int e = Errno.last();
+                dirGone = e == Errno.ENOENT || e == Errno.ENOTDIR; // EACCES and the like: cannot tell, not a loss
+            }
+            now = LibcFiles.lstatAt(backend.dirFd, fileBytes);
+            if (now == null) {
+                err = Errno.last();
+            }
+        } finally {
+            backend.leave();
+        }
+        if (dirHeld != null && (dirGone || (dirNow != null && !dirHeld.sameFile(dirNow)))) {
+            throw new LockLostException(backend.description, spec.name(), backend.description + " - the lock directory " + backend.dir
+                    + " was removed or replaced while " + LockNames.quote(spec.name())
+                    + " was held; another process may now lock a new file of that name", null);
+        }
+        if (now == null) {
+            if (err == Errno.ENOENT) {
+                throw new LockLostException(backend.description, spec.name(), backend.description + " - the lock file of "
+                        + LockNames.quote(spec.name()) + " was removed while held; another process may now lock a new file of that name", null);
+            }
+            throw backend.failure(spec.name(), "cannot check the lock file", err, true);
+        }
+        if (!now.sameFile(id)) {
+            throw new LockLostException(backend.description, spec.name(), backend.description + " - the lock file of "
+                    + LockNames.quote(spec.name()) + " was replaced by another file while held", null);
+        }
+    }
+
+    @Override
+    public synchronized void release() {
+        if (fd >= 0) {
+            LibcFiles.close(fd);
+            fd = -1;
+            FlockBackend.liveNonces.remove(spec.owner().nonce());
+        }
+    }
+
+    @Override
+    public synchronized OptionalInt inheritableDescriptor() {
+        return fd >= 0 ? OptionalInt.of(fd) : OptionalInt.empty();
+    }
+}
