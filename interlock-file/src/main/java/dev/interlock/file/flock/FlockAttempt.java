@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 
+/** One acquisition on {@code flock:} (see {@link FlockBackend} for the steps): tries with LOCK_NB, keeps the gate while a writer waits, waits on inotify with a bounded poll. */
 final class FlockAttempt implements Attempt {
     private final FlockBackend backend;
     private final AcquireSpec spec;

@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.OptionalInt;
 
+/** A granted {@code flock:} lock: the open file description that holds the kernel lock, its token, and the identity checked at every renewal. */
 final class FlockGrant implements Grant {
     private final FlockBackend backend;
     private final AcquireSpec spec;
