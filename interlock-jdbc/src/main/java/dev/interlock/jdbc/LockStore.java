@@ -464,14 +464,8 @@ final class LockStore {
                 }
             }
         }
-        // Without the generated key (a driver that does not report it), read it back: the row is ours now.
-        try (PreparedStatement ps = prepare(c, "SELECT token FROM " + table + " WHERE name_key = ?")) {
-            bind(ps, key);
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getLong(1);
-            }
-        }
+        // A read-back here could see a later holder's token: refuse rather than guess.
+        throw new SQLException("the driver did not report LAST_INSERT_ID() with the update's result; use MariaDB Connector/J or MySQL Connector/J");
     }
 
     private Outcome tryShared(Connection c, String key, String name, String owner, long ms) throws SQLException {
