@@ -2,6 +2,7 @@ package dev.interlock.jdbc;
 
 import dev.interlock.LockLostException;
 import dev.interlock.Mode;
+import dev.interlock.internal.LockNames;
 import dev.interlock.spi.Grant;
 import java.time.Duration;
 import java.time.Instant;
@@ -49,7 +50,8 @@ final class JdbcGrant implements Grant {
     public void renew(Duration lease) {
         Optional<LockStore.Lost> lost = backend.store.renew(name, mode, owner, token, epoch, lease);
         if (lost.isPresent()) {
-            throw new LockLostException(backend.description(), name, lost.get().why(), null);
+            throw new LockLostException(backend.description(), name, backend.description() + " - lost " + LockNames.quote(name)
+                    + " (token " + token + "): " + lost.get().why(), null);
         }
     }
 

@@ -48,15 +48,18 @@ import javax.sql.DataSource;
 public final class JdbcLockBackend implements LockBackend {
     private final String description;
     final LockStore store;
-    final Signals signals = new Signals();
+    final Signals signals;
     final Ticker ticker;
     final Clock clock;
     private final Connections connections;
     private final JdbcOptions options;
     private final PgListener listener;
+    private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
 
-    private JdbcLockBackend(String description, Connections connections, LockStore store, JdbcOptions options, Ticker ticker, Clock clock) {
+    private JdbcLockBackend(String description, String database, Connections connections, LockStore store, JdbcOptions options,
+            Ticker ticker, Clock clock) {
         this.description = description;
+        this.signals = Signals.forDatabase(database + "#" + store.table.toLowerCase(java.util.Locale.ROOT));
         this.connections = connections;
         this.store = store;
         this.options = options;
@@ -78,8 +81,8 @@ public final class JdbcLockBackend implements LockBackend {
         Objects.requireNonNull(dataSource, "dataSource");
         Objects.requireNonNull(options, "options");
         String description = "jdbc:datasource(" + dataSource.getClass().getSimpleName() + ")?table=" + options.table();
-        return start(description, new Connections.FromDataSource(dataSource, networkTimeout(options)), options, Ticker.system(),
-                Clock.systemUTC());
+        return start(description, "datasource@" + System.identityHashCode(dataSource),
+                new Connections.FromDataSource(dataSource, networkTimeout(options)), options, Ticker.system(), Clock.systemUTC());
     }
 
     /**
@@ -112,19 +115,21 @@ public final class JdbcLockBackend implements LockBackend {
                     + " add the driver's jar (org.postgresql:postgresql, org.mariadb.jdbc:mariadb-java-client, com.h2database:h2"
                     + " or org.xerial:sqlite-jdbc)", e, false);
         }
-        return start(description, new Connections.FromUrl(split.driverUrl(), properties, networkTimeout(o)), o, ticker, clock);
+        return start(description, split.driverUrl(), new Connections.FromUrl(split.driverUrl(), properties, networkTimeout(o)), o, ticker,
+                clock);
     }
 
     private static int networkTimeout(JdbcOptions o) {
         return (int) Math.min(Integer.MAX_VALUE, o.statementTimeout().toMillis() + 5000);
     }
 
-    private static JdbcLockBackend start(String description, Connections connections, JdbcOptions options, Ticker ticker, Clock clock) {
+    private static JdbcLockBackend start(String description, String database, Connections connections, JdbcOptions options, Ticker ticker,
+            Clock clock) {
         try {
             Dialect dialect = detect(description, connections);
             LockStore store = new LockStore(description, dialect, options.table(), connections, options.statementTimeout());
             store.checkTables(options.createTable());
-            return new JdbcLockBackend(description, connections, store, options, ticker, clock);
+            return new JdbcLockBackend(description, database, connections, store, options, ticker, clock);
         } catch (RuntimeException e) {
             connections.close();
             throw e;
@@ -247,9 +252,13 @@ public final class JdbcLockBackend implements LockBackend {
 
     @Override
     public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
         if (listener != null) {
             listener.close();
         }
+        signals.close();
         connections.close();
     }
 }

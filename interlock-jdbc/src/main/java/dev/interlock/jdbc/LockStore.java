@@ -695,8 +695,8 @@ final class LockStore {
                         }
                     }
                 }
-                try (PreparedStatement ps = prepare(c, "SELECT epoch, " + dialect.millisBetween(now, "expires_at") + " FROM " + shared
-                        + " WHERE name_key = ? AND owner = ?")) {
+                try (PreparedStatement ps = prepare(c, "SELECT t.epoch, " + dialect.millisBetween(now, "s.expires_at") + " FROM " + shared
+                        + " s JOIN " + table + " t ON t.name_key = s.name_key WHERE s.name_key = ? AND s.owner = ?")) {
                     bind(ps, key, owner);
                     try (ResultSet rs = ps.executeQuery()) {
                         if (!rs.next()) {

@@ -10,7 +10,30 @@ import java.util.concurrent.TimeUnit;
  * between the try and the wait is never missed.
  */
 final class Signals {
+    /** One per database and table in this JVM, so that every lock space on it wakes the others' waiters. */
+    private static final ConcurrentHashMap<String, Signals> SHARED = new ConcurrentHashMap<>();
+
     private final ConcurrentHashMap<String, Signal> byKey = new ConcurrentHashMap<>();
+    private final String database;
+    private int spaces; // guarded by SHARED's compute
+
+    private Signals(String database) {
+        this.database = database;
+    }
+
+    /** The signals of {@code database} (a URL and table; never shown), shared until each user calls {@link #close}. */
+    static Signals forDatabase(String database) {
+        return SHARED.compute(database, (k, s) -> {
+            Signals r = s != null ? s : new Signals(k);
+            r.spaces++;
+            return r;
+        });
+    }
+
+    /** This user is done with them. */
+    void close() {
+        SHARED.computeIfPresent(database, (k, s) -> --s.spaces <= 0 ? null : s);
+    }
 
     /** The signal of {@code key}, held until {@link #release}. */
     Signal acquire(String key) {

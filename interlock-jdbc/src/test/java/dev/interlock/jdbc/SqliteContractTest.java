@@ -7,15 +7,33 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import org.junit.jupiter.api.AfterEach;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 
-/** The backend contract on a SQLite database file, one per test. */
+/** The backend contract on a SQLite database file, one per test (removed after the class, once every space is closed). */
 class SqliteContractTest extends LockSpaceContract {
+    private static Path dir;
     private final Path file;
+
+    @BeforeAll
+    static void makeDir() throws IOException {
+        dir = Files.createTempDirectory("interlock-sqlite");
+    }
+
+    @AfterAll
+    static void removeDir() throws IOException {
+        try (Stream<Path> files = Files.list(dir)) {
+            for (Path p : (Iterable<Path>) files::iterator) {
+                Files.delete(p);
+            }
+        }
+        Files.delete(dir);
+    }
 
     SqliteContractTest() {
         try {
-            file = Files.createTempFile("interlock-sqlite", ".db");
+            file = Files.createTempFile(dir, "contract", ".db");
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -24,11 +42,5 @@ class SqliteContractTest extends LockSpaceContract {
     @Override
     protected LockSpace openSpace() {
         return Interlock.open("jdbc:sqlite:" + file + "?create=true");
-    }
-
-    @AfterEach
-    void removeFile() throws IOException {
-        Files.deleteIfExists(file);
-        Files.deleteIfExists(Path.of(file + "-journal"));
     }
 }
