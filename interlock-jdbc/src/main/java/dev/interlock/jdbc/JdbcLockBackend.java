@@ -115,8 +115,39 @@ public final class JdbcLockBackend implements LockBackend {
                     + " add the driver's jar (org.postgresql:postgresql, org.mariadb.jdbc:mariadb-java-client, com.h2database:h2"
                     + " or org.xerial:sqlite-jdbc)", e, false);
         }
-        return start(description, split.driverUrl(), new Connections.FromUrl(split.driverUrl(), properties, networkTimeout(o)), o, ticker,
+        Properties withTimeouts = connectTimeouts(split.driverUrl(), properties, o);
+        return start(description, split.driverUrl(), new Connections.FromUrl(split.driverUrl(), withTimeouts, networkTimeout(o)), o, ticker,
                 clock);
+    }
+
+    /**
+     * Bounds on opening a connection, for the drivers we know, unless the URL or the properties set
+     * them: without them pgjdbc waits forever for a server that accepted the TCP connection but does
+     * not answer (a paused or hung server), and a renewal would hang with it.
+     */
+    static Properties connectTimeouts(String driverUrl, Properties given, JdbcOptions o) {
+        Properties p = new Properties();
+        p.putAll(given);
+        String lower = driverUrl.toLowerCase(java.util.Locale.ROOT);
+        long seconds = Math.max(1, o.statementTimeout().toSeconds());
+        if (lower.startsWith("jdbc:postgresql:")) {
+            setUnlessGiven(p, lower, "loginTimeout", Long.toString(seconds));
+            setUnlessGiven(p, lower, "connectTimeout", Long.toString(seconds));
+            setUnlessGiven(p, lower, "socketTimeout", Long.toString(seconds + 5));
+        } else if (lower.startsWith("jdbc:mariadb:") || lower.startsWith("jdbc:mysql:")) {
+            setUnlessGiven(p, lower, "connectTimeout", Long.toString(seconds * 1000));
+            setUnlessGiven(p, lower, "socketTimeout", Long.toString((seconds + 5) * 1000));
+        }
+        return p;
+    }
+
+    private static void setUnlessGiven(Properties p, String lowerUrl, String key, String value) {
+        String k = key.toLowerCase(java.util.Locale.ROOT);
+        boolean inUrl = lowerUrl.contains("?" + k + "=") || lowerUrl.contains("&" + k + "=");
+        boolean inProps = p.stringPropertyNames().stream().anyMatch(n -> n.equalsIgnoreCase(key));
+        if (!inUrl && !inProps) {
+            p.setProperty(key, value);
+        }
     }
 
     private static int networkTimeout(JdbcOptions o) {
