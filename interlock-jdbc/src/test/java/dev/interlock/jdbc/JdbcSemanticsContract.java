@@ -125,7 +125,8 @@ abstract class JdbcSemanticsContract {
         expireExclusive("job"); // seed 003: a stale lock left by a crashed process
         Lease taken = take(b, "job", Mode.EXCLUSIVE);
         assertThat(taken.token()).isGreaterThan(old.token());
-        assertThatThrownBy(old::renew).isInstanceOf(LockLostException.class).hasMessageContaining("taken over");
+        assertThatThrownBy(old::renew).isInstanceOf(LockLostException.class).hasMessageContaining("taken over")
+                .hasMessageStartingWith(a.uri() + " - lost 'job' (token " + old.token() + "): ");
         old.close(); // lost already: nothing to release, and certainly not the new holder's lock
         assertThat(a.tryAcquire("job")).isEmpty();
         assertThat(a.status("job").holders()).singleElement().satisfies(h -> assertThat(h.ownerId()).contains(taken.owner().id()));

@@ -188,9 +188,10 @@ class PostgresFaultIT {
             for (int i = 0; i < 3; i++) {
                 Lease held = a.tryAcquire("hot").orElseThrow();
                 Future<Long> got = pool.submit(() -> {
-                    try (Lease l = b.acquire("hot", Timing.seconds(60))) {
-                        return System.nanoTime();
-                    }
+                    Lease l = b.acquire("hot", Timing.seconds(60));
+                    long at = System.nanoTime();
+                    l.close();
+                    return at;
                 });
                 // Let the waiter's polling back off to its longest interval (1s while it listens).
                 await().pollDelay(Duration.ofMillis(2500)).atMost(Timing.seconds(10)).until(() -> !got.isDone());
