@@ -37,7 +37,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Faults under a held lease, on a PostgreSQL server of this class's own (so it may be stopped,
  * restarted, cut off and paused). The server commits asynchronously by default and its WAL writer
- * sleeps 10s, so that a commit that is not explicitly synchronous stays unflushed long enough to see.
+ * sleeps 10s, so that a commit that is not explicitly synchronous stays unflushed long enough to see;
+ * nothing else writes WAL in the background.
  */
 class PostgresFaultIT {
     private static TestServers.PostgresServer server;
@@ -46,7 +47,9 @@ class PostgresFaultIT {
 
     @BeforeAll
     static void start() {
-        server = TestServers.PostgresServer.start(Map.of("synchronous_commit", "off", "wal_writer_delay", "10000ms"));
+        // No WAL but ours between two looks at it: no standby snapshots (wal_level=minimal), no autovacuum.
+        server = TestServers.PostgresServer.start(Map.of("synchronous_commit", "off", "wal_writer_delay", "10000ms",
+                "wal_level", "minimal", "max_wal_senders", "0", "autovacuum", "off"));
         url = server.url();
         pool = Executors.newCachedThreadPool();
     }
