@@ -1,0 +1,135 @@
+package dev.interlock.jdbc;
+
+import dev.interlock.HolderInfo;
+import dev.interlock.LockBackendException;
+import dev.interlock.Mode;
+import dev.interlock.spi.AcquireSpec;
+import dev.interlock.spi.Attempt;
+import dev.interlock.spi.Grant;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One acquisition of a {@code jdbc:} lock.
+ *
+ * <p>Each try is one conditional statement ({@link LockStore#tryAcquire}). A writer that goes on
+ * waiting takes the name's one writer-queue place (its own lease of at most
+ * {@link #QUEUE_LEASE_MAX_MS}, renewed every third of it while it waits): while it has the place no
+ * new reader joins and no later writer is granted, so a stream of readers cannot starve it, and a
+ * waiter that stops (SIGSTOP, a crash) holds the lock up for seconds at most. The place is taken
+ * only when the caller waits, never by a plain {@code tryAcquire}.
+ *
+ * <p>Between tries it waits for the name's {@link Signals signal}: a release in this process, or a
+ * PostgreSQL notification from any process. A missed signal costs one poll interval: waits start
+ * at 10ms and double, jittered, up to the {@code poll} option (while PostgreSQL notifications are
+ * being received, up to {@link PgListener#FALLBACK_POLL_MS}).
+ */
+final class JdbcAttempt implements Attempt {
+    private static final Logger log = LoggerFactory.getLogger(JdbcAttempt.class);
+    static final long QUEUE_LEASE_MAX_MS = 5000;
+    private static final long FIRST_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+
+    private final JdbcLockBackend backend;
+    private final AcquireSpec spec;
+    private final String key;
+    private final String owner;
+    private final Signals.Signal signal;
+    private final long queueLeaseNanos;
+    private long seen;
+    private long nextWait = FIRST_WAIT_NANOS;
+    private boolean queued;
+    private long queuedAt;
+    private boolean granted;
+
+    JdbcAttempt(JdbcLockBackend backend, AcquireSpec spec) {
+        this.backend = backend;
+        this.spec = spec;
+        this.key = NameKey.of(spec.name());
+        this.owner = Owners.check(spec.owner().id());
+        this.signal = backend.signals.acquire(key);
+        this.queueLeaseNanos = TimeUnit.MILLISECONDS.toNanos(Math.min(QUEUE_LEASE_MAX_MS, Math.max(100, spec.lease().toMillis())));
+    }
+
+    @Override
+    public Optional<Grant> tryAcquire() {
+        seen = signal.version();
+        LockStore.Outcome o = backend.store.tryAcquire(spec.name(), spec.mode(), owner, spec.lease());
+        if (o instanceof LockStore.Granted) {
+            granted = true;
+            queued = false; // a grant clears the queue place
+            return Optional.of(new JdbcGrant(backend, spec.name(), key, spec.mode(), owner, (LockStore.Granted) o, backend.clock.instant()));
+        }
+        return Optional.empty();
+    }
+
+    @Override
+    public void await(long nanos) throws InterruptedException {
+        if (Thread.interrupted()) {
+            throw new InterruptedException(backend.description() + " - interrupted while waiting for '" + spec.name() + "'");
+        }
+        long wait = Math.min(nanos, jittered());
+        if (spec.mode() == Mode.EXCLUSIVE) {
+            long now = backend.ticker.read();
+            if (!queued || now - queuedAt >= queueLeaseNanos / 3) {
+                holdQueuePlace(now);
+            }
+            if (queued) {
+                wait = Math.min(wait, Math.max(0, queuedAt + queueLeaseNanos / 3 - backend.ticker.read()));
+            }
+        }
+        signal.await(seen, wait);
+    }
+
+    private void holdQueuePlace(long now) {
+        try {
+            queued = backend.store.queueWriter(spec.name(), owner, java.time.Duration.ofNanos(queueLeaseNanos));
+            queuedAt = now;
+        } catch (LockBackendException e) {
+            // Only fairness depends on the place; the next try reports a database that stays away.
+            log.debug("{} - queueing for '{}' failed: {}", backend.description(), spec.name(), e.getMessage());
+        }
+    }
+
+    /** The next wait between tries: doubling from 10ms up to the poll interval, each drawn from [d/2, d]. */
+    private long jittered() {
+        long max = TimeUnit.MILLISECONDS.toNanos(backend.pollMillis());
+        long d = Math.min(nextWait, max);
+        nextWait = Math.min(max, nextWait * 2);
+        return d / 2 + ThreadLocalRandom.current().nextLong(d / 2 + 1);
+    }
+
+    @Override
+    public List<HolderInfo> blockers() {
+        try {
+            dev.interlock.LockInfo info = backend.inspect(spec.name());
+            List<HolderInfo> all = new java.util.ArrayList<>(info.holders());
+            for (HolderInfo q : info.queued()) {
+                if (!q.ownerId().orElse("").equals(owner)) {
+                    all.add(q);
+                }
+            }
+            return all;
+        } catch (LockBackendException e) {
+            return List.of();
+        }
+    }
+
+    @Override
+    public void close() {
+        backend.signals.release(signal);
+        if (queued && !granted) {
+            try {
+                backend.store.leaveQueue(spec.name(), owner);
+            } catch (LockBackendException e) {
+                log.debug("{} - leaving the queue of '{}' failed (the place expires by itself): {}", backend.description(), spec.name(),
+                        e.getMessage());
+            } finally {
+                backend.signals.bump(key);
+            }
+        }
+    }
+}

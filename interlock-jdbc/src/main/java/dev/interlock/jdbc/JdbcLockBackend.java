@@ -1,0 +1,295 @@
+package dev.interlock.jdbc;
+
+import dev.interlock.HolderInfo;
+import dev.interlock.LockBackendException;
+import dev.interlock.LockInfo;
+import dev.interlock.Owner;
+import dev.interlock.Ticker;
+import dev.interlock.spi.AcquireSpec;
+import dev.interlock.spi.Attempt;
+import dev.interlock.spi.LockBackend;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Properties;
+import javax.sql.DataSource;
+
+/**
+ * The {@code jdbc:} backend: lease locks in a table of PostgreSQL, MySQL/MariaDB, H2 or SQLite,
+ * for application instances that already share a database. See docs/jdbc.md for the schema, the
+ * statements each operation costs and the guarantees.
+ *
+ * <p><b>Thread-safety:</b> thread-safe; one instance serves a whole lock space.
+ *
+ * <p><b>Connections:</b> its own, in autocommit mode, borrowed per operation from the given
+ * {@link DataSource} or opened from the URL (a few are kept idle); never the caller's
+ * transaction, and no session state (no advisory locks) is left on a pooled connection. On
+ * PostgreSQL one more connection listens for releases, for the life of the backend.
+ *
+ * <p><b>Clocks:</b> every expiry is set and judged by the database's clock; this JVM's clocks only
+ * time its own deadlines (a lease is believed valid for at most its duration from just before
+ * the statement that granted or renewed it, which the database's expiry never precedes).
+ *
+ * <p><b>Crash:</b> a holder that dies frees the lock when its lease runs out by the database's
+ * clock; its writer-queue place, if it had one, after at most 5s.
+ *
+ * @since 0.1
+ */
+public final class JdbcLockBackend implements LockBackend {
+    private final String description;
+    final LockStore store;
+    final Signals signals;
+    final Ticker ticker;
+    final Clock clock;
+    private final Connections connections;
+    private final JdbcOptions options;
+    private final PgListener listener;
+    private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+
+    private JdbcLockBackend(String description, String database, Connections connections, LockStore store, JdbcOptions options,
+            Ticker ticker, Clock clock) {
+        this.description = description;
+        this.signals = Signals.forDatabase(database + "#" + store.table.toLowerCase(java.util.Locale.ROOT));
+        this.connections = connections;
+        this.store = store;
+        this.options = options;
+        this.ticker = ticker;
+        this.clock = clock;
+        this.listener = store.dialect instanceof Dialect.Postgres && options.listen()
+                ? new PgListener(connections, store.channel, signals, description) : null;
+    }
+
+    /**
+     * A backend on connections from {@code dataSource} (usually the application's pool). Checks
+     * at once that the database is supported and the lock table usable (creating it if the
+     * options say so).
+     *
+     * @throws LockBackendException if the database cannot be reached, is not supported, or has no
+     *     usable lock table; the message says what to fix
+     */
+    public static JdbcLockBackend create(DataSource dataSource, JdbcOptions options) {
+        Objects.requireNonNull(dataSource, "dataSource");
+        Objects.requireNonNull(options, "options");
+        String description = "jdbc:datasource(" + dataSource.getClass().getSimpleName() + ")?table=" + options.table();
+        return start(description, "datasource@" + System.identityHashCode(dataSource),
+                new Connections.FromDataSource(dataSource, networkTimeout(options)), options, Ticker.system(), Clock.systemUTC());
+    }
+
+    /**
+     * A backend on connections opened from a JDBC URL such as
+     * {@code jdbc:postgresql://db/app?table=locks}; Interlock's options in the URL's query
+     * ({@code table}, {@code create}, {@code poll}, {@code timeout}, {@code listen}) override
+     * {@code options} and are not passed to the driver.
+     *
+     * @param properties driver properties such as {@code user} and {@code password} (may be empty)
+     * @throws IllegalArgumentException if the URL is not a JDBC URL or an option is malformed
+     * @throws LockBackendException if no driver accepts the URL, the database cannot be reached,
+     *     is not supported, or has no usable lock table
+     */
+    public static JdbcLockBackend open(String url, Properties properties, JdbcOptions options) {
+        return open(url, properties, options, Ticker.system(), Clock.systemUTC());
+    }
+
+    static JdbcLockBackend open(String url, Properties properties, JdbcOptions options, Ticker ticker, Clock clock) {
+        Objects.requireNonNull(url, "url");
+        if (!url.startsWith("jdbc:")) {
+            throw new IllegalArgumentException("'" + JdbcUrls.mask(url) + "' is not a JDBC URL; use e.g. jdbc:postgresql://host/db");
+        }
+        JdbcUrls.Split split = JdbcUrls.split(url);
+        JdbcOptions o = options.with(split.options());
+        String description = JdbcUrls.mask(url);
+        try {
+            DriverManager.getDriver(split.driverUrl());
+        } catch (SQLException e) {
+            throw new LockBackendException(description, null, description + " - no JDBC driver on the class path accepts this URL;"
+                    + " add the driver's jar (org.postgresql:postgresql, org.mariadb.jdbc:mariadb-java-client, com.h2database:h2"
+                    + " or org.xerial:sqlite-jdbc)", e, false);
+        }
+        Properties withTimeouts = connectTimeouts(split.driverUrl(), properties, o);
+        return start(description, split.driverUrl(), new Connections.FromUrl(split.driverUrl(), withTimeouts, networkTimeout(o)), o, ticker,
+                clock);
+    }
+
+    /**
+     * Bounds on opening a connection, for the drivers we know, unless the URL or the properties set
+     * them: without them pgjdbc waits forever for a server that accepted the TCP connection but does
+     * not answer (a paused or hung server), and a renewal would hang with it.
+     */
+    static Properties connectTimeouts(String driverUrl, Properties given, JdbcOptions o) {
+        Properties p = new Properties();
+        p.putAll(given);
+        String lower = driverUrl.toLowerCase(java.util.Locale.ROOT);
+        long seconds = Math.max(1, o.statementTimeout().toSeconds());
+        if (lower.startsWith("jdbc:postgresql:")) {
+            setUnlessGiven(p, lower, "loginTimeout", Long.toString(seconds));
+            setUnlessGiven(p, lower, "connectTimeout", Long.toString(seconds));
+            setUnlessGiven(p, lower, "socketTimeout", Long.toString(seconds + 5));
+        } else if (lower.startsWith("jdbc:mariadb:") || lower.startsWith("jdbc:mysql:")) {
+            setUnlessGiven(p, lower, "connectTimeout", Long.toString(seconds * 1000));
+            setUnlessGiven(p, lower, "socketTimeout", Long.toString((seconds + 5) * 1000));
+        }
+        return p;
+    }
+
+    private static void setUnlessGiven(Properties p, String lowerUrl, String key, String value) {
+        String k = key.toLowerCase(java.util.Locale.ROOT);
+        boolean inUrl = lowerUrl.contains("?" + k + "=") || lowerUrl.contains("&" + k + "=");
+        boolean inProps = p.stringPropertyNames().stream().anyMatch(n -> n.equalsIgnoreCase(key));
+        if (!inUrl && !inProps) {
+            p.setProperty(key, value);
+        }
+    }
+
+    private static int networkTimeout(JdbcOptions o) {
+        return (int) Math.min(Integer.MAX_VALUE, o.statementTimeout().toMillis() + 5000);
+    }
+
+    private static JdbcLockBackend start(String description, String database, Connections connections, JdbcOptions options, Ticker ticker,
+            Clock clock) {
+        try {
+            Dialect dialect = detect(description, connections);
+            LockStore store = new LockStore(description, dialect, options.table(), connections, options.statementTimeout());
+            store.checkTables(options.createTable());
+            return new JdbcLockBackend(description, database, connections, store, options, ticker, clock);
+        } catch (RuntimeException e) {
+            connections.close();
+            throw e;
+        }
+    }
+
+    /** Connects once: which database is it, and may we write to it? */
+    private static Dialect detect(String description, Connections connections) {
+        SqlFailures failures = new SqlFailures(description, new Dialect.Postgres(), "", 0);
+        Connections.Borrowed b;
+        try {
+            b = connections.borrow();
+        } catch (SQLException e) {
+            throw failures.map("connecting", null, e);
+        }
+        boolean broken = true;
+        try {
+            Connection c = b.connection;
+            String product = c.getMetaData().getDatabaseProductName();
+            Dialect d = Dialect.forProduct(product);
+            if (d == null) {
+                throw new LockBackendException(description, null, description + " - " + product
+                        + " is not supported; the jdbc: backend works with PostgreSQL, MySQL, MariaDB, H2 and SQLite", null, false);
+            }
+            String readOnly = d instanceof Dialect.Postgres ? "SELECT CASE WHEN pg_is_in_recovery() THEN 1 ELSE 0 END"
+                    : d instanceof Dialect.MySql ? "SELECT @@global.read_only" : null;
+            if (readOnly != null) {
+                try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(readOnly)) {
+                    if (rs.next() && rs.getInt(1) == 1) {
+                        throw new LockBackendException(description, null, description
+                                + " - the database is a read-only replica; point the URL at the writable primary", null, false);
+                    }
+                }
+            }
+            broken = false;
+            return d;
+        } catch (SQLException e) {
+            throw failures.map("connecting", null, e);
+        } finally {
+            b.giveBack(broken);
+        }
+    }
+
+    @Override
+    public String description() {
+        return description;
+    }
+
+    @Override
+    public boolean leaseBased() {
+        return true;
+    }
+
+    @Override
+    public Attempt attempt(AcquireSpec spec) {
+        if (listener != null) {
+            listener.start();
+        }
+        return new JdbcAttempt(this, spec);
+    }
+
+    /** The longest wait between tries that no notification ended. */
+    long pollMillis() {
+        return listener != null && listener.listening() ? Math.max(PgListener.FALLBACK_POLL_MS, options.poll().toMillis())
+                : options.poll().toMillis();
+    }
+
+    @Override
+    public LockInfo inspect(String name) {
+        return store.inspect(name).map(this::info).orElseGet(() -> new LockInfo(name, List.of(), 0));
+    }
+
+    @Override
+    public List<LockInfo> list() {
+        List<LockInfo> out = new ArrayList<>();
+        for (LockStore.State s : store.list()) {
+            out.add(info(s));
+        }
+        return out;
+    }
+
+    @Override
+    public boolean breakLock(String name, String ownerId) {
+        boolean broken = store.breakLock(name, ownerId);
+        if (broken) {
+            signals.bump(NameKey.of(name));
+        }
+        return broken;
+    }
+
+    private LockInfo info(LockStore.State s) {
+        Instant now = clock.instant();
+        List<HolderInfo> holders = new ArrayList<>();
+        for (LockStore.Holder h : s.holders()) {
+            holders.add(holder(h, now));
+        }
+        List<HolderInfo> queued = s.waiter().map(w -> List.of(holder(w, now))).orElse(List.of());
+        return new LockInfo(s.name(), holders, -1, queued);
+    }
+
+    /** Times from the database's clock, shown on this host's: now plus what the database says is left. */
+    private static HolderInfo holder(LockStore.Holder h, Instant now) {
+        String host = null;
+        long pid = -1;
+        try {
+            Owner o = Owner.parse(h.owner());
+            host = o.host();
+            pid = o.pid();
+        } catch (IllegalArgumentException e) {
+            // an owner id written by something else: shown as it is
+        }
+        if (h.waiting()) {
+            return new HolderInfo(h.mode(), Optional.of(h.owner()), Optional.ofNullable(host), pid, Optional.empty(), Optional.empty(),
+                    OptionalLong.empty(), Optional.of(Duration.ofMillis(h.leftMs())), Optional.empty(), true);
+        }
+        return new HolderInfo(h.mode(), Optional.of(h.owner()), Optional.ofNullable(host), pid, Optional.of(now.minusMillis(h.ageMs())),
+                Optional.of(now.plusMillis(h.leftMs())), OptionalLong.of(h.token()), Optional.of(Duration.ofMillis(h.leaseMs())),
+                Optional.empty(), false);
+    }
+
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        if (listener != null) {
+            listener.close();
+        }
+        signals.close();
+        connections.close();
+    }
+}

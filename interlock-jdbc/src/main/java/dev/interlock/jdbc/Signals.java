@@ -1,0 +1,94 @@
+package dev.interlock.jdbc;
+
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Wake-ups for waiters, per name key: a release in this process, or a PostgreSQL notification
+ * from any process, bumps the key's version; a waiter that read the version before its try
+ * returns from {@link Signal#await} as soon as the version differs, so a release that lands
+ * between the try and the wait is never missed.
+ */
+final class Signals {
+    /** One per database and table in this JVM, so that every lock space on it wakes the others' waiters. */
+    private static final ConcurrentHashMap<String, Signals> SHARED = new ConcurrentHashMap<>();
+
+    private final ConcurrentHashMap<String, Signal> byKey = new ConcurrentHashMap<>();
+    private final String database;
+    private int spaces; // guarded by SHARED's compute
+
+    private Signals(String database) {
+        this.database = database;
+    }
+
+    /** The signals of {@code database} (a URL and table; never shown), shared until each user calls {@link #close}. */
+    static Signals forDatabase(String database) {
+        return SHARED.compute(database, (k, s) -> {
+            Signals r = s != null ? s : new Signals(k);
+            r.spaces++;
+            return r;
+        });
+    }
+
+    /** This user is done with them. */
+    void close() {
+        SHARED.computeIfPresent(database, (k, s) -> --s.spaces <= 0 ? null : s);
+    }
+
+    /** The signal of {@code key}, held until {@link #release}. */
+    Signal acquire(String key) {
+        return byKey.compute(key, (k, s) -> {
+            Signal r = s != null ? s : new Signal(k);
+            r.users++;
+            return r;
+        });
+    }
+
+    void release(Signal signal) {
+        byKey.computeIfPresent(signal.key, (k, s) -> --s.users <= 0 ? null : s);
+    }
+
+    /** Something changed for {@code key}. */
+    void bump(String key) {
+        Signal s = byKey.get(key);
+        if (s != null) {
+            s.bump();
+        }
+    }
+
+    /** Anything may have changed (a notification connection was re-established). */
+    void bumpAll() {
+        byKey.values().forEach(Signal::bump);
+    }
+
+    static final class Signal {
+        final String key;
+        int users; // guarded by the map's compute
+        private long version;
+
+        Signal(String key) {
+            this.key = key;
+        }
+
+        synchronized long version() {
+            return version;
+        }
+
+        synchronized void bump() {
+            version++;
+            notifyAll();
+        }
+
+        /** Waits until the version differs from {@code seen} or {@code nanos} pass. */
+        synchronized void await(long seen, long nanos) throws InterruptedException {
+            long deadline = System.nanoTime() + nanos;
+            while (version == seen) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return;
+                }
+                TimeUnit.NANOSECONDS.timedWait(this, left);
+            }
+        }
+    }
+}

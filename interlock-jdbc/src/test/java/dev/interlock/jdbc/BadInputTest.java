@@ -1,0 +1,125 @@
+package dev.interlock.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.interlock.Interlock;
+import dev.interlock.LockBackendException;
+import dev.interlock.LockSpace;
+import java.util.Properties;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+/** Bad configuration gets a clear error that says what to fix, and never a half-open space. */
+class BadInputTest {
+    private static String h2() {
+        return "jdbc:h2:mem:b" + UUID.randomUUID().toString().replace("-", "") + ";DB_CLOSE_DELAY=-1";
+    }
+
+    @Test
+    void missingTable_withoutCreate_saysHowToCreateIt() {
+        assertThatThrownBy(() -> Interlock.open(h2()))
+                .isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("the lock table interlock_locks does not exist")
+                .hasMessageContaining("docs/jdbc.md")
+                .hasMessageContaining("?create=true")
+                .satisfies(e -> assertThat(((LockBackendException) e).isTransient()).isFalse());
+    }
+
+    @Test
+    void tableOfTheWrongShape_isRefused_namingTheMissingColumns() {
+        String url = h2();
+        TestServers.execute(url, "CREATE TABLE distributed_locks (resource VARCHAR(255) PRIMARY KEY, owner VARCHAR(255) NOT NULL,"
+                + " expires_at TIMESTAMP NOT NULL, acquired_at TIMESTAMP NOT NULL)");
+        assertThatThrownBy(() -> Interlock.open(url + "?table=distributed_locks&create=true"))
+                .isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("distributed_locks is not an Interlock lock table")
+                .hasMessageContaining("name_key")
+                .hasMessageNotContaining("Exception");
+    }
+
+    @Test
+    void nameColumnTooNarrow_isRefused() {
+        String url = h2();
+        try (LockSpace s = Interlock.open(url + "?create=true")) {
+            s.tryAcquire("x").orElseThrow().close();
+        }
+        TestServers.execute(url, "DELETE FROM interlock_locks", "ALTER TABLE interlock_locks ALTER COLUMN name VARCHAR(255)");
+        assertThatThrownBy(() -> Interlock.open(url))
+                .isInstanceOf(LockBackendException.class).hasMessageContaining("holds 255 characters");
+    }
+
+    @Test
+    void badTableNames_areRefusedWithTheRule() {
+        for (String t : new String[] {"a-b", "x;drop", "\"q\"", "s.t", "1abc", "", "a".repeat(49)}) {
+            assertThatThrownBy(() -> Interlock.open(h2() + "?create=true&table=" + t), t).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("lock table name");
+        }
+    }
+
+    @Test
+    void badOptions_sayTheExpectedForm() {
+        assertThatThrownBy(() -> Interlock.open(h2() + "?create=maybe")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("create=maybe: use true or false");
+        assertThatThrownBy(() -> Interlock.open(h2() + "?create=true&poll=fast")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("such as 500ms");
+        assertThatThrownBy(() -> Interlock.open(h2() + "?create=true&timeout=10ms")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("between 1s and 10m");
+    }
+
+    @Test
+    void unknownDriver_saysWhichJarToAdd() {
+        assertThatThrownBy(() -> Interlock.open("jdbc:nosuchdb://host/db?password=secret"))
+                .isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("no JDBC driver on the class path accepts this URL")
+                .hasMessageContaining("org.postgresql:postgresql")
+                .hasMessageNotContaining("secret");
+    }
+
+    @Test
+    void unsupportedDatabase_isNamed() {
+        // SQLite is supported; an H2 URL in a mode that reports another product is not something we can build, so check the list.
+        assertThat(Dialect.forProduct("Oracle")).isNull();
+        assertThat(Dialect.forProduct("PostgreSQL")).isInstanceOf(Dialect.Postgres.class);
+        assertThat(Dialect.forProduct("MariaDB")).isInstanceOf(Dialect.MySql.class);
+        assertThat(Dialect.forProduct("MySQL")).isInstanceOf(Dialect.MySql.class);
+        assertThat(Dialect.forProduct("H2")).isInstanceOf(Dialect.H2.class);
+        assertThat(Dialect.forProduct("SQLite")).isInstanceOf(Dialect.Sqlite.class);
+    }
+
+    @Test
+    void readOnlyDatabase_isAClearError() throws Exception {
+        java.nio.file.Path file = java.nio.file.Files.createTempFile("interlock-ro", ".db");
+        try {
+            try (LockSpace s = Interlock.open("jdbc:sqlite:" + file + "?create=true")) {
+                s.tryAcquire("x").orElseThrow().close();
+            }
+            try (LockSpace s = Interlock.open("jdbc:sqlite:" + file + "?open_mode=1")) { // SQLITE_OPEN_READONLY
+                assertThatThrownBy(() -> s.tryAcquire("x")).isInstanceOf(LockBackendException.class)
+                        .hasMessageContaining("acquiring 'x' failed: the database is read-only");
+            }
+        } finally {
+            java.nio.file.Files.deleteIfExists(file);
+        }
+    }
+
+    @Test
+    void urlOptions_areTakenOut_andPasswordsMasked() {
+        JdbcUrls.Split s = JdbcUrls.split("jdbc:postgresql://h/db?user=u&table=t1&password=p%26w&create=true&ssl=true");
+        assertThat(s.driverUrl()).isEqualTo("jdbc:postgresql://h/db?user=u&password=p%26w&ssl=true");
+        assertThat(s.options()).containsEntry("table", "t1").containsEntry("create", "true");
+        assertThat(JdbcUrls.split("jdbc:h2:mem:x;DB_CLOSE_DELAY=-1?create=true").driverUrl()).isEqualTo("jdbc:h2:mem:x;DB_CLOSE_DELAY=-1");
+        assertThat(JdbcUrls.mask("jdbc:postgresql://h/db?user=u&password=s3cret&ssl=true")).isEqualTo("jdbc:postgresql://h/db?user=u&password=***&ssl=true");
+        assertThat(JdbcUrls.mask("jdbc:mysql://u:s3cret@h:3306/db")).isEqualTo("jdbc:mysql://u:***@h:3306/db");
+        assertThat(JdbcUrls.mask("jdbc:h2:tcp://h/db;USER=sa;PASSWORD=s3cret")).doesNotContain("s3cret");
+    }
+
+    @Test
+    void connectTimeouts_areAddedUnlessGiven() {
+        JdbcOptions o = JdbcOptions.builder().statementTimeout(java.time.Duration.ofSeconds(3)).build();
+        Properties p = JdbcLockBackend.connectTimeouts("jdbc:postgresql://h/db?socketTimeout=60", new Properties(), o);
+        assertThat(p).containsEntry("loginTimeout", "3").containsEntry("connectTimeout", "3").doesNotContainKey("socketTimeout");
+        Properties m = JdbcLockBackend.connectTimeouts("jdbc:mariadb://h/db", new Properties(), o);
+        assertThat(m).containsEntry("connectTimeout", "3000").containsEntry("socketTimeout", "8000");
+    }
+}
