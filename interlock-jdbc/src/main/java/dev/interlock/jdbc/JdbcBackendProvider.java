@@ -24,6 +24,23 @@ public final class JdbcBackendProvider implements LockBackendProvider {
 
     @Override
     public LockBackend open(BackendConfig config) {
+        java.util.Optional<javax.sql.DataSource> ds = config.option(JdbcLockBackend.DATA_SOURCE);
+        if (ds.isPresent()) {
+            // jdbc:?table=... with the application's DataSource: the URI carries only Interlock's options.
+            String loc = config.location();
+            String query = loc.startsWith("?") ? loc.substring(1) : loc;
+            if (!query.isEmpty() && loc.indexOf('?') != 0) {
+                throw new IllegalArgumentException("'" + config.maskedUri() + "': with a DataSource given, the URI carries only options,"
+                        + " e.g. jdbc:?table=app_locks");
+            }
+            JdbcUrls.Split split = JdbcUrls.split("jdbc:x" + (query.isEmpty() ? "" : "?" + query));
+            if (!split.driverUrl().equals("jdbc:x")) {
+                throw new IllegalArgumentException("'" + config.maskedUri() + "': with a DataSource given, only Interlock's options"
+                        + " (table, create, poll, timeout, listen) go in the URI, not '" + JdbcUrls.mask(split.driverUrl().substring(7)) + "'");
+            }
+            JdbcOptions o = JdbcOptions.defaults().with(split.options());
+            return JdbcLockBackend.create(ds.get(), o, config.ticker(), config.clock());
+        }
         return JdbcLockBackend.open("jdbc:" + config.location(), new Properties(), JdbcOptions.defaults(), config.ticker(), config.clock());
     }
 }

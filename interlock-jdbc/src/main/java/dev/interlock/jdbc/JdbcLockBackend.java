@@ -78,11 +78,22 @@ public final class JdbcLockBackend implements LockBackend {
      *     usable lock table; the message says what to fix
      */
     public static JdbcLockBackend create(DataSource dataSource, JdbcOptions options) {
+        return create(dataSource, options, Ticker.system(), Clock.systemUTC());
+    }
+
+    /**
+     * The typed option that opens a {@code jdbc:} space on an application's {@code DataSource}:
+     * {@code Interlock.builder("jdbc:?table=app_locks").option(JdbcLockBackend.DATA_SOURCE, ds).open()}.
+     * The URI then carries only Interlock's options.
+     */
+    public static final dev.interlock.Option<DataSource> DATA_SOURCE = dev.interlock.Option.of("jdbc.dataSource", DataSource.class);
+
+    static JdbcLockBackend create(DataSource dataSource, JdbcOptions options, Ticker ticker, Clock clock) {
         Objects.requireNonNull(dataSource, "dataSource");
         Objects.requireNonNull(options, "options");
         String description = "jdbc:datasource(" + dataSource.getClass().getSimpleName() + ")?table=" + options.table();
         return start(description, "datasource@" + System.identityHashCode(dataSource),
-                new Connections.FromDataSource(dataSource, networkTimeout(options)), options, Ticker.system(), Clock.systemUTC());
+                new Connections.FromDataSource(dataSource, networkTimeout(options)), options, ticker, clock);
     }
 
     /**
@@ -212,6 +223,13 @@ public final class JdbcLockBackend implements LockBackend {
     @Override
     public boolean leaseBased() {
         return true;
+    }
+
+    /** Break by owner; tokens from a per-name counter that rows never lose; the queued writer is shown. */
+    @Override
+    public java.util.Set<dev.interlock.Capability> capabilities() {
+        return java.util.EnumSet.of(dev.interlock.Capability.BREAK, dev.interlock.Capability.STRICT_FENCING,
+                dev.interlock.Capability.QUEUE);
     }
 
     @Override

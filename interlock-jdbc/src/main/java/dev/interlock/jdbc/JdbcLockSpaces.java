@@ -1,9 +1,7 @@
 package dev.interlock.jdbc;
 
+import dev.interlock.Interlock;
 import dev.interlock.LockSpace;
-import dev.interlock.Ticker;
-import dev.interlock.internal.DefaultLockSpace;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
 import javax.sql.DataSource;
@@ -12,13 +10,16 @@ import javax.sql.DataSource;
  * Opens a lock space on an application's own {@link DataSource}, the usual case in an
  * application (a URI cannot carry a pool):
  *
- * {@snippet :
+ * <pre>{@code
  * try (LockSpace locks = JdbcLockSpaces.open(dataSource, JdbcOptions.builder().table("app_locks").build())) {
  *     try (Lease lease = locks.acquire("nightly-report", Duration.ofMinutes(5))) {
  *         write(report, lease.token());
  *     }
  * }
- * }
+ * }</pre>
+ *
+ * The same through the core's builder: {@code Interlock.builder("jdbc:?table=app_locks")
+ * .option(JdbcLockBackend.DATA_SOURCE, dataSource).open()}.
  *
  * The lock statements run on connections borrowed from the pool, in autocommit mode, never in
  * a transaction of the caller. On PostgreSQL one pooled connection stays borrowed for
@@ -44,6 +45,6 @@ public final class JdbcLockSpaces {
         if (defaultLease.isNegative() || defaultLease.toMillis() < 100) {
             throw new IllegalArgumentException("default lease must be at least 100ms, was " + defaultLease);
         }
-        return new DefaultLockSpace(backend, Ticker.system(), Clock.systemUTC(), null, null, null, defaultLease);
+        return Interlock.builder(backend).defaultLease(defaultLease).open();
     }
 }

@@ -114,4 +114,22 @@ class DataSourceTest {
             }
         }
     }
+
+    @Test
+    void theCoresBuilder_opensASpaceOnADataSource_throughATypedOption() {
+        JdbcDataSource h2 = new JdbcDataSource();
+        h2.setURL("jdbc:h2:mem:o" + UUID.randomUUID().toString().replace("-", "") + ";DB_CLOSE_DELAY=-1");
+        try (LockSpace locks = dev.interlock.Interlock.builder("jdbc:?table=typed_locks&create=true")
+                .option(JdbcLockBackend.DATA_SOURCE, h2).open()) {
+            try (Lease l = locks.tryAcquire("job").orElseThrow()) {
+                assertThat(locks.tryAcquire("job")).isEmpty();
+                assertThat(locks.capabilities()).contains(dev.interlock.Capability.BREAK, dev.interlock.Capability.STRICT_FENCING);
+                assertThat(locks.breakLock("job", l.owner().id())).isTrue();
+            }
+            assertThat(locks.uri()).contains("table=typed_locks");
+        }
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> dev.interlock.Interlock.builder("jdbc:?table=t&user=sa")
+                .option(JdbcLockBackend.DATA_SOURCE, h2).open()).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("only Interlock's options");
+    }
 }
