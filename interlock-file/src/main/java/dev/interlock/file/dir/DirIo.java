@@ -33,6 +33,9 @@ final class DirIo {
     }
 
     private static byte[] c(String name) {
+        if (DirFaults.cutOff) {
+            throw new ErrnoException(Errno.EIO); // a test's file server that stopped answering
+        }
         return LibcFiles.cstring(name);
     }
 

@@ -28,6 +28,23 @@ class DirContractTest extends LockSpaceContract {
         return "dir:" + dir;
     }
 
+    /** Cut off: every file-system call of this process fails with EIO (a file server that stopped answering). */
+    @Override
+    protected dev.interlock.testkit.BackendHooks hooks() {
+        return new dev.interlock.testkit.BackendHooks() {
+            @Override
+            public boolean cut() {
+                DirFaults.cutOff = true;
+                return true;
+            }
+
+            @Override
+            public void restore() {
+                DirFaults.cutOff = false;
+            }
+        };
+    }
+
     @Test
     void status_showsLeaseAndBootId() throws Exception {
         String bootId = Files.readString(Path.of("/proc/sys/kernel/random/boot_id")).trim().replace("-", "");
