@@ -29,6 +29,17 @@ import java.util.TreeMap;
  * overlaps any other section; a section that ended before another began has a smaller token when
  * either of the two is exclusive. No token is issued twice.
  *
+ * <p><b>Killed holders.</b> A holder killed inside its section (SIGKILL: it cannot release, the
+ * backend must recover the lock) leaves no record of its own; whoever killed it knows what it read
+ * and when it was killed, and passes it as a <em>killed</em> section ending at the kill. It takes
+ * part in every rule on times and tokens (nobody may enter before it was killed), but whether an
+ * exclusive one wrote its increment is unknown (the kill may land before or after the write), so
+ * each killed exclusive section may account for zero or one increment: the final counter lies
+ * between the start plus the completed exclusive sections and that plus the killed exclusive
+ * ones, and a completed writer may read the same value as a killed one (which then did not
+ * write). Tokens still follow the counter: the writer of the value a killed section read has a
+ * smaller token, the writers that read that value or the next a larger one.
+ *
  * <p>Every violation names the sections involved (worker, token, value, times) as evidence.
  */
 public final class ExclusionCheck {
@@ -61,16 +72,32 @@ public final class ExclusionCheck {
      * @param end the counter after the run, or -1 if it could not be read
      */
     public static Report check(List<Section> all, long start, long end) {
+        return check(all, List.of(), start, end);
+    }
+
+    /**
+     * Checks every rule, with sections whose holder was killed inside them (see the class comment).
+     * {@link Report#sections()} counts both lists, {@link Report#exclusive()} the completed
+     * exclusive sections only.
+     *
+     * @param completed the sections that ended normally
+     * @param killed the sections whose holder was killed inside them, each ending when it was killed
+     * @param start the counter before the run, or -1 to skip the counter rules
+     * @param end the counter after the run, or -1 if it could not be read
+     */
+    public static Report check(List<Section> completed, List<Section> killed, long start, long end) {
         List<String> violations = new ArrayList<>();
         int ex = 0;
-        for (Section s : all) {
+        for (Section s : completed) {
             if (s.exclusive()) {
                 ex++;
             }
         }
+        List<Section> all = new ArrayList<>(completed);
+        all.addAll(killed);
         duplicateTokens(all, violations);
         if (start >= 0) {
-            counterRules(all, start, end, ex, violations);
+            counterRules(completed, killed, start, end, ex, violations);
         }
         Map<String, List<Section>> byClock = new TreeMap<>();
         for (Section s : all) {
@@ -82,6 +109,11 @@ public final class ExclusionCheck {
             intervalRules(one, violations);
         }
         return new Report(all.size(), ex, violations.size() > MAX_VIOLATIONS ? violations.subList(0, MAX_VIOLATIONS) : violations);
+    }
+
+    /** The most violations a report lists; a report with this many may have left others out. */
+    public static int maxViolations() {
+        return MAX_VIOLATIONS;
     }
 
     private static void duplicateTokens(List<Section> all, List<String> violations) {
@@ -97,7 +129,8 @@ public final class ExclusionCheck {
         }
     }
 
-    private static void counterRules(List<Section> all, long start, long end, int exclusive, List<String> violations) {
+    private static void counterRules(List<Section> all, List<Section> killed, long start, long end, int exclusive,
+            List<String> violations) {
         Map<Long, Section> writerThatRead = new HashMap<>();
         for (Section s : all) {
             if (!s.exclusive() || s.read() < 0) {
@@ -109,9 +142,38 @@ public final class ExclusionCheck {
                         + ": " + other + " and " + s);
             }
         }
-        if (end >= 0 && end != start + exclusive) {
+        int killedEx = 0;
+        for (Section k : killed) {
+            if (k.exclusive()) {
+                killedEx++;
+            }
+        }
+        if (end >= 0 && killedEx == 0 && end != start + exclusive) {
             violations.add("counter is " + end + " after " + exclusive + " exclusive sections from " + start + ": "
                     + Math.abs(start + exclusive - end) + (end < start + exclusive ? " increments lost" : " too many"));
+        } else if (end >= 0 && end < start + exclusive) {
+            violations.add("counter is " + end + " after " + exclusive + " completed exclusive sections from " + start + ": "
+                    + (start + exclusive - end) + " increments lost");
+        } else if (end >= 0 && end > start + exclusive + killedEx) {
+            violations.add("counter is " + end + " after " + exclusive + " completed exclusive sections and " + killedEx
+                    + " killed ones (each may have written or not) from " + start + ": " + (end - start - exclusive - killedEx)
+                    + " too many");
+        }
+        for (Section k : killed) {
+            if (!k.exclusive() || k.read() < 0) {
+                continue;
+            }
+            Section wrote = writerThatRead.get(k.read() - 1);
+            if (wrote != null && wrote.token() >= k.token()) {
+                violations.add("token order: killed " + k + " read what " + wrote + " wrote, yet its token is not larger");
+            }
+            for (long v = k.read(); v <= k.read() + 1; v++) {
+                Section after = writerThatRead.get(v);
+                if (after != null && after.token() <= k.token()) {
+                    violations.add("token order: " + after + " read " + v + " after killed " + k + " read " + k.read()
+                            + ", yet its token is not larger");
+                }
+            }
         }
         List<Long> values = new ArrayList<>(writerThatRead.keySet());
         Collections.sort(values);
