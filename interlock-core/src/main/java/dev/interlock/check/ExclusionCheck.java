@@ -95,7 +95,9 @@ public final class ExclusionCheck {
         }
         List<Section> all = new ArrayList<>(completed);
         all.addAll(killed);
-        duplicateTokens(all, violations);
+        // The most telling evidence first, since the list is cut at MAX_VIOLATIONS: the counter
+        // (lost increments, values against tokens), then overlaps and order on one clock, then
+        // repeated tokens (which a backend whose tokens are per process repeats by the thousand).
         if (start >= 0) {
             counterRules(completed, killed, start, end, ex, violations);
         }
@@ -106,7 +108,12 @@ public final class ExclusionCheck {
             }
         }
         for (List<Section> one : byClock.values()) {
-            intervalRules(one, violations);
+            if (violations.size() <= MAX_VIOLATIONS) {
+                intervalRules(one, violations);
+            }
+        }
+        if (violations.size() <= MAX_VIOLATIONS) {
+            duplicateTokens(all, violations);
         }
         return new Report(all.size(), ex, violations.size() > MAX_VIOLATIONS ? violations.subList(0, MAX_VIOLATIONS) : violations);
     }
@@ -131,17 +138,6 @@ public final class ExclusionCheck {
 
     private static void counterRules(List<Section> all, List<Section> killed, long start, long end, int exclusive,
             List<String> violations) {
-        Map<Long, Section> writerThatRead = new HashMap<>();
-        for (Section s : all) {
-            if (!s.exclusive() || s.read() < 0) {
-                continue;
-            }
-            Section other = writerThatRead.putIfAbsent(s.read(), s);
-            if (other != null) {
-                violations.add("lost increment: two exclusive sections read " + s.read() + " and both wrote " + (s.read() + 1)
-                        + ": " + other + " and " + s);
-            }
-        }
         int killedEx = 0;
         for (Section k : killed) {
             if (k.exclusive()) {
@@ -159,8 +155,19 @@ public final class ExclusionCheck {
                     + " killed ones (each may have written or not) from " + start + ": " + (end - start - exclusive - killedEx)
                     + " too many");
         }
+        Map<Long, Section> writerThatRead = new HashMap<>();
+        for (Section s : all) {
+            if (!s.exclusive() || s.read() < 0) {
+                continue;
+            }
+            Section other = writerThatRead.putIfAbsent(s.read(), s);
+            if (other != null && violations.size() <= MAX_VIOLATIONS) {
+                violations.add("lost increment: two exclusive sections read " + s.read() + " and both wrote " + (s.read() + 1)
+                        + ": " + other + " and " + s);
+            }
+        }
         for (Section k : killed) {
-            if (!k.exclusive() || k.read() < 0) {
+            if (!k.exclusive() || k.read() < 0 || violations.size() > MAX_VIOLATIONS) {
                 continue;
             }
             Section wrote = writerThatRead.get(k.read() - 1);
@@ -177,7 +184,7 @@ public final class ExclusionCheck {
         }
         List<Long> values = new ArrayList<>(writerThatRead.keySet());
         Collections.sort(values);
-        for (int i = 1; i < values.size(); i++) {
+        for (int i = 1; i < values.size() && violations.size() <= MAX_VIOLATIONS; i++) {
             Section a = writerThatRead.get(values.get(i - 1));
             Section b = writerThatRead.get(values.get(i));
             if (a.token() >= b.token()) {
@@ -185,7 +192,7 @@ public final class ExclusionCheck {
             }
         }
         for (Section r : all) {
-            if (r.exclusive() || r.read() < 0) {
+            if (r.exclusive() || r.read() < 0 || violations.size() > MAX_VIOLATIONS) {
                 continue;
             }
             Section wrote = writerThatRead.get(r.read() - 1);

@@ -116,4 +116,18 @@ class ExclusionCheckTest {
                 .anyMatch(v -> v.contains("read what") && v.contains("killed"))
                 .anyMatch(v -> v.contains("after killed"));
     }
+
+    @Test
+    void theCounterEvidenceComesFirst_evenAmongThousandsOfRepeatedTokens() {
+        // Two processes whose tokens are per process (1, 2, 3... each), on unrelated clocks.
+        List<Section> run = new java.util.ArrayList<>();
+        for (int i = 0; i < 200; i++) {
+            run.add(ex("a", i + 1, i, i * 10L));
+            run.add(ex("b", i + 1, i, i * 10L));
+        }
+        ExclusionCheck.Report r = ExclusionCheck.check(run, 0, 200);
+        assertThat(r.violations()).hasSize(ExclusionCheck.maxViolations());
+        assertThat(r.violations().get(0)).startsWith("counter is 200 after 400 exclusive sections");
+        assertThat(r.violations().get(1)).startsWith("lost increment");
+    }
 }
