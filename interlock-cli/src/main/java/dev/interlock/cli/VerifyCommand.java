@@ -110,7 +110,7 @@ final class VerifyCommand implements Callable<Integer> {
 
     @Option(names = "--keep", paramLabel = "DIR",
             description = "Keep the counter and every worker's records in DIR (new or empty), e.g. for a bug report.")
-    Path keep;
+    String keepOption;
 
     @Option(names = "--lead", paramLabel = "RUN-ID", description = "Lead a run on several hosts (with --hosts).")
     String lead;
@@ -124,7 +124,7 @@ final class VerifyCommand implements Callable<Integer> {
     @Option(names = "--shared-dir", paramLabel = "DIR",
             description = "With --lead/--join: a directory every host sees, for the counter and the records"
                     + " (default for dir: and flock:: LOCKDIR/" + SHARED_IN_LOCK_DIR + ").")
-    Path sharedDir;
+    String sharedDirOption;
 
     @Option(names = "--join-timeout", paramLabel = "DURATION", converter = Durations.class,
             description = "With --lead/--join: how long to wait for the other hosts (default: 2m).")
@@ -134,6 +134,9 @@ final class VerifyCommand implements Callable<Integer> {
     Verbosity verbosity;
 
     private Progress progress;
+    /** --keep and --shared-dir as paths (picocli's own Path converter is left out to save start-up time). */
+    private Path keep;
+    private Path sharedDir;
 
     @Override
     public Integer call() throws Exception {
@@ -292,6 +295,14 @@ final class VerifyCommand implements Callable<Integer> {
         }
         runDir.await("merged", System.nanoTime() + Duration.ofSeconds(30).toNanos(), n -> { });
         deleteTree(runDir.run);
+        Path shared = runDir.run.getParent();
+        if (sharedDir == null && shared.getFileName().toString().equals(SHARED_IN_LOCK_DIR)) {
+            try {
+                Files.deleteIfExists(shared); // only if empty: another run may be using it
+            } catch (IOException e) {
+                // not empty, or not ours to remove
+            }
+        }
         if (generated) {
             String scheme = uri.substring(0, uri.indexOf(':')).toLowerCase(Locale.ROOT);
             removeLockFiles(scheme, FileSystemProbe.directoryOf(uri), lockName);
@@ -316,6 +327,8 @@ final class VerifyCommand implements Callable<Integer> {
     }
 
     private void validate() {
+        keep = path("--keep", keepOption);
+        sharedDir = path("--shared-dir", sharedDirOption);
         if (processes < 1 || processes > 256) {
             throw usage("--processes must be between 1 and 256, was " + processes);
         }
@@ -362,6 +375,20 @@ final class VerifyCommand implements Callable<Integer> {
             if (Files.exists(k, LinkOption.NOFOLLOW_LINKS) && !isEmptyDirectory(k)) {
                 throw usage("--keep " + keep + " exists and is not an empty directory: name a new or empty directory");
             }
+        }
+    }
+
+    private Path path(String option, String value) {
+        if (value == null) {
+            return null;
+        }
+        try {
+            if (value.isEmpty()) {
+                throw new IllegalArgumentException("empty");
+            }
+            return Path.of(value);
+        } catch (RuntimeException e) {
+            throw usage(option + " '" + value + "' is not a usable path: give a directory such as /tmp/verify-run");
         }
     }
 

@@ -57,7 +57,7 @@ final class VerifyReport {
     static void writeHost(Path dir, String host, String clock, int processes, VerifyWorkers.Outcome o) throws IOException {
         StringBuilder k = new StringBuilder();
         for (Section s : o.killed()) {
-            k.append(s.source()).append(' ').append(s.format()).append('\n');
+            k.append(encode(s.source())).append(' ').append(s.format()).append('\n');
         }
         Files.writeString(dir.resolve(KILLS_FILE), k.toString(), StandardCharsets.UTF_8);
         StringBuilder h = new StringBuilder("interlock-verify-host 1\n");
@@ -147,7 +147,7 @@ final class VerifyReport {
             for (String line : Files.readAllLines(kills, StandardCharsets.UTF_8)) {
                 int sp = line.indexOf(' ');
                 if (sp > 0) {
-                    killed.add(Section.parse(line.substring(0, sp), line.substring(sp + 1)));
+                    killed.add(Section.parse(decode(line.substring(0, sp)), line.substring(sp + 1)));
                 }
             }
         }
@@ -345,9 +345,10 @@ final class VerifyReport {
         if (violations.isEmpty()) {
             row(sb, "exclusion", "held: 0 violations (no lost increment, no overlap, tokens in order)");
         } else {
-            row(sb, "exclusion", "VIOLATED: " + violations.size() + (violationsTruncated ? " or more" : "") + " violations"
-                    + (violations.size() > 10 ? ", the first 10:" : ":"));
-            for (String v : violations.subList(0, Math.min(10, violations.size()))) {
+            List<String> shown = sample(violations);
+            row(sb, "exclusion", "VIOLATED: " + (violationsTruncated ? "at least " : "") + violations.size() + " violations"
+                    + (shown.size() < violations.size() ? ", " + shown.size() + " of them (up to 3 of each kind):" : ":"));
+            for (String v : shown) {
                 sb.append("  ").append(v).append('\n');
             }
         }
@@ -369,9 +370,10 @@ final class VerifyReport {
                 StringBuilder c = new StringBuilder();
                 for (int i = 0; i < recoveries.size(); i++) {
                     long ns = recoveries.get(i);
-                    c.append(i == 0 ? "" : ", ").append(ns < 0 ? "no waiter" : nanos(ns));
+                    c.append(i == 0 ? "" : ", ").append(ns < 0 ? "none waiting here" : nanos(ns));
                 }
-                row(sb, "crash test", killedBy.size() + " holders killed (SIGKILL) inside their section; next grant after " + c);
+                row(sb, "crash test", killedBy.size() + (killedBy.size() == 1 ? " holder" : " holders")
+                        + " killed (SIGKILL) inside their section; next grant after " + c);
             }
         }
         for (String p : problems) {
@@ -391,6 +393,19 @@ final class VerifyReport {
                 break;
         }
         return sb.toString();
+    }
+
+    /** Up to 3 violations of each kind (the counter, lost increments, overlaps, token order...), in order. */
+    static List<String> sample(List<String> violations) {
+        Map<String, Integer> perKind = new HashMap<>();
+        List<String> out = new ArrayList<>();
+        for (String v : violations) {
+            String kind = v.replaceFirst("^token \\d+ issued twice.*", "token twice").replaceFirst(":.*", "");
+            if (perKind.merge(kind, 1, Integer::sum) <= 3) {
+                out.add(v);
+            }
+        }
+        return out;
     }
 
     private String processesText() {

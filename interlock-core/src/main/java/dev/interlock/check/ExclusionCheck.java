@@ -86,7 +86,6 @@ public final class ExclusionCheck {
      * @param end the counter after the run, or -1 if it could not be read
      */
     public static Report check(List<Section> completed, List<Section> killed, long start, long end) {
-        List<String> violations = new ArrayList<>();
         int ex = 0;
         for (Section s : completed) {
             if (s.exclusive()) {
@@ -95,11 +94,13 @@ public final class ExclusionCheck {
         }
         List<Section> all = new ArrayList<>(completed);
         all.addAll(killed);
-        // The most telling evidence first, since the list is cut at MAX_VIOLATIONS: the counter
-        // (lost increments, values against tokens), then overlaps and order on one clock, then
-        // repeated tokens (which a backend whose tokens are per process repeats by the thousand).
+        // Three families of evidence, each kept to MAX_VIOLATIONS while it is gathered: the counter
+        // (lost increments, values against tokens), overlaps and order on one clock, and repeated
+        // tokens (which a backend whose tokens are per process repeats by the thousand). The
+        // report keeps a share of each, so one family cannot crowd the others out.
+        List<String> counter = new ArrayList<>();
         if (start >= 0) {
-            counterRules(completed, killed, start, end, ex, violations);
+            counterRules(completed, killed, start, end, ex, counter);
         }
         Map<String, List<Section>> byClock = new TreeMap<>();
         for (Section s : all) {
@@ -107,18 +108,65 @@ public final class ExclusionCheck {
                 byClock.computeIfAbsent(s.clock(), c -> new ArrayList<>()).add(s);
             }
         }
+        List<String> intervals = new ArrayList<>();
         for (List<Section> one : byClock.values()) {
-            if (violations.size() <= MAX_VIOLATIONS) {
-                intervalRules(one, violations);
+            if (intervals.size() <= MAX_VIOLATIONS) {
+                intervalRules(one, intervals);
             }
         }
-        if (violations.size() <= MAX_VIOLATIONS) {
-            duplicateTokens(all, violations);
-        }
-        return new Report(all.size(), ex, violations.size() > MAX_VIOLATIONS ? violations.subList(0, MAX_VIOLATIONS) : violations);
+        List<String> tokens = new ArrayList<>();
+        duplicateTokens(all, tokens);
+        List<String> violations = share(List.of(counter, intervals, tokens));
+        return new Report(all.size(), ex, violations);
     }
 
-    /** The most violations a report lists; a report with this many may have left others out. */
+    /**
+     * At most MAX_VIOLATIONS of the families' violations, in family order: each non-empty family
+     * gets an equal share (what a smaller family leaves goes to the next ones), its first ones.
+     */
+    private static List<String> share(List<List<String>> families) {
+        int total = 0;
+        for (List<String> f : families) {
+            total += f.size();
+        }
+        if (total <= MAX_VIOLATIONS) {
+            List<String> all = new ArrayList<>();
+            families.forEach(all::addAll);
+            return all;
+        }
+        int[] take = new int[families.size()];
+        int left = MAX_VIOLATIONS;
+        boolean changed = true;
+        while (left > 0 && changed) {
+            changed = false;
+            int open = 0;
+            for (int i = 0; i < families.size(); i++) {
+                if (take[i] < families.get(i).size()) {
+                    open++;
+                }
+            }
+            int each = Math.max(1, left / Math.max(1, open));
+            for (int i = 0; i < families.size() && left > 0; i++) {
+                int more = Math.min(Math.min(each, left), families.get(i).size() - take[i]);
+                if (more > 0) {
+                    take[i] += more;
+                    left -= more;
+                    changed = true;
+                }
+            }
+        }
+        List<String> out = new ArrayList<>();
+        for (int i = 0; i < families.size(); i++) {
+            out.addAll(families.get(i).subList(0, take[i]));
+        }
+        return out;
+    }
+
+    /**
+     * The most violations a report lists; a report with this many may have left others out. When
+     * there are more, every kind found (counter, overlap and order on one clock, repeated tokens)
+     * keeps a share of the list.
+     */
     public static int maxViolations() {
         return MAX_VIOLATIONS;
     }

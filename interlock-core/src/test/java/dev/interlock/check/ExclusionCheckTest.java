@@ -129,5 +129,20 @@ class ExclusionCheckTest {
         assertThat(r.violations()).hasSize(ExclusionCheck.maxViolations());
         assertThat(r.violations().get(0)).startsWith("counter is 200 after 400 exclusive sections");
         assertThat(r.violations().get(1)).startsWith("lost increment");
+        assertThat(r.violations()).as("every kind keeps a share").anyMatch(v -> v.contains("issued twice"));
+    }
+
+    @Test
+    void manyLostIncrements_doNotCrowdOutTheOverlaps() {
+        // One clock: every pair overlaps and read the same value.
+        List<Section> run = new java.util.ArrayList<>();
+        for (int i = 0; i < 200; i++) {
+            run.add(new Section("w1", true, 2 * i + 1, i, "h", i * 10L, i * 10L + 8));
+            run.add(new Section("w2", true, 2 * i + 2, i, "h", i * 10L + 1, i * 10L + 9));
+        }
+        List<String> v = ExclusionCheck.check(run, 0, 200).violations();
+        assertThat(v).hasSize(ExclusionCheck.maxViolations()).anyMatch(x -> x.startsWith("lost increment"))
+                .anyMatch(x -> x.startsWith("overlap"));
+        assertThat(v.get(0)).startsWith("counter is");
     }
 }
