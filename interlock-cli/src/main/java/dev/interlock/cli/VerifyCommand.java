@@ -9,14 +9,9 @@ import dev.interlock.internal.ProcessIdentity;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.DirectoryNotEmptyException;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -134,6 +129,8 @@ final class VerifyCommand implements Callable<Integer> {
     Verbosity verbosity;
 
     private Progress progress;
+    /** The workers while they run, for the shutdown hook. */
+    private volatile VerifyWorkers liveWorkers;
     /** --keep and --shared-dir as paths (picocli's own Path converter is left out to save start-up time). */
     private Path keep;
     private Path sharedDir;
@@ -199,6 +196,20 @@ final class VerifyCommand implements Callable<Integer> {
             temporary = true;
             counter = work.resolve("counter");
         }
+        Path workDir = work;
+        boolean removeWork = temporary;
+        Thread cleanup = new Thread(() -> {
+            // Ctrl-C or SIGTERM: stop the workers before their directory goes.
+            VerifyWorkers w = liveWorkers;
+            if (w != null) {
+                w.close();
+            }
+            if (removeWork) {
+                VerifyFiles.deleteTree(workDir);
+            }
+            progress.clear();
+        }, "verify-cleanup");
+        Runtime.getRuntime().addShutdownHook(cleanup);
         try {
             if (runDir == null) {
                 Files.writeString(counter, "0");
@@ -206,7 +217,7 @@ final class VerifyCommand implements Callable<Integer> {
             VerifyReport report = run(uri, shown, lockName, runFor, work, counter, runDir, waitHosts, warnings);
             Path kept = runDir != null ? (keep != null ? keep.toAbsolutePath() : null) : (keep != null ? work : null);
             if (runDir != null && keep != null) {
-                copyTree(runDir.run, createKeep(keep));
+                VerifyFiles.copyTree(runDir.run, createKeep(keep));
             }
             progress.clear();
             PrintWriter out = spec.commandLine().getOut();
@@ -218,14 +229,19 @@ final class VerifyCommand implements Callable<Integer> {
             out.flush();
             if (runDir != null) {
                 finishMulti(runDir, work, generated, uri, lockName);
-            } else if (generated) {
-                removeLockFiles(scheme, lockDir, lockName);
+            } else if (generated && lockDir.isPresent()) {
+                VerifyFiles.removeLockFiles(scheme, lockDir.get(), lockName);
             }
             return report.exitCode();
         } finally {
+            try {
+                Runtime.getRuntime().removeShutdownHook(cleanup);
+            } catch (IllegalStateException e) {
+                // shutting down: the hook does it
+            }
             progress.clear();
             if (temporary) {
-                deleteTree(work);
+                VerifyFiles.deleteTree(work);
             }
         }
     }
@@ -239,6 +255,7 @@ final class VerifyCommand implements Callable<Integer> {
         VerifyWorkers.Outcome outcome;
         List<Path> hostDirs;
         try (VerifyWorkers workers = new VerifyWorkers(setup)) {
+            liveWorkers = workers;
             progress.show("starting " + processes + " worker processes");
             workers.start(processes);
             if (runDir != null) {
@@ -270,9 +287,15 @@ final class VerifyCommand implements Callable<Integer> {
         } else {
             hostDirs = List.of(work);
         }
+        liveWorkers = null;
         List<VerifyReport.HostLog> logs = new ArrayList<>();
         for (Path d : hostDirs) {
-            logs.add(VerifyReport.readHost(d));
+            try {
+                logs.add(VerifyReport.readHost(d));
+            } catch (IOException | RuntimeException e) {
+                problems.add("the records in " + d + " could not be read: "
+                        + (e instanceof IOException ? VerifyWorker.reason((IOException) e) : e.getMessage()));
+            }
         }
         String counterText;
         try {
@@ -294,7 +317,7 @@ final class VerifyCommand implements Callable<Integer> {
             return;
         }
         runDir.await("merged", System.nanoTime() + Duration.ofSeconds(30).toNanos(), n -> { });
-        deleteTree(runDir.run);
+        VerifyFiles.deleteTree(runDir.run);
         Path shared = runDir.run.getParent();
         if (sharedDir == null && shared.getFileName().toString().equals(SHARED_IN_LOCK_DIR)) {
             try {
@@ -303,9 +326,9 @@ final class VerifyCommand implements Callable<Integer> {
                 // not empty, or not ours to remove
             }
         }
-        if (generated) {
-            String scheme = uri.substring(0, uri.indexOf(':')).toLowerCase(Locale.ROOT);
-            removeLockFiles(scheme, FileSystemProbe.directoryOf(uri), lockName);
+        Optional<Path> lockDir = FileSystemProbe.directoryOf(uri);
+        if (generated && lockDir.isPresent()) {
+            VerifyFiles.removeLockFiles(uri.substring(0, uri.indexOf(':')).toLowerCase(Locale.ROOT), lockDir.get(), lockName);
         }
     }
 
@@ -429,78 +452,6 @@ final class VerifyCommand implements Callable<Integer> {
             throw new CliException(ExitCodes.UNAVAILABLE, "cannot create a temporary directory in " + System.getProperty("java.io.tmpdir")
                     + ": " + VerifyWorker.reason(e) + "; set TMPDIR-like -Djava.io.tmpdir through INTERLOCK_JAVA_OPTS, or use --keep DIR", e);
         }
-    }
-
-    /**
-     * Removes the lock's own files after a run on a name verify made up (nobody else knows it, and
-     * every worker is gone): {@code flock:} the file DIR/NAME and its gate DIR/.gates/NAME,
-     * {@code dir:} the lock's directory DIR/NAME. Nothing that is not a regular file or directory
-     * is touched, and links are not followed. Best effort: a failure leaves an unused lock file.
-     */
-    static void removeLockFiles(String scheme, Optional<Path> lockDir, String lockName) {
-        if (lockDir.isEmpty()) {
-            return;
-        }
-        Path dir = lockDir.get();
-        try {
-            if (scheme.equals("flock")) {
-                deleteRegular(dir.resolve(lockName));
-                deleteRegular(dir.resolve(".gates").resolve(lockName));
-            } else if (scheme.equals("dir") && Files.isDirectory(dir.resolve(lockName), LinkOption.NOFOLLOW_LINKS)) {
-                deleteTree(dir.resolve(lockName));
-            }
-        } catch (IOException e) {
-            // left behind: harmless, 'interlock list' shows it free
-        }
-    }
-
-    private static void deleteRegular(Path p) throws IOException {
-        if (Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)) {
-            Files.deleteIfExists(p);
-        }
-    }
-
-    /** Deletes a directory tree without following links. */
-    static void deleteTree(Path root) {
-        try {
-            Files.walkFileTree(root, new SimpleFileVisitor<>() {
-                @Override
-                public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-                    Files.deleteIfExists(file);
-                    return FileVisitResult.CONTINUE;
-                }
-
-                @Override
-                public FileVisitResult postVisitDirectory(Path dir, IOException exc) throws IOException {
-                    try {
-                        Files.deleteIfExists(dir);
-                    } catch (DirectoryNotEmptyException e) {
-                        // something appeared meanwhile: leave it
-                    }
-                    return FileVisitResult.CONTINUE;
-                }
-            });
-        } catch (IOException e) {
-            // best effort
-        }
-    }
-
-    private static void copyTree(Path from, Path to) throws IOException {
-        Files.walkFileTree(from, new SimpleFileVisitor<>() {
-            @Override
-            public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) throws IOException {
-                Files.createDirectories(to.resolve(from.relativize(dir).toString()));
-                return FileVisitResult.CONTINUE;
-            }
-
-            @Override
-            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-                if (attrs.isRegularFile()) {
-                    Files.copy(file, to.resolve(from.relativize(file).toString()), StandardCopyOption.REPLACE_EXISTING);
-                }
-                return FileVisitResult.CONTINUE;
-            }
-        });
     }
 
     /** The live line on a terminal's stderr ({@code \r}-rewritten); nothing at all when stderr is not a terminal. */

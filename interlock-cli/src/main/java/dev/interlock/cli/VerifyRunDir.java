@@ -10,9 +10,11 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermission;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntConsumer;
@@ -56,10 +58,17 @@ final class VerifyRunDir {
     static VerifyRunDir lead(Path shared, String runId, Plan plan) {
         Path run = shared.resolve(runId);
         try {
-            Files.createDirectories(shared);
-            Files.createDirectory(run);
-            Files.createDirectory(run.resolve(HOSTS));
-            Files.writeString(run.resolve("counter"), "0");
+            if (shared.getParent() != null && !Files.isDirectory(shared.getParent())) {
+                Files.createDirectories(shared.getParent());
+            }
+            VerifyFiles.createLikeParent(shared, false);
+            VerifyFiles.createLikeParent(run, true);
+            VerifyFiles.createLikeParent(run.resolve(HOSTS), true);
+            Path counter = Files.writeString(run.resolve("counter"), "0");
+            Set<PosixFilePermission> perms = Files.getPosixFilePermissions(run);
+            perms.removeAll(Set.of(PosixFilePermission.OWNER_EXECUTE, PosixFilePermission.GROUP_EXECUTE,
+                    PosixFilePermission.OTHERS_EXECUTE));
+            Files.setPosixFilePermissions(counter, perms); // every host's workers write it
             String text = "interlock-verify-plan 1\nname " + URLEncoder.encode(plan.name(), StandardCharsets.UTF_8) + "\nduration "
                     + plan.durationNanos() + "\nhosts " + plan.hosts() + "\n";
             atomicWrite(run.resolve(PLAN), text);

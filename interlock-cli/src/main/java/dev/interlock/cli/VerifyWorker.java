@@ -16,9 +16,12 @@ import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SeekableByteChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -111,7 +114,8 @@ public final class VerifyWorker {
         }
         BufferedWriter log;
         try {
-            log = Files.newBufferedWriter(logPath, StandardCharsets.US_ASCII, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+            log = Files.newBufferedWriter(logPath, StandardCharsets.US_ASCII, StandardOpenOption.CREATE, StandardOpenOption.APPEND,
+                    LinkOption.NOFOLLOW_LINKS);
         } catch (IOException e) {
             System.err.println("cannot write the log " + logPath + ": " + reason(e));
             return ExitCodes.UNAVAILABLE;
@@ -170,7 +174,7 @@ public final class VerifyWorker {
                     Section here = new Section(source, true, token, read, clock, asked, enter, enter);
                     boolean writeFirst = rnd.nextBoolean() && read >= 0;
                     if (writeFirst) {
-                        Files.writeString(counter, Long.toString(read + 1));
+                        writeCounter(counter, read + 1);
                     }
                     out.println("IN " + here.format());
                     while (true) {
@@ -178,8 +182,7 @@ public final class VerifyWorker {
                     }
                 }
                 if (exclusive && read >= 0) {
-                    Thread.onSpinWait();
-                    Files.writeString(counter, Long.toString(read + 1));
+                    writeCounter(counter, read + 1);
                 }
                 long exit = System.nanoTime();
                 boolean valid = lease.isValid();
@@ -222,11 +225,19 @@ public final class VerifyWorker {
         }
     }
 
-    /** The counter, or -1 (and a {@code # torn} line) if it does not hold a number: two writers at once. */
+    /**
+     * The counter, or -1 (and a {@code # torn} line) if it does not hold a number: two writers at
+     * once. Opened anew each time (on NFS, close-to-open consistency makes that a fresh read), and
+     * never through a symbolic link: the counter may live in a directory others can write.
+     */
     private static long readCounter(Path counter, long token, BufferedWriter log) throws IOException {
         String text;
-        try {
-            text = new String(Files.readAllBytes(counter), StandardCharsets.US_ASCII).trim();
+        try (SeekableByteChannel ch = Files.newByteChannel(counter, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
+            ByteBuffer buf = ByteBuffer.allocate(64);
+            while (buf.hasRemaining() && ch.read(buf) > 0) {
+                // up to 64 bytes: a counter is 19 digits at most
+            }
+            text = new String(buf.array(), 0, buf.position(), StandardCharsets.US_ASCII).trim();
         } catch (NoSuchFileException e) {
             text = "";
         }
@@ -236,6 +247,14 @@ public final class VerifyWorker {
             String shown = text.length() > 40 ? text.substring(0, 40) + "..." : text;
             write(log, "# torn " + token + " '" + shown.replaceAll("[^\\x21-\\x7e]", "?") + "'");
             return -1;
+        }
+    }
+
+    /** Rewrites the counter in place (truncate, write, close: the lost-update recipe, not an atomic rename). */
+    private static void writeCounter(Path counter, long value) throws IOException {
+        try (SeekableByteChannel ch = Files.newByteChannel(counter, StandardOpenOption.WRITE, StandardOpenOption.CREATE,
+                StandardOpenOption.TRUNCATE_EXISTING, LinkOption.NOFOLLOW_LINKS)) {
+            ch.write(ByteBuffer.wrap(Long.toString(value).getBytes(StandardCharsets.US_ASCII)));
         }
     }
 

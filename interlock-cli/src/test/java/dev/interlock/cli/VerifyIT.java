@@ -238,4 +238,24 @@ class VerifyIT {
         assertThat(tty).contains("\rverify: ").containsPattern("\rverify: \\d\\.\\ds of 1s, \\d+ acquisitions")
                 .contains("result        mutual exclusion held");
     }
+
+    @Test
+    void sigterm_stopsTheWorkers_andRemovesThePrivateDirectory() throws Exception {
+        CliProcess p = verify("--backend", "flock:" + locks, "--processes", "2", "--duration", "60s");
+        // Running once a worker has recorded a section.
+        org.awaitility.Awaitility.await().atMost(Timing.seconds(30)).until(() -> {
+            assertThat(p.process.isAlive()).as(p.err()).isTrue();
+            try (Stream<Path> s = Files.walk(scratch)) {
+                return s.anyMatch(f -> f.getFileName().toString().equals("worker-0.log") && f.toFile().length() > 0);
+            }
+        });
+        List<ProcessHandle> workers = p.process.descendants().collect(Collectors.toList());
+        assertThat(workers).hasSize(2);
+        p.process.destroy(); // SIGTERM
+        assertThat(p.process.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        for (ProcessHandle w : workers) {
+            assertThat(w.onExit().get(10, TimeUnit.SECONDS).isAlive()).isFalse();
+        }
+        assertThat(names(scratch)).as("the private directory is removed").isEmpty();
+    }
 }
