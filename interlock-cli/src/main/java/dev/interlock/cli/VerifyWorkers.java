@@ -69,15 +69,17 @@ final class VerifyWorkers implements AutoCloseable {
     }
 
     /**
-     * This JVM's java, its class path and the options worth passing on (system properties, JIT,
-     * GC and class-data sharing settings): debugging agents and one-off options are not.
+     * This JVM's java, its class path and the options worth passing on (system properties, GC,
+     * stack and class-data sharing settings). Not passed: debugging agents and one-off options,
+     * and the launcher's C1-only JIT setting, which suits a short command, not a worker that
+     * hammers a lock for seconds (the workers measure the backend, not the JIT).
      */
     static List<String> javaCommand() {
         List<String> cmd = new ArrayList<>();
         cmd.add(ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
         for (String a : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
             if (a.startsWith("-D") || a.startsWith("-Xshare:") || a.startsWith("-XX:SharedArchiveFile=")
-                    || a.startsWith("-XX:TieredStopAtLevel=") || a.equals("-XX:+UseSerialGC") || a.equals("-XX:-UsePerfData")
+                    || a.equals("-XX:+UseSerialGC") || a.equals("-XX:-UsePerfData")
                     || a.startsWith("-Xss") || a.startsWith("-Xmn") || a.startsWith("-Xmx")) {
                 cmd.add(a);
             }
