@@ -180,8 +180,14 @@ final class VerifyReport {
     final long longestWait;
     final String longestWaitBy;
     final boolean longestWaitUnfinished;
-    /** Per killed holder: from the kill to the next grant to a waiter, or -1 if nobody was waiting. */
+    /**
+     * Per killed holder: from the kill to the next grant to a waiter on its host; {@link #NO_WAITER}
+     * if the grants after it went to processes that had not been waiting, {@link #NO_GRANT} if
+     * nobody on its host got the lock again before the end.
+     */
     final List<Long> recoveries = new ArrayList<>();
+    static final long NO_WAITER = -1;
+    static final long NO_GRANT = -2;
     final List<String> killedBy = new ArrayList<>();
     final List<String> problems = new ArrayList<>();
     final List<String> warnings = new ArrayList<>();
@@ -280,7 +286,15 @@ final class VerifyReport {
         }
         this.handoffs = lat.stream().mapToLong(Long::longValue).sorted().toArray();
         for (Section k : killed) {
-            recoveries.add(recovery.getOrDefault(k, -1L));
+            Long next = recovery.get(k);
+            if (next == null) {
+                boolean grantedAfter = false;
+                for (Section s : all) {
+                    grantedAfter |= s.clock().equals(k.clock()) && s.enter() > k.exit();
+                }
+                next = grantedAfter ? NO_WAITER : NO_GRANT;
+            }
+            recoveries.add(next);
             killedBy.add(k.source());
         }
         if (this.violations.isEmpty() && acquisitions == 0) {
@@ -368,12 +382,17 @@ final class VerifyReport {
                 row(sb, "crash test", "no holder was killed (none entered an exclusive section when asked to)");
             } else {
                 StringBuilder c = new StringBuilder();
+                boolean noGrant = false;
                 for (int i = 0; i < recoveries.size(); i++) {
                     long ns = recoveries.get(i);
-                    c.append(i == 0 ? "" : ", ").append(ns < 0 ? "none waiting here" : nanos(ns));
+                    noGrant |= ns == NO_GRANT;
+                    c.append(i == 0 ? "" : ", ").append(ns == NO_GRANT ? "never (before the end)"
+                            : ns == NO_WAITER ? "- (nobody here was waiting)" : nanos(ns));
                 }
                 row(sb, "crash test", killedBy.size() + (killedBy.size() == 1 ? " holder" : " holders")
-                        + " killed (SIGKILL) inside their section; next grant after " + c);
+                        + " killed (SIGKILL) inside their section; next grant after " + c
+                        + (noGrant ? "; a lease-based backend frees a dead holder's lock when its lease runs out"
+                                + " (a shorter --lease, or a longer --duration)" : ""));
             }
         }
         for (String p : problems) {

@@ -64,6 +64,16 @@ class VerifyReportTest {
     }
 
     @Test
+    void aHolderWhoseLockOutlivesTheRun_saysSo() {
+        // Killed at 450; its lease outlived the run: nobody entered after it.
+        Section victim = new Section("w0@h", true, 5, 4, "c", 395, 410, 450);
+        VerifyReport r = VerifyReport.analyze(SETUP, List.of(host(turns(4), List.of(victim), List.of())), 0, "4", List.of(), List.of());
+        assertThat(r.text(List.of(), null)).contains("crash test    1 holder killed (SIGKILL) inside their section; next grant after"
+                + " never (before the end); a lease-based backend frees a dead holder's lock when its lease runs out");
+        assertThat(r.json(null, null)).contains("\"recoveryMicros\":[null]");
+    }
+
+    @Test
     void lostIncrements_areViolations_shownUpToThreeOfEachKind() {
         List<Section> s = new ArrayList<>();
         for (int i = 0; i < 8; i++) {
