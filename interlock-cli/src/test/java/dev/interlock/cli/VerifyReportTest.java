@@ -112,6 +112,18 @@ class VerifyReportTest {
     }
 
     @Test
+    void aMissingHost_leavesTheFinalCounterUncompared_andTheRunIncomplete() {
+        VerifyReport.Setup two = new VerifyReport.Setup("dir:/l", "n", 2, 1_000_000_000L, 0.25, false, "r1", 2);
+        // The missing host's 5 increments are in the counter.
+        VerifyReport r = VerifyReport.analyze(two, List.of(host(turns(4), List.of(), List.of())), 0, "9",
+                List.of("only 1 of 2 hosts finished"), List.of());
+        assertThat(r.violations).isEmpty();
+        assertThat(r.exitCode()).isEqualTo(1);
+        assertThat(r.text(List.of(), null)).contains("counter       9 after the run, not compared: the records of 1 host(s) are missing");
+        assertThat(r.json(null, null)).contains("\"lostIncrements\":null");
+    }
+
+    @Test
     void hostRecords_roundTrip(@TempDir Path dir) throws IOException {
         List<Section> s = turns(3);
         StringBuilder log = new StringBuilder();
