@@ -8,7 +8,7 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
-/** The top command: {@code interlock run|update|status|list|break|help}. */
+/** The top command: {@code interlock run|update|status|list|break|verify|help}. */
 @Command(name = "interlock",
         mixinStandardHelpOptions = true,
         versionProvider = InterlockCommand.Version.class,
@@ -26,12 +26,14 @@ import picocli.CommandLine.Spec;
                 "  interlock update counter.txt -- sh -c 'read n; echo $(($${n:-0} + 1))'", // $${ is picocli's literal ${
                 "  interlock status nightly",
                 "  interlock list --json",
+                "  interlock verify --backend dir:/mnt/shared/locks",
                 "",
                 "Run 'interlock help COMMAND' for the options and exit codes of each command."},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
                 " 0:success (run: the command's own status)",
                 " 1:run: the lock is busy (-n) or the wait ran out (-w); see -E",
+                " 2:verify: mutual exclusion was violated",
                 "64:usage error (bad option, duration, lock name or URI)",
                 "69:the backend is unusable or unreachable",
                 "70:internal error (a bug; rerun with -v and report it)",

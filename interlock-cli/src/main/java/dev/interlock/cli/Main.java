@@ -60,6 +60,9 @@ public final class Main {
         if (all || wanted.equals("update")) {
             cmd.addSubcommand(new UpdateCommand());
         }
+        if (all || wanted.equals("verify")) {
+            cmd.addSubcommand(new VerifyCommand());
+        }
         if (all) {
             cmd.addSubcommand(new CommandLine.HelpCommand());
         }
@@ -76,7 +79,7 @@ public final class Main {
         return cmd;
     }
 
-    private static final List<String> SUBCOMMANDS = List.of("run", "status", "list", "break", "update");
+    private static final List<String> SUBCOMMANDS = List.of("run", "status", "list", "break", "update", "verify");
 
     /** The first argument that is not an option of the top command (which takes no values). */
     private static String firstWord(String[] args) {

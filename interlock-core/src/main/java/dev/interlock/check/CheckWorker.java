@@ -71,11 +71,33 @@ public final class CheckWorker {
     }
 
     /**
-     * This host's monotonic clock: {@code System.nanoTime} is CLOCK_MONOTONIC on Linux, shared by
-     * every process of one boot of one kernel (containers included), so the boot id names it.
+     * Names this host's monotonic clock. {@code System.nanoTime} is CLOCK_MONOTONIC on Linux,
+     * shared by every process of one boot of one kernel (containers included), so the boot id names
+     * it; a time namespace (Linux 5.6, {@code unshare --time}) shifts it, so a process in a time
+     * namespace other than the first one adds that namespace's inode number. Sections with
+     * different names are never compared by time. {@code "-"} if the boot id cannot be read.
      */
-    static String clockId() {
+    public static String clockId() {
         String boot = ProcessIdentity.current().bootId().replace("-", "");
-        return boot.isEmpty() ? "-" : boot;
+        if (boot.isEmpty()) {
+            return "-";
+        }
+        String ns = timeNamespace();
+        return ns.isEmpty() || ns.equals(INITIAL_TIME_NAMESPACE) ? boot : boot + "-t" + ns;
+    }
+
+    /** PROC_TIME_INIT_INO of include/linux/proc_ns.h: the inode of the first time namespace. */
+    private static final String INITIAL_TIME_NAMESPACE = "4026531834";
+
+    /** The inode number of this process's time namespace, or "" if unknown (no /proc, kernel before 5.6). */
+    private static String timeNamespace() {
+        try {
+            String link = Files.readSymbolicLink(Path.of("/proc/self/ns/time")).toString(); // time:[4026531834]
+            int open = link.indexOf('[');
+            int close = link.indexOf(']');
+            return open >= 0 && close > open ? link.substring(open + 1, close) : "";
+        } catch (IOException | UnsupportedOperationException | SecurityException e) {
+            return "";
+        }
     }
 }

@@ -29,6 +29,17 @@ import java.util.TreeMap;
  * overlaps any other section; a section that ended before another began has a smaller token when
  * either of the two is exclusive. No token is issued twice.
  *
+ * <p><b>Killed holders.</b> A holder killed inside its section (SIGKILL: it cannot release, the
+ * backend must recover the lock) leaves no record of its own; whoever killed it knows what it read
+ * and when it was killed, and passes it as a <em>killed</em> section ending at the kill. It takes
+ * part in every rule on times and tokens (nobody may enter before it was killed), but whether an
+ * exclusive one wrote its increment is unknown (the kill may land before or after the write), so
+ * each killed exclusive section may account for zero or one increment: the final counter lies
+ * between the start plus the completed exclusive sections and that plus the killed exclusive
+ * ones, and a completed writer may read the same value as a killed one (which then did not
+ * write). Tokens still follow the counter: the writer of the value a killed section read has a
+ * smaller token, the writers that read that value or the next a larger one.
+ *
  * <p>Every violation names the sections involved (worker, token, value, times) as evidence.
  */
 public final class ExclusionCheck {
@@ -61,16 +72,35 @@ public final class ExclusionCheck {
      * @param end the counter after the run, or -1 if it could not be read
      */
     public static Report check(List<Section> all, long start, long end) {
-        List<String> violations = new ArrayList<>();
+        return check(all, List.of(), start, end);
+    }
+
+    /**
+     * Checks every rule, with sections whose holder was killed inside them (see the class comment).
+     * {@link Report#sections()} counts both lists, {@link Report#exclusive()} the completed
+     * exclusive sections only.
+     *
+     * @param completed the sections that ended normally
+     * @param killed the sections whose holder was killed inside them, each ending when it was killed
+     * @param start the counter before the run, or -1 to skip the counter rules
+     * @param end the counter after the run, or -1 if it could not be read
+     */
+    public static Report check(List<Section> completed, List<Section> killed, long start, long end) {
         int ex = 0;
-        for (Section s : all) {
+        for (Section s : completed) {
             if (s.exclusive()) {
                 ex++;
             }
         }
-        duplicateTokens(all, violations);
+        List<Section> all = new ArrayList<>(completed);
+        all.addAll(killed);
+        // Three families of evidence, each kept to MAX_VIOLATIONS while it is gathered: the counter
+        // (lost increments, values against tokens), overlaps and order on one clock, and repeated
+        // tokens (which a backend whose tokens are per process repeats by the thousand). The
+        // report keeps a share of each, so one family cannot crowd the others out.
+        List<String> counter = new ArrayList<>();
         if (start >= 0) {
-            counterRules(all, start, end, ex, violations);
+            counterRules(completed, killed, start, end, ex, counter);
         }
         Map<String, List<Section>> byClock = new TreeMap<>();
         for (Section s : all) {
@@ -78,10 +108,67 @@ public final class ExclusionCheck {
                 byClock.computeIfAbsent(s.clock(), c -> new ArrayList<>()).add(s);
             }
         }
+        List<String> intervals = new ArrayList<>();
         for (List<Section> one : byClock.values()) {
-            intervalRules(one, violations);
+            if (intervals.size() <= MAX_VIOLATIONS) {
+                intervalRules(one, intervals);
+            }
         }
-        return new Report(all.size(), ex, violations.size() > MAX_VIOLATIONS ? violations.subList(0, MAX_VIOLATIONS) : violations);
+        List<String> tokens = new ArrayList<>();
+        duplicateTokens(all, tokens);
+        List<String> violations = share(List.of(counter, intervals, tokens));
+        return new Report(all.size(), ex, violations);
+    }
+
+    /**
+     * At most MAX_VIOLATIONS of the families' violations, in family order: each non-empty family
+     * gets an equal share (what a smaller family leaves goes to the next ones), its first ones.
+     */
+    private static List<String> share(List<List<String>> families) {
+        int total = 0;
+        for (List<String> f : families) {
+            total += f.size();
+        }
+        if (total <= MAX_VIOLATIONS) {
+            List<String> all = new ArrayList<>();
+            families.forEach(all::addAll);
+            return all;
+        }
+        int[] take = new int[families.size()];
+        int left = MAX_VIOLATIONS;
+        boolean changed = true;
+        while (left > 0 && changed) {
+            changed = false;
+            int open = 0;
+            for (int i = 0; i < families.size(); i++) {
+                if (take[i] < families.get(i).size()) {
+                    open++;
+                }
+            }
+            int each = Math.max(1, left / Math.max(1, open));
+            for (int i = 0; i < families.size() && left > 0; i++) {
+                int more = Math.min(Math.min(each, left), families.get(i).size() - take[i]);
+                if (more > 0) {
+                    take[i] += more;
+                    left -= more;
+                    changed = true;
+                }
+            }
+        }
+        List<String> out = new ArrayList<>();
+        for (int i = 0; i < families.size(); i++) {
+            out.addAll(families.get(i).subList(0, take[i]));
+        }
+        return out;
+    }
+
+    /**
+     * The most violations a report lists; a report with this many may have left others out. When
+     * there are more, every kind found (counter, overlap and order on one clock, repeated tokens)
+     * keeps a share of the list.
+     */
+    public static int maxViolations() {
+        return MAX_VIOLATIONS;
     }
 
     private static void duplicateTokens(List<Section> all, List<String> violations) {
@@ -97,25 +184,55 @@ public final class ExclusionCheck {
         }
     }
 
-    private static void counterRules(List<Section> all, long start, long end, int exclusive, List<String> violations) {
+    private static void counterRules(List<Section> all, List<Section> killed, long start, long end, int exclusive,
+            List<String> violations) {
+        int killedEx = 0;
+        for (Section k : killed) {
+            if (k.exclusive()) {
+                killedEx++;
+            }
+        }
+        if (end >= 0 && killedEx == 0 && end != start + exclusive) {
+            violations.add("counter is " + end + " after " + exclusive + " exclusive sections from " + start + ": "
+                    + Math.abs(start + exclusive - end) + (end < start + exclusive ? " increments lost" : " too many"));
+        } else if (end >= 0 && end < start + exclusive) {
+            violations.add("counter is " + end + " after " + exclusive + " completed exclusive sections from " + start + ": "
+                    + (start + exclusive - end) + " increments lost");
+        } else if (end >= 0 && end > start + exclusive + killedEx) {
+            violations.add("counter is " + end + " after " + exclusive + " completed exclusive sections and " + killedEx
+                    + " killed ones (each may have written or not) from " + start + ": " + (end - start - exclusive - killedEx)
+                    + " too many");
+        }
         Map<Long, Section> writerThatRead = new HashMap<>();
         for (Section s : all) {
             if (!s.exclusive() || s.read() < 0) {
                 continue;
             }
             Section other = writerThatRead.putIfAbsent(s.read(), s);
-            if (other != null) {
+            if (other != null && violations.size() <= MAX_VIOLATIONS) {
                 violations.add("lost increment: two exclusive sections read " + s.read() + " and both wrote " + (s.read() + 1)
                         + ": " + other + " and " + s);
             }
         }
-        if (end >= 0 && end != start + exclusive) {
-            violations.add("counter is " + end + " after " + exclusive + " exclusive sections from " + start + ": "
-                    + Math.abs(start + exclusive - end) + (end < start + exclusive ? " increments lost" : " too many"));
+        for (Section k : killed) {
+            if (!k.exclusive() || k.read() < 0 || violations.size() > MAX_VIOLATIONS) {
+                continue;
+            }
+            Section wrote = writerThatRead.get(k.read() - 1);
+            if (wrote != null && wrote.token() >= k.token()) {
+                violations.add("token order: killed " + k + " read what " + wrote + " wrote, yet its token is not larger");
+            }
+            for (long v = k.read(); v <= k.read() + 1; v++) {
+                Section after = writerThatRead.get(v);
+                if (after != null && after.token() <= k.token()) {
+                    violations.add("token order: " + after + " read " + v + " after killed " + k + " read " + k.read()
+                            + ", yet its token is not larger");
+                }
+            }
         }
         List<Long> values = new ArrayList<>(writerThatRead.keySet());
         Collections.sort(values);
-        for (int i = 1; i < values.size(); i++) {
+        for (int i = 1; i < values.size() && violations.size() <= MAX_VIOLATIONS; i++) {
             Section a = writerThatRead.get(values.get(i - 1));
             Section b = writerThatRead.get(values.get(i));
             if (a.token() >= b.token()) {
@@ -123,7 +240,7 @@ public final class ExclusionCheck {
             }
         }
         for (Section r : all) {
-            if (r.exclusive() || r.read() < 0) {
+            if (r.exclusive() || r.read() < 0 || violations.size() > MAX_VIOLATIONS) {
                 continue;
             }
             Section wrote = writerThatRead.get(r.read() - 1);

@@ -65,4 +65,84 @@ class ExclusionCheckTest {
         assertThat(old.read()).isEqualTo(-1);
         assertThat(old.enter()).isEqualTo(10);
     }
+
+    @Test
+    void records_withTheRequestTime_roundTrip() {
+        Section s = new Section("w1@h", true, 7, 3, "h", 90, 100, 105);
+        assertThat(s.format()).isEqualTo("EX 7 3 h 90 100 105");
+        assertThat(Section.parse("w1@h", s.format())).isEqualTo(s);
+        assertThat(s.waitNanos()).isEqualTo(10);
+        assertThat(ex("a", 1, 0, 5).waitNanos()).as("no request time: no wait").isZero();
+    }
+
+    /** A holder killed inside its section on host a, at time t + 50 (it read {@code read}). */
+    private static Section killed(long token, long read, long t) {
+        return new Section("victim@a", true, token, read, "a", t, t + 50);
+    }
+
+    @Test
+    void aKilledWriter_mayHaveWrittenOrNot_bothPass() {
+        // Killed after reading 1, before writing: the next writer reads 1 again.
+        List<Section> notWritten = List.of(ex("a", 1, 0, 0), ex("a", 3, 1, 100), ex("a", 4, 2, 110));
+        assertThat(ExclusionCheck.check(notWritten, List.of(killed(2, 1, 10)), 0, 3).violations()).isEmpty();
+        // Killed after writing 2: nobody reads 1 after it, the counter ends one higher.
+        List<Section> written = List.of(ex("a", 1, 0, 0), ex("a", 3, 2, 100), ex("a", 4, 3, 110));
+        ExclusionCheck.Report r = ExclusionCheck.check(written, List.of(killed(2, 1, 10)), 0, 4);
+        assertThat(r.violations()).isEmpty();
+        assertThat(r.sections()).isEqualTo(4);
+        assertThat(r.exclusive()).isEqualTo(3);
+    }
+
+    @Test
+    void aKilledWriter_excusesOneIncrementAtMost() {
+        List<Section> run = List.of(ex("a", 1, 0, 0), ex("a", 3, 3, 100));
+        assertThat(ExclusionCheck.check(run, List.of(killed(2, 1, 10)), 0, 4).violations())
+                .anyMatch(v -> v.contains("killed ones") && v.contains("1 too many"));
+        assertThat(ExclusionCheck.check(run, List.of(killed(2, 1, 10)), 0, 1).violations())
+                .anyMatch(v -> v.contains("1 increments lost"));
+    }
+
+    @Test
+    void aKilledHolder_stillExcludes_untilItWasKilled() {
+        // Another writer entered at 30, before the holder that entered at 10 was killed at 60.
+        List<Section> run = List.of(ex("a", 1, 0, 0), ex("a", 3, 1, 30));
+        assertThat(ExclusionCheck.check(run, List.of(killed(2, 1, 10)), 0, 2).violations()).anyMatch(v -> v.startsWith("overlap"));
+    }
+
+    @Test
+    void aKilledHolder_tokensFollowTheCounter() {
+        List<Section> run = List.of(ex("a", 5, 0, 0), ex("b", 1, 1, 100));
+        assertThat(ExclusionCheck.check(run, List.of(killed(3, 1, 10)), 0, 2).violations())
+                .anyMatch(v -> v.contains("read what") && v.contains("killed"))
+                .anyMatch(v -> v.contains("after killed"));
+    }
+
+    @Test
+    void theCounterEvidenceComesFirst_evenAmongThousandsOfRepeatedTokens() {
+        // Two processes whose tokens are per process (1, 2, 3... each), on unrelated clocks.
+        List<Section> run = new java.util.ArrayList<>();
+        for (int i = 0; i < 200; i++) {
+            run.add(ex("a", i + 1, i, i * 10L));
+            run.add(ex("b", i + 1, i, i * 10L));
+        }
+        ExclusionCheck.Report r = ExclusionCheck.check(run, 0, 200);
+        assertThat(r.violations()).hasSize(ExclusionCheck.maxViolations());
+        assertThat(r.violations().get(0)).startsWith("counter is 200 after 400 exclusive sections");
+        assertThat(r.violations().get(1)).startsWith("lost increment");
+        assertThat(r.violations()).as("every kind keeps a share").anyMatch(v -> v.contains("issued twice"));
+    }
+
+    @Test
+    void manyLostIncrements_doNotCrowdOutTheOverlaps() {
+        // One clock: every pair overlaps and read the same value.
+        List<Section> run = new java.util.ArrayList<>();
+        for (int i = 0; i < 200; i++) {
+            run.add(new Section("w1", true, 2 * i + 1, i, "h", i * 10L, i * 10L + 8));
+            run.add(new Section("w2", true, 2 * i + 2, i, "h", i * 10L + 1, i * 10L + 9));
+        }
+        List<String> v = ExclusionCheck.check(run, 0, 200).violations();
+        assertThat(v).hasSize(ExclusionCheck.maxViolations()).anyMatch(x -> x.startsWith("lost increment"))
+                .anyMatch(x -> x.startsWith("overlap"));
+        assertThat(v.get(0)).startsWith("counter is");
+    }
 }

@@ -1,0 +1,490 @@
+package dev.interlock.cli;
+
+import dev.interlock.Lease;
+import dev.interlock.LockBackendException;
+import dev.interlock.LockSpace;
+import dev.interlock.Mode;
+import dev.interlock.check.CheckWorker;
+import dev.interlock.internal.ProcessIdentity;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ThreadLocalRandom;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code interlock verify}: hammers the user's own lock space from several worker processes and
+ * proves, from what they recorded, whether it excluded (see {@link VerifyWorker} for a worker,
+ * {@link VerifyReport} for the proof and the numbers, {@link VerifyRunDir} for runs on several
+ * hosts, {@link FileSystemProbe} for what it says about {@code flock:} and {@code dir:} file
+ * systems).
+ */
+@Command(mixinStandardHelpOptions = true,
+        name = "verify",
+        header = "Check that a lock space really excludes: hammer it from several processes.",
+        description = {"",
+                "Worker processes take the lock for a duration (exclusive, or shared with",
+                "probability R), read a counter file under it and, when exclusive, write",
+                "it back plus one. From their records alone verify proves that no",
+                "increment was lost and that fencing tokens follow the counter (no clock",
+                "is compared across hosts), and on one host that no exclusive section",
+                "overlapped another. It prints acquisitions, violations (with the holders,",
+                "tokens and values involved), hand-off latency, throughput and the longest",
+                "wait; with --crash-test, how soon a holder killed with SIGKILL is",
+                "replaced. For flock: and dir: it names the file system and warns about",
+                "mount options that break locking (NFS nolock, local_lock, lookupcache).",
+                "",
+                "Several hosts: 'interlock verify --lead RUN-ID --hosts K' on one host,",
+                "'interlock verify --join RUN-ID' on the others, on one lock space; their",
+                "records meet in a shared directory (dir:/flock: use the lock directory;",
+                "other backends need --shared-dir)."},
+        optionListHeading = "%nOptions:%n",
+        sortOptions = false,
+        footerHeading = "%nExamples:%n",
+        footer = {"  interlock verify --backend dir:/mnt/shared/locks",
+                "  interlock verify --backend flock:/var/lock/app -p 8 -d 30s --crash-test",
+                "  interlock verify --backend dir:/mnt/nfs/locks --lead n1 --hosts 3  # host a",
+                "  interlock verify --backend dir:/mnt/nfs/locks --join n1            # b, c"},
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {
+                " 0:mutual exclusion held",
+                " 1:incomplete: a worker failed or hung, a host did not join, nothing was acquired",
+                " 2:mutual exclusion VIOLATED (the evidence is printed)",
+                "64:usage error",
+                "69:the backend is unusable or unreachable (the reason is printed)"})
+final class VerifyCommand implements Callable<Integer> {
+    /** The name of the default shared directory inside a {@code dir:} or {@code flock:} lock directory (ignored by both). */
+    static final String SHARED_IN_LOCK_DIR = ".interlock-verify";
+    private static final int KILLS = 3;
+
+    @ParentCommand
+    InterlockCommand top;
+
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    BackendOption backend;
+
+    @Option(names = {"-p", "--processes"}, paramLabel = "N", description = "Worker processes on this host (default: ${DEFAULT-VALUE}).")
+    int processes = 4;
+
+    @Option(names = {"-d", "--duration"}, paramLabel = "DURATION", converter = Durations.class,
+            description = "How long the workers run (default: 10s).")
+    Duration duration;
+
+    @Option(names = "--shared-ratio", paramLabel = "R",
+            description = "Share of acquisitions that are shared (readers), 0 to 0.99 (default: ${DEFAULT-VALUE}).")
+    double sharedRatio = 0.25;
+
+    @Option(names = "--crash-test", description = "Kill a holder with SIGKILL inside its section " + KILLS
+            + " times, and measure how long until the next grant.")
+    boolean crashTest;
+
+    @Option(names = "--lease", paramLabel = "DURATION", converter = Durations.class,
+            description = "Lease of lease-based backends (default: the backend's, 30s).")
+    Duration lease;
+
+    @Option(names = "--name", paramLabel = "NAME",
+            description = "Lock name to hammer (default: interlock-verify-<random>, which no one else uses).")
+    String name;
+
+    @Option(names = "--json", description = "Print one JSON object instead of the screen.")
+    boolean json;
+
+    @Option(names = "--keep", paramLabel = "DIR",
+            description = "Keep the counter and every worker's records in DIR (new or empty), e.g. for a bug report.")
+    String keepOption;
+
+    @Option(names = "--lead", paramLabel = "RUN-ID", description = "Lead a run on several hosts (with --hosts).")
+    String lead;
+
+    @Option(names = "--hosts", paramLabel = "K", description = "With --lead: how many hosts take part, this one included.")
+    Integer hosts;
+
+    @Option(names = "--join", paramLabel = "RUN-ID", description = "Take part in the run RUN-ID that another host leads.")
+    String join;
+
+    @Option(names = "--shared-dir", paramLabel = "DIR",
+            description = "With --lead/--join: a directory every host sees, for the counter and the records"
+                    + " (default for dir: and flock:: LOCKDIR/" + SHARED_IN_LOCK_DIR + ").")
+    String sharedDirOption;
+
+    @Option(names = "--join-timeout", paramLabel = "DURATION", converter = Durations.class,
+            description = "With --lead/--join: how long to wait for the other hosts (default: 2m).")
+    Duration joinTimeout;
+
+    @Mixin
+    Verbosity verbosity;
+
+    private Progress progress;
+    /** The workers while they run, for the shutdown hook. */
+    private volatile VerifyWorkers liveWorkers;
+    /** --keep and --shared-dir as paths (picocli's own Path converter is left out to save start-up time). */
+    private Path keep;
+    private Path sharedDir;
+
+    @Override
+    public Integer call() throws Exception {
+        validate();
+        boolean multi = lead != null || join != null;
+        String uri = DefaultBackend.resolve(backend.uri, top.env, true);
+        String scheme = uri.contains(":") ? uri.substring(0, uri.indexOf(':')).toLowerCase(Locale.ROOT) : "";
+        Optional<Path> lockDir = FileSystemProbe.directoryOf(uri);
+        Duration runFor = duration != null ? duration : Duration.ofSeconds(10);
+        Duration waitHosts = joinTimeout != null ? joinTimeout : Duration.ofMinutes(2);
+        boolean generated = name == null;
+        String lockName = generated ? "interlock-verify-" + Long.toHexString(ThreadLocalRandom.current().nextLong() | Long.MIN_VALUE) : name;
+        progress = new Progress(spec.commandLine().getErr(), FileSystemProbe.stderrIsTerminal());
+        Path shared = null;
+        if (multi) {
+            shared = sharedDir != null ? sharedDir.toAbsolutePath().normalize()
+                    : lockDir.map(d -> d.resolve(SHARED_IN_LOCK_DIR)).orElseThrow(() -> new CliException(ExitCodes.USAGE,
+                            "--" + (lead != null ? "lead" : "join") + " on " + scheme + ": needs --shared-dir DIR, a directory every"
+                                    + " host sees (only dir: and flock: keep the run in the lock directory)"));
+        }
+        VerifyRunDir runDir = null;
+        if (join != null) {
+            progress.show("waiting for the plan of run " + join + " in " + shared);
+            runDir = VerifyRunDir.join(shared, join, waitHosts);
+            lockName = runDir.plan().name();
+            runFor = Duration.ofNanos(runDir.plan().durationNanos());
+            generated = false; // the lead cleans up
+        }
+        String shown = preflight(lockName);
+        if (lead != null) {
+            runDir = VerifyRunDir.lead(shared, lead, new VerifyRunDir.Plan(lockName, runFor.toNanos(), hosts));
+        }
+        FileSystemProbe.Report fs = null;
+        List<String> fsLines = new ArrayList<>();
+        List<String> warnings = new ArrayList<>();
+        if (lockDir.isPresent()) {
+            fs = FileSystemProbe.probe(scheme, lockDir.get(), lease != null ? lease : Duration.ofSeconds(30));
+            fsLines.add(fs.describe());
+            warnings.addAll(fs.warnings());
+            if (runDir != null && !runDir.run.startsWith(lockDir.get())) {
+                FileSystemProbe.Report sf = FileSystemProbe.probe("shared", runDir.run, Duration.ofSeconds(30));
+                fsLines.add("shared directory " + runDir.run + ": " + sf.describe());
+                warnings.addAll(sf.warnings());
+            }
+        }
+        if (scheme.equals("mem")) {
+            warnings.add("mem: locks live inside one process: separate worker processes never exclude each other");
+        }
+        Path work;
+        Path counter;
+        boolean temporary = false;
+        if (runDir != null) {
+            work = runDir.newHostDir(ProcessIdentity.current().host());
+            counter = runDir.counter();
+        } else if (keep != null) {
+            work = createKeep(keep);
+            counter = work.resolve("counter");
+        } else {
+            work = createTemporary();
+            temporary = true;
+            counter = work.resolve("counter");
+        }
+        Path workDir = work;
+        boolean removeWork = temporary;
+        Thread cleanup = new Thread(() -> {
+            // Ctrl-C or SIGTERM: stop the workers before their directory goes.
+            VerifyWorkers w = liveWorkers;
+            if (w != null) {
+                w.close();
+            }
+            if (removeWork) {
+                VerifyFiles.deleteTree(workDir);
+            }
+            progress.clear();
+        }, "verify-cleanup");
+        Runtime.getRuntime().addShutdownHook(cleanup);
+        try {
+            if (runDir == null) {
+                Files.writeString(counter, "0");
+            }
+            VerifyReport report = run(uri, shown, lockName, runFor, work, counter, runDir, waitHosts, warnings);
+            Path kept = runDir != null ? (keep != null ? keep.toAbsolutePath() : null) : (keep != null ? work : null);
+            if (runDir != null && keep != null) {
+                VerifyFiles.copyTree(runDir.run, createKeep(keep));
+            }
+            progress.clear();
+            PrintWriter out = spec.commandLine().getOut();
+            if (json) {
+                out.println(report.json(fs, kept));
+            } else {
+                out.print(report.text(fsLines, kept));
+            }
+            out.flush();
+            if (runDir != null) {
+                finishMulti(runDir, work, generated, uri, lockName);
+            } else if (generated && lockDir.isPresent()) {
+                VerifyFiles.removeLockFiles(scheme, lockDir.get(), lockName);
+            }
+            return report.exitCode();
+        } finally {
+            try {
+                Runtime.getRuntime().removeShutdownHook(cleanup);
+            } catch (IllegalStateException e) {
+                // shutting down: the hook does it
+            }
+            progress.clear();
+            if (temporary) {
+                VerifyFiles.deleteTree(work);
+            }
+        }
+    }
+
+    private VerifyReport run(String uri, String shown, String lockName, Duration runFor, Path work, Path counter,
+            VerifyRunDir runDir, Duration waitHosts, List<String> warnings) throws IOException, InterruptedException {
+        String host = ProcessIdentity.current().host();
+        List<String> problems = new ArrayList<>();
+        VerifyWorkers.Setup setup = new VerifyWorkers.Setup(uri, lockName, sharedRatio, lease != null ? lease.toMillis() : 0, work,
+                counter, runDir != null ? work.getFileName().toString() : host);
+        VerifyWorkers.Outcome outcome;
+        List<Path> hostDirs;
+        try (VerifyWorkers workers = new VerifyWorkers(setup)) {
+            liveWorkers = workers;
+            progress.show("starting " + processes + " worker processes");
+            workers.start(processes);
+            if (runDir != null) {
+                VerifyRunDir.mark(work, "ready");
+                int expected = runDir.plan().hosts();
+                List<Path> ready = runDir.await("ready", System.nanoTime() + waitHosts.toNanos(),
+                        n -> progress.show("waiting for hosts: " + n + " of " + expected + " ready"));
+                if (ready.size() < expected) {
+                    throw new CliException(VerifyReport.INCOMPLETE, "only " + ready.size() + " of " + expected + " hosts of run "
+                            + runDir.runId + " were ready after " + Durations.format(waitHosts) + "; start the others with"
+                            + " 'interlock verify --join " + runDir.runId + "' on the same lock space and shared directory");
+                }
+            }
+            int kills = crashTest ? KILLS : 0;
+            long total = runFor.toNanos();
+            outcome = workers.run(runFor, kills, (elapsed, sections, killed) -> progress.show(String.format(Locale.ROOT,
+                    "verify: %.1fs of %s, %d acquisitions%s", elapsed / 1e9, Durations.format(Duration.ofNanos(total)), sections,
+                    killed > 0 ? ", " + killed + " killed" : "")));
+        }
+        VerifyReport.writeHost(work, setup.host(), CheckWorker.clockId(), processes, outcome);
+        if (runDir != null) {
+            int expected = runDir.plan().hosts();
+            hostDirs = runDir.await("host", System.nanoTime() + waitHosts.toNanos() + runFor.toNanos(),
+                    n -> progress.show("waiting for hosts to finish: " + n + " of " + expected));
+            if (hostDirs.size() < expected) {
+                problems.add("only " + hostDirs.size() + " of " + expected + " hosts finished; the others' sections are missing,"
+                        + " so the counter cannot add up");
+            }
+        } else {
+            hostDirs = List.of(work);
+        }
+        liveWorkers = null;
+        List<VerifyReport.HostLog> logs = new ArrayList<>();
+        for (Path d : hostDirs) {
+            try {
+                logs.add(VerifyReport.readHost(d));
+            } catch (IOException | RuntimeException e) {
+                problems.add("the records in " + d + " could not be read: "
+                        + (e instanceof IOException ? VerifyWorker.reason((IOException) e) : e.getMessage()));
+            }
+        }
+        String counterText;
+        try {
+            counterText = Files.readString(counter, StandardCharsets.US_ASCII);
+        } catch (IOException e) {
+            counterText = null;
+            problems.add("the counter " + counter + " could not be read: " + VerifyWorker.reason(e));
+        }
+        VerifyReport.Setup s = new VerifyReport.Setup(shown, lockName, processes, runFor.toNanos(), sharedRatio, crashTest,
+                runDir != null ? runDir.runId : null, runDir != null ? runDir.plan().hosts() : 1);
+        return VerifyReport.analyze(s, logs, 0, counterText, problems, warnings);
+    }
+
+    /** Marks this host merged; the lead waits (briefly) for every host to have read, then removes the run. */
+    private void finishMulti(VerifyRunDir runDir, Path work, boolean generated, String uri, String lockName)
+            throws IOException, InterruptedException {
+        VerifyRunDir.mark(work, "merged");
+        if (lead == null) {
+            return;
+        }
+        runDir.await("merged", System.nanoTime() + Duration.ofSeconds(30).toNanos(), n -> { });
+        VerifyFiles.deleteTree(runDir.run);
+        Path shared = runDir.run.getParent();
+        if (sharedDir == null && shared.getFileName().toString().equals(SHARED_IN_LOCK_DIR)) {
+            try {
+                Files.deleteIfExists(shared); // only if empty: another run may be using it
+            } catch (IOException e) {
+                // not empty, or not ours to remove
+            }
+        }
+        Optional<Path> lockDir = FileSystemProbe.directoryOf(uri);
+        if (generated && lockDir.isPresent()) {
+            VerifyFiles.removeLockFiles(uri.substring(0, uri.indexOf(':')).toLowerCase(Locale.ROOT), lockDir.get(), lockName);
+        }
+    }
+
+    /** Opens the space and takes the lock once, so that an unusable backend is exit 69 before any worker starts. */
+    private String preflight(String lockName) {
+        try (LockSpace space = backend.open(top.env)) {
+            try (Lease l = space.lock(lockName).mode(Mode.EXCLUSIVE).acquire(Duration.ofSeconds(10))) {
+                l.token();
+            } catch (dev.interlock.LockTimeoutException e) {
+                // held by someone else (a --name in use, another host of the run): the workers will wait their turn
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new CliException(ExitCodes.SOFTWARE, "interrupted");
+            } catch (LockBackendException e) {
+                throw new CliException(ExitCodes.UNAVAILABLE, "cannot lock '" + lockName + "' on " + space.uri() + ": " + e.getMessage(), e);
+            }
+            return space.uri();
+        }
+    }
+
+    private void validate() {
+        keep = path("--keep", keepOption);
+        sharedDir = path("--shared-dir", sharedDirOption);
+        if (processes < 1 || processes > 256) {
+            throw usage("--processes must be between 1 and 256, was " + processes);
+        }
+        if (processes < 2 && lead == null && join == null) {
+            throw usage("--processes must be at least 2 on one host: one process alone never contends");
+        }
+        if (duration != null && (duration.toMillis() < 100 || duration.toHours() > 24)) {
+            throw usage("--duration must be between 100ms and 24h, was " + Durations.format(duration));
+        }
+        if (!(sharedRatio >= 0 && sharedRatio < 1)) {
+            throw usage("--shared-ratio must be at least 0 and below 1 (some acquisitions must be exclusive), was " + sharedRatio);
+        }
+        if (lease != null && lease.toMillis() < 100) {
+            throw usage("--lease must be at least 100ms, was " + Durations.format(lease));
+        }
+        if (name != null) {
+            BackendOption.checkName(name);
+        }
+        if (lead != null && join != null) {
+            throw usage("--lead and --join exclude each other: one host leads, the others join");
+        }
+        for (String id : new String[] {lead, join}) {
+            if (id != null && !VerifyRunDir.RUN_ID.matcher(id).matches()) {
+                throw usage("bad RUN-ID '" + id + "': use 1 to 64 of A-Z a-z 0-9 . _ - (not starting with '.')");
+            }
+        }
+        if (lead != null && hosts == null) {
+            throw usage("--lead needs --hosts K: how many hosts take part, this one included");
+        }
+        if (hosts != null && lead == null) {
+            throw usage("--hosts goes with --lead");
+        }
+        if (hosts != null && (hosts < 1 || hosts > 1000)) {
+            throw usage("--hosts must be between 1 and 1000, was " + hosts);
+        }
+        if (join != null && (name != null || duration != null)) {
+            throw usage("--join takes the lock name and the duration from the lead's plan: drop --name and --duration");
+        }
+        if (lead == null && join == null && (sharedDir != null || joinTimeout != null)) {
+            throw usage((sharedDir != null ? "--shared-dir" : "--join-timeout") + " goes with --lead or --join");
+        }
+        if (keep != null) {
+            Path k = keep.toAbsolutePath();
+            if (Files.exists(k, LinkOption.NOFOLLOW_LINKS) && !isEmptyDirectory(k)) {
+                throw usage("--keep " + keep + " exists and is not an empty directory: name a new or empty directory");
+            }
+        }
+    }
+
+    private Path path(String option, String value) {
+        if (value == null) {
+            return null;
+        }
+        try {
+            if (value.isEmpty()) {
+                throw new IllegalArgumentException("empty");
+            }
+            return Path.of(value);
+        } catch (RuntimeException e) {
+            throw usage(option + " '" + value + "' is not a usable path: give a directory such as /tmp/verify-run");
+        }
+    }
+
+    private CliException usage(String message) {
+        return new CliException(ExitCodes.USAGE, message);
+    }
+
+    private static boolean isEmptyDirectory(Path p) {
+        if (!Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
+            return false;
+        }
+        try (var s = Files.list(p)) {
+            return s.findAny().isEmpty();
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private static Path createKeep(Path keep) {
+        Path k = keep.toAbsolutePath();
+        try {
+            if (!Files.isDirectory(k, LinkOption.NOFOLLOW_LINKS)) {
+                Files.createDirectories(k.getParent());
+                Files.createDirectory(k, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+            }
+            return k;
+        } catch (IOException e) {
+            throw new CliException(ExitCodes.USAGE, "cannot create --keep " + keep + ": " + VerifyWorker.reason(e), e);
+        }
+    }
+
+    /** A private (0700) directory for the counter and the records, removed at the end. */
+    private static Path createTemporary() {
+        try {
+            return Files.createTempDirectory("interlock-verify-",
+                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        } catch (IOException e) {
+            throw new CliException(ExitCodes.UNAVAILABLE, "cannot create a temporary directory in " + System.getProperty("java.io.tmpdir")
+                    + ": " + VerifyWorker.reason(e) + "; set TMPDIR-like -Djava.io.tmpdir through INTERLOCK_JAVA_OPTS, or use --keep DIR", e);
+        }
+    }
+
+    /** The live line on a terminal's stderr ({@code \r}-rewritten); nothing at all when stderr is not a terminal. */
+    static final class Progress {
+        private final PrintWriter err;
+        private final boolean enabled;
+        private int shown;
+
+        Progress(PrintWriter err, boolean enabled) {
+            this.err = err;
+            this.enabled = enabled;
+        }
+
+        synchronized void show(String line) {
+            if (!enabled) {
+                return;
+            }
+            String l = line.length() > 79 ? line.substring(0, 79) : line;
+            err.print("\r" + l + " ".repeat(Math.max(0, shown - l.length())));
+            err.flush();
+            shown = l.length();
+        }
+
+        synchronized void clear() {
+            if (enabled && shown > 0) {
+                err.print("\r" + " ".repeat(shown) + "\r");
+                err.flush();
+                shown = 0;
+            }
+        }
+    }
+}
