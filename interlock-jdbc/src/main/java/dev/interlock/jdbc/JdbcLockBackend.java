@@ -117,8 +117,11 @@ public final class JdbcLockBackend implements LockBackend {
             throw new IllegalArgumentException("'" + JdbcUrls.mask(url) + "' is not a JDBC URL; use e.g. jdbc:postgresql://host/db");
         }
         JdbcUrls.Split split = JdbcUrls.split(url);
-        JdbcOptions o = options.with(split.options());
+        java.util.Map<String, String> interlockOptions = new java.util.LinkedHashMap<>(split.options());
+        String passwordFile = interlockOptions.remove("passwordfile");
+        JdbcOptions o = options.with(interlockOptions);
         String description = JdbcUrls.mask(url);
+        properties = Credentials.withPassword(split.driverUrl(), properties, passwordFile, System::getenv, description);
         try {
             DriverManager.getDriver(split.driverUrl());
         } catch (SQLException e) {

@@ -17,7 +17,7 @@ import java.util.regex.Pattern;
  */
 final class JdbcUrls {
     /** Query parameters that belong to Interlock, not to the driver. */
-    static final Set<String> OPTIONS = Set.of("table", "create", "listen", "poll", "timeout");
+    static final Set<String> OPTIONS = Set.of("table", "create", "listen", "poll", "timeout", "passwordfile");
 
     private static final Pattern USERINFO_PASSWORD = Pattern.compile("(//[^/@:?#;]*):([^/@?#]*)@");
     private static final Pattern QUERY_PASSWORD = Pattern.compile("(?i)([?&;](?:password|pwd|passwd|sslpassword)=)[^&;]*");
