@@ -1,10 +1,12 @@
 package dev.interlock.file.dir;
 
+import dev.interlock.file.internal.FileNameMapping;
 import dev.interlock.file.internal.PercentEncoding;
 import java.util.Optional;
 
 /**
- * The injective mapping from lock names to directory names in the lock space.
+ * The injective mapping from lock names to directory names in the lock space: the file backends'
+ * one {@link FileNameMapping}, with this backend's prefixes {@code %} and {@code #}.
  *
  * <ul>
  *   <li><b>plain</b>: a name of 1 to {@value #MAX_PLAIN} characters from {@code [A-Za-z0-9._-]} that
@@ -19,8 +21,9 @@ import java.util.Optional;
  * first two are reversible. No form contains {@code /} or is {@code .} or {@code ..}.
  */
 final class DirNames {
-    static final int MAX_PLAIN = 200;
-    static final int MAX_ENCODED = 200;
+    static final int MAX_PLAIN = FileNameMapping.MAX_PLAIN;
+    static final int MAX_ENCODED = FileNameMapping.MAX_ENCODED;
+    private static final FileNameMapping MAPPING = new FileNameMapping("%", "#");
 
     private DirNames() {}
 
@@ -30,16 +33,12 @@ final class DirNames {
 
     /** The directory name of lock {@code name} (already validated by the core). */
     static String encode(String name) {
-        if (name.length() <= MAX_PLAIN && name.charAt(0) != '.' && name.chars().allMatch(DirNames::isPlainChar)) {
-            return name;
-        }
-        String encoded = "%" + PercentEncoding.encode(name);
-        return encoded.length() <= MAX_ENCODED ? encoded : "#" + PercentEncoding.sha256Hex(name);
+        return MAPPING.fileName(name);
     }
 
     /** True if {@code dirName} is the hashed form, whose lock name must be read from its record. */
     static boolean isHashed(String dirName) {
-        return dirName.startsWith("#") && dirName.length() == 65;
+        return MAPPING.isHashed(dirName);
     }
 
     /**
@@ -47,14 +46,7 @@ final class DirNames {
      * that no lock name produces (foreign files).
      */
     static Optional<String> decode(String dirName) {
-        if (dirName.isEmpty()) {
-            return Optional.empty();
-        }
-        if (dirName.charAt(0) == '%') {
-            // Only the canonical encoding of a name is accepted, so the mapping stays a bijection.
-            return PercentEncoding.decode(dirName.substring(1)).filter(name -> encode(name).equals(dirName));
-        }
-        return encode(dirName).equals(dirName) ? Optional.of(dirName) : Optional.empty();
+        return MAPPING.nameOf(dirName);
     }
 
     /** Percent-encodes {@code s} completely for a record line (reversible, one line, ASCII). */

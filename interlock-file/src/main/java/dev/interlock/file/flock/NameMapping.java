@@ -1,10 +1,12 @@
 package dev.interlock.file.flock;
 
+import dev.interlock.file.internal.FileNameMapping;
 import dev.interlock.file.internal.PercentEncoding;
 import java.util.Optional;
 
 /**
- * Maps lock names to file names inside the lock directory, injectively and without escape:
+ * Maps lock names to file names inside the lock directory, injectively and without escape (the
+ * file backends' one {@link FileNameMapping}, with this backend's prefixes {@code .x-} and {@code .h-}):
  * <ol>
  *   <li>A <em>plain</em> name, made only of {@code [A-Za-z0-9._-]}, not starting with {@code .} and at
  *       most {@value #MAX_PLAIN} characters, is its own file name: {@code nightly} is {@code DIR/nightly},
@@ -21,65 +23,41 @@ import java.util.Optional;
  * file, and no file name contains {@code /} or is {@code .} or {@code ..}.
  */
 final class NameMapping {
-    static final int MAX_PLAIN = 200;
-    static final int MAX_ENCODED = 200;
+    static final int MAX_PLAIN = FileNameMapping.MAX_PLAIN;
+    static final int MAX_ENCODED = FileNameMapping.MAX_ENCODED;
     static final String ENCODED_PREFIX = ".x-";
     static final String HASHED_PREFIX = ".h-";
+    private static final FileNameMapping MAPPING = new FileNameMapping(ENCODED_PREFIX, HASHED_PREFIX);
 
     private NameMapping() {}
 
     static boolean isPlain(String name) {
-        if (name.isEmpty() || name.length() > MAX_PLAIN || name.charAt(0) == '.') {
-            return false;
-        }
-        for (int i = 0; i < name.length(); i++) {
-            if (!keep(name.charAt(i))) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    private static boolean keep(int c) {
-        return PercentEncoding.keep(c);
+        return FileNameMapping.isPlain(name);
     }
 
     /** The file name of a (validated) lock name. */
     static String fileName(String name) {
-        if (isPlain(name)) {
-            return name;
-        }
-        String enc = ENCODED_PREFIX + encode(name);
-        if (enc.length() <= MAX_ENCODED) {
-            return enc;
-        }
-        return HASHED_PREFIX + sha256Hex(name);
+        return MAPPING.fileName(name);
     }
 
     /** True if the file name is a hashed one, whose lock file must carry the full name. */
     static boolean isHashed(String fileName) {
-        return fileName.startsWith(HASHED_PREFIX);
+        return MAPPING.isHashed(fileName);
     }
 
-    /** Percent-encoding of the UTF-8 bytes, keeping {@code [A-Za-z0-9._-]}. */
+    /** Percent-encoding of the UTF-8 bytes, keeping {@code [A-Za-z0-9._-]} (for the name in a lock file's record). */
     static String encode(String name) {
         return PercentEncoding.encode(name);
     }
 
-    /** Inverse of {@link #encode} for canonical encodings only (keeps the mapping a bijection). */
+    /** Inverse of {@link #encode} for canonical encodings only. */
     static Optional<String> decode(String enc) {
         return PercentEncoding.decodeCanonical(enc);
     }
 
     /** The lock name of a file in the lock directory, or empty if the file is not a lock file (hashed names: see the record). */
     static Optional<String> nameOf(String fileName) {
-        if (fileName.startsWith(ENCODED_PREFIX)) {
-            return decode(fileName.substring(ENCODED_PREFIX.length()));
-        }
-        if (fileName.startsWith(".")) {
-            return Optional.empty();
-        }
-        return isPlain(fileName) ? Optional.of(fileName) : Optional.empty();
+        return MAPPING.nameOf(fileName);
     }
 
     static String sha256Hex(String name) {
