@@ -410,18 +410,7 @@ public final class MemoryBackend implements LockBackend {
     @Override
     public boolean breakLock(String name, String ownerId) {
         enter("break", name);
-        lock.lock();
-        try {
-            Entry e = entries.get(name);
-            if (e == null || e.holders.remove(ownerId) == null) {
-                return false;
-            }
-            version++;
-            changed.signalAll();
-            return true;
-        } finally {
-            lock.unlock();
-        }
+        return takeAway(name, ownerId);
     }
 
     @Override
