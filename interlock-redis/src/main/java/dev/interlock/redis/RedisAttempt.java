@@ -72,7 +72,7 @@ final class RedisAttempt implements Attempt {
         uncertain = false;
         if (r.granted()) {
             granted = true;
-            return Optional.of(new RedisGrant(backend.store, spec, r.token(), backend.clock.instant()));
+            return Optional.of(new RedisGrant(backend, spec, r.token(), backend.clock.instant()));
         }
         blockers = backend.holders(r.blockers());
         retryNanos = TimeUnit.MILLISECONDS.toNanos(r.retryMs() + 1);

@@ -18,11 +18,16 @@ final class RedisGrant implements Grant {
     private final long token;
     private final Instant acquiredAt;
 
-    RedisGrant(RedisLockStore store, AcquireSpec spec, long token, Instant acquiredAt) {
-        this.store = store;
+    private final RedisLockBackend backend;
+    private final AutoCloseable told;
+
+    RedisGrant(RedisLockBackend backend, AcquireSpec spec, long token, Instant acquiredAt) {
+        this.backend = backend;
+        this.store = backend.store;
         this.spec = spec;
         this.token = token;
         this.acquiredAt = acquiredAt;
+        this.told = backend.listenForLoss(spec);
     }
 
     @Override
@@ -58,6 +63,10 @@ final class RedisGrant implements Grant {
 
     @Override
     public void release() {
-        store.release(spec.name(), spec.owner().id(), token);
+        try {
+            store.release(spec.name(), spec.owner().id(), token);
+        } finally {
+            backend.stopListening(spec, told);
+        }
     }
 }

@@ -54,6 +54,16 @@ final class RedisKeys {
         return lock(name) + FENCE;
     }
 
+    /**
+     * The channel on which holders of one process hear that a lock of theirs was removed by
+     * someone else (a break): {@code P:interlock-lost:host:pid:start}, from the owner id
+     * {@code host:pid:start:nonce}.
+     */
+    String lostChannel(String ownerId) {
+        int last = ownerId.lastIndexOf(':');
+        return prefix + "interlock-lost:" + (last > 0 ? ownerId.substring(0, last) : ownerId);
+    }
+
     String channel(String name) {
         return lock(name) + WAKE;
     }

@@ -86,7 +86,38 @@ final class RedisLockBackend implements LockBackend {
 
     @Override
     public boolean breakLock(String name, String ownerId) {
-        return store.releaseAny(name, ownerId);
+        return store.breakAndTell(name, ownerId);
+    }
+
+    /** Loss channels of this space's live grants, by owner id, for breaks announced on the process's channel. */
+    private final java.util.Map<String, AcquireSpec> live = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /**
+     * Listens, while {@code spec}'s grant lives, on its process's loss channel: a break by another
+     * process is then pushed to the core at once instead of being found at the next renewal. The
+     * subscription is asynchronous; a break it misses is still found by that renewal.
+     */
+    AutoCloseable listenForLoss(AcquireSpec spec) {
+        live.put(spec.owner().id(), spec);
+        return wakeups.watch(store.lostChannel(spec.owner().id()), this::lossAnnounced);
+    }
+
+    void stopListening(AcquireSpec spec, AutoCloseable watch) {
+        live.remove(spec.owner().id());
+        try {
+            watch.close();
+        } catch (Exception e) {
+            // closing a watch does not fail
+        }
+    }
+
+    /** A message on a loss channel: {@code OWNER LOCKKEY}. */
+    private void lossAnnounced(String message) {
+        int sp = message.indexOf(' ');
+        AcquireSpec spec = live.get(sp < 0 ? message : message.substring(0, sp));
+        if (spec != null) {
+            spec.lossChannel().lost("the lock was broken on the server (another process removed it by owner)", null);
+        }
     }
 
     /** Holder descriptions on this host's wall clock (for display only: the server's clock decides). */

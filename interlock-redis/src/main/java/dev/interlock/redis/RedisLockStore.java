@@ -92,12 +92,25 @@ final class RedisLockStore {
 
     /** Compare-and-delete: removes the grant of {@code ownerId} with {@code token}; true if it was there. */
     boolean release(String name, String ownerId, long token) {
-        return run1(RedisScripts.RELEASE, name, ownerId, Long.toString(token));
+        return run1(RedisScripts.RELEASE, name, ownerId, Long.toString(token), "");
     }
 
     /** Removes the grant of {@code ownerId} whatever its token (breaking a lock, or cleaning up an uncertain try). */
     boolean releaseAny(String name, String ownerId) {
-        return run1(RedisScripts.RELEASE, name, ownerId, "");
+        return run1(RedisScripts.RELEASE, name, ownerId, "", "");
+    }
+
+    /**
+     * Breaks {@code ownerId}'s lock on {@code name} and, if it was there, tells its process on
+     * its loss channel (see {@link RedisKeys#lostChannel}), in the same script.
+     */
+    boolean breakAndTell(String name, String ownerId) {
+        return run1(RedisScripts.RELEASE, name, ownerId, "", keys.lostChannel(ownerId));
+    }
+
+    /** The loss channel of {@code ownerId}'s process. */
+    String lostChannel(String ownerId) {
+        return keys.lostChannel(ownerId);
     }
 
     /** Gives up the queued place of {@code ownerId}; true if it had one. */

@@ -45,8 +45,19 @@ final class RedisWakeups implements AutoCloseable {
 
     /** Starts listening on {@code channel}; close the watch to stop. */
     Watch watch(String channel) {
+        return watch(channel, null);
+    }
+
+    /**
+     * Starts listening on {@code channel}, and hands every message on it to {@code listener} (on
+     * the subscriber's thread; it must not block). One listener per channel: the first one given.
+     */
+    Watch watch(String channel, java.util.function.Consumer<String> listener) {
         synchronized (lock) {
             Channel c = channels.computeIfAbsent(channel, Channel::new);
+            if (listener != null && c.listener == null) {
+                c.listener = listener;
+            }
             c.refs++;
             if (c.refs == 1 && ready != null) {
                 send(() -> ready.subscribe(channel));
@@ -123,6 +134,7 @@ final class RedisWakeups implements AutoCloseable {
 
     private static final class Channel {
         final String name;
+        volatile java.util.function.Consumer<String> listener;
         int refs;
         long version;
         boolean subscribed;
@@ -169,6 +181,14 @@ final class RedisWakeups implements AutoCloseable {
             }
             if (c != null) {
                 c.bump(true);
+                java.util.function.Consumer<String> l = c.listener;
+                if (l != null) {
+                    try {
+                        l.accept(message);
+                    } catch (RuntimeException e) {
+                        log.warn("{} - a message on {} could not be handled: {}", description, channel, e.getMessage());
+                    }
+                }
             }
         }
     }

@@ -17,4 +17,17 @@ class RedisContractIT extends LockSpaceContract {
     protected String uri() {
         return TestRedis.shared().uri(prefix, "");
     }
+
+    /** A break by another process is pushed to the holder on its process's loss channel. */
+    @Override
+    protected dev.interlock.testkit.BackendHooks hooks() {
+        return new dev.interlock.testkit.BackendHooks() {
+            @Override
+            public boolean pushLoss(dev.interlock.Lease lease) {
+                try (LockSpace admin = openSpace()) {
+                    return admin.breakLock(lease.name(), lease.owner().id());
+                }
+            }
+        };
+    }
 }

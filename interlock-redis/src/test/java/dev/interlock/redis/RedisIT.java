@@ -184,9 +184,28 @@ class RedisIT {
         assertThat(admin.breakLock("stuck", "otherhost:1:2:abc")).isFalse();
         assertThat(admin.breakLock("stuck", h.ownerId().orElseThrow())).isTrue();
         assertThat(admin.breakLock("stuck", h.ownerId().orElseThrow())).isFalse();
-        assertThatThrownBy(l::renew).isInstanceOf(LockLostException.class).hasMessageContaining("is free");
+        // Told by the server's notice or by this renewal, whichever comes first.
+        assertThatThrownBy(l::renew).isInstanceOf(LockLostException.class);
         await().atMost(Timing.seconds(10)).until(() -> lost.get() != null); // listeners run on a background thread
         admin.tryAcquire("stuck").orElseThrow().close();
+    }
+
+    @Test
+    void aBrokenLock_isToldToItsHolderAtOnce_notAtItsNextRenewal() {
+        LockSpace locks = space("");
+        AtomicReference<LockLostException> lost = new AtomicReference<>();
+        // A 5-minute lease renews only every 100s: being told within seconds proves the push.
+        Lease l = locks.lock("pushed").lease(Duration.ofMinutes(5)).onLost(lost::set).tryAcquire().orElseThrow();
+        LockSpace admin = space("");
+        RedisClient a = admin();
+        String channel = keys.lostChannel(l.owner().id());
+        // The holder subscribes to its loss channel asynchronously; break only once it listens.
+        await().atMost(Timing.seconds(10)).until(() ->
+                (Long) a.eval("return redis.call('PUBSUB', 'NUMSUB', ARGV[1])[2]", 0, channel) > 0);
+        assertThat(admin.breakLock("pushed", l.owner().id())).isTrue();
+        await().atMost(Timing.seconds(5)).until(() -> lost.get() != null);
+        assertThat(lost.get()).hasMessageContaining("broken on the server");
+        assertThat(l.isValid()).isFalse();
     }
 
     @Test
