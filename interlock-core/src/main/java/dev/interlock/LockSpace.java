@@ -67,6 +67,20 @@ public interface LockSpace extends AutoCloseable {
         return lock(name).mode(mode).tryAcquire();
     }
 
+    /**
+     * {@code name} as a {@link java.util.concurrent.locks.Lock} (exclusive), for code written
+     * against that interface; reentrant per thread and per view (see {@link LockView}). Validates
+     * the name now; acquires nothing.
+     */
+    default LockView asLock(String name) {
+        return asLock(name, Mode.EXCLUSIVE);
+    }
+
+    /** {@code name} as a {@link java.util.concurrent.locks.Lock} in {@code mode}; see {@link #asLock(String)}. */
+    default LockView asLock(String name, Mode mode) {
+        return new LockView(this, dev.interlock.internal.LockNames.validate(name), mode);
+    }
+
     /** Who holds {@code name} now (empty holders if free). Reads only; never changes lock state. */
     LockInfo status(String name);
 

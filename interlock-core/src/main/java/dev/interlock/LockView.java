@@ -1,0 +1,197 @@
+package dev.interlock;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A named lock of a {@link LockSpace} seen as a {@link java.util.concurrent.locks.Lock}, for code
+ * written against that interface ({@link LockSpace#asLock(String)}).
+ *
+ * <p><b>Reentrancy, explicitly:</b> like {@link ReentrantLock}, the view belongs to the thread that
+ * locked it, which may lock it again (a hold count); only that thread may unlock it
+ * ({@link IllegalMonitorStateException} otherwise), and the lock is released when the count comes
+ * back to zero. Reentrancy is per view object: get one view per name and share it; two views of one
+ * name exclude each other like any two holders (a thread locking the second waits for itself).
+ * The lease underneath is not reentrant and not per thread (see {@link Lease}); this view adds
+ * those rules on top.
+ *
+ * <p><b>Leases:</b> the lock is a lease like any other: renewed in the background, and it can be
+ * lost (renewal failing, broken). The {@code Lock} interface has no way to say so: check
+ * {@link #lease()} (its {@link Lease#isValid()}, its fencing {@link Lease#token()}) before work that
+ * must not run unlocked, or acquire with {@link LockSpace#lock(String)} and an
+ * {@link LockRequest#onLost} listener instead. {@link #unlock()} of a lost lease releases nothing
+ * and does not throw.
+ *
+ * <p>{@link #lock()} waits uninterruptibly, as the interface demands; {@link #lockInterruptibly()}
+ * and {@link #tryLock(long, TimeUnit)} can be interrupted. {@link #newCondition()} is not
+ * supported: a lock shared by processes has no condition queues.
+ */
+public final class LockView implements Lock {
+    private final LockSpace space;
+    private final String name;
+    private final Mode mode;
+    /** Guards the fields below; never held while waiting for the backend. */
+    private final ReentrantLock state = new ReentrantLock();
+    private Thread owner;
+    private int holds;
+    private Lease lease;
+
+    LockView(LockSpace space, String name, Mode mode) {
+        this.space = Objects.requireNonNull(space, "space");
+        this.name = Objects.requireNonNull(name, "name");
+        this.mode = Objects.requireNonNull(mode, "mode");
+    }
+
+    /** The lock name. */
+    public String name() {
+        return name;
+    }
+
+    /** The lease of the current holding, if the calling thread holds this view. */
+    public Optional<Lease> lease() {
+        state.lock();
+        try {
+            return owner == Thread.currentThread() ? Optional.of(lease) : Optional.empty();
+        } finally {
+            state.unlock();
+        }
+    }
+
+    /** True if the calling thread holds this view (whatever the lease's validity). */
+    public boolean isHeldByCurrentThread() {
+        state.lock();
+        try {
+            return owner == Thread.currentThread();
+        } finally {
+            state.unlock();
+        }
+    }
+
+    /** The calling thread's hold count (0 if it does not hold the view). */
+    public int getHoldCount() {
+        state.lock();
+        try {
+            return owner == Thread.currentThread() ? holds : 0;
+        } finally {
+            state.unlock();
+        }
+    }
+
+    /** If the calling thread holds the view already, counts one more hold and returns true. */
+    private boolean reenter() {
+        state.lock();
+        try {
+            if (owner == Thread.currentThread()) {
+                holds++;
+                return true;
+            }
+            return false;
+        } finally {
+            state.unlock();
+        }
+    }
+
+    private void held(Lease l) {
+        state.lock();
+        try {
+            owner = Thread.currentThread();
+            holds = 1;
+            lease = l;
+        } finally {
+            state.unlock();
+        }
+    }
+
+    @Override
+    public void lock() {
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    lockInterruptibly();
+                    return;
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    @Override
+    public void lockInterruptibly() throws InterruptedException {
+        if (reenter()) {
+            return;
+        }
+        held(space.lock(name).mode(mode).acquire());
+    }
+
+    @Override
+    public boolean tryLock() {
+        if (reenter()) {
+            return true;
+        }
+        Optional<Lease> l = space.lock(name).mode(mode).tryAcquire();
+        l.ifPresent(this::held);
+        return l.isPresent();
+    }
+
+    @Override
+    public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
+        if (reenter()) {
+            return true;
+        }
+        try {
+            held(space.lock(name).mode(mode).acquire(Duration.ofNanos(Math.max(0, unit.toNanos(time)))));
+            return true;
+        } catch (LockTimeoutException e) {
+            return false;
+        }
+    }
+
+    @Override
+    public void unlock() {
+        Lease release;
+        state.lock();
+        try {
+            if (owner != Thread.currentThread()) {
+                throw new IllegalMonitorStateException(dev.interlock.internal.LockNames.quote(name) + " is not held by this thread"
+                        + (owner == null ? "" : " (" + owner.getName() + " holds it)"));
+            }
+            if (--holds > 0) {
+                return;
+            }
+            release = lease;
+            owner = null;
+            lease = null;
+        } finally {
+            state.unlock();
+        }
+        release.close();
+    }
+
+    /** Not supported: a lock shared by processes has no condition queues. */
+    @Override
+    public Condition newCondition() {
+        throw new UnsupportedOperationException("a lock shared by processes has no conditions; use a queue or a notification instead");
+    }
+
+    @Override
+    public String toString() {
+        state.lock();
+        try {
+            return "LockView[" + space.uri() + " " + dev.interlock.internal.LockNames.quote(name) + " " + mode.shortName()
+                    + (owner == null ? " free here" : " held by " + owner.getName() + " x" + holds) + "]";
+        } finally {
+            state.unlock();
+        }
+    }
+}

@@ -1,0 +1,103 @@
+package dev.interlock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.interlock.mem.MemoryBackend;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** The j.u.c. Lock view: reentrant per thread and per view, owner-checked unlock, lease visible. */
+class LockViewTest {
+    final String ns = UUID.randomUUID().toString();
+    final LockSpace locks = Interlock.open("mem:" + ns);
+
+    @AfterEach
+    void close() {
+        locks.close();
+        MemoryBackend.forget(ns);
+    }
+
+    @Test
+    void theOwningThread_reenters_andTheLockIsReleasedWhenTheCountComesBackToZero() {
+        LockView lock = locks.asLock("job");
+        lock.lock();
+        assertThat(lock.tryLock()).isTrue();
+        assertThat(lock.getHoldCount()).isEqualTo(2);
+        assertThat(locks.status("job").holders()).hasSize(1);
+        lock.unlock();
+        assertThat(locks.status("job").isFree()).as("one hold left").isFalse();
+        assertThat(lock.lease().orElseThrow().isValid()).isTrue();
+        lock.unlock();
+        assertThat(locks.status("job").isFree()).isTrue();
+        assertThat(lock.isHeldByCurrentThread()).isFalse();
+    }
+
+    @Test
+    void anotherThread_cannotUnlock_andWaitsToLock() throws Exception {
+        LockView lock = locks.asLock("job");
+        lock.lock();
+        CompletableFuture<Throwable> unlock = CompletableFuture.supplyAsync(() -> {
+            try {
+                lock.unlock();
+                return null;
+            } catch (IllegalMonitorStateException e) {
+                return e;
+            }
+        });
+        assertThat(unlock.get(10, TimeUnit.SECONDS)).isInstanceOf(IllegalMonitorStateException.class)
+                .hasMessageContaining("'job' is not held by this thread");
+        assertThat(CompletableFuture.supplyAsync(lock::tryLock).get(10, TimeUnit.SECONDS)).isFalse();
+        CountDownLatch got = new CountDownLatch(1);
+        Thread other = new Thread(() -> {
+            lock.lock();
+            got.countDown();
+            lock.unlock();
+        });
+        other.start();
+        assertThat(got.await(200, TimeUnit.MILLISECONDS)).as("still held here").isFalse();
+        lock.unlock();
+        assertThat(got.await(10, TimeUnit.SECONDS)).isTrue();
+        other.join(10_000);
+    }
+
+    @Test
+    void lock_isUninterruptible_lockInterruptibly_isNot_andConditionsAreRefused() throws Exception {
+        LockView lock = locks.asLock("job");
+        LockView second = locks.asLock("job");
+        lock.lock();
+        AtomicBoolean interruptedSeen = new AtomicBoolean();
+        Thread t = new Thread(() -> {
+            Thread.currentThread().interrupt();
+            try {
+                second.lockInterruptibly();
+            } catch (InterruptedException e) {
+                interruptedSeen.set(true);
+            }
+        });
+        t.start();
+        t.join(10_000);
+        assertThat(interruptedSeen).isTrue();
+        assertThat(second.tryLock(50, TimeUnit.MILLISECONDS)).as("two views of one name exclude each other").isFalse();
+        assertThatThrownBy(lock::newCondition).isInstanceOf(UnsupportedOperationException.class);
+        lock.unlock();
+        assertThat(second.tryLock(5, TimeUnit.SECONDS)).isTrue();
+        second.unlock();
+    }
+
+    @Test
+    void aLostLease_isVisibleThroughTheView_andUnlockDoesNotThrow() {
+        LockView lock = locks.asLock("job");
+        lock.lock();
+        Lease l = lock.lease().orElseThrow();
+        MemoryBackend.of(ns).orElseThrow().reportLoss("job", l.owner().id(), "test");
+        assertThat(l.isValid()).as("a pushed loss marks the lease lost at once").isFalse();
+        lock.unlock();
+        assertThat(locks.tryAcquire("job")).isPresent();
+    }
+}
