@@ -36,6 +36,7 @@ final class RedisLockBackend implements LockBackend {
             AutoCloseable onClose) {
         this.store = store;
         this.wakeups = wakeups;
+        store.onPublished(wakeups::deliver);
         this.ticker = ticker;
         this.clock = clock;
         this.pollNanos = poll.toNanos();

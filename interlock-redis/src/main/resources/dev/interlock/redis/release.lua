@@ -1,5 +1,7 @@
 -- release: ARGV owner, token ('' to match any token of that owner: breaking a lock).
--- Compare-and-delete: removes only this owner's grant; wakes the waiters. Returns 1 if removed.
+-- Compare-and-delete: removes only this owner's grant; wakes the next waiter. Returns 0 if there
+-- was no such grant; when removed, the notice published (the owner id woken, or '*'), or 1 if
+-- nobody waits.
 local owner, token = ARGV[1], ARGV[2]
 local holders, waiters = load(true)
 if not holders then
@@ -13,5 +15,4 @@ end
 holders[owner] = nil
 redis.call('HDEL', lock, h.field)
 expire(holders, waiters)
-wake(waiters)
-return 1
+return wake(waiters) or 1
