@@ -30,10 +30,17 @@ import java.util.concurrent.TimeUnit;
  * {@code flock} and {@code dir} (Interlock's backends), {@code seed000} (hard-link lock polled
  * every 100 ms). Ratios are against the first kind, measured in the same run.
  *
+ * <p>Kinds on a server, which this harness starts once for all of them (see {@link BenchServers}):
+ * {@code jdbc/SYSTEM} on PostgreSQL and {@code redis/SYSTEM} on Redis, with the systems of
+ * {@link JdbcSystems} ({@code interlock}, {@code shedlock-100ms}, {@code spring}, {@code floor}) and
+ * {@link RedisSystems} ({@code interlock}, {@code redisson}, {@code shedlock-100ms}, {@code floor}).
+ *
  * {@snippet lang="shell" :
  * ./mvnw -q -pl interlock-bench -am package -DskipTests
  * java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.Handoff 3000 /var/tmp/bench            # raw flock
  * java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.Handoff 2000 /dev/shm dir seed000:80
+ * java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.Handoff 2000 /tmp jdbc/floor jdbc/interlock jdbc/spring:80 jdbc/shedlock-100ms:80
+ * java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.Handoff 2000 /tmp redis/floor redis/interlock redis/redisson redis/shedlock-100ms:80
  * }
  */
 public final class Handoff {
@@ -62,23 +69,58 @@ public final class Handoff {
         List<String> kinds = args.length > 2 ? List.of(args).subList(2, args.length) : List.of("raw", "flock");
         System.out.printf("handoff latency, lock directories under %s; ratios against %s%n", base, kinds.get(0));
         long[] first = null;
-        for (String k : kinds) {
-            String[] kr = k.split(":", 2); // KIND or KIND:ROUNDS (seed000 takes 100 ms a round)
-            if (!KINDS.containsKey(kr[0])) {
-                throw new IllegalArgumentException("unknown kind '" + kr[0] + "'; known: " + KINDS.keySet());
+        BenchServers.Postgres pg = null;
+        BenchServers.Redis redis = null;
+        try {
+            for (String k : kinds) {
+                String[] kr = k.split(":", 2); // KIND or KIND:ROUNDS (seed000 takes 100 ms a round)
+                String where = null;
+                String label = KINDS.get(kr[0]);
+                if (kr[0].startsWith("jdbc/")) {
+                    if (pg == null) {
+                        pg = BenchServers.Postgres.start();
+                    }
+                    where = pg.url();
+                } else if (kr[0].startsWith("redis/")) {
+                    if (redis == null) {
+                        redis = BenchServers.Redis.start();
+                    }
+                    where = redis.uri();
+                } else if (label == null) {
+                    throw new IllegalArgumentException("unknown kind '" + kr[0] + "'; known: " + KINDS.keySet() + ", jdbc/SYSTEM, redis/SYSTEM");
+                }
+                if (where != null) {
+                    try (LockSystem sys = serverSystem(kr[0], where)) {
+                        label = sys.label();
+                    }
+                }
+                long[] t = run(kr[0], kr.length > 1 ? Integer.parseInt(kr[1]) : rounds, base, where);
+                report(label, t);
+                if (first == null) {
+                    first = t;
+                } else {
+                    System.out.printf(Locale.ROOT, "%-45s p50 %.2fx, p99 %.2fx%n", "  ratio to " + kinds.get(0),
+                            pct(t, 50) / (double) pct(first, 50), pct(t, 99) / (double) pct(first, 99));
+                }
             }
-            long[] t = run(kr[0], kr.length > 1 ? Integer.parseInt(kr[1]) : rounds, base);
-            report(KINDS.get(kr[0]), t);
-            if (first == null) {
-                first = t;
-            } else {
-                System.out.printf(Locale.ROOT, "%-45s p50 %.2fx, p99 %.2fx%n", "  ratio to " + kinds.get(0),
-                        pct(t, 50) / (double) pct(first, 50), pct(t, 99) / (double) pct(first, 99));
+        } finally {
+            if (pg != null) {
+                pg.close();
+            }
+            if (redis != null) {
+                redis.close();
             }
         }
     }
 
-    static long[] run(String kind, int rounds, Path base) throws Exception {
+    /** A {@code jdbc/SYSTEM} or {@code redis/SYSTEM} kind on the server at {@code where}. */
+    static LockSystem serverSystem(String kind, String where) throws Exception {
+        String system = kind.substring(kind.indexOf('/') + 1);
+        return kind.startsWith("jdbc/") ? JdbcSystems.open(system, where) : RedisSystems.open(system, where);
+    }
+
+    /** @param where the server's URL for a server kind (given to the children instead of a directory), else null */
+    static long[] run(String kind, int rounds, Path base, String where) throws Exception {
         Path dir = Files.createTempDirectory(base, "handoff-");
         Path shm = Files.createTempFile(Path.of("/dev/shm"), "handoff-", ".shm");
         Files.write(shm, new byte[64]);
@@ -88,7 +130,8 @@ public final class Handoff {
             outs[me] = Files.createTempFile("handoff-" + me, ".out");
             ps.add(new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                     "-cp", System.getProperty("java.class.path"), Handoff.class.getName(), "child", kind,
-                    Integer.toString(me), Integer.toString(rounds), dir.toString(), shm.toString(), outs[me].toString())
+                    Integer.toString(me), Integer.toString(rounds), where != null ? where : dir.toString(), shm.toString(),
+                    outs[me].toString())
                     .inheritIO().start());
         }
         for (Process p : ps) {
@@ -123,14 +166,15 @@ public final class Handoff {
         String kind = a[1];
         int me = Integer.parseInt(a[2]);
         int rounds = Integer.parseInt(a[3]);
-        Path dir = Path.of(a[4]);
+        String dirOrUrl = a[4];
         MappedByteBuffer m;
         try (FileChannel ch = FileChannel.open(Path.of(a[5]), StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             m = ch.map(FileChannel.MapMode.READ_WRITE, 0, 64);
         }
-        Locker locker = kind.equals("raw") ? new RawLocker(dir)
-                : kind.equals("seed000") ? new Seed000Locker(dir)
-                : new InterlockLocker(kind + ":" + dir);
+        Locker locker = kind.contains("/") ? new SystemLocker(serverSystem(kind, dirOrUrl))
+                : kind.equals("raw") ? new RawLocker(Path.of(dirOrUrl))
+                : kind.equals("seed000") ? new Seed000Locker(Path.of(dirOrUrl))
+                : new InterlockLocker(kind + ":" + dirOrUrl);
         StringBuilder out = new StringBuilder();
         int warmup = Math.min(200, rounds / 5);
         if (me == 0) {
@@ -179,6 +223,41 @@ public final class Handoff {
         void release();
 
         void close();
+    }
+
+    /** A lock system of {@link JdbcSystems} or {@link RedisSystems}, on the lock "handoff". */
+    static final class SystemLocker implements Locker {
+        final LockSystem system;
+        final LockSystem.Locker locker;
+
+        SystemLocker(LockSystem system) throws Exception {
+            this.system = system;
+            this.locker = system.newLocker();
+        }
+
+        @Override
+        public void acquire() throws Exception {
+            locker.acquire("handoff");
+        }
+
+        @Override
+        public void release() {
+            try {
+                locker.release();
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }
+
+        @Override
+        public void close() {
+            try {
+                locker.close();
+            } catch (Exception e) {
+                // exiting anyway
+            }
+            system.close();
+        }
     }
 
     static final class RawLocker implements Locker {

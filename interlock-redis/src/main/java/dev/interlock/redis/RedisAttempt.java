@@ -82,7 +82,7 @@ final class RedisAttempt implements Attempt {
     @Override
     public void await(long nanos) throws InterruptedException {
         if (watch == null) {
-            watch = backend.wakeups.watch(backend.store.keys().channel(spec.name()));
+            watch = backend.wakeups.watch(backend.store.keys().channel(spec.name()), ownerId);
             queued = true;
             watch.awaitSubscribed(Math.min(nanos, backend.timeoutNanos));
             checkInterrupt();

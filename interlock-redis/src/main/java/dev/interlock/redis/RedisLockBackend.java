@@ -36,6 +36,7 @@ final class RedisLockBackend implements LockBackend {
             AutoCloseable onClose) {
         this.store = store;
         this.wakeups = wakeups;
+        store.onPublished(wakeups::deliver);
         this.ticker = ticker;
         this.clock = clock;
         this.pollNanos = poll.toNanos();
@@ -99,7 +100,7 @@ final class RedisLockBackend implements LockBackend {
      */
     AutoCloseable listenForLoss(AcquireSpec spec) {
         live.put(spec.owner().id(), spec);
-        return wakeups.watch(store.lostChannel(spec.owner().id()), this::lossAnnounced);
+        return wakeups.listen(store.lostChannel(spec.owner().id()), this::lossAnnounced);
     }
 
     void stopListening(AcquireSpec spec, AutoCloseable watch) {

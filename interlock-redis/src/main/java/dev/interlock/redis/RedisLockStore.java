@@ -9,6 +9,7 @@ import java.util.Objects;
 import java.util.OptionalLong;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisDataException;
@@ -45,6 +46,8 @@ final class RedisLockStore {
     private final RedisKeys keys;
     private final String description;
     private final Runnable dropIdleConnections;
+    /** Told of each release notice a script of this store published: (channel, notice). */
+    private volatile BiConsumer<String, String> published = (channel, notice) -> { };
 
     /**
      * @param dropIdleConnections called after a connection failure, before the one retry, so the
@@ -56,6 +59,15 @@ final class RedisLockStore {
         this.keys = keys;
         this.description = description;
         this.dropIdleConnections = dropIdleConnections;
+    }
+
+    /**
+     * Hands each release notice that one of this store's scripts published to {@code listener}
+     * as well, so that a waiter in this process is woken without the round trip through the
+     * server's pub/sub.
+     */
+    void onPublished(BiConsumer<String, String> listener) {
+        this.published = Objects.requireNonNull(listener, "listener");
     }
 
     RedisKeys keys() {
@@ -168,8 +180,14 @@ final class RedisLockStore {
 
     // ---------------------------------------------------------------- running scripts
 
+    /** For release and leave: 0 (nothing done), 1 (done), or the notice published to wake a waiter (done). */
     private boolean run1(RedisScripts script, String name, String... args) {
         Object r = exec(script, name, args);
+        if (r instanceof byte[] || r instanceof String) {
+            String notice = r instanceof byte[] ? new String((byte[]) r, java.nio.charset.StandardCharsets.UTF_8) : (String) r;
+            published.accept(keys.channel(name), notice);
+            return true;
+        }
         return r instanceof Long && (Long) r == 1L;
     }
 

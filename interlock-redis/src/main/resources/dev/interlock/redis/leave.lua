@@ -1,5 +1,6 @@
 -- leave: ARGV owner. An attempt that stops waiting gives up its place in the queue (and wakes
--- the others, whom it may have kept waiting). Returns 1 if it had a place.
+-- the next waiter, whom it may have kept waiting). Returns 0 if it had no place; else the notice
+-- published (see release), or 1 if nobody else waits.
 local owner = ARGV[1]
 local holders, waiters = load(true)
 if not holders then
@@ -12,5 +13,4 @@ end
 waiters[owner] = nil
 redis.call('HDEL', lock, 'w:' .. owner)
 expire(holders, waiters)
-wake(waiters)
-return 1
+return wake(waiters) or 1

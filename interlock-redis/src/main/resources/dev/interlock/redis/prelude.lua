@@ -93,9 +93,23 @@ local function append(out, entries, max)
   return out
 end
 
--- Wakes the waiters of this lock (docs/redis.md, "Waiting").
+-- Wakes the waiter whose turn it is (docs/redis.md, "Waiting"): the first in the queue (the
+-- earliest place, ties by owner, as acquire orders them), by publishing its owner id. Every other
+-- queued waiter would only find that one still ahead of it, so waking them all would cost a
+-- failed try each per release. A first waiter that is shared goes in together with the readers
+-- queued behind it: then everyone is woken ('*'). Returns what it published (nil: nobody waits),
+-- so that the caller can also wake a waiter of its own process at once.
 local function wake(waiters)
-  if next(waiters) ~= nil then
-    redis.call('PUBLISH', lock .. ':wake', '1')
+  local first, fo = nil, nil
+  for o, w in pairs(waiters) do
+    if not first or w.since < first.since or (w.since == first.since and o < fo) then
+      first, fo = w, o
+    end
   end
+  if first then
+    local who = first.mode == 'EX' and fo or '*'
+    redis.call('PUBLISH', lock .. ':wake', who)
+    return who
+  end
+  return nil
 end

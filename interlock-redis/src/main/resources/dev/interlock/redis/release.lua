@@ -1,6 +1,8 @@
 -- release: ARGV owner, token ('' to match any token of that owner: breaking a lock), and the
 -- owner's loss channel ('' for none): a break tells the holder's process there at once.
--- Compare-and-delete: removes only this owner's grant; wakes the waiters. Returns 1 if removed.
+-- Compare-and-delete: removes only this owner's grant; wakes the next waiter. Returns 0 if there
+-- was no such grant; when removed, the notice published (the owner id woken, or '*'), or 1 if
+-- nobody waits.
 local owner, token, lost = ARGV[1], ARGV[2], ARGV[3]
 local holders, waiters = load(true)
 if not holders then
@@ -14,8 +16,7 @@ end
 holders[owner] = nil
 redis.call('HDEL', lock, h.field)
 expire(holders, waiters)
-wake(waiters)
 if lost and lost ~= '' then
   redis.call('PUBLISH', lost, owner .. ' ' .. lock)
 end
-return 1
+return wake(waiters) or 1
