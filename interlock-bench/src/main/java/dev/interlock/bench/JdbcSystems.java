@@ -12,14 +12,10 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Lock;
-import net.javacrumbs.shedlock.core.ClockProvider;
-import net.javacrumbs.shedlock.core.LockConfiguration;
-import net.javacrumbs.shedlock.core.SimpleLock;
 import net.javacrumbs.shedlock.provider.jdbctemplate.JdbcTemplateLockProvider;
 import org.springframework.integration.jdbc.lock.DefaultLockRepository;
 import org.springframework.integration.jdbc.lock.JdbcLockRegistry;
@@ -121,41 +117,7 @@ final class JdbcSystems {
         HikariDataSource ds = pool(url, "shedlock");
         JdbcTemplateLockProvider provider = new JdbcTemplateLockProvider(JdbcTemplateLockProvider.Configuration.builder()
                 .withJdbcTemplate(new JdbcTemplate(ds)).usingDbTime().build());
-        return new LockSystem() {
-            @Override
-            public String label() {
-                return retryMillis == 0 ? "ShedLock JdbcTemplate, retry at once" : "ShedLock JdbcTemplate, retry every " + retryMillis + " ms";
-            }
-
-            @Override
-            public Locker newLocker() {
-                return new Locker() {
-                    SimpleLock held;
-
-                    @Override
-                    public void acquire(String name) throws InterruptedException {
-                        while (true) {
-                            Optional<SimpleLock> l = provider.lock(new LockConfiguration(ClockProvider.now(), name, LEASE, Duration.ZERO));
-                            if (l.isPresent()) {
-                                held = l.get();
-                                return;
-                            }
-                            LockSystem.pause(retryMillis);
-                        }
-                    }
-
-                    @Override
-                    public void release() {
-                        held.unlock();
-                    }
-                };
-            }
-
-            @Override
-            public void close() {
-                ds.close();
-            }
-        };
+        return ShedLockSystem.of("JdbcTemplate", provider, LEASE, retryMillis, ds::close);
     }
 
     /**

@@ -148,41 +148,7 @@ final class RedisSystems {
     static LockSystem shedlock(String uri, long retryMillis) {
         RedisClient client = jedis(uri);
         ShedLockRedisProvider provider = new ShedLockRedisProvider(client);
-        return new LockSystem() {
-            @Override
-            public String label() {
-                return retryMillis == 0 ? "ShedLock Redis, retry at once" : "ShedLock Redis, retry every " + retryMillis + " ms";
-            }
-
-            @Override
-            public Locker newLocker() {
-                return new Locker() {
-                    SimpleLock held;
-
-                    @Override
-                    public void acquire(String name) throws InterruptedException {
-                        while (true) {
-                            Optional<SimpleLock> l = provider.lock(new LockConfiguration(ClockProvider.now(), name, LEASE, Duration.ZERO));
-                            if (l.isPresent()) {
-                                held = l.get();
-                                return;
-                            }
-                            LockSystem.pause(retryMillis);
-                        }
-                    }
-
-                    @Override
-                    public void release() {
-                        held.unlock();
-                    }
-                };
-            }
-
-            @Override
-            public void close() {
-                client.close();
-            }
-        };
+        return ShedLockSystem.of("Redis", provider, LEASE, retryMillis, client::close);
     }
 
     /** See {@link #shedlock}. */
