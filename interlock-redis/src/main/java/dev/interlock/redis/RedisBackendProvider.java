@@ -36,8 +36,10 @@ public final class RedisBackendProvider implements LockBackendProvider {
             String description = loc.description();
             RedisLockStore store = new RedisLockStore(client, new RedisKeys(loc.prefix), description, () -> client.getPool().clear());
             store.ping();
-            return new RedisLockBackend(store, new RedisWakeups(client, loc.prefix, description), config.ticker(), config.clock(),
-                    loc.poll, loc.timeout, client);
+            redis.clients.jedis.JedisClientConfig cfg = clientConfig(loc);
+            redis.clients.jedis.HostAndPort at = new redis.clients.jedis.HostAndPort(loc.host, loc.port);
+            return new RedisLockBackend(store, new RedisWakeups(client, () -> new redis.clients.jedis.Jedis(at, cfg), loc.prefix, description),
+                    config.ticker(), config.clock(), loc.poll, loc.timeout, client);
         } catch (RuntimeException e) {
             client.close();
             throw e;
@@ -50,8 +52,20 @@ public final class RedisBackendProvider implements LockBackendProvider {
      * {@code SslOptions}: they take the JVM's default trust store ({@code javax.net.ssl.trustStore}),
      * which is what a URI can promise; anything else is for an injected client.
      */
-    @SuppressWarnings("deprecation")
     static RedisClient client(RedisLocation loc) {
+        ConnectionPoolConfig pool = new ConnectionPoolConfig();
+        pool.setMaxTotal(loc.pool);
+        pool.setMaxIdle(loc.pool);
+        pool.setMinIdle(0);
+        pool.setBlockWhenExhausted(true);
+        pool.setMaxWait(loc.timeout);
+        pool.setJmxEnabled(false);
+        return RedisClient.builder().hostAndPort(loc.host, loc.port).clientConfig(clientConfig(loc)).poolConfig(pool).build();
+    }
+
+    /** The URI's credentials, TLS and timeouts, for the pool and for the subscriber's own connection. */
+    @SuppressWarnings("deprecation")
+    static redis.clients.jedis.JedisClientConfig clientConfig(RedisLocation loc) {
         int timeoutMs = (int) loc.timeout.toMillis();
         DefaultJedisClientConfig.Builder cfg = DefaultJedisClientConfig.builder()
                 .connectionTimeoutMillis(timeoutMs)
@@ -71,13 +85,6 @@ public final class RedisBackendProvider implements LockBackendProvider {
             params.setEndpointIdentificationAlgorithm("HTTPS");
             cfg.ssl(true).sslParameters(params);
         }
-        ConnectionPoolConfig pool = new ConnectionPoolConfig();
-        pool.setMaxTotal(loc.pool);
-        pool.setMaxIdle(loc.pool);
-        pool.setMinIdle(0);
-        pool.setBlockWhenExhausted(true);
-        pool.setMaxWait(loc.timeout);
-        pool.setJmxEnabled(false);
-        return RedisClient.builder().hostAndPort(loc.host, loc.port).clientConfig(cfg.build()).poolConfig(pool).build();
+        return cfg.build();
     }
 }

@@ -99,6 +99,11 @@ final class RedisLockBackend implements LockBackend {
      * subscription is asynchronous; a break it misses is still found by that renewal.
      */
     AutoCloseable listenForLoss(AcquireSpec spec) {
+        if (!wakeups.ownConnection()) {
+            // An application's own client: no subscription at every grant on its pool; a break is
+            // then found at the next renewal (docs/redis.md).
+            return () -> { };
+        }
         live.put(spec.owner().id(), spec);
         return wakeups.listen(store.lostChannel(spec.owner().id()), this::lossAnnounced);
     }

@@ -46,9 +46,26 @@ final class RedisWakeups implements AutoCloseable {
     private volatile boolean closed;
 
     RedisWakeups(UnifiedJedis client, String prefix, String description) {
+        this(client, null, prefix, description);
+    }
+
+    /**
+     * @param dedicated opens a connection of the subscriber's own, closed when a subscription ends
+     *     (null: borrow one from {@code client}'s pool, as for an application's injected client)
+     */
+    RedisWakeups(UnifiedJedis client, java.util.function.Supplier<redis.clients.jedis.Jedis> dedicated, String prefix, String description) {
         this.client = client;
+        this.dedicated = dedicated;
         this.description = description;
         this.control = prefix + "interlock-control:" + UUID.randomUUID();
+    }
+
+    /** A connection of the subscriber's own, if the space made its client itself. */
+    private final java.util.function.Supplier<redis.clients.jedis.Jedis> dedicated;
+
+    /** True if the subscriber has a connection of its own, never one lent back to a pool. */
+    boolean ownConnection() {
+        return dedicated != null;
     }
 
     /** Starts listening on {@code channel} for notices to {@code ownerId} (or to all); close the watch to stop. */
@@ -252,7 +269,15 @@ final class RedisWakeups implements AutoCloseable {
             Subscriber s = new Subscriber();
             long started = System.nanoTime();
             try {
-                client.subscribe(s, control); // blocks until unsubscribed or the connection fails
+                if (dedicated != null) {
+                    // Its own connection, closed afterwards: a reply to a late (un)subscription can
+                    // never reach a pooled connection that a lock operation uses next.
+                    try (redis.clients.jedis.Jedis j = dedicated.get()) {
+                        j.subscribe(s, control); // blocks until unsubscribed or the connection fails
+                    }
+                } else {
+                    client.subscribe(s, control);
+                }
             } catch (RuntimeException e) {
                 if (!closed) {
                     log.debug("{} - subscriber connection lost: {}", description, e.getMessage());
