@@ -23,6 +23,10 @@ import org.slf4j.LoggerFactory;
  * waiter that stops (SIGSTOP, a crash) holds the lock up for seconds at most. The place is taken
  * only when the caller waits, never by a plain {@code tryAcquire}.
  *
+ * <p>Writers that wait in this JVM form a line per name ({@link Signals.Signal}): only the first
+ * tries the database and holds the queue place; the others wait for their turn without a
+ * statement, so a release costs one try of the next writer, not one per waiting thread.
+ *
  * <p>Between tries it waits for the name's {@link Signals signal}: a release in this process, or a
  * PostgreSQL notification from any process. A missed signal costs one poll interval: waits start
  * at 10ms and double, jittered, up to the {@code poll} option (while PostgreSQL notifications are
@@ -44,6 +48,7 @@ final class JdbcAttempt implements Attempt {
     private boolean queued;
     private long queuedAt;
     private boolean granted;
+    private boolean inLine;
 
     JdbcAttempt(JdbcLockBackend backend, AcquireSpec spec) {
         this.backend = backend;
@@ -57,10 +62,14 @@ final class JdbcAttempt implements Attempt {
     @Override
     public Optional<Grant> tryAcquire() {
         seen = signal.version();
+        if (inLine && !signal.first(this)) {
+            return Optional.empty(); // not our turn: the first in line is trying
+        }
         LockStore.Outcome o = backend.store.tryAcquire(spec.name(), spec.mode(), owner, spec.lease());
         if (o instanceof LockStore.Granted) {
             granted = true;
             queued = false; // a grant clears the queue place
+            leaveLine();
             return Optional.of(new JdbcGrant(backend, spec.name(), key, spec.mode(), owner, (LockStore.Granted) o, backend.clock.instant()));
         }
         return Optional.empty();
@@ -70,6 +79,14 @@ final class JdbcAttempt implements Attempt {
     public void await(long nanos) throws InterruptedException {
         if (Thread.interrupted()) {
             throw new InterruptedException(backend.description() + " - interrupted while waiting for '" + spec.name() + "'");
+        }
+        if (spec.mode() == Mode.EXCLUSIVE && !inLine) {
+            signal.join(this);
+            inLine = true;
+        }
+        if (inLine && !signal.first(this)) {
+            signal.await(seen, nanos); // until the line moves, a release, or the deadline
+            return;
         }
         long wait = Math.min(nanos, jittered());
         if (spec.mode() == Mode.EXCLUSIVE) {
@@ -118,8 +135,16 @@ final class JdbcAttempt implements Attempt {
         }
     }
 
+    private void leaveLine() {
+        if (inLine) {
+            inLine = false;
+            signal.leave(this);
+        }
+    }
+
     @Override
     public void close() {
+        leaveLine();
         backend.signals.release(signal);
         if (queued && !granted) {
             try {

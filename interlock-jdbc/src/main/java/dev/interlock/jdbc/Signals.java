@@ -61,10 +61,37 @@ final class Signals {
         byKey.values().forEach(Signal::bump);
     }
 
+    /**
+     * A name's signal, and its line of writers waiting in this JVM. Only the first of the line
+     * goes to the database while it waits (its tries and its place in the name's writer queue);
+     * the others wait here for their turn, so a release wakes one try instead of one per waiting
+     * thread, and a handoff between threads of this process costs the same few statements
+     * whatever the number of waiting threads.
+     */
     static final class Signal {
         final String key;
         int users; // guarded by the map's compute
         private long version;
+        private final java.util.ArrayDeque<Object> line = new java.util.ArrayDeque<>();
+
+        /** {@code waiter} joins the end of the line. */
+        synchronized void join(Object waiter) {
+            line.addLast(waiter);
+        }
+
+        /** Is {@code waiter}, which has joined, first in line? */
+        synchronized boolean first(Object waiter) {
+            return line.peekFirst() == waiter;
+        }
+
+        /** {@code waiter} leaves the line; if it was first, the next one is woken for its turn. */
+        synchronized void leave(Object waiter) {
+            boolean wasFirst = line.peekFirst() == waiter;
+            if (line.remove(waiter) && wasFirst && !line.isEmpty()) {
+                version++;
+                notifyAll();
+            }
+        }
 
         Signal(String key) {
             this.key = key;
