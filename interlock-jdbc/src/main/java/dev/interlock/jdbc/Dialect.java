@@ -145,7 +145,8 @@ abstract class Dialect {
                             + "  shared_until TIMESTAMPTZ,\n"
                             + "  epoch        BIGINT        NOT NULL,\n"
                             + "  waiter       VARCHAR(512),\n"
-                            + "  waiter_until TIMESTAMPTZ\n"
+                            + "  waiter_until TIMESTAMPTZ,\n"
+                            + "  wanted_until TIMESTAMPTZ\n"
                             + ")",
                     "CREATE TABLE IF NOT EXISTS " + shared + " (\n"
                             + "  name_key     VARCHAR(64)   NOT NULL,\n"

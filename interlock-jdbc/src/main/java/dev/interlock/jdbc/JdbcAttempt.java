@@ -27,6 +27,12 @@ import org.slf4j.LoggerFactory;
  * tries the database and holds the queue place; the others wait for their turn without a
  * statement, so a release costs one try of the next writer, not one per waiting thread.
  *
+ * <p>On PostgreSQL a waiter (reader or writer) also marks the row as wanted, for as long as a
+ * queue place, renewed with it: releases send a notification only while the row is wanted, since
+ * PostgreSQL serialises the commits of all transactions that notify. The statement that marks
+ * also says whether the lock was free at that moment; if so the waiter tries again at once, so a
+ * release that came before the mark (and did not notify) is not waited out.
+ *
  * <p>Between tries it waits for the name's {@link Signals signal}: a release in this process, or a
  * PostgreSQL notification from any process. A missed signal costs one poll interval: waits start
  * at 10ms and double, jittered, up to the {@code poll} option (while PostgreSQL notifications are
@@ -46,7 +52,9 @@ final class JdbcAttempt implements Attempt {
     private long seen;
     private long nextWait = FIRST_WAIT_NANOS;
     private boolean queued;
-    private long queuedAt;
+    /** Whether this waiter holds a live queue place or waiting mark, written at {@link #placedAt}. */
+    private boolean placed;
+    private long placedAt;
     private boolean granted;
     private boolean inLine;
 
@@ -69,6 +77,7 @@ final class JdbcAttempt implements Attempt {
         if (o instanceof LockStore.Granted) {
             granted = true;
             queued = false; // a grant clears the queue place
+            placed = false;
             leaveLine();
             return Optional.of(new JdbcGrant(backend, spec.name(), key, spec.mode(), owner, (LockStore.Granted) o, backend.clock.instant()));
         }
@@ -89,26 +98,45 @@ final class JdbcAttempt implements Attempt {
             return;
         }
         long wait = Math.min(nanos, jittered());
-        if (spec.mode() == Mode.EXCLUSIVE) {
+        boolean marks = backend.marksWaiters();
+        if (spec.mode() == Mode.EXCLUSIVE || marks) {
             long now = backend.ticker.read();
-            if (!queued || now - queuedAt >= queueLeaseNanos / 3) {
-                holdQueuePlace(now);
+            if (!placed || now - placedAt >= queueLeaseNanos / 3) {
+                if (hold(now, marks)) {
+                    return; // the lock looked free as our mark landed: try again at once
+                }
             }
-            if (queued) {
-                wait = Math.min(wait, Math.max(0, queuedAt + queueLeaseNanos / 3 - backend.ticker.read()));
+            if (placed) {
+                wait = Math.min(wait, Math.max(0, placedAt + queueLeaseNanos / 3 - backend.ticker.read()));
             }
         }
         signal.await(seen, wait);
     }
 
-    private void holdQueuePlace(long now) {
+    /**
+     * Takes or renews what this waiter holds while it waits: a writer's place in the queue, and on
+     * PostgreSQL the mark that makes releases notify.
+     *
+     * @return true if the lock looked free when the mark was written
+     */
+    private boolean hold(long now, boolean marks) {
+        java.time.Duration lease = java.time.Duration.ofNanos(queueLeaseNanos);
         try {
-            queued = backend.store.queueWriter(spec.name(), owner, java.time.Duration.ofNanos(queueLeaseNanos));
-            queuedAt = now;
+            if (marks) {
+                LockStore.Mark m = backend.store.markWaiting(spec.name(), spec.mode(), owner, lease);
+                queued = m.queued();
+                placed = true;
+                placedAt = now;
+                return m.free();
+            }
+            queued = backend.store.queueWriter(spec.name(), owner, lease);
+            placed = queued;
+            placedAt = now;
         } catch (LockBackendException e) {
-            // Only fairness depends on the place; the next try reports a database that stays away.
+            // Only fairness and promptness depend on it; the next try reports a database that stays away.
             log.debug("{} - queueing for '{}' failed: {}", backend.description(), spec.name(), e.getMessage());
         }
+        return false;
     }
 
     /** The next wait between tries: doubling from 10ms up to the poll interval, each drawn from [d/2, d]. */

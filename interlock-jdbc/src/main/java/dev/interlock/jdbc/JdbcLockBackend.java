@@ -243,6 +243,11 @@ public final class JdbcLockBackend implements LockBackend {
         return new JdbcAttempt(this, spec);
     }
 
+    /** Do waiters mark rows as wanted, so that releases notify them? (PostgreSQL, while listening is on.) */
+    boolean marksWaiters() {
+        return listener != null;
+    }
+
     /** The longest wait between tries that no notification ended. */
     long pollMillis() {
         return listener != null && listener.listening() ? Math.max(PgListener.FALLBACK_POLL_MS, options.poll().toMillis())

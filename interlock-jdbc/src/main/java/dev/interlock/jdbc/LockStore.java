@@ -55,6 +55,8 @@ final class LockStore {
 
     static final List<String> LOCK_COLUMNS = List.of("name_key", "name", "token", "owner", "expires_at", "acquired_at",
             "lease_ms", "readers", "shared_until", "epoch", "waiter", "waiter_until");
+    /** PostgreSQL only: until when someone may be waiting for a notification of the name's release. */
+    static final String WANTED_COLUMN = "wanted_until";
     static final List<String> SHARED_COLUMNS = List.of("name_key", "owner", "epoch", "token", "expires_at", "acquired_at", "lease_ms");
 
     /** What one try got. */
@@ -343,7 +345,11 @@ final class LockStore {
                     }
                 }
             }
-            checkShape(c, table, LOCK_COLUMNS, create);
+            List<String> lockColumns = new ArrayList<>(LOCK_COLUMNS);
+            if (postgres) {
+                lockColumns.add(WANTED_COLUMN);
+            }
+            checkShape(c, table, lockColumns, create);
             checkShape(c, shared, SHARED_COLUMNS, create);
             return null;
         });
@@ -378,6 +384,11 @@ final class LockStore {
             if (!have.contains(w)) {
                 missing.add(w);
             }
+        }
+        if (missing.equals(List.of(WANTED_COLUMN))) {
+            throw new LockBackendException(description, null, description + " - the lock table " + name
+                    + " was created by an earlier Interlock and lacks the column " + WANTED_COLUMN + "; add it with: ALTER TABLE " + name
+                    + " ADD COLUMN " + WANTED_COLUMN + " TIMESTAMPTZ", null, false);
         }
         if (!missing.isEmpty()) {
             throw new LockBackendException(description, null, description + " - the table " + name
@@ -616,24 +627,67 @@ final class LockStore {
         return call("queueing for", name, true, c -> update(c, queue, owner, lease.toMillis(), key, owner) == 1);
     }
 
+    /** What {@link #markWaiting} found: whether the writer-queue place is ours, whether the lock looked free. */
+    record Mark(boolean queued, boolean free) {}
+
+    /**
+     * PostgreSQL: says that {@code owner} waits for {@code name} until {@code lease} from now, so
+     * that releases notify (they do not while nobody waits: PostgreSQL serialises the commits of
+     * all notifying transactions); for a writer, also takes or renews the name's writer-queue place.
+     * One statement. If the lock looked free when the mark was written, the caller tries again at
+     * once: a release that committed before the mark did not notify, and one after it will.
+     */
+    Mark markWaiting(String name, Mode mode, String owner, Duration lease) {
+        String key = NameKey.of(name);
+        long ms = lease.toMillis();
+        String wanted = "wanted_until = GREATEST(COALESCE(wanted_until, now()), now() + " + pgInterval() + ")";
+        String freeOfHolder = "(owner IS NULL OR expires_at <= now())";
+        return call("queueing for", name, true, c -> {
+            String sql;
+            Object[] params;
+            if (mode == Mode.EXCLUSIVE) {
+                String mayQueue = "(waiter IS NULL OR waiter = ? OR waiter_until <= now())";
+                sql = "UPDATE " + table + " SET " + wanted + ","
+                        + " waiter = CASE WHEN " + mayQueue + " THEN CAST(? AS VARCHAR) ELSE waiter END,"
+                        + " waiter_until = CASE WHEN " + mayQueue + " THEN now() + " + pgInterval() + " ELSE waiter_until END"
+                        + " WHERE name_key = ?"
+                        + " RETURNING waiter = ?, " + freeOfHolder + " AND (shared_until IS NULL OR shared_until <= now())";
+                params = new Object[] {ms, owner, owner, owner, ms, key, owner};
+            } else {
+                sql = "UPDATE " + table + " SET " + wanted + " WHERE name_key = ?"
+                        + " RETURNING FALSE, " + freeOfHolder + " AND (waiter IS NULL OR waiter_until <= now())";
+                params = new Object[] {ms, key};
+            }
+            try (PreparedStatement ps = prepare(c, sql)) {
+                bind(ps, params);
+                try (ResultSet rs = ps.executeQuery()) {
+                    return rs.next() ? new Mark(rs.getBoolean(1), rs.getBoolean(2)) : new Mark(false, true);
+                }
+            }
+        });
+    }
+
     /** Gives up {@code owner}'s place in the writer queue, if it has it. */
     void leaveQueue(String name, String owner) {
         String key = NameKey.of(name);
         call("leaving the queue of", name, true, c -> postgres ? pgNotifying(c, unqueue, key, owner) : update(c, unqueue, key, owner));
     }
 
-    /** Runs an UPDATE of one lock row and notifies the name's waiters if it changed it. */
+    /**
+     * Runs an UPDATE of one lock row and, if it changed it and someone waits for the name
+     * ({@code wanted_until} is live), notifies the name's waiters.
+     *
+     * @return the rows changed (0 or 1)
+     */
     private int pgNotifying(Connection c, String update, String key, String owner) throws SQLException {
-        String sql = "WITH r AS (" + update + " RETURNING name_key) SELECT pg_notify(?, name_key) FROM r";
+        String sql = "WITH r AS (" + update + " RETURNING name_key, wanted_until > now() AS wanted),"
+                + " n AS (SELECT pg_notify(?, name_key) FROM r WHERE r.wanted)"
+                + " SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM n)";
         try (PreparedStatement ps = prepare(c, sql)) {
             bind(ps, key, owner, channel);
-            int n = 0;
             try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    n++;
-                }
+                return rs.next() ? rs.getInt(1) : 0;
             }
-            return n;
         }
     }
 
@@ -734,8 +788,9 @@ final class LockStore {
             // The holder's row first: whoever deletes it (release or break) is the one who counts it out.
             String sql = "WITH d AS (DELETE FROM " + shared + " WHERE name_key = ? AND owner = ? RETURNING epoch),"
                     + " u AS (UPDATE " + table + " SET shared_until = CASE WHEN readers = 1 THEN NULL ELSE shared_until END,"
-                    + " readers = readers - 1 WHERE name_key = ? AND readers > 0 AND epoch = (SELECT epoch FROM d) RETURNING readers),"
-                    + " w AS (SELECT pg_notify(?, ?) FROM u WHERE u.readers = 0)"
+                    + " readers = readers - 1 WHERE name_key = ? AND readers > 0 AND epoch = (SELECT epoch FROM d)"
+                    + " RETURNING readers, wanted_until > now() AS wanted),"
+                    + " w AS (SELECT pg_notify(?, ?) FROM u WHERE u.readers = 0 AND u.wanted)"
                     + " SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM w)";
             try (PreparedStatement ps = prepare(c, sql)) {
                 bind(ps, key, owner, key, channel, key);

@@ -70,4 +70,19 @@ class ServerBadInputIT {
         assertThatThrownBy(() -> Interlock.open(TestServers.withOptions(ro, "create=true&table=" + TestServers.table())))
                 .isInstanceOf(LockBackendException.class).hasMessageContaining("read-only");
     }
+
+    @Test
+    void postgres_tableOfAnEarlierBuild_withoutWantedUntil_saysWhichColumnToAdd() {
+        String table = TestServers.table();
+        String url = TestServers.withOptions(TestServers.postgresUrl(), "table=" + table);
+        Interlock.open(TestServers.withOptions(url, "create=true")).close();
+        TestServers.execute(url, "ALTER TABLE " + table + " DROP COLUMN wanted_until");
+        assertThatThrownBy(() -> Interlock.open(url)).isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("created by an earlier Interlock")
+                .hasMessageContaining("ALTER TABLE " + table + " ADD COLUMN wanted_until TIMESTAMPTZ");
+        TestServers.execute(url, "ALTER TABLE " + table + " ADD COLUMN wanted_until TIMESTAMPTZ");
+        try (LockSpace s = Interlock.open(url)) {
+            assertThat(s.tryAcquire("x")).isPresent();
+        }
+    }
 }
