@@ -62,6 +62,8 @@ final class DefaultLease implements Lease {
     private final boolean fixed;
     private final String backendName;
     private final List<Once> listeners = new CopyOnWriteArrayList<>();
+    /** How long a caller that learns of a loss waits for listeners already running elsewhere. */
+    private static final long LISTENER_WAIT_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
     private final List<LongConsumer> renewed = new CopyOnWriteArrayList<>();
     private final AtomicReference<State> state = new AtomicReference<>(State.HELD);
     /** Serialises backend calls on the grant; never taken by the timer or by the cheap getters. */
@@ -367,10 +369,17 @@ final class DefaultLease implements Lease {
         }
     }
 
-    /** A loss listener that runs at most once, whoever fires it first. */
+    /**
+     * A loss listener that runs at most once, whoever fires it first. A second caller on another
+     * thread waits (up to {@link #LISTENER_WAIT_NANOS}) until the first run has finished, so that
+     * "the listeners ran before renew() threw" holds even when the loss was pushed by the backend
+     * and its listeners are still running on the notifier.
+     */
     private final class Once {
         private final Consumer<LockLostException> listener;
         private final AtomicBoolean fired = new AtomicBoolean();
+        private volatile Thread runner;
+        private boolean done; // guarded by this
 
         Once(Consumer<LockLostException> listener) {
             this.listener = listener;
@@ -378,10 +387,39 @@ final class DefaultLease implements Lease {
 
         void fire(LockLostException e) {
             if (fired.compareAndSet(false, true)) {
+                runner = Thread.currentThread();
                 try {
                     listener.accept(e);
                 } catch (RuntimeException ex) {
                     log.error("{} - lost-lock listener of '{}' failed", backendName, spec.name(), ex);
+                } finally {
+                    synchronized (this) {
+                        done = true;
+                        notifyAll();
+                    }
+                }
+                return;
+            }
+            if (runner == Thread.currentThread()) {
+                return; // the listener itself called renew()
+            }
+            awaitDone();
+        }
+
+        private synchronized void awaitDone() {
+            long deadline = System.nanoTime() + LISTENER_WAIT_NANOS;
+            boolean interrupted = false;
+            try {
+                for (long left = LISTENER_WAIT_NANOS; !done && left > 0; left = deadline - System.nanoTime()) {
+                    try {
+                        java.util.concurrent.TimeUnit.NANOSECONDS.timedWait(this, left);
+                    } catch (InterruptedException ie) {
+                        interrupted = true;
+                    }
+                }
+            } finally {
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
                 }
             }
         }
@@ -475,15 +513,25 @@ final class DefaultLease implements Lease {
 
     private void renewFor(long nanos) {
         checkUsable();
+        LockLostException lost = null;
         io.lock();
         try {
-            checkUsable();
-            renewNow(nanos);
+            if (state.get() == State.LOST) {
+                lost = lostCause.get();
+            } else {
+                checkUsable();
+                renewNow(nanos);
+            }
         } catch (LockLostException e) {
-            tellListeners(e); // the caller learns of the loss after its listeners did (each runs once)
-            throw e;
+            lost = e;
         } finally {
             io.unlock();
+        }
+        if (lost != null) {
+            // The caller learns of the loss after its listeners did (each runs once), outside the
+            // lock, since a listener may itself call into this lease.
+            tellListeners(lost);
+            throw lost;
         }
         if (leaseBased && !fixed) {
             ScheduledFuture<?> r = renewTask;
@@ -500,7 +548,9 @@ final class DefaultLease implements Lease {
             throw new IllegalStateException(backendName + " - lease on " + LockNames.quote(spec.name()) + " was closed");
         }
         if (s == State.LOST) {
-            throw lostCause.get();
+            LockLostException e = lostCause.get();
+            tellListeners(e); // as on every path that reports the loss: the listeners first
+            throw e;
         }
     }
 
