@@ -17,7 +17,8 @@ if fv then
     return redis.error_reply('INTERLOCK-DAMAGED ' .. fence)
   end
 end
-local holders, waiters = load(true)
+-- A reader need not read the other readers (prelude: load); a writer must.
+local holders, waiters = load(true, mode == 'SH' and owner or nil)
 if not holders then
   return waiters
 end

@@ -2,7 +2,7 @@
 -- the next waiter, whom it may have kept waiting). Returns 0 if it had no place; else the notice
 -- published (see release), or 1 if nobody else waits.
 local owner = ARGV[1]
-local holders, waiters = load(true)
+local holders, waiters = load(true, owner)
 if not holders then
   return waiters
 end

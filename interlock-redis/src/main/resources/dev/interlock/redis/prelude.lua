@@ -19,9 +19,17 @@ local function num(x)
   return string.format('%.0f', x)
 end
 
+-- Other readers' entries a light load left unread (see load); expire never shortens the TTL or
+-- deletes the hash while there are any.
+local unread = 0
+
 -- Reads the lock hash. Returns holders and waiters by owner, live ones only (deadline after now),
 -- or nil and an error reply. With prune, expired entries are deleted.
-local function load(prune)
+-- A light load (light: the caller's owner id) leaves other owners' shared holds unread: a
+-- reader's acquire, and a release, renewal or leave of one entry, need only the exclusive holder,
+-- the queue and the caller's own entries, so their cost does not grow with the readers already
+-- there. Dead readers it does not read are pruned by the next full load (a writer's acquire).
+local function load(prune, light)
   local raw = redis.pcall('HGETALL', lock)
   if type(raw) == 'table' and raw.err then
     return nil, redis.error_reply('INTERLOCK-WRONGTYPE ' .. lock)
@@ -31,7 +39,10 @@ local function load(prune)
     local f, v = raw[i], raw[i + 1]
     local kind, owner = string.sub(f, 1, 2), string.sub(f, 3)
     local e
-    if kind == 'h:' then
+    if light and kind == 'h:' and owner ~= light and string.sub(v, 1, 3) == 'SH ' then
+      unread = unread + 1
+      kind = nil
+    elseif kind == 'h:' then
       local m, tok, dl, ls, since = string.match(v, '^([ES][XH]) (%d+) (%d+) (%d+) (%d+)$')
       if m then
         e = { field = f, value = v, mode = m, token = tok, deadline = tonumber(dl), lease = tonumber(ls), since = tonumber(since) }
@@ -42,10 +53,11 @@ local function load(prune)
         e = { field = f, value = v, mode = m, deadline = tonumber(dl), since = tonumber(since) }
       end
     end
-    if not e or owner == '' then
+    if kind == nil then
+      -- a shared hold a light load does not read
+    elseif not e or owner == '' then
       return nil, redis.error_reply('INTERLOCK-DAMAGED ' .. lock)
-    end
-    if e.deadline <= now then
+    elseif e.deadline <= now then
       dead[#dead + 1] = f
     elseif kind == 'h:' then
       holders[owner] = e
@@ -70,7 +82,13 @@ local function expire(holders, waiters)
   for _, e in pairs(waiters) do
     if e.deadline > last then last = e.deadline end
   end
-  if last == 0 then
+  if unread > 0 then
+    -- Readers left unread may outlive every entry read: only ever lengthen the TTL.
+    local ttl = redis.call('PTTL', lock)
+    if last > 0 and ttl >= 0 and now + ttl < last then
+      redis.call('PEXPIRE', lock, last - now)
+    end
+  elseif last == 0 then
     redis.call('DEL', lock)
   else
     redis.call('PEXPIRE', lock, last - now)

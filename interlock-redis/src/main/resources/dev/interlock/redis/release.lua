@@ -4,7 +4,7 @@
 -- was no such grant; when removed, the notice published (the owner id woken, or '*'), or 1 if
 -- nobody waits.
 local owner, token, lost = ARGV[1], ARGV[2], ARGV[3]
-local holders, waiters = load(true)
+local holders, waiters = load(true, owner)
 if not holders then
   return waiters
 end

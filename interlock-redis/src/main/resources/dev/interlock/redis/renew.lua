@@ -4,14 +4,15 @@ local owner, token, lease = ARGV[1], ARGV[2], tonumber(ARGV[3])
 if not lease or lease < 1 then
   return redis.error_reply('ERR interlock renew: bad arguments')
 end
-local holders, waiters = load(true)
+local holders, waiters = load(true, owner)
 if not holders then
   return waiters
 end
 local h = holders[owner]
 if not h or h.token ~= token then
   expire(holders, waiters)
-  return append({ 'L', num(now) }, holders, 16)
+  local all = load(false) -- who holds it now, readers included
+  return append({ 'L', num(now) }, all or holders, 16)
 end
 h.deadline = now + lease
 h.value = holder_value(h.mode, h.token, h.deadline, lease, h.since)

@@ -139,6 +139,44 @@ class RedisIT {
         }
     }
 
+    /**
+     * A reader's release and renewal read only its own entry (not the other readers': their cost
+     * must not grow with the readers there), so they must never shorten the hash's TTL below, or
+     * delete it under, readers they did not read.
+     */
+    @Test
+    void readersLeftUnread_byAnotherReadersReleaseOrRenewal_keepTheirHoldAndTheHashTtl() {
+        LockSpace locks = space("");
+        RedisClient admin = admin();
+        Lease longOne = locks.lock("readers").mode(Mode.SHARED).lease(Duration.ofMinutes(10)).fixedLease().tryAcquire().orElseThrow();
+        Lease shortOne = locks.lock("readers").mode(Mode.SHARED).lease(Duration.ofMinutes(1)).fixedLease().tryAcquire().orElseThrow();
+        shortOne.renew(Duration.ofSeconds(30));
+        assertThat(admin.pttl(keys.lock("readers"))).as("renewal of the shorter kept the longer one's TTL").isGreaterThan(300_000L);
+        shortOne.close();
+        assertThat(admin.pttl(keys.lock("readers"))).as("release of the other kept the longer one's TTL").isGreaterThan(300_000L);
+        assertThat(locks.status("readers").holders()).extracting(HolderInfo::token).containsExactly(java.util.OptionalLong.of(longOne.token()));
+        assertThat(locks.tryAcquire("readers")).as("a writer still sees the reader").isEmpty();
+        longOne.close();
+        assertThat(locks.tryAcquire("readers")).isPresent();
+    }
+
+    /** Dead readers a light load leaves unread are pruned by the next writer, which reads them all. */
+    @Test
+    void deadReaders_areIgnoredAndPrunedByAWriter() {
+        LockSpace locks = space("");
+        RedisClient admin = admin();
+        Lease live = locks.lock("pruned").mode(Mode.SHARED).lease(Duration.ofMinutes(10)).fixedLease().tryAcquire().orElseThrow();
+        admin.hset(keys.lock("pruned"), "h:dead:1:1:x", "SH 1 1 1000 1"); // a reader whose deadline passed long ago
+        Lease other = locks.lock("pruned").mode(Mode.SHARED).lease(Duration.ofMinutes(10)).fixedLease().tryAcquire().orElseThrow();
+        other.close();
+        assertThat(admin.hexists(keys.lock("pruned"), "h:dead:1:1:x")).as("left unread by readers").isTrue();
+        assertThat(locks.status("pruned").holders()).extracting(HolderInfo::token).containsExactly(java.util.OptionalLong.of(live.token()));
+        live.close();
+        try (Lease w = locks.tryAcquire("pruned").orElseThrow()) {
+            assertThat(admin.hexists(keys.lock("pruned"), "h:dead:1:1:x")).as("pruned by the writer").isFalse();
+        }
+    }
+
     @Test
     void leaseRunsOutOnTheServer_othersMayTakeTheLock_andTheHolderIsLost() throws Exception {
         LockSpace locks = space("");
