@@ -171,10 +171,7 @@ public final class Handoff {
         try (FileChannel ch = FileChannel.open(Path.of(a[5]), StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             m = ch.map(FileChannel.MapMode.READ_WRITE, 0, 64);
         }
-        Locker locker = kind.contains("/") ? new SystemLocker(serverSystem(kind, dirOrUrl))
-                : kind.equals("raw") ? new RawLocker(Path.of(dirOrUrl))
-                : kind.equals("seed000") ? new Seed000Locker(Path.of(dirOrUrl))
-                : new InterlockLocker(kind + ":" + dirOrUrl);
+        Locker locker = locker(kind, dirOrUrl);
         StringBuilder out = new StringBuilder();
         int warmup = Math.min(200, rounds / 5);
         if (me == 0) {
@@ -215,6 +212,14 @@ public final class Handoff {
         }
         Files.writeString(Path.of(a[6]), out);
         locker.close();
+    }
+
+    /** A locker of {@code kind} on the lock directory or server URL {@code dirOrUrl}. */
+    static Locker locker(String kind, String dirOrUrl) throws Exception {
+        return kind.contains("/") ? new SystemLocker(serverSystem(kind, dirOrUrl))
+                : kind.equals("raw") ? new RawLocker(Path.of(dirOrUrl))
+                : kind.equals("seed000") ? new Seed000Locker(Path.of(dirOrUrl))
+                : new InterlockLocker(kind + ":" + dirOrUrl);
     }
 
     interface Locker {
