@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -18,7 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@link AtomicFile} on file systems that refuse: read-only, full, without user extended
- * attributes. Each case mounts one in a private mount namespace ({@code unshare -rm}) over a
+ * attributes; and on a file the writer may not read. Each case mounts one in a private mount namespace ({@code unshare -rm}) over a
  * directory of ours, runs a writer there ({@link AtomicFileWorker}), and shows what the file holds
  * afterwards: the old content, with a message that says what is wrong.
  */
@@ -77,6 +78,37 @@ class AtomicFileMountTest {
         assertThat(out).contains("REFUSED IO: cannot write the new content of").contains("no space left on device (ENOSPC)")
                 .contains("is unchanged").contains("rc=3").contains("content=old");
         assertThat(listing(out)).as("no temporary file left").doesNotContain(".interlock-");
+    }
+
+    /**
+     * A file the writer may not read (root without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH, on a
+     * file of mode 0000): a clear error, never a replacement made without the old content.
+     */
+    @Test
+    void unreadableFile_clearError_oldContent() throws Exception {
+        Path f = Files.writeString(tmp.resolve("f"), "old");
+        Files.setPosixFilePermissions(f, java.util.Set.of());
+        ProcessBuilder jvm = ChildJvm.builder(AtomicFileWorker.class, List.of(), "write", f.toString(), "3");
+        List<String> cmd = new ArrayList<>(List.of("setpriv", "--bounding-set", "-dac_override,-dac_read_search"));
+        cmd.addAll(jvm.command());
+        Process p;
+        try {
+            p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        } catch (IOException e) {
+            assumeTrue(false, "needs setpriv");
+            return;
+        }
+        assertThat(p.waitFor(Timing.seconds(60).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assumeTrue(!out.startsWith("OK"), "the writer can read a mode 0000 file: not root, or setpriv did not drop the capabilities");
+        assertThat(out).contains("REFUSED IO: cannot read " + tmp.toRealPath().resolve("f")).contains("permission denied (EACCES)")
+                .contains("it is unchanged");
+        assertThat(p.exitValue()).isEqualTo(3);
+        Files.setPosixFilePermissions(f, PosixFilePermissions.fromString("rw-------"));
+        assertThat(Files.readString(f)).isEqualTo("old");
+        try (var s = Files.list(tmp)) {
+            assertThat(s.map(x -> x.getFileName().toString())).containsExactly("f");
+        }
     }
 
     /** Where the token cannot travel with the content, a fenced write is an error, never an unfenced write. */

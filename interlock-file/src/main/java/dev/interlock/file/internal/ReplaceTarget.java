@@ -281,7 +281,13 @@ public final class ReplaceTarget implements AutoCloseable {
                 candidates.add(e.name());
             }
         }
-        if (candidates.isEmpty() || !gate(LibcFiles.LOCK_EX)) {
+        if (candidates.isEmpty()) {
+            return notes;
+        }
+        if (!gate(LibcFiles.LOCK_EX)) {
+            notes.add("warning: " + candidates.size() + " temporary file(s) of " + text(name) + " in " + directory()
+                    + " may be left by interrupted writers, but flock(2) on the directory fails here (" + Errno.describeLast()
+                    + "), so whether their writers live cannot be told: remove them by hand once no writer of " + text(name) + " runs");
             return notes;
         }
         try {
