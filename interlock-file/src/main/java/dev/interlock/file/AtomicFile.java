@@ -11,6 +11,8 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.function.UnaryOperator;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A file replaced atomically: readers, and the file after a crash at any moment, see the old
@@ -53,6 +55,8 @@ import java.util.function.UnaryOperator;
 public final class AtomicFile {
     /** The extended attribute that carries a file's fencing token: ASCII decimal digits (docs/fencing.md). */
     public static final String FENCE_ATTRIBUTE = ReplaceTarget.FENCE_ATTRIBUTE;
+
+    private static final Logger LOG = LoggerFactory.getLogger(AtomicFile.class);
 
     private final Path path;
 
@@ -197,7 +201,13 @@ public final class AtomicFile {
             if (next == null) {
                 return old;
             }
-            t.removeLeftovers();
+            for (String note : t.removeLeftovers()) {
+                if (note.startsWith("warning: ")) {
+                    LOG.warn("{}", note.substring("warning: ".length()));
+                } else {
+                    LOG.info("{}", note);
+                }
+            }
             ReplaceTarget.Temp tmp = t.createTemp(content == null ? null : content.stat());
             boolean replaced = false;
             try {
