@@ -20,6 +20,11 @@ final class ExitCodes {
     static final int OSERR = 71;
     /** EX_TEMPFAIL: the lock was lost while the command ran; the command was stopped. */
     static final int LOCK_LOST = 75;
+    /**
+     * EX_NOPERM: {@code update --token T} was refused because a write with a larger fencing token
+     * already landed on the file: the lock T came with has been lost and taken since.
+     */
+    static final int FENCED = 77;
     /** Like a shell: the command was found but could not be executed. */
     static final int CANNOT_EXECUTE = 126;
     /** Like a shell: the command was not found. */

@@ -4,9 +4,11 @@ import dev.interlock.Lease;
 import dev.interlock.LockBackendException;
 import dev.interlock.LockLostException;
 import dev.interlock.LockSpace;
+import dev.interlock.file.AtomicFileException;
 import dev.interlock.file.internal.Errno;
 import dev.interlock.file.internal.LibcFiles;
 import dev.interlock.file.internal.LibcProcesses;
+import dev.interlock.file.internal.ReplaceTarget;
 import dev.interlock.internal.LockNames;
 import java.io.PrintWriter;
 import java.nio.ByteBuffer;
@@ -27,17 +29,19 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code interlock update [--backend URI] [--lock NAME] FILE -- COMMAND [ARG...]}: the safe update
- * recipe (lock, read, write a temporary file, rename it over the real one, unlock) as one command.
+ * {@code interlock update [--backend URI] [--lock NAME] [--token T] FILE -- COMMAND [ARG...]}: the
+ * safe update recipe (lock, read, write a temporary file, rename it over the real one, unlock) as
+ * one command, optionally fenced.
  *
  * <p>It often runs as root on files in directories that others can write, so FILE is handled
- * only through descriptors ({@link UpdateTarget}): a name planted or swapped in that directory can
- * make the update fail, never make it read or write another file.
+ * only through descriptors, by the same code as the library's {@link dev.interlock.file.AtomicFile}
+ * ({@link ReplaceTarget}): a name planted or swapped in that directory can make the update fail,
+ * never make it read or write another file.
  */
 @Command(mixinStandardHelpOptions = true,
         name = "update",
         header = "Replace FILE with what COMMAND makes of it, under a lock.",
-        customSynopsis = {"interlock update [--backend URI] [--lock NAME] FILE -- COMMAND [ARG...]"},
+        customSynopsis = {"interlock update [--backend URI] [--lock NAME] [--token T] FILE -- COMMAND [ARG...]"},
         description = {"",
                 "Takes the lock (exclusive; NAME defaults to 'update:' plus FILE's real path:",
                 "its directory's path with every link resolved, then its name), runs COMMAND",
@@ -57,6 +61,12 @@ import picocli.CommandLine.Spec;
                 "points to. If update cannot give the new content FILE's owner and group (it",
                 "runs as neither the owner nor root), it refuses before running COMMAND.",
                 "",
+                "With --token T (a fencing token, such as the INTERLOCK_TOKEN that 'run' gives",
+                "its command), the write is fenced: refused (exit 77) if a write with a larger",
+                "token already landed on FILE; else FILE carries T from then on, in its",
+                "extended attribute user.interlock.fence (see docs/fencing.md). Without",
+                "--token, FILE keeps the token it has.",
+                "",
                 "If interlock is killed while COMMAND runs, FILE is not replaced; the next",
                 "update of FILE removes the temporary file left behind."},
         parameterListHeading = "%nArguments:%n",
@@ -69,7 +79,9 @@ import picocli.CommandLine.Spec;
                 "  # edit a shared config with sed, serialised with other writers of it",
                 "  interlock update /etc/myapp/hosts -- sed '/^old-host$/d'",
                 "  # the same lock as jobs that 'run' under the name 'catalog'",
-                "  interlock update --lock catalog catalog.json -- jq '.version += 1'"},
+                "  interlock update --lock catalog catalog.json -- jq '.version += 1'",
+                "  # a job that must not write after it lost its lock (a stale holder)",
+                "  interlock run nightly -- sh -c 'interlock update --token \"$INTERLOCK_TOKEN\" out.txt -- ./report'"},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
                 "  0:FILE was replaced with COMMAND's output",
@@ -83,6 +95,8 @@ import picocli.CommandLine.Spec;
                 " 73:FILE could not be read, or the temporary file could not be created with",
                 "    FILE's owner and group, written or renamed (EX_CANTCREAT); FILE is unchanged",
                 " 75:the lock was lost before FILE could be replaced; FILE is unchanged",
+                " 77:--token T was refused: a write with a larger token already landed on FILE",
+                "    (the lock T came with was lost since); FILE is unchanged",
                 "126:COMMAND could not be executed",
                 "127:COMMAND was not found"})
 final class UpdateCommand implements Callable<Integer> {
@@ -103,6 +117,9 @@ final class UpdateCommand implements Callable<Integer> {
     @Option(names = "--lock", paramLabel = "NAME", description = "Lock name (default: 'update:' and FILE's real path).")
     String lockName;
 
+    @Option(names = "--token", paramLabel = "T", description = "Fence the write with token T (a non-negative integer, such as $INTERLOCK_TOKEN).")
+    String token;
+
     @Parameters(index = "0", arity = "1", paramLabel = "FILE", description = "The file to replace.")
     String file;
 
@@ -112,8 +129,9 @@ final class UpdateCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         checkCommandLine();
+        long fence = parseToken();
         PrintWriter err = spec.commandLine().getErr();
-        try (UpdateTarget target = UpdateTarget.open(fileBytes())) {
+        try (ReplaceTarget target = ReplaceTarget.open(fileBytes())) {
             target.check(); // a FIFO, device or link is an error at once, not after waiting for the lock
             String name = BackendOption.checkName(lockName != null ? lockName : "update:" + target.path());
             try (LockSpace space = backend.open(top.env)) {
@@ -125,19 +143,61 @@ final class UpdateCommand implements Callable<Integer> {
                     throw new CliException(ExitCodes.SIGNAL_BASE + 2, "interrupted while waiting for " + LockNames.quote(name));
                 }
                 try (lease) {
-                    return updateUnder(lease, target, err);
+                    return updateUnder(lease, target, fence, err);
                 }
             } catch (LockBackendException e) {
                 throw new CliException(ExitCodes.UNAVAILABLE, e.getMessage(), e);
             }
+        } catch (AtomicFileException e) {
+            throw new CliException(exitCode(e.reason()), e.getMessage(), e);
         }
     }
 
-    private int updateUnder(Lease lease, UpdateTarget target, PrintWriter err) {
+    /** The exit status for a replacement that did not happen. */
+    static int exitCode(AtomicFileException.Reason reason) {
+        switch (reason) {
+            case BAD_PATH:
+                return ExitCodes.USAGE;
+            case LEASE_NOT_VALID:
+                return ExitCodes.LOCK_LOST;
+            case FENCED:
+                return ExitCodes.FENCED;
+            case SYSTEM:
+                return ExitCodes.OSERR;
+            case IO:
+            case FENCE_UNSUPPORTED:
+            default:
+                return CANT_CREATE;
+        }
+    }
+
+    /** --token as a number, or -1 without it; checked before anything is locked or run. */
+    private long parseToken() {
+        if (token == null) {
+            return -1;
+        }
+        String t = token.trim();
+        if (t.isEmpty()) {
+            throw new CliException(ExitCodes.USAGE, "--token is empty (is INTERLOCK_TOKEN set? only 'run' sets it for its"
+                    + " command): give a fencing token, a non-negative integer");
+        }
+        if (!t.chars().allMatch(c -> c >= '0' && c <= '9')) {
+            throw new CliException(ExitCodes.USAGE, "--token " + LockNames.quote(token) + " is not a fencing token: give a"
+                    + " non-negative integer, such as the INTERLOCK_TOKEN that 'run' gives its command");
+        }
+        try {
+            return Long.parseLong(t);
+        } catch (NumberFormatException e) {
+            throw new CliException(ExitCodes.USAGE, "--token " + t + " is larger than any fencing token (at most "
+                    + Long.MAX_VALUE + ")");
+        }
+    }
+
+    private int updateUnder(Lease lease, ReplaceTarget target, long fence, PrintWriter err) throws AtomicFileException {
         String shown = target.path();
-        UpdateTarget.Opened content = target.openContent();
+        ReplaceTarget.Opened content = target.openContent();
         int stdin = -1;
-        UpdateTarget.Temp tmp = null;
+        ReplaceTarget.Temp tmp = null;
         Thread cleanup = null;
         boolean replaced = false;
         try {
@@ -154,6 +214,9 @@ final class UpdateCommand implements Callable<Integer> {
                 err.println("interlock: " + note);
             }
             tmp = target.createTemp(content == null ? null : content.stat());
+            if (fence >= 0) {
+                target.setFence(tmp, fence); // before COMMAND runs: a file system without user xattrs is an error at once
+            }
             List<byte[]> env = List.of(
                     ("INTERLOCK_NAME=" + lease.name()).getBytes(StandardCharsets.UTF_8),
                     ("INTERLOCK_OWNER=" + lease.owner().id()).getBytes(StandardCharsets.UTF_8),
@@ -164,7 +227,7 @@ final class UpdateCommand implements Callable<Integer> {
             System.out.flush();
             System.err.flush();
             Child child = new Child();
-            UpdateTarget.Temp made = tmp;
+            ReplaceTarget.Temp made = tmp;
             cleanup = new Thread(() -> {
                 child.terminate();
                 target.removeTemp(made);
@@ -190,11 +253,7 @@ final class UpdateCommand implements Callable<Integer> {
                 err.println("interlock: " + e.getMessage() + "; " + shown + " is unchanged");
                 return ExitCodes.LOCK_LOST;
             }
-            if (!lease.isValid()) {
-                err.println("interlock: the lease on " + LockNames.quote(lease.name()) + " ran out; " + shown + " is unchanged");
-                return ExitCodes.LOCK_LOST;
-            }
-            boolean ours = target.commit(tmp);
+            boolean ours = target.commit(tmp, fence, lease); // checks the lease again, and the fence, just before the rename
             replaced = true;
             if (!ours) {
                 err.println("interlock: " + shown + " was replaced with COMMAND's output, but right after that someone who can"

@@ -136,7 +136,7 @@ class UpdateSafetyProcessTest {
             assertThat(Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS)).as("FILE is still a regular file").isTrue();
             assertThat(code).as("stderr: " + p.err()).isEqualTo(73);
             assertThat(Files.readString(f)).isEqualTo("old\n");
-            assertThat(p.err()).contains("was removed or replaced while COMMAND ran").contains("is unchanged");
+            assertThat(p.err()).contains("was removed or replaced while the new content was made").contains("is unchanged");
             assertThat(Files.isSymbolicLink(t)).as("what the attacker planted is not ours to remove").isTrue();
         }
     }

@@ -16,7 +16,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The core and the file backends as JPMS modules: an application module that requires only
  * {@code dev.interlock} finds {@code mem:}, {@code flock:} and {@code dir:} through the service
- * loader on the module path, and locks and waits on each (natives through JNA, inotify included).
+ * loader on the module path, and locks and waits on each (natives through JNA, inotify included);
+ * one that also requires {@code dev.interlock.file} makes a fenced {@code AtomicFile} write.
  * Runs after packaging, on the built jars.
  */
 class ModulePathIT {
@@ -35,7 +36,7 @@ class ModulePathIT {
         }
         assertThat(String.join(" ", path)).as("module path").contains("interlock-file-").contains("jna-").contains("slf4j-api-");
         Path src = Files.createDirectories(tmp.resolve("src/app"));
-        Files.writeString(tmp.resolve("src/module-info.java"), "module app { requires dev.interlock; }");
+        Files.writeString(tmp.resolve("src/module-info.java"), "module app { requires dev.interlock; requires dev.interlock.file; }");
         Files.writeString(src.resolve("Main.java"), String.join("\n",
                 "package app;",
                 "import dev.interlock.*;",
@@ -53,6 +54,9 @@ class ModulePathIT {
                 "      ex.shutdown();",
                 "    }",
                 "  }",
+                "  dev.interlock.file.AtomicFile f = dev.interlock.file.AtomicFile.of(java.nio.file.Path.of(System.getProperty(\"file\")));",
+                "  f.write(\"fenced\".getBytes(), 9);",
+                "  System.out.println(\"atomic \" + new String(f.read().orElseThrow()) + \" \" + f.fence().getAsLong());",
                 "}}"));
         String mp = String.join(File.pathSeparator, path);
         Path out = tmp.resolve("out");
@@ -62,12 +66,13 @@ class ModulePathIT {
         assertThat(c.waitFor(Timing.seconds(60).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
         assertThat(c.exitValue()).as(new String(c.getInputStream().readAllBytes(), StandardCharsets.UTF_8)).isZero();
         Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-        Process p = new ProcessBuilder(java.toString(), "--module-path", mp + File.pathSeparator + out, "--add-modules", "dev.interlock.file",
+        Process p = new ProcessBuilder(java.toString(), "-Dfile=" + tmp.resolve("data"), "--module-path", mp + File.pathSeparator + out, "--add-modules", "dev.interlock.file",
                 "-m", "app/app.Main", "mem:modules", "flock:" + tmp.resolve("flock"), "dir:" + tmp.resolve("dir"))
                 .redirectErrorStream(true).start();
         assertThat(p.waitFor(Timing.seconds(60).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
         String text = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(p.exitValue()).as(text).isZero();
-        assertThat(text).contains("mem:modules ok").contains("flock:" + tmp.resolve("flock") + " ok").contains("dir:" + tmp.resolve("dir") + " ok");
+        assertThat(text).contains("mem:modules ok").contains("flock:" + tmp.resolve("flock") + " ok").contains("dir:" + tmp.resolve("dir") + " ok")
+                .contains("atomic fenced 9");
     }
 }

@@ -40,12 +40,16 @@ public final class Errno {
     public static final int EMFILE = 24;
     public static final int ENOSPC = 28;
     public static final int EROFS = 30;
+    public static final int ERANGE = 34;
     public static final int EMLINK = 31;
     public static final int ENAMETOOLONG = 36;
     public static final int ENOLCK = 37;
     public static final int ENOSYS = 38;
     public static final int ENOTEMPTY = 39;
     public static final int ELOOP = 40;
+    /** No such extended attribute (ENODATA, 61 on x86-64 and aarch64; ENOATTR in glibc). */
+    public static final int ENODATA = 61;
+    /** Also ENOTSUP on Linux. */
     public static final int EOPNOTSUPP = 95;
     public static final int ESTALE = 116;
     public static final int EDQUOT = 122;
@@ -107,6 +111,7 @@ public final class Errno {
         }
         switch (errno) {
             case EOPNOTSUPP: return "EOPNOTSUPP";
+            case ENODATA: return "ENODATA";
             case 110: return "ETIMEDOUT";
             case ESTALE: return "ESTALE";
             case EDQUOT: return "EDQUOT";
@@ -124,6 +129,7 @@ public final class Errno {
         }
         switch (errno) {
             case EOPNOTSUPP: return "operation not supported (EOPNOTSUPP)";
+            case ENODATA: return "no data available (ENODATA)";
             case 110: return "connection timed out (ETIMEDOUT)";
             case ESTALE: return "stale file handle (ESTALE)";
             case EDQUOT: return "disk quota exceeded (EDQUOT)";

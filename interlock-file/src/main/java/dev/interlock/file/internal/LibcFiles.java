@@ -134,6 +134,20 @@ public final class LibcFiles {
 
     public static native int geteuid();
 
+    // ---- extended attributes, for fenced files (dev.interlock.file.AtomicFile, docs/fencing.md) ----
+    // Added with AtomicFile; to be ported with the rest of this class to any other native path.
+
+    /** <sys/xattr.h>: fail if the attribute exists (XATTR_CREATE) / does not exist (XATTR_REPLACE); 0 for either. */
+    public static final int XATTR_CREATE = 1;
+
+    /** fsetxattr(2): sets the extended attribute {@code name} (NUL-terminated) of an open file. */
+    public static native int fsetxattr(int fd, byte[] name, byte[] value, long size, int flags);
+
+    /** fgetxattr(2): the value of {@code name} into {@code value}; its length, or -1 (ENODATA: not set; ENOTSUP: no user xattrs). */
+    public static native long fgetxattr(int fd, byte[] name, byte[] value, long size);
+
+    // ---- end of the extended-attribute block ----
+
     /**
      * syscall(2), for the one system call glibc wrapped late: getdents64 (glibc 2.30; RHEL 8 has
      * 2.28). Declared with fixed arguments; on x86-64 and aarch64 a variadic callee reads them the same.
