@@ -36,7 +36,8 @@ public interface LockRequest {
      * differ by less than that runs once. On lease-based backends {@link Lease#close()} then
      * renews the lease one last time to end at that moment and leaves it to expire, so the lock
      * stays held even if this process exits; locks that do not expire ({@code flock:}) are
-     * released at that moment by the space, or when it closes.
+     * released at that moment by the space, or when it closes. On {@code dir:}, where a lease
+     * cannot be lengthened after acquisition, the lock is kept at most one lease after the close.
      *
      * @throws IllegalArgumentException if negative
      */

@@ -464,6 +464,12 @@ final class DefaultLease implements Lease {
         if (lease.isNegative() || lease.isZero()) {
             throw new IllegalArgumentException("lease must be positive, was " + lease);
         }
+        Duration max = grant.maxLease();
+        if (max != null && lease.compareTo(max) > 0) {
+            throw new IllegalArgumentException(backendName + " - the lease of " + LockNames.quote(spec.name()) + " cannot be"
+                    + " lengthened beyond the " + max.toMillis() + "ms it was acquired with on this backend (others judge it by"
+                    + " that); asked for " + lease.toMillis() + "ms");
+        }
         renewFor(lease.toNanos());
     }
 
@@ -547,9 +553,11 @@ final class DefaultLease implements Lease {
             log.debug("{} - '{}' closed, kept {}ms more (hold at least)", backendName, spec.name(), TimeUnit.NANOSECONDS.toMillis(keepNanos));
             return;
         }
+        Duration max = grant.maxLease();
+        long keep = max != null ? Math.min(keepNanos, max.toNanos()) : keepNanos; // dir: one lease at most
         io.lock();
         try {
-            grant.renew(Duration.ofNanos(keepNanos), keepNanos);
+            grant.renew(Duration.ofNanos(keep), keep);
         } catch (LockLostException e) {
             log.debug("{} - '{}' was already lost when closed: {}", backendName, spec.name(), e.getMessage());
         } catch (RuntimeException e) {

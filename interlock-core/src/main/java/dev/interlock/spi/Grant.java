@@ -24,6 +24,16 @@ public interface Grant {
     }
 
     /**
+     * The longest lease {@link #renew} can extend this grant to; {@code null} (the default) means
+     * any. A backend whose others judge a holder by the lease it recorded at acquisition
+     * ({@code dir:}) returns that lease: the core then refuses to lengthen the lease beyond it,
+     * which would let the holder believe in a lock that others may already reclaim.
+     */
+    default Duration maxLease() {
+        return null;
+    }
+
+    /**
      * Extends the lease to {@code lease} from now (lease-based backends), or verifies that the
      * lock is still ours (kernel locks, sessions). Must check the owner: never extends someone
      * else's lock.

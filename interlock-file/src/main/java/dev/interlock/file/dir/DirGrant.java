@@ -53,6 +53,12 @@ final class DirGrant implements Grant {
         return writer ? Gate.writer(token, g, me) : Beat.name(token, g, me);
     }
 
+    /** Others judge this holder by the lease written in its name at acquisition: it cannot be lengthened. */
+    @Override
+    public Duration maxLease() {
+        return Duration.ofMillis(me.leaseMs());
+    }
+
     @Override
     public synchronized void renew(Duration lease) {
         if (released) {

@@ -55,4 +55,20 @@ class DirContractTest extends LockSpaceContract {
             assertThat(h.describe()).contains("lease 42000ms");
         }
     }
+
+    /**
+     * Others judge a dir: holder by the lease written in its name at acquisition, so the lease
+     * cannot be lengthened: a longer renew(d) would let the holder believe in a lock others may
+     * reclaim. A shorter one is fine (the holder just stops earlier).
+     */
+    @Test
+    void renew_cannotLengthenTheLease_butMayShortenIt() {
+        try (Lease l = locks.lock("fixed").lease(Duration.ofSeconds(10)).tryAcquire().orElseThrow()) {
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> l.renew(Duration.ofMinutes(5)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("cannot be lengthened beyond the 10000ms");
+            assertThat(l.isValid()).isTrue();
+            l.renew(Duration.ofSeconds(5));
+            assertThat(l.validUntil()).isBefore(java.time.Instant.now().plusSeconds(6));
+        }
+    }
 }
