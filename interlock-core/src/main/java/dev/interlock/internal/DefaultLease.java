@@ -76,6 +76,8 @@ final class DefaultLease implements Lease {
     private volatile ScheduledFuture<?> lossTask;
     /** Ticker time before which close() keeps the lock (hold at least); Long.MIN_VALUE: none. */
     private final long holdUntil;
+    /** Ticker time of the grant, for the hold time of metrics. */
+    private final long grantedAt;
 
     private DefaultLease(DefaultLockSpace space, AcquireSpec spec, Grant grant, long grantedAt, boolean fixed, Duration holdAtLeast) {
         this.space = space;
@@ -88,6 +90,7 @@ final class DefaultLease implements Lease {
         this.leaseBased = kind == LeaseKind.RENEWED;
         this.fixed = fixed;
         this.holdUntil = holdAtLeast == null ? Long.MIN_VALUE : grantedAt + holdAtLeast.toNanos();
+        this.grantedAt = grantedAt;
         this.backendName = space.description;
         this.leaseNanos = spec.lease().toNanos();
         this.deadline = leaseBased ? grantedAt + leaseNanos : Long.MAX_VALUE;
@@ -256,6 +259,9 @@ final class DefaultLease implements Lease {
             // renewNow declared the loss
         } catch (RuntimeException e) {
             lastFailure = e;
+            if (space.metered) {
+                space.renewFailedMetric(spec.name(), spec.mode(), e);
+            }
             long left = lossPoint() - space.ticker.read();
             if (held() && left > MIN_STEP) {
                 log.warn("{} - renewing '{}' failed, will retry: {}", backendName, spec.name(), e.getMessage());
@@ -323,6 +329,9 @@ final class DefaultLease implements Lease {
         } catch (LockLostException e) {
             // declared by renewNow
         } catch (RuntimeException e) {
+            if (space.metered) {
+                space.renewFailedMetric(spec.name(), spec.mode(), e);
+            }
             log.warn("{} - checking '{}' failed, will retry: {}", backendName, spec.name(), e.getMessage());
         } finally {
             renewing.set(false);
@@ -347,6 +356,9 @@ final class DefaultLease implements Lease {
         }
         cancelTimers();
         space.ended(this);
+        if (space.metered) {
+            space.lostMetric(spec.name(), spec.mode(), space.ticker.read() - grantedAt);
+        }
         if (listeners.isEmpty()) {
             log.warn("{}", e.getMessage());
         } else {
@@ -482,6 +494,11 @@ final class DefaultLease implements Lease {
         } catch (LockLostException e) {
             tellListeners(e); // the caller learns of the loss after its listeners did (each runs once)
             throw e;
+        } catch (RuntimeException e) {
+            if (space.metered && !(e instanceof IllegalStateException)) {
+                space.renewFailedMetric(spec.name(), spec.mode(), e);
+            }
+            throw e;
         } finally {
             io.unlock();
         }
@@ -523,6 +540,9 @@ final class DefaultLease implements Lease {
         cancelTimers();
         space.ended(this);
         java.lang.invoke.VarHandle.fullFence();
+        if (space.metered) {
+            space.releasedMetric(spec.name(), spec.mode(), space.ticker.read() - grantedAt);
+        }
         long keep = holdUntil - space.ticker.read();
         if (holdUntil != Long.MIN_VALUE && keep > 0) {
             keepUntilHeldLongEnough(keep);
