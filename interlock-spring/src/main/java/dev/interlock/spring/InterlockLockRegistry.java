@@ -147,7 +147,7 @@ public final class InterlockLockRegistry
 
     /**
      * Forgets the lock objects that no thread holds or is acquiring and that were last obtained or
-     * used more than {@code age} milliseconds ago. A forgotten object stays safe to use: it then
+     * locked (the start of the last acquisition) more than {@code age} milliseconds ago. A forgotten object stays safe to use: it then
      * acts through the registry's current object for its key, so one key never has two objects
      * excluding each other in this JVM.
      */
@@ -244,10 +244,11 @@ public final class InterlockLockRegistry
         private final InterlockLockRegistry registry;
         private final String name;
         private final LockView view;
-        /** Guarded by this: threads inside a call, last use, forgotten by the registry. */
+        /** Guarded by this: threads inside an acquiring call, and the last use. */
         private int active;
         private long lastUsed;
-        private boolean retired;
+        /** Set once, under this, when the registry forgets the object; read without it. */
+        private volatile boolean retired;
 
         private InterlockLock(InterlockLockRegistry registry, String name, LockView view) {
             this.registry = registry;
@@ -257,8 +258,9 @@ public final class InterlockLockRegistry
         }
 
         /**
-         * The object that acts for this key, marked as in use so the registry cannot forget it
-         * meanwhile: this one, or the registry's current one if this one was forgotten.
+         * The object that acts for this key in an acquiring call, marked as in use so that the
+         * registry cannot forget it before the call ends: this one, or the registry's current one
+         * if this one was forgotten.
          */
         private InterlockLock enter() {
             InterlockLock l = this;
@@ -266,6 +268,7 @@ public final class InterlockLockRegistry
                 synchronized (l) {
                     if (!l.retired) {
                         l.active++;
+                        l.lastUsed = registry.ticker.read();
                         return l;
                     }
                 }
@@ -276,8 +279,16 @@ public final class InterlockLockRegistry
         private void exit() {
             synchronized (this) {
                 active--;
-                lastUsed = registry.ticker.read();
             }
+        }
+
+        /**
+         * The object that acts for this key in a call that acquires nothing (unlock, queries): a
+         * forgotten object never holds (only an idle one is forgotten, and it then sends every
+         * acquisition to the current one), so one that is not forgotten yet can be used as it is.
+         */
+        private InterlockLock target() {
+            return retired ? registry.current(name) : this;
         }
 
         /** The lock name (the key). */
@@ -291,42 +302,22 @@ public final class InterlockLockRegistry
          * calling thread does not hold the lock.
          */
         public Optional<Lease> lease() {
-            InterlockLock l = enter();
-            try {
-                return l.view.lease();
-            } finally {
-                l.exit();
-            }
+            return target().view.lease();
         }
 
         /** True if the calling thread holds this lock (whatever its lease's validity). */
         public boolean isHeldByCurrentThread() {
-            InterlockLock l = enter();
-            try {
-                return l.view.isHeldByCurrentThread();
-            } finally {
-                l.exit();
-            }
+            return target().view.isHeldByCurrentThread();
         }
 
         /** True if some thread of this JVM holds this lock. Says nothing of other processes. */
         public boolean isLocked() {
-            InterlockLock l = enter();
-            try {
-                return l.view.isLocked();
-            } finally {
-                l.exit();
-            }
+            return target().view.isLocked();
         }
 
         /** The calling thread's hold count (0 if it does not hold the lock). */
         public int getHoldCount() {
-            InterlockLock l = enter();
-            try {
-                return l.view.getHoldCount();
-            } finally {
-                l.exit();
-            }
+            return target().view.getHoldCount();
         }
 
         /** Waits as long as it takes, uninterruptibly (as {@link java.util.concurrent.locks.Lock#lock()} demands). */
@@ -403,12 +394,7 @@ public final class InterlockLockRegistry
          */
         @Override
         public void unlock() {
-            InterlockLock l = enter();
-            try {
-                l.release();
-            } finally {
-                l.exit();
-            }
+            target().release();
         }
 
         private void release() {
