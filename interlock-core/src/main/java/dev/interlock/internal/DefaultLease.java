@@ -74,10 +74,13 @@ final class DefaultLease implements Lease {
     private final AtomicReference<LockLostException> lostCause = new AtomicReference<>();
     private volatile ScheduledFuture<?> renewTask;
     private volatile ScheduledFuture<?> lossTask;
-    /** Ticker time before which close() keeps the lock (hold at least); Long.MIN_VALUE: none. */
-    private final long holdUntil;
-    /** Ticker time of the grant, for the hold time of metrics. */
+    /** Ticker time of the grant: the start of the hold-at-least time and of the hold time of metrics. */
     private final long grantedAt;
+    /**
+     * How long close() keeps the lock after the grant (hold at least); null: not at all. A
+     * reference, not a second long: the lease object stays the size it had before metrics.
+     */
+    private final Duration holdAtLeast;
 
     private DefaultLease(DefaultLockSpace space, AcquireSpec spec, Grant grant, long grantedAt, boolean fixed, Duration holdAtLeast) {
         this.space = space;
@@ -89,7 +92,7 @@ final class DefaultLease implements Lease {
         }
         this.leaseBased = kind == LeaseKind.RENEWED;
         this.fixed = fixed;
-        this.holdUntil = holdAtLeast == null ? Long.MIN_VALUE : grantedAt + holdAtLeast.toNanos();
+        this.holdAtLeast = holdAtLeast;
         this.grantedAt = grantedAt;
         this.backendName = space.description;
         this.leaseNanos = spec.lease().toNanos();
@@ -543,8 +546,8 @@ final class DefaultLease implements Lease {
         if (space.metered) {
             space.releasedMetric(spec.name(), spec.mode(), space.ticker.read() - grantedAt);
         }
-        long keep = holdUntil - space.ticker.read();
-        if (holdUntil != Long.MIN_VALUE && keep > 0) {
+        long keep = holdAtLeast == null ? 0 : grantedAt + holdAtLeast.toNanos() - space.ticker.read();
+        if (keep > 0) {
             keepUntilHeldLongEnough(keep);
             return;
         }
