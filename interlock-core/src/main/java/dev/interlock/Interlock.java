@@ -77,6 +77,7 @@ public final class Interlock {
         private java.util.concurrent.Executor executor;
         private java.util.concurrent.ThreadFactory threadFactory;
         private Duration defaultLease;
+        private LockMetrics metrics;
 
         private Builder(String uri, LockBackend given) {
             this.uri = uri;
@@ -149,6 +150,17 @@ public final class Interlock {
             return this;
         }
 
+        /**
+         * Told of acquisitions (with their wait), timeouts, releases (with the hold time), renewal
+         * failures and lost leases, for a metrics system ({@code interlock-micrometer}); default
+         * {@link LockMetrics#NONE}, which costs nothing.
+         */
+        public Builder metrics(LockMetrics metrics) {
+            requireUnset(this.metrics, "metrics");
+            this.metrics = Objects.requireNonNull(metrics, "metrics");
+            return this;
+        }
+
         private static void requireUnset(Object current, String what) {
             if (current != null) {
                 throw new IllegalStateException(what + " was already set to " + current);
@@ -160,8 +172,9 @@ public final class Interlock {
             Ticker t = ticker != null ? ticker : Ticker.system();
             Clock c = clock != null ? clock : Clock.systemUTC();
             Duration lease = defaultLease != null ? defaultLease : Duration.ofSeconds(30);
+            LockMetrics m = metrics != null ? metrics : LockMetrics.NONE;
             if (given != null) {
-                return new DefaultLockSpace(given, Secrets.mask(given.description()), t, c, scheduler, executor, threadFactory, lease);
+                return new DefaultLockSpace(given, Secrets.mask(given.description()), t, c, scheduler, executor, threadFactory, lease, m);
             }
             String shown = Secrets.mask(uri);
             int colon = uri.indexOf(':');
@@ -175,7 +188,7 @@ public final class Interlock {
             for (LockBackendProvider p : ServiceLoader.load(LockBackendProvider.class, Interlock.class.getClassLoader())) {
                 if (p.schemes().contains(scheme)) {
                     LockBackend backend = p.open(config);
-                    return new DefaultLockSpace(backend, backend.description(), t, c, scheduler, executor, threadFactory, lease);
+                    return new DefaultLockSpace(backend, backend.description(), t, c, scheduler, executor, threadFactory, lease, m);
                 }
             }
             throw new IllegalArgumentException("no backend for scheme '" + scheme + ":' in '" + shown + "'; installed: "

@@ -7,6 +7,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 
 /**
  * A named lock of a {@link LockSpace} seen as a {@link java.util.concurrent.locks.Lock}, for code
@@ -30,6 +31,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>{@link #lock()} waits uninterruptibly, as the interface demands; {@link #lockInterruptibly()}
  * and {@link #tryLock(long, TimeUnit)} can be interrupted. {@link #newCondition()} is not
  * supported: a lock shared by processes has no condition queues.
+ *
+ * <p><b>Options:</b> {@link #lock(Consumer)}, {@link #lockInterruptibly(Consumer)} and
+ * {@link #tryLock(Duration, Consumer)} take options for the acquisition they make (a lease, a
+ * fixed lease, a lost-lock listener: {@link LockRequest}), for adapters whose own lock API has a
+ * time-to-live per call. A reentry makes no acquisition, so its options are not used.
  */
 public final class LockView implements Lock {
     private final LockSpace space;
@@ -72,6 +78,20 @@ public final class LockView implements Lock {
         }
     }
 
+    /**
+     * True if some thread of this JVM holds this view (like {@link ReentrantLock#isLocked()}): an
+     * adapter that forgets idle views must not forget a held one. Says nothing of other views or
+     * processes; {@link LockSpace#status(String)} does.
+     */
+    public boolean isLocked() {
+        state.lock();
+        try {
+            return owner != null;
+        } finally {
+            state.unlock();
+        }
+    }
+
     /** The calling thread's hold count (0 if it does not hold the view). */
     public int getHoldCount() {
         state.lock();
@@ -109,11 +129,17 @@ public final class LockView implements Lock {
 
     @Override
     public void lock() {
+        lock(NO_OPTIONS);
+    }
+
+    /** {@link #lock()}, with {@code options} for the acquisition if one is made (see the class comment). */
+    public void lock(Consumer<? super LockRequest> options) {
+        Objects.requireNonNull(options, "options");
         boolean interrupted = false;
         try {
             while (true) {
                 try {
-                    lockInterruptibly();
+                    lockInterruptibly(options);
                     return;
                 } catch (InterruptedException e) {
                     interrupted = true;
@@ -128,10 +154,16 @@ public final class LockView implements Lock {
 
     @Override
     public void lockInterruptibly() throws InterruptedException {
+        lockInterruptibly(NO_OPTIONS);
+    }
+
+    /** {@link #lockInterruptibly()}, with {@code options} for the acquisition if one is made (see the class comment). */
+    public void lockInterruptibly(Consumer<? super LockRequest> options) throws InterruptedException {
+        Objects.requireNonNull(options, "options");
         if (reenter()) {
             return;
         }
-        held(space.lock(name).mode(mode).acquire());
+        held(request(options).acquire());
     }
 
     @Override
@@ -146,15 +178,33 @@ public final class LockView implements Lock {
 
     @Override
     public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
+        return tryLock(Duration.ofNanos(Math.max(0, unit.toNanos(time))), NO_OPTIONS);
+    }
+
+    /**
+     * {@link #tryLock(long, TimeUnit)}, with {@code options} for the acquisition if one is made (see
+     * the class comment). A zero timeout makes one attempt.
+     */
+    public boolean tryLock(Duration timeout, Consumer<? super LockRequest> options) throws InterruptedException {
+        Objects.requireNonNull(timeout, "timeout");
+        Objects.requireNonNull(options, "options");
         if (reenter()) {
             return true;
         }
         try {
-            held(space.lock(name).mode(mode).acquire(Duration.ofNanos(Math.max(0, unit.toNanos(time)))));
+            held(request(options).acquire(timeout.isNegative() ? Duration.ZERO : timeout));
             return true;
         } catch (LockTimeoutException e) {
             return false;
         }
+    }
+
+    private static final Consumer<LockRequest> NO_OPTIONS = r -> { };
+
+    private LockRequest request(Consumer<? super LockRequest> options) {
+        LockRequest r = space.lock(name);
+        options.accept(r);
+        return r.mode(mode);
     }
 
     @Override

@@ -4,11 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.interlock.mem.MemoryBackend;
+import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -99,5 +101,44 @@ class LockViewTest {
         assertThat(l.isValid()).as("a pushed loss marks the lease lost at once").isFalse();
         lock.unlock();
         assertThat(locks.tryAcquire("job")).isPresent();
+    }
+
+    @Test
+    void isLocked_seesAHoldOfAnyThread_notOnlyTheCallers() throws Exception {
+        LockView lock = locks.asLock("job");
+        assertThat(lock.isLocked()).isFalse();
+        lock.lock();
+        assertThat(CompletableFuture.supplyAsync(lock::isLocked).get(10, TimeUnit.SECONDS)).as("seen from another thread").isTrue();
+        assertThat(CompletableFuture.supplyAsync(lock::isHeldByCurrentThread).get(10, TimeUnit.SECONDS)).isFalse();
+        lock.unlock();
+        assertThat(lock.isLocked()).isFalse();
+    }
+
+    @Test
+    void options_setTheLeaseOfTheAcquisition_andAReentryIgnoresThem() throws Exception {
+        AtomicLong now = new AtomicLong();
+        String ns2 = UUID.randomUUID().toString();
+        try (LockSpace timed = Interlock.builder("mem:" + ns2).ticker(now::get).open()) {
+            LockView lock = timed.asLock("job");
+            CountDownLatch lost = new CountDownLatch(1);
+            assertThat(lock.tryLock(Duration.ZERO, r -> r.lease(Duration.ofSeconds(2)).fixedLease())).isTrue();
+            Lease lease = lock.lease().orElseThrow();
+            lock.lock(r -> r.lease(Duration.ofHours(1)));
+            assertThat(lock.getHoldCount()).isEqualTo(2);
+            assertThat(lock.lease()).as("a reentry makes no acquisition").contains(lease);
+            now.addAndGet(Duration.ofMillis(1900).toNanos());
+            assertThat(lease.isValid()).isTrue();
+            now.addAndGet(Duration.ofMillis(200).toNanos());
+            assertThat(lease.isValid()).as("the 2s fixed lease of the options ran out").isFalse();
+            lock.unlock();
+            lock.unlock();
+            lock.lockInterruptibly(r -> r.onLost(e -> lost.countDown()).mode(Mode.SHARED));
+            assertThat(lock.lease().orElseThrow().mode()).as("the view's mode wins over the options'").isEqualTo(Mode.EXCLUSIVE);
+            MemoryBackend.of(ns2).orElseThrow().reportLoss("job", lock.lease().orElseThrow().owner().id(), "test");
+            lock.unlock();
+            assertThat(lost.await(10, TimeUnit.SECONDS)).as("the listener of the options was told").isTrue();
+        } finally {
+            MemoryBackend.forget(ns2);
+        }
     }
 }

@@ -76,8 +76,13 @@ final class DefaultLease implements Lease {
     private final AtomicReference<LockLostException> lostCause = new AtomicReference<>();
     private volatile ScheduledFuture<?> renewTask;
     private volatile ScheduledFuture<?> lossTask;
-    /** Ticker time before which close() keeps the lock (hold at least); Long.MIN_VALUE: none. */
-    private final long holdUntil;
+    /** Ticker time of the grant: the start of the hold-at-least time and of the hold time of metrics. */
+    private final long grantedAt;
+    /**
+     * How long close() keeps the lock after the grant (hold at least); null: not at all. A
+     * reference, not a second long: the lease object stays the size it had before metrics.
+     */
+    private final Duration holdAtLeast;
 
     private DefaultLease(DefaultLockSpace space, AcquireSpec spec, Grant grant, long grantedAt, boolean fixed, Duration holdAtLeast) {
         this.space = space;
@@ -89,7 +94,8 @@ final class DefaultLease implements Lease {
         }
         this.leaseBased = kind == LeaseKind.RENEWED;
         this.fixed = fixed;
-        this.holdUntil = holdAtLeast == null ? Long.MIN_VALUE : grantedAt + holdAtLeast.toNanos();
+        this.holdAtLeast = holdAtLeast;
+        this.grantedAt = grantedAt;
         this.backendName = space.description;
         this.leaseNanos = spec.lease().toNanos();
         this.deadline = leaseBased ? grantedAt + leaseNanos : Long.MAX_VALUE;
@@ -258,6 +264,9 @@ final class DefaultLease implements Lease {
             // renewNow declared the loss
         } catch (RuntimeException e) {
             lastFailure = e;
+            if (space.metered) {
+                space.renewFailedMetric(spec.name(), spec.mode(), e);
+            }
             long left = lossPoint() - space.ticker.read();
             if (held() && left > MIN_STEP) {
                 log.warn("{} - renewing '{}' failed, will retry: {}", backendName, spec.name(), e.getMessage());
@@ -325,6 +334,9 @@ final class DefaultLease implements Lease {
         } catch (LockLostException e) {
             // declared by renewNow
         } catch (RuntimeException e) {
+            if (space.metered) {
+                space.renewFailedMetric(spec.name(), spec.mode(), e);
+            }
             log.warn("{} - checking '{}' failed, will retry: {}", backendName, spec.name(), e.getMessage());
         } finally {
             renewing.set(false);
@@ -349,6 +361,9 @@ final class DefaultLease implements Lease {
         }
         cancelTimers();
         space.ended(this);
+        if (space.metered) {
+            space.lostMetric(spec.name(), spec.mode(), space.ticker.read() - grantedAt);
+        }
         if (listeners.isEmpty()) {
             log.warn("{}", e.getMessage());
         } else {
@@ -524,6 +539,11 @@ final class DefaultLease implements Lease {
             }
         } catch (LockLostException e) {
             lost = e;
+        } catch (RuntimeException e) {
+            if (space.metered && !(e instanceof IllegalStateException)) {
+                space.renewFailedMetric(spec.name(), spec.mode(), e);
+            }
+            throw e;
         } finally {
             io.unlock();
         }
@@ -573,8 +593,11 @@ final class DefaultLease implements Lease {
         cancelTimers();
         space.ended(this);
         java.lang.invoke.VarHandle.fullFence();
-        long keep = holdUntil - space.ticker.read();
-        if (holdUntil != Long.MIN_VALUE && keep > 0) {
+        if (space.metered) {
+            space.releasedMetric(spec.name(), spec.mode(), space.ticker.read() - grantedAt);
+        }
+        long keep = holdAtLeast == null ? 0 : grantedAt + holdAtLeast.toNanos() - space.ticker.read();
+        if (keep > 0) {
             keepUntilHeldLongEnough(keep);
             return;
         }

@@ -132,16 +132,24 @@ final class DefaultLockRequest implements LockRequest {
         DefaultLease.Channel channel = new DefaultLease.Channel();
         AcquireSpec spec = AcquireSpec.builder(name, mode, owner).lease(leaseDuration).lossChannel(channel).build();
         long start = space.ticker.read();
+        boolean contended = false;
         try (Attempt attempt = space.backend.attempt(spec)) {
             while (true) {
                 long tryStart = space.ticker.read();
                 Optional<Grant> grant = attempt.tryAcquire();
                 if (grant.isPresent()) {
+                    if (space.metered) {
+                        space.acquiredMetric(name, mode, tryStart - start, contended);
+                    }
                     return DefaultLease.start(space, spec, grant.get(), tryStart, fixed, holdAtLeast, listeners, channel);
                 }
+                contended = true;
                 long waited = space.ticker.read() - start;
                 long remaining = timeoutNanos < 0 ? Long.MAX_VALUE : timeoutNanos - waited;
                 if (remaining <= 0) {
+                    if (space.metered) {
+                        space.timedOutMetric(name, mode, waited, timeoutNanos == 0);
+                    }
                     throw timeout(waited, timeoutNanos == 0, attempt.blockers());
                 }
                 if (Thread.interrupted()) {

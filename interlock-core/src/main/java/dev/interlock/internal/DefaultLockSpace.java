@@ -2,6 +2,8 @@ package dev.interlock.internal;
 
 import dev.interlock.HolderInfo;
 import dev.interlock.LockInfo;
+import dev.interlock.LockMetrics;
+import dev.interlock.Mode;
 import dev.interlock.LockRequest;
 import dev.interlock.LockSpace;
 import dev.interlock.Ticker;
@@ -43,6 +45,12 @@ public final class DefaultLockSpace implements LockSpace {
     final Ticker ticker;
     final Clock clock;
     final Duration defaultLease;
+    /** Told of acquisitions, releases, renew failures and losses; never {@code null}. */
+    final LockMetrics metrics;
+    /** False for {@link LockMetrics#NONE}: then no clock is read and no call made for metrics. */
+    final boolean metered;
+    /** The URI scheme, the {@code backend} of metrics. */
+    final String scheme;
     private final ScheduledExecutorService givenScheduler;
     private final Executor givenExecutor;
     private final ThreadFactory threadFactory;
@@ -67,8 +75,18 @@ public final class DefaultLockSpace implements LockSpace {
      */
     public DefaultLockSpace(LockBackend backend, String description, Ticker ticker, Clock clock, ScheduledExecutorService scheduler,
             Executor executor, ThreadFactory threadFactory, Duration defaultLease) {
+        this(backend, description, ticker, clock, scheduler, executor, threadFactory, defaultLease, LockMetrics.NONE);
+    }
+
+    /** The same, with {@code metrics} told of what happens (see {@link LockMetrics}). */
+    public DefaultLockSpace(LockBackend backend, String description, Ticker ticker, Clock clock, ScheduledExecutorService scheduler,
+            Executor executor, ThreadFactory threadFactory, Duration defaultLease, LockMetrics metrics) {
+        this.metrics = java.util.Objects.requireNonNull(metrics, "metrics");
+        this.metered = metrics != LockMetrics.NONE;
         this.backend = backend;
         this.description = Secrets.mask(description);
+        int colon = this.description.indexOf(':');
+        this.scheme = colon > 0 ? this.description.substring(0, colon).toLowerCase(java.util.Locale.ROOT) : this.description;
         Set<dev.interlock.Capability> caps = backend.capabilities();
         this.capabilities = caps.isEmpty() ? Set.of() : java.util.Collections.unmodifiableSet(java.util.EnumSet.copyOf(caps));
         this.ticker = ticker;
@@ -276,6 +294,52 @@ public final class DefaultLockSpace implements LockSpace {
     /** Number of leases neither closed nor lost; for tests. */
     public int openLeases() {
         return open.size();
+    }
+
+    // Metrics: called only when metered; a failing implementation never fails a lock operation.
+
+    void acquiredMetric(String name, Mode mode, long waitNanos, boolean contended) {
+        try {
+            metrics.acquired(scheme, name, mode, waitNanos, contended);
+        } catch (RuntimeException e) {
+            metricsFailed(e);
+        }
+    }
+
+    void timedOutMetric(String name, Mode mode, long waitNanos, boolean tryOnly) {
+        try {
+            metrics.timedOut(scheme, name, mode, waitNanos, tryOnly);
+        } catch (RuntimeException e) {
+            metricsFailed(e);
+        }
+    }
+
+    void releasedMetric(String name, Mode mode, long holdNanos) {
+        try {
+            metrics.released(scheme, name, mode, holdNanos);
+        } catch (RuntimeException e) {
+            metricsFailed(e);
+        }
+    }
+
+    void renewFailedMetric(String name, Mode mode, RuntimeException cause) {
+        try {
+            metrics.renewFailed(scheme, name, mode, cause);
+        } catch (RuntimeException e) {
+            metricsFailed(e);
+        }
+    }
+
+    void lostMetric(String name, Mode mode, long holdNanos) {
+        try {
+            metrics.lost(scheme, name, mode, holdNanos);
+        } catch (RuntimeException e) {
+            metricsFailed(e);
+        }
+    }
+
+    private void metricsFailed(RuntimeException e) {
+        log.warn("{} - the metrics of this lock space failed (ignored)", description, e);
     }
 
     void checkOpen() {

@@ -1,0 +1,17 @@
+package dev.interlock.spring;
+
+import dev.interlock.Interlock;
+import dev.interlock.LockSpace;
+import java.nio.file.Path;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The registry on kernel locks. */
+class FlockRegistryTest extends RegistryContract {
+    @TempDir
+    Path dir;
+
+    @Override
+    protected LockSpace openSpace() {
+        return Interlock.open("flock:" + dir);
+    }
+}

@@ -1,0 +1,157 @@
+package dev.interlock.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.interlock.Interlock;
+import dev.interlock.Lease;
+import dev.interlock.LockLostException;
+import dev.interlock.LockSpace;
+import dev.interlock.mem.MemoryBackend;
+import dev.interlock.spring.InterlockLockRegistry.InterlockLock;
+import dev.interlock.testkit.FakeTicker;
+import dev.interlock.testkit.ManualScheduler;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.ConcurrentModificationException;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The lease under the registry's locks (time to live, renewal, loss), on {@code mem:} with an
+ * injected ticker and a manual scheduler: time passes only when the test says so.
+ */
+class RegistryLeaseTest {
+    final FakeTicker ticker = new FakeTicker();
+    final ManualScheduler scheduler = new ManualScheduler(ticker);
+    final String ns = UUID.randomUUID().toString();
+    LockSpace space;
+    MemoryBackend backend;
+    InterlockLockRegistry registry;
+
+    @BeforeEach
+    void open() {
+        space = Interlock.builder("mem:" + ns).ticker(ticker).scheduler(scheduler).executor(scheduler)
+                .defaultLease(Duration.ofSeconds(30)).open();
+        backend = MemoryBackend.of(ns).orElseThrow();
+        registry = new InterlockLockRegistry(space, ticker);
+    }
+
+    @AfterEach
+    void close() {
+        space.close();
+        MemoryBackend.forget(ns);
+    }
+
+    private Lease lease(InterlockLock lock) {
+        return lock.lease().orElseThrow();
+    }
+
+    @Test
+    void aLockIsRenewedInTheBackground_whileHeld() {
+        InterlockLock lock = registry.obtain("job");
+        lock.lock(Duration.ofSeconds(10));
+        for (int i = 0; i < 12; i++) {
+            scheduler.advance(Duration.ofSeconds(5));
+        }
+        assertThat(lease(lock).isValid()).isTrue();
+        assertThat(backend.calls().renewals()).as("renewed about every third of the 10s time to live").isGreaterThanOrEqualTo(15);
+        lock.unlock();
+        assertThat(space.status("job").isFree()).isTrue();
+    }
+
+    @Test
+    void withoutBackgroundRenewal_theTimeToLiveEndsTheLock_andUnlockSaysSo() throws Exception {
+        registry.setRenewInBackground(false);
+        InterlockLock lock = registry.obtain("job");
+        assertThat(lock.tryLock(Duration.ZERO, Duration.ofSeconds(5))).isTrue();
+        scheduler.advance(Duration.ofMillis(3900));
+        assertThat(lease(lock).isValid()).isTrue();
+        scheduler.advance(Duration.ofSeconds(2));
+        assertThat(lease(lock).isValid()).as("5s time to live, unrenewed (declared lost a fifth before its end)").isFalse();
+        assertThat(backend.calls().renewals()).isZero();
+        assertThat(space.tryAcquire("job")).as("another holder gets it").isPresent().get().satisfies(Lease::close);
+        assertThatThrownBy(lock::unlock).isInstanceOf(ConcurrentModificationException.class)
+                .hasMessageContaining("lock 'job' in mem:" + ns + " was lost before unlock")
+                .hasMessageContaining("fencing token 1");
+        assertThat(lock.getHoldCount()).as("the hold is freed all the same").isZero();
+    }
+
+    @Test
+    void theDefaultTimeToLive_appliesToLockWithoutOne() {
+        registry.setRenewInBackground(false);
+        registry.setDefaultTtl(Duration.ofSeconds(5));
+        InterlockLock lock = registry.obtain("job");
+        lock.lock();
+        scheduler.advance(Duration.ofSeconds(6));
+        assertThat(lease(lock).isValid()).isFalse();
+        assertThatThrownBy(lock::unlock).isInstanceOf(ConcurrentModificationException.class);
+        assertThatThrownBy(() -> registry.setDefaultTtl(Duration.ZERO)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("default time to live must be positive");
+    }
+
+    @Test
+    void renewLock_extendsAFixedLease_byItsTimeToLiveOrTheOneGiven() {
+        registry.setRenewInBackground(false);
+        InterlockLock lock = registry.obtain("job");
+        lock.lock(Duration.ofSeconds(10));
+        scheduler.advance(Duration.ofSeconds(6));
+        registry.renewLock("job");
+        scheduler.advance(Duration.ofSeconds(6));
+        assertThat(lease(lock).isValid()).as("12s after acquisition, renewed at 6s").isTrue();
+        registry.renewLock("job", Duration.ofSeconds(20));
+        scheduler.advance(Duration.ofSeconds(15));
+        assertThat(lease(lock).isValid()).isTrue();
+        assertThat(backend.calls().renewals()).isEqualTo(2);
+        lock.unlock();
+        assertThat(space.status("job").isFree()).isTrue();
+    }
+
+    @Test
+    void aLostLease_isToldToTheListener_renewFails_andUnlockThrows() {
+        List<LockLostException> told = new ArrayList<>();
+        registry.setLockLostListener(told::add);
+        InterlockLock lock = registry.obtain("job");
+        lock.lock();
+        lock.lock();
+        Lease lease = lease(lock);
+        assertThat(backend.takeAway("job", lease.owner().id())).isTrue();
+        assertThatThrownBy(() -> registry.renewLock("job")).isInstanceOf(LockLostException.class);
+        assertThat(told).hasSize(1);
+        assertThat(told.get(0).lockName()).isEqualTo("job");
+        assertThat(lease.isValid()).isFalse();
+        lock.unlock();
+        assertThatThrownBy(lock::unlock).as("the last hold tells").isInstanceOf(ConcurrentModificationException.class);
+        assertThat(lock.isLocked()).isFalse();
+        InterlockLock again = registry.obtain("job");
+        assertThat(again.tryLock()).as("usable again after the loss").isTrue();
+        assertThat(lease(again).token()).isGreaterThan(lease.token());
+        again.unlock();
+    }
+
+    @Test
+    void aLossFoundByTheWatchdog_isToldBeforeUnlock() {
+        List<LockLostException> told = new ArrayList<>();
+        registry.setLockLostListener(told::add);
+        InterlockLock lock = registry.obtain("job");
+        lock.lock(Duration.ofSeconds(30));
+        backend.takeAway("job", lease(lock).owner().id());
+        scheduler.advance(Duration.ofSeconds(11));
+        assertThat(told).as("the renewal at 10s found it gone").hasSize(1);
+        assertThatThrownBy(lock::unlock).isInstanceOf(ConcurrentModificationException.class);
+    }
+
+    @Test
+    void expiry_isMeasuredOnTheGivenTicker() {
+        registry.obtain("a");
+        ticker.advance(Duration.ofMillis(999));
+        registry.expireUnusedOlderThan(1000);
+        assertThat(registry.size()).isEqualTo(1);
+        ticker.advance(Duration.ofMillis(2));
+        registry.expireUnusedOlderThan(1000);
+        assertThat(registry.size()).isZero();
+    }
+}
