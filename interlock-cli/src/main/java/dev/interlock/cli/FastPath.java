@@ -9,10 +9,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import picocli.CommandLine;
 
 /**
  * The command lines scripts run in loops ({@code run}, {@code status}, {@code --version}), parsed
- * without picocli.
+ * without picocli, and the help of the tool and of those two commands ({@link HelpTexts}).
  *
  * <p>picocli builds its model of a command by reflection over the annotations at every start,
  * which cost about as much as the rest of {@code run} together (docs/benchmarks.md). This parser
@@ -38,6 +39,9 @@ final class FastPath {
             case "status":
             case "--version":
             case "-V":
+            case "--help":
+            case "-h":
+            case "help":
                 break;
             default:
                 return NOT_HANDLED;
@@ -50,6 +54,15 @@ final class FastPath {
     static int execute(Env env, List<byte[]> rawArgs, String[] args, PrintWriter out, PrintWriter err) {
         if (args.length == 0) {
             return NOT_HANDLED;
+        }
+        String help = HelpTexts.forArgs(args);
+        if (help != null) {
+            if (colours()) {
+                return NOT_HANDLED;
+            }
+            out.print(help);
+            out.flush();
+            return ExitCodes.OK;
         }
         switch (args[0]) {
             case "run": {
@@ -280,6 +293,14 @@ final class FastPath {
             }
         }
         return c.names.isEmpty() ? null : c;
+    }
+
+    /**
+     * True if picocli would print help in colour (to a terminal, unless NO_COLOR and the like
+     * say otherwise): the rendered texts have none, so picocli prints that help itself.
+     */
+    private static boolean colours() {
+        return CommandLine.Help.Ansi.AUTO.enabled();
     }
 
     private static Duration duration(String value) {

@@ -136,8 +136,9 @@ class FastPathTest {
 
     @Test
     void otherCommands_areLeftToPicocli() {
-        for (String[] args : List.of(new String[0], new String[] {"--help"}, new String[] {"help", "run"},
-                new String[] {"list"}, new String[] {"-v", "run", "x", "--", "true"}, new String[] {"--version", "x"})) {
+        for (String[] args : List.of(new String[0],
+                new String[] {"list"}, new String[] {"-v", "run", "x", "--", "true"}, new String[] {"--version", "x"},
+                new String[] {"help", "list"}, new String[] {"--help", "run"}, new String[] {"list", "--help"})) {
             StringWriter out = new StringWriter();
             StringWriter err = new StringWriter();
             assertThat(FastPath.execute(env(), null, args, new PrintWriter(out), new PrintWriter(err)))
@@ -177,6 +178,34 @@ class FastPathTest {
             assertThat(fast).as(line).isNotEqualTo(FastPath.NOT_HANDLED).isEqualTo(picocli);
             assertThat(fastErr.toString()).as(line).isEqualTo(err.toString());
             assertThat(withoutTimes(fastOut.toString())).as(line).isEqualTo(withoutTimes(out.toString()));
+        }
+    }
+
+    /** The help texts rendered at build time are what picocli prints, for every form that asks for them. */
+    @Test
+    void help_isWhatPicocliPrints() {
+        String before = System.getProperty("picocli.ansi");
+        System.setProperty("picocli.ansi", "false"); // as picocli decides on a pipe
+        try {
+            for (List<String> form : HelpTexts.FORMS.keySet()) {
+                String[] args = form.toArray(new String[0]);
+                StringWriter fastOut = new StringWriter();
+                StringWriter fastErr = new StringWriter();
+                int fast = FastPath.execute(env(), null, args, new PrintWriter(fastOut, true), new PrintWriter(fastErr, true));
+                StringWriter out = new StringWriter();
+                CommandLine cmd = Main.commandLine(env(), null, args);
+                cmd.setOut(new PrintWriter(out, true));
+                int picocli = cmd.execute(args);
+                assertThat(fast).as(String.join(" ", args)).isEqualTo(picocli).isEqualTo(0);
+                assertThat(fastOut.toString()).as(String.join(" ", args)).isEqualTo(out.toString()).contains("Usage: interlock");
+                assertThat(fastErr.toString()).isEmpty();
+            }
+        } finally {
+            if (before == null) {
+                System.clearProperty("picocli.ansi");
+            } else {
+                System.setProperty("picocli.ansi", before);
+            }
         }
     }
 
