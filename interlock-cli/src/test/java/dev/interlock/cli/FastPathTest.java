@@ -209,6 +209,19 @@ class FastPathTest {
         }
     }
 
+    /** The launcher's training run also loads what {@code status} loads, for the start-up archive. */
+    @Test
+    void trainingRun_alsoLoadsStatus() throws Exception {
+        Path locks = Files.createDirectories(tmp.resolve("locks"));
+        Path log = tmp.resolve("classes.log");
+        List<String> jvm = List.of("-Xlog:class+load=info:file=" + log, "-Dinterlock.cli.training=true");
+        try (CliProcess p = CliProcess.start(jvm, Map.of(), "run", "--backend", "flock:" + locks, "x", "--", "true")) {
+            assertThat(p.exitCode()).as(p.err()).isEqualTo(0);
+            assertThat(p.out()).isEmpty();
+        }
+        assertThat(Files.readString(log, StandardCharsets.UTF_8)).contains("dev.interlock.cli.LockTable ");
+    }
+
     private static String withoutTimes(String s) {
         return s.replaceAll("\"now\":\"[^\"]*\"", "\"now\":\"\"");
     }

@@ -158,7 +158,8 @@ class LauncherTest {
                 && listing(lib).stream().noneMatch(n -> n.endsWith(".training") || n.endsWith(".tmp")));
         launch("run", "x", "--", "second");
         assertThat(runCall("run x -- second")).contains("-XX:AOTCache=" + lib + "/interlock-").contains(".aot ");
-        assertThat(calls()).anyMatch(l -> l.contains("-XX:AOTMode=record") && l.contains("run --backend flock:"));
+        assertThat(calls()).anyMatch(l -> l.contains("-XX:AOTMode=record") && l.contains("-Dinterlock.cli.training=true")
+                && l.contains("run --backend flock:"));
         assertThat(calls()).anyMatch(l -> l.contains("-XX:AOTMode=on"));
     }
 
