@@ -148,6 +148,18 @@ class LauncherTest {
     }
 
     @Test
+    void javaThroughALink_isKnownByTheJdkItIsIn() throws Exception {
+        Path jdk25 = jdk(tmp.resolve("real/jdk-25"), "25.0.3");
+        Path bin = Files.createDirectories(tmp.resolve("usr/bin"));
+        Files.createSymbolicLink(bin.resolve("java"), jdk25.resolve("bin/java"));
+        env.put("INTERLOCK_JAVA", bin.resolve("java").toString());
+        launch("run", "x", "--", "first");
+        Path lib = install.resolve("lib");
+        await().atMost(Timing.seconds(30)).until(() -> listing(lib).stream().anyMatch(n -> n.endsWith(".aot"))
+                && listing(lib).stream().noneMatch(n -> n.endsWith(".training")));
+    }
+
+    @Test
     void jdk24On_trainsAnAotCacheInTheBackground_thenUsesIt() throws Exception {
         jdk("jdk-25", "25.0.3");
         String first = launch("run", "x", "--", "first");
