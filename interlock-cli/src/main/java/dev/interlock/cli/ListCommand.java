@@ -47,7 +47,7 @@ final class ListCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         try (LockSpace space = backend.open(top.env, false)) {
-            StatusCommand.print(spec, space.uri(), space.list(), json);
+            StatusCommand.print(spec.commandLine().getOut(), space.uri(), space.list(), json);
         }
         return ExitCodes.OK;
     }

@@ -137,8 +137,15 @@ final class RunCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         checkCommandLine();
+        return execute(spec.commandLine().getOut(), spec.commandLine().getErr());
+    }
+
+    /**
+     * Runs the command once its fields are set, by picocli ({@link #call}) or by {@link FastPath},
+     * which leaves {@link #spec} null.
+     */
+    int execute(PrintWriter out, PrintWriter err) {
         BackendOption.checkName(name);
-        PrintWriter err = spec.commandLine().getErr();
         boolean tryOnly = noWait || (wait != null && wait.isZero());
         try (LockSpace space = backend.open(top.env)) {
             boolean leaseBased = Leases.leaseBased(space);
@@ -149,7 +156,7 @@ final class RunCommand implements Callable<Integer> {
                 try {
                     request.lease(lease);
                 } catch (IllegalArgumentException e) {
-                    throw new CommandLine.ParameterException(spec.commandLine(), "bad --lease: " + e.getMessage());
+                    throw usage("bad --lease: " + e.getMessage());
                 }
             }
             try (CommandRunner runner = new CommandRunner(err, grace)) {
@@ -188,7 +195,7 @@ final class RunCommand implements Callable<Integer> {
                             runner.sentinel().guard();
                         }
                     }
-                    return runUnder(held, runner, err, acquiredAt);
+                    return runUnder(held, runner, out, err, acquiredAt);
                 } finally {
                     runner.close();
                     try {
@@ -267,14 +274,14 @@ final class RunCommand implements Callable<Integer> {
         }
     }
 
-    private int runUnder(Lease lease, CommandRunner runner, PrintWriter err, long acquiredAt) {
+    private int runUnder(Lease lease, CommandRunner runner, PrintWriter out, PrintWriter err, long acquiredAt) {
         List<byte[]> env = List.of(
                 ("INTERLOCK_NAME=" + name).getBytes(StandardCharsets.UTF_8),
                 ("INTERLOCK_OWNER=" + lease.owner().id()).getBytes(StandardCharsets.UTF_8),
                 ("INTERLOCK_TOKEN=" + lease.token()).getBytes(StandardCharsets.UTF_8));
         OptionalInt fd = Leases.inheritableDescriptor(lease);
         err.flush();
-        spec.commandLine().getOut().flush();
+        out.flush();
         System.out.flush();
         System.err.flush();
         int status;
@@ -363,8 +370,19 @@ final class RunCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), "the lock NAME must come before '--': " + synopsis);
         }
         if (noWait && wait != null) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "-n/--no-wait and -w/--wait exclude each other");
+            throw usage("-n/--no-wait and -w/--wait exclude each other");
         }
+    }
+
+    /**
+     * A usage error (exit 64): picocli's own exception when picocli parsed the line, else a
+     * {@link CliException} that {@link Main#report} prints the same way.
+     */
+    private RuntimeException usage(String message) {
+        if (spec != null) {
+            return new CommandLine.ParameterException(spec.commandLine(), message);
+        }
+        return new CliException(ExitCodes.USAGE, message);
     }
 
     /** 0..255, as an exit status must be. */

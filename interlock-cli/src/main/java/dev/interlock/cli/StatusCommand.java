@@ -56,6 +56,11 @@ final class StatusCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        return execute(spec.commandLine().getOut());
+    }
+
+    /** Shows the locks once the fields are set, by picocli ({@link #call}) or by {@link FastPath}. */
+    int execute(PrintWriter out) {
         for (String n : names) {
             BackendOption.checkName(n);
         }
@@ -64,13 +69,12 @@ final class StatusCommand implements Callable<Integer> {
             for (String n : names) {
                 infos.add(space.status(n));
             }
-            print(spec, space.uri(), infos, json);
+            print(out, space.uri(), infos, json);
         }
         return ExitCodes.OK;
     }
 
-    static void print(CommandSpec spec, String uri, List<LockInfo> infos, boolean json) {
-        PrintWriter out = spec.commandLine().getOut();
+    static void print(PrintWriter out, String uri, List<LockInfo> infos, boolean json) {
         Instant now = Instant.now();
         if (json) {
             out.println(LockTable.json(uri, infos, now));

@@ -15,6 +15,8 @@ public final class ChildJvm {
         cmd.add("-XX:TieredStopAtLevel=1");
         cmd.add("-XX:+UseSerialGC");
         cmd.add("-Xshare:auto");
+        // JDK 22+ warns on stderr when JNA loads its library without it; JDK 17 accepts it too.
+        cmd.add("--enable-native-access=ALL-UNNAMED");
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));
         cmd.addAll(jvmArgs);

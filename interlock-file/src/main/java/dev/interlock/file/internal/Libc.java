@@ -48,10 +48,24 @@ final class Libc {
             if (UNSUPPORTED != null) {
                 throw new UnsatisfiedLinkError(UNSUPPORTED);
             }
-            l = NativeLibrary.getInstance(Platform.C_LIBRARY_NAME);
+            l = open();
             library = l;
         }
         return l;
+    }
+
+    /**
+     * glibc's C library by its soname first: JNA's name for it, "c", makes it try "libc.so" (a
+     * linker script that dlopen refuses, when the dev package is installed at all) and then run
+     * {@code ldconfig -p} in a child process to find the real file, which cost every start a fork
+     * and an exec. Other C libraries (musl) are found by that search as before.
+     */
+    private static NativeLibrary open() {
+        try {
+            return NativeLibrary.getInstance("libc.so.6");
+        } catch (UnsatisfiedLinkError e) {
+            return NativeLibrary.getInstance(Platform.C_LIBRARY_NAME);
+        }
     }
 
     private static final ConcurrentHashMap<String, Function> FUNCTIONS = new ConcurrentHashMap<>();
