@@ -75,7 +75,7 @@ final class DefaultLease implements Lease {
     private volatile ScheduledFuture<?> renewTask;
     private volatile ScheduledFuture<?> lossTask;
     /** Ticker time before which close() keeps the lock (hold at least); Long.MIN_VALUE: none. */
-    private final long holdUntil;
+    private volatile long holdUntil;
 
     private DefaultLease(DefaultLockSpace space, AcquireSpec spec, Grant grant, long grantedAt, boolean fixed, Duration holdAtLeast) {
         this.space = space;
@@ -601,6 +601,15 @@ final class DefaultLease implements Lease {
     /** The deadline on the space's ticker; {@link Long#MAX_VALUE} if it does not expire. */
     long deadlineNanos() {
         return deadline;
+    }
+
+    /**
+     * Moves the hold-at-least time to {@code duration} from now, earlier or later than the one
+     * asked at acquisition ({@code Duration.ZERO}: close releases at once). For adapters whose
+     * API renegotiates it while the lock is held (ShedLock's {@code extend}).
+     */
+    void holdAtLeastFromNow(Duration duration) {
+        holdUntil = duration.isZero() ? Long.MIN_VALUE : space.ticker.read() + duration.toNanos();
     }
 
     /** The lease duration now in force. */
