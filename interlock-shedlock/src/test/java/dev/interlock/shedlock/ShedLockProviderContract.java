@@ -22,6 +22,7 @@ import net.javacrumbs.shedlock.core.LockConfiguration;
 import net.javacrumbs.shedlock.core.LockExtender;
 import net.javacrumbs.shedlock.core.LockingTaskExecutor;
 import net.javacrumbs.shedlock.core.SimpleLock;
+import net.javacrumbs.shedlock.support.KeepAliveLockProvider;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -322,6 +323,19 @@ abstract class ShedLockProviderContract {
         assertHeld("long");
         l.unlock();
         assertFree("long");
+    }
+
+    @Test
+    void keepAliveLockProvider_extendsThroughExtend_pastLockAtMostFor() {
+        // ShedLock's own keep-alive wrapper (needs lockAtMostFor of 30s or more) extends at half of it.
+        Duration atMost = Duration.ofMinutes(1);
+        SimpleLock l = new KeepAliveLockProvider(a, timer).lock(cfg("kept", atMost, Duration.ZERO)).orElseThrow();
+        for (int i = 0; i < 6; i++) {
+            timer.advance(Duration.ofSeconds(20));
+        }
+        assertHeld("kept");
+        l.unlock();
+        assertFree("kept");
     }
 
     // ------------------------------------------------------------------ ShedLock's own executor
