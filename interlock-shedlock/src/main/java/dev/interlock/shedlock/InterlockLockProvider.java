@@ -142,6 +142,8 @@ public final class InterlockLockProvider implements ExtensibleLockProvider {
         final boolean fixed;
         /** Unlocked, or given up by a failed extend (possibly on another thread than the taker's). */
         volatile boolean ended;
+        /** The lock the taking thread held when it took this one (its chain in {@link InterlockShedLock}). */
+        Held below;
 
         Held(Lease lease, boolean fixed) {
             this.lease = lease;
@@ -215,7 +217,10 @@ public final class InterlockLockProvider implements ExtensibleLockProvider {
                 }
                 return Optional.empty();
             }
-            Leases.holdAtLeastFromNow(held.lease, lockAtLeastFor);
+            if (!Leases.holdAtLeastFromNow(held.lease, lockAtLeastFor)) {
+                log.warn("ShedLock lock '{}' extended, but its lockAtLeastFor stays the first one: the lock space {} is not"
+                        + " Interlock's own", name, held.lease);
+            }
             return Optional.of(new InterlockSimpleLock(held));
         }
     }

@@ -1,8 +1,6 @@
 package dev.interlock.shedlock;
 
 import dev.interlock.Lease;
-import java.util.ArrayDeque;
-import java.util.Iterator;
 import java.util.Optional;
 import java.util.OptionalLong;
 
@@ -29,7 +27,13 @@ import java.util.OptionalLong;
  * the token along itself.
  */
 public final class InterlockShedLock {
-    private static final ThreadLocal<ArrayDeque<InterlockLockProvider.Held>> CURRENT = ThreadLocal.withInitial(ArrayDeque::new);
+    /**
+     * This thread's innermost lock; each links to the one it was taken under. Only the thread
+     * itself reads or changes its chain (an unlock on another thread just marks the lock ended,
+     * and the chain drops it at its next use). Removed when empty, so no pool thread keeps a
+     * reference to this class.
+     */
+    private static final ThreadLocal<InterlockLockProvider.Held> TOP = new ThreadLocal<>();
 
     private InterlockShedLock() {}
 
@@ -69,34 +73,65 @@ public final class InterlockShedLock {
         return h == null ? Optional.empty() : Optional.of(h.lease);
     }
 
+    /** The innermost valid lock (of {@code name}, if not null), dropping ended and invalid ones on the way. */
     private static InterlockLockProvider.Held innermost(String name) {
-        ArrayDeque<InterlockLockProvider.Held> stack = CURRENT.get();
-        for (Iterator<InterlockLockProvider.Held> it = stack.iterator(); it.hasNext(); ) {
-            InterlockLockProvider.Held h = it.next();
+        InterlockLockProvider.Held top = TOP.get();
+        InterlockLockProvider.Held prev = null;
+        for (InterlockLockProvider.Held h = top; h != null; h = h.below) {
             if (h.ended || !h.lease.isValid()) {
-                it.remove(); // unlocked on another thread, ran out, lost, or its space was closed
-            } else if (name == null || name.equals(h.lease.name())) {
-                return h;
+                // unlocked on another thread, ran out, lost, or its space was closed
+                if (prev == null) {
+                    top = h.below;
+                } else {
+                    prev.below = h.below;
+                }
+            } else {
+                if (name == null || name.equals(h.lease.name())) {
+                    store(top);
+                    return h;
+                }
+                prev = h;
             }
         }
-        if (stack.isEmpty()) {
-            CURRENT.remove();
-        }
+        store(top);
         return null;
     }
 
+    private static void store(InterlockLockProvider.Held top) {
+        if (top == null) {
+            TOP.remove();
+        } else {
+            TOP.set(top);
+        }
+    }
+
     static void pushed(InterlockLockProvider.Held h) {
-        ArrayDeque<InterlockLockProvider.Held> stack = CURRENT.get();
-        stack.removeIf(x -> x.ended);
-        stack.push(h);
+        InterlockLockProvider.Held top = TOP.get();
+        while (top != null && top.ended) {
+            top = top.below;
+        }
+        h.below = top;
+        TOP.set(h);
     }
 
     static void popped(InterlockLockProvider.Held h) {
-        ArrayDeque<InterlockLockProvider.Held> stack = CURRENT.get();
-        stack.remove(h);
-        stack.removeIf(x -> x.ended);
-        if (stack.isEmpty()) {
-            CURRENT.remove();
+        InterlockLockProvider.Held top = TOP.get();
+        if (top == h) {
+            store(h.below); // the usual case: the innermost lock is unlocked
+            return;
         }
+        InterlockLockProvider.Held prev = null;
+        for (InterlockLockProvider.Held x = top; x != null; x = x.below) {
+            if (x == h || x.ended) {
+                if (prev == null) {
+                    top = x.below;
+                } else {
+                    prev.below = x.below;
+                }
+            } else {
+                prev = x;
+            }
+        }
+        store(top);
     }
 }

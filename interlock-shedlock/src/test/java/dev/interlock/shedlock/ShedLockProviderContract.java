@@ -310,6 +310,15 @@ abstract class ShedLockProviderContract {
         assertThat(InterlockShedLock.currentToken()).hasValue(outerToken);
         outer.unlock();
         assertThat(InterlockShedLock.currentToken()).isEqualTo(OptionalLong.empty());
+
+        SimpleLock first = a.lock(cfg("outer")).orElseThrow();
+        SimpleLock second = a.lock(cfg("inner")).orElseThrow();
+        long secondToken = InterlockShedLock.requireToken();
+        first.unlock(); // out of order
+        assertThat(InterlockShedLock.currentToken()).hasValue(secondToken);
+        assertThat(InterlockShedLock.currentToken("outer")).isEmpty();
+        second.unlock();
+        assertThat(InterlockShedLock.currentToken()).isEmpty();
     }
 
     // ------------------------------------------------------------------ the option
