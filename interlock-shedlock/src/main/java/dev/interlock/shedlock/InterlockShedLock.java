@@ -30,8 +30,8 @@ public final class InterlockShedLock {
     /**
      * This thread's innermost lock; each links to the one it was taken under. Only the thread
      * itself reads or changes its chain (an unlock on another thread just marks the lock ended,
-     * and the chain drops it at its next use). Removed when empty, so no pool thread keeps a
-     * reference to this class.
+     * and the chain drops it at its next use). Null when empty, so no pool thread keeps a lock,
+     * a lease or an object of this library alive.
      */
     private static final ThreadLocal<InterlockLockProvider.Held> TOP = new ThreadLocal<>();
 
@@ -75,7 +75,8 @@ public final class InterlockShedLock {
 
     /** The innermost valid lock (of {@code name}, if not null), dropping ended and invalid ones on the way. */
     private static InterlockLockProvider.Held innermost(String name) {
-        InterlockLockProvider.Held top = TOP.get();
+        InterlockLockProvider.Held first = TOP.get();
+        InterlockLockProvider.Held top = first;
         InterlockLockProvider.Held prev = null;
         for (InterlockLockProvider.Held h = top; h != null; h = h.below) {
             if (h.ended || !h.lease.isValid()) {
@@ -87,22 +88,26 @@ public final class InterlockShedLock {
                 }
             } else {
                 if (name == null || name.equals(h.lease.name())) {
-                    store(top);
+                    if (top != first) {
+                        store(top);
+                    }
                     return h;
                 }
                 prev = h;
             }
         }
-        store(top);
+        if (top != first) {
+            store(top);
+        }
         return null;
     }
 
+    /**
+     * Sets (null when empty) rather than removes: a removed entry is made again, with a new weak
+     * reference, at the thread's next lock. A null value keeps nothing of this library alive.
+     */
     private static void store(InterlockLockProvider.Held top) {
-        if (top == null) {
-            TOP.remove();
-        } else {
-            TOP.set(top);
-        }
+        TOP.set(top);
     }
 
     static void pushed(InterlockLockProvider.Held h) {
