@@ -3,8 +3,11 @@ package dev.interlock.bench;
 import java.util.Arrays;
 
 /**
- * The same-run ratio of {@link ShedLockAdapterBenchmark#adapter()} over
- * {@link ShedLockAdapterBenchmark#direct()}, robust to a shared machine: JMH measures one benchmark
+ * The same-run ratios of {@link ShedLockAdapterBenchmark#adapter()} over
+ * {@link ShedLockAdapterBenchmark#direct()} (lock + unlock) and of
+ * {@link ShedLockAdapterBenchmark#adapterToken()} over
+ * {@link ShedLockAdapterBenchmark#directCheckedToken()} (the same plus one checked token read),
+ * robust to a shared machine: JMH measures one benchmark
  * after the other, so load that comes and goes (other builds, other benchmarks) lands on one side.
  * Here the two alternate in blocks of {@code ops} calls (order swapped every round) within one
  * JVM, and the verdict is the median of the per-round ratios, with its interquartile range.
@@ -23,47 +26,53 @@ public final class ShedLockAdapterAB {
         ShedLockAdapterBenchmark b = new ShedLockAdapterBenchmark();
         b.setUp();
         try {
-            long sink = 0;
-            for (int i = 0; i < 200_000; i++) { // warm-up, both paths
-                sink += b.direct() + b.adapter();
-            }
-            double[] direct = new double[rounds];
-            double[] adapter = new double[rounds];
-            double[] ratio = new double[rounds];
-            for (int r = 0; r < rounds; r++) {
-                if (r % 2 == 0) {
-                    direct[r] = block(b, false, ops);
-                    adapter[r] = block(b, true, ops);
-                } else {
-                    adapter[r] = block(b, true, ops);
-                    direct[r] = block(b, false, ops);
-                }
-                ratio[r] = adapter[r] / direct[r];
-            }
-            System.out.printf("rounds %d x %d ops each side%n", rounds, ops);
-            System.out.printf("direct  median %.0f ns/op%n", median(direct));
-            System.out.printf("adapter median %.0f ns/op%n", median(adapter));
-            Arrays.sort(ratio);
-            System.out.printf("adapter/direct per round: median %.3f, IQR %.3f-%.3f%n", median(ratio),
-                    ratio[rounds / 4], ratio[rounds * 3 / 4]);
-            if (sink == 42) {
-                System.out.println();
-            }
+            run(b, rounds, ops, false);
+            run(b, rounds, ops, true);
         } finally {
             b.tearDown();
         }
     }
 
-    private static double block(ShedLockAdapterBenchmark b, boolean adapter, int ops) {
+    private static void run(ShedLockAdapterBenchmark b, int rounds, int ops, boolean token) {
+        long sink = 0;
+        for (int i = 0; i < 200_000; i++) { // warm-up, both paths
+            sink += token ? b.directCheckedToken() + b.adapterToken() : b.direct() + b.adapter();
+        }
+        double[] direct = new double[rounds];
+        double[] adapter = new double[rounds];
+        double[] ratio = new double[rounds];
+        for (int r = 0; r < rounds; r++) {
+            if (r % 2 == 0) {
+                direct[r] = block(b, false, token, ops);
+                adapter[r] = block(b, true, token, ops);
+            } else {
+                adapter[r] = block(b, true, token, ops);
+                direct[r] = block(b, false, token, ops);
+            }
+            ratio[r] = adapter[r] / direct[r];
+        }
+        String what = token ? "lock + checked token + unlock" : "lock + unlock";
+        System.out.printf("%s: %d rounds x %d ops each side%n", what, rounds, ops);
+        System.out.printf("  direct  median %.0f ns/op%n", median(direct));
+        System.out.printf("  adapter median %.0f ns/op%n", median(adapter));
+        Arrays.sort(ratio);
+        System.out.printf("  adapter/direct per round: median %.3f, IQR %.3f-%.3f%n", median(ratio),
+                ratio[rounds / 4], ratio[rounds * 3 / 4]);
+        if (sink == 42) {
+            System.out.println();
+        }
+    }
+
+    private static double block(ShedLockAdapterBenchmark b, boolean adapter, boolean token, int ops) {
         long sink = 0;
         long t0 = System.nanoTime();
         if (adapter) {
             for (int i = 0; i < ops; i++) {
-                sink += b.adapter();
+                sink += token ? b.adapterToken() : b.adapter();
             }
         } else {
             for (int i = 0; i < ops; i++) {
-                sink += b.direct();
+                sink += token ? b.directCheckedToken() : b.direct();
             }
         }
         long t = System.nanoTime() - t0;

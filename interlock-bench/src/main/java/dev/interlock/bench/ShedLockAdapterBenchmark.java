@@ -27,8 +27,9 @@ import org.openjdk.jmh.annotations.Warmup;
  * on {@code mem:} (the cheapest backend, so the adapter's share is as large as it can be), through
  * {@link InterlockLockProvider} against the same request made directly (a fixed lease of
  * {@code lockAtMostFor}, exclusive, one try). {@code adapterFreshConfiguration} also builds the
- * {@code LockConfiguration} per run, as ShedLock's executor does; {@code directRenewedLease} is the
- * default request (a lease renewed in the background), for reference.
+ * {@code LockConfiguration} per run, as ShedLock's executor does; {@code adapterToken} and
+ * {@code directCheckedToken} add the task's one read of its fencing token, checked valid;
+ * {@code directRenewedLease} is the default request (a lease renewed in the background).
  *
  * {@snippet lang="shell" :
  * ./mvnw -q -pl interlock-bench -am package -DskipTests
@@ -60,24 +61,42 @@ public class ShedLockAdapterBenchmark {
         locks.close();
     }
 
+    /** What ShedLock's executor does around a run: lock, unlock. */
     @Benchmark
     public long direct() {
         try (Lease l = locks.lock("bench").lease(AT_MOST).fixedLease().tryAcquire().orElseThrow()) {
-            return l.token();
+            return l.hashCode();
         }
     }
 
     @Benchmark
     public long adapter() {
         SimpleLock l = provider.lock(config).orElseThrow();
-        long token = InterlockShedLock.requireToken();
         l.unlock();
-        return token;
+        return l.hashCode();
     }
 
     @Benchmark
     public long adapterFreshConfiguration() {
         SimpleLock l = provider.lock(new LockConfiguration(ClockProvider.now(), "bench", AT_MOST, Duration.ZERO)).orElseThrow();
+        l.unlock();
+        return l.hashCode();
+    }
+
+    /** The same, with the task taking its fencing token once, checked valid (the lease's deadline is read: one clock read). */
+    @Benchmark
+    public long directCheckedToken() {
+        try (Lease l = locks.lock("bench").lease(AT_MOST).fixedLease().tryAcquire().orElseThrow()) {
+            if (!l.isValid()) {
+                throw new IllegalStateException("lost");
+            }
+            return l.token();
+        }
+    }
+
+    @Benchmark
+    public long adapterToken() {
+        SimpleLock l = provider.lock(config).orElseThrow();
         long token = InterlockShedLock.requireToken();
         l.unlock();
         return token;
@@ -86,7 +105,7 @@ public class ShedLockAdapterBenchmark {
     @Benchmark
     public long directRenewedLease() {
         try (Lease l = locks.lock("bench").lease(AT_MOST).tryAcquire().orElseThrow()) {
-            return l.token();
+            return l.hashCode();
         }
     }
 }
