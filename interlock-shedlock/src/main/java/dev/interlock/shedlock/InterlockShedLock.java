@@ -9,14 +9,14 @@ import java.util.OptionalLong;
  * all its fencing token, to pass along with every write the lock protects, so that a store which
  * remembers the highest token it has seen rejects a holder whose lock ran out while it was paused.
  *
- * <pre>{@code
- * @Scheduled(cron = "0 0 * * * *")
- * @SchedulerLock(name = "hourly-export", lockAtMostFor = "10m")
+ * <pre>
+ * &#64;Scheduled(cron = "0 0 * * * *")
+ * &#64;SchedulerLock(name = "hourly-export", lockAtMostFor = "10m")
  * void export() {
  *     long token = InterlockShedLock.requireToken();
  *     store.writeIfNewer(batch, token);              // the store refuses tokens lower than the last it saw
  * }
- * }</pre>
+ * </pre>
  *
  * <p><b>Scope.</b> A lock is current on the thread that called {@code lock()} (ShedLock runs the
  * task there, as its {@code LockAssert} assumes), from {@code lock()} until {@code unlock()}, through
