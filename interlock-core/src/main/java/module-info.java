@@ -13,7 +13,8 @@ module dev.interlock {
     exports dev.interlock.mem;
     exports dev.interlock.check;
     // Shared by Interlock's own modules only; not an API.
-    exports dev.interlock.internal to dev.interlock.file, dev.interlock.cli, dev.interlock.jdbc, dev.interlock.redis;
+    exports dev.interlock.internal to dev.interlock.file, dev.interlock.cli, dev.interlock.jdbc, dev.interlock.redis,
+            dev.interlock.shedlock;
 
     uses dev.interlock.spi.LockBackendProvider;
 

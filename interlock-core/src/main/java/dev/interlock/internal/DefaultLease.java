@@ -76,13 +76,13 @@ final class DefaultLease implements Lease {
     private final AtomicReference<LockLostException> lostCause = new AtomicReference<>();
     private volatile ScheduledFuture<?> renewTask;
     private volatile ScheduledFuture<?> lossTask;
-    /** Ticker time of the grant: the start of the hold-at-least time and of the hold time of metrics. */
+    /** Ticker time of the grant: the start of the hold time of metrics. */
     private final long grantedAt;
     /**
-     * How long close() keeps the lock after the grant (hold at least); null: not at all. A
-     * reference, not a second long: the lease object stays the size it had before metrics.
+     * Ticker time before which close() keeps the lock (hold at least); Long.MIN_VALUE: none.
+     * Volatile: an adapter may move it while the lock is held ({@link #holdAtLeastFromNow}).
      */
-    private final Duration holdAtLeast;
+    private volatile long holdUntil;
 
     private DefaultLease(DefaultLockSpace space, AcquireSpec spec, Grant grant, long grantedAt, boolean fixed, Duration holdAtLeast) {
         this.space = space;
@@ -94,8 +94,8 @@ final class DefaultLease implements Lease {
         }
         this.leaseBased = kind == LeaseKind.RENEWED;
         this.fixed = fixed;
-        this.holdAtLeast = holdAtLeast;
         this.grantedAt = grantedAt;
+        this.holdUntil = holdAtLeast == null ? Long.MIN_VALUE : grantedAt + holdAtLeast.toNanos();
         this.backendName = space.description;
         this.leaseNanos = spec.lease().toNanos();
         this.deadline = leaseBased ? grantedAt + leaseNanos : Long.MAX_VALUE;
@@ -596,7 +596,8 @@ final class DefaultLease implements Lease {
         if (space.metered) {
             space.releasedMetric(spec.name(), spec.mode(), space.ticker.read() - grantedAt);
         }
-        long keep = holdAtLeast == null ? 0 : grantedAt + holdAtLeast.toNanos() - space.ticker.read();
+        long until = holdUntil;
+        long keep = until == Long.MIN_VALUE ? 0 : until - space.ticker.read();
         if (keep > 0) {
             keepUntilHeldLongEnough(keep);
             return;
@@ -674,6 +675,15 @@ final class DefaultLease implements Lease {
     /** The deadline on the space's ticker; {@link Long#MAX_VALUE} if it does not expire. */
     long deadlineNanos() {
         return deadline;
+    }
+
+    /**
+     * Moves the hold-at-least time to {@code duration} from now, earlier or later than the one
+     * asked at acquisition ({@code Duration.ZERO}: close releases at once). For adapters whose
+     * API renegotiates it while the lock is held (ShedLock's {@code extend}).
+     */
+    void holdAtLeastFromNow(Duration duration) {
+        holdUntil = duration.isZero() ? Long.MIN_VALUE : space.ticker.read() + duration.toNanos();
     }
 
     /** The lease duration now in force. */

@@ -64,4 +64,23 @@ public final class Leases {
     public static Duration leaseDuration(Lease lease) {
         return ((DefaultLease) lease).leaseDuration();
     }
+
+    /**
+     * Makes {@link Lease#close()} keep the lock until {@code duration} from now, replacing the
+     * {@link LockRequest#holdAtLeast hold-at-least} time given at acquisition (zero: close releases
+     * at once). ShedLock's {@code extend(lockAtMostFor, lockAtLeastFor)} renegotiates it this way.
+     *
+     * @return false if {@code lease} is not one of the core's (nothing was changed)
+     * @throws IllegalArgumentException if {@code duration} is negative
+     */
+    public static boolean holdAtLeastFromNow(Lease lease, Duration duration) {
+        if (duration.isNegative()) {
+            throw new IllegalArgumentException("hold-at-least must not be negative, was " + duration);
+        }
+        if (!(lease instanceof DefaultLease)) {
+            return false;
+        }
+        ((DefaultLease) lease).holdAtLeastFromNow(duration);
+        return true;
+    }
 }
