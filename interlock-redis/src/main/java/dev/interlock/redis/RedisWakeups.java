@@ -175,6 +175,19 @@ final class RedisWakeups implements AutoCloseable {
         }
     }
 
+    /** True if {@code channel} is subscribed, as the server confirmed; for tests. */
+    boolean subscribed(String channel) {
+        synchronized (lock) {
+            Channel c = channels.get(channel);
+            if (c == null) {
+                return false;
+            }
+            synchronized (c) {
+                return c.subscribed;
+            }
+        }
+    }
+
     private static final class Channel {
         final String name;
         /** The open watches; guarded by {@link RedisWakeups#lock}. */

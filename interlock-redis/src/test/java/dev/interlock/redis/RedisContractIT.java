@@ -24,6 +24,12 @@ class RedisContractIT extends LockSpaceContract {
         return new dev.interlock.testkit.BackendHooks() {
             @Override
             public boolean pushLoss(dev.interlock.Lease lease) {
+                // The holder subscribes to its loss channel asynchronously at the grant (a break before
+                // that is found at the next renewal instead): break once the subscription is confirmed.
+                RedisLockBackend backend = (RedisLockBackend) ((dev.interlock.internal.DefaultLockSpace) locks).backend();
+                String channel = backend.store.lostChannel(lease.owner().id());
+                org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
+                        .until(() -> backend.wakeups.subscribed(channel));
                 try (LockSpace admin = openSpace()) {
                     return admin.breakLock(lease.name(), lease.owner().id());
                 }
