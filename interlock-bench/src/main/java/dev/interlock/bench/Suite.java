@@ -317,10 +317,10 @@ public final class Suite {
     static final class Charts {
         private static final String[] COLORS = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
                 "#bcbd22", "#17becf"};
-        private static final int W = 820;
+        private static final int W = 960;
         private static final int H = 480;
         private static final int LEFT = 80;
-        private static final int RIGHT = 260;
+        private static final int RIGHT = 400;
         private static final int TOP = 40;
         private static final int BOTTOM = 60;
 
