@@ -105,14 +105,25 @@ public final class RedisLocks {
          * @throws LockBackendException if the server is unreachable or refuses (wrong password, no EVAL permission)
          */
         public LockSpace open() {
+            return new DefaultLockSpace(backend(), Ticker.system(), Clock.systemUTC(), null,
+                    defaultLease != null ? defaultLease : Duration.ofSeconds(30));
+        }
+
+        /**
+         * The backend alone, for a space that needs more than this builder offers (metrics, an
+         * executor): {@code Interlock.builder(RedisLocks.builder(client).backend()).metrics(m).open()}.
+         * The space closes it; the client stays the application's. Checks the server as
+         * {@link #open()} does; {@link #defaultLease} is then the space builder's to set.
+         *
+         * @throws LockBackendException if the server is unreachable or refuses (wrong password, no EVAL permission)
+         */
+        public dev.interlock.spi.LockBackend backend() {
             String p = prefix != null ? prefix : RedisKeys.DEFAULT_PREFIX;
             String desc = description != null ? description : "redis:client?prefix=" + p;
             RedisLockStore store = new RedisLockStore(client, new RedisKeys(p), desc, () -> { });
             store.ping();
-            RedisLockBackend backend = new RedisLockBackend(store, new RedisWakeups(client, p, desc), Ticker.system(),
+            return new RedisLockBackend(store, new RedisWakeups(client, p, desc), Ticker.system(),
                     Clock.systemUTC(), poll != null ? poll : RedisLocation.DEFAULT_POLL, RedisLocation.DEFAULT_TIMEOUT, () -> { });
-            return new DefaultLockSpace(backend, Ticker.system(), Clock.systemUTC(), null,
-                    defaultLease != null ? defaultLease : Duration.ofSeconds(30));
         }
     }
 }

@@ -396,6 +396,28 @@ class RedisIT {
     }
 
     @Test
+    void injectedClient_backend_takesASpaceBuiltAroundIt_withMetrics() {
+        RedisClient client = admin();
+        List<String> events = new java.util.concurrent.CopyOnWriteArrayList<>();
+        dev.interlock.LockMetrics metrics = new dev.interlock.LockMetrics() {
+            @Override
+            public void acquired(String backend, String name, Mode mode, long waitNanos, boolean contended) {
+                events.add("acquired " + backend + " " + name);
+            }
+
+            @Override
+            public void released(String backend, String name, Mode mode, long holdNanos) {
+                events.add("released " + backend + " " + name);
+            }
+        };
+        try (LockSpace s = Interlock.builder(RedisLocks.builder(client).prefix(prefix).backend()).metrics(metrics).open()) {
+            s.tryAcquire("metered").orElseThrow().close();
+        }
+        assertThat(events).containsExactly("acquired redis metered", "released redis metered");
+        assertThat(client.ping()).as("the application's client stays open").isEqualTo("PONG");
+    }
+
+    @Test
     void spaceUri_andMessages_neverShowTheUserOrPassword() {
         LockSpace locks = space("");
         assertThat(locks.uri()).startsWith("redis://").contains("?prefix=" + prefix);
