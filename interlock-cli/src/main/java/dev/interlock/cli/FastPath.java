@@ -135,13 +135,9 @@ final class FastPath {
                 name = a;
                 continue;
             }
-            String option = a;
-            String value = null;
-            int eq = a.indexOf('=');
-            if (a.startsWith("--") && eq > 0) {
-                option = a.substring(0, eq);
-                value = a.substring(eq + 1);
-            }
+            int eq = a.startsWith("--") ? a.indexOf('=') : -1; // --option=value
+            String option = eq > 0 ? a.substring(0, eq) : a;
+            String value = eq > 0 ? a.substring(eq + 1) : null;
             switch (option) {
                 case "-s":
                 case "--shared":
@@ -255,13 +251,9 @@ final class FastPath {
                 c.names.add(a);
                 continue;
             }
-            String option = a;
-            String value = null;
-            int eq = a.indexOf('=');
-            if (a.startsWith("--") && eq > 0) {
-                option = a.substring(0, eq);
-                value = a.substring(eq + 1);
-            }
+            int eq = a.startsWith("--") ? a.indexOf('=') : -1; // --option=value
+            String option = eq > 0 ? a.substring(0, eq) : a;
+            String value = eq > 0 ? a.substring(eq + 1) : null;
             switch (option) {
                 case "--json":
                     if (value != null || c.json) {
