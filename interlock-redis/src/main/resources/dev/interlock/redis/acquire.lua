@@ -59,7 +59,15 @@ end
 
 if #blocking > 0 then
   if queue then
+    -- A new place goes after every place already queued, even one taken in the same millisecond:
+    -- the order (place, then owner id) must never put a newcomer ahead of a waiter that a release
+    -- has already named as next, or both would wait for a notice that no release sends.
     local since = me and me.since or now
+    if not me then
+      for _, w in pairs(waiters) do
+        if w.since >= since then since = w.since + 1 end
+      end
+    end
     local e = { field = 'w:' .. owner, mode = mode, deadline = now + qlease, since = since }
     e.value = mode .. ' ' .. num(e.deadline) .. ' ' .. num(since)
     waiters[owner] = e

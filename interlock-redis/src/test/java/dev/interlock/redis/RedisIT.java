@@ -395,6 +395,34 @@ class RedisIT {
         assertThat(client.ping()).isEqualTo("PONG");
     }
 
+    /**
+     * Two waiters queued within one millisecond used to tie on their place, and the tie went by
+     * owner id: a newcomer could sort ahead of the waiter a release had just named, and both then
+     * waited for a notice nobody sent (seen as 1 s stalls with two processes passing a lock).
+     * A new place now always comes after every queued one.
+     */
+    @Test
+    void aNewWaiter_isQueuedAfterEveryWaiterAlreadyThere_evenWithinTheSameMillisecond() {
+        LockSpace s = space("");
+        RedisClient admin = admin();
+        RedisLockStore store = ((RedisLockBackend) ((dev.interlock.internal.DefaultLockSpace) s).backend()).store;
+        Lease held = s.tryAcquire("tie").orElseThrow();
+        String first = "vm:1:1:ffff";
+        String second = "vm:1:1:0000"; // sorts before the first by owner id
+        assertThat(store.acquire("tie", Mode.EXCLUSIVE, first, 30_000, true, 5_000).granted()).isFalse();
+        // As if the second came in the same millisecond (or the clock stepped back): the first's place is now "later".
+        String key = keys.lock("tie");
+        String[] f = admin.hget(key, "w:" + first).split(" ");
+        long firstSince = Long.parseLong(f[2]) + 60_000;
+        admin.hset(key, "w:" + first, f[0] + " " + f[1] + " " + firstSince);
+        assertThat(store.acquire("tie", Mode.EXCLUSIVE, second, 30_000, true, 5_000).granted()).isFalse();
+        long secondSince = Long.parseLong(admin.hget(key, "w:" + second).split(" ")[2]);
+        assertThat(secondSince).as("the newcomer's place comes after the first's").isGreaterThan(firstSince);
+        held.close();
+        assertThat(store.acquire("tie", Mode.EXCLUSIVE, second, 30_000, true, 5_000).granted()).as("not the second's turn").isFalse();
+        assertThat(store.acquire("tie", Mode.EXCLUSIVE, first, 30_000, true, 5_000).granted()).as("the first's turn").isTrue();
+    }
+
     @Test
     void injectedClient_backend_takesASpaceBuiltAroundIt_withMetrics() {
         RedisClient client = admin();
