@@ -114,6 +114,16 @@ final class LockStore {
     private final String listShared;
     private final String holderEpoch;
 
+    // PostgreSQL's one-statement forms, built once (see the methods that run them).
+    private final String pgExclusiveSql;
+    private final String pgSharedSql;
+    private final String pgRenewSharedSql;
+    private final String pgReleaseSharedSql;
+    private final String pgExReleaseSql;
+    private final String pgUnqueueSql;
+    private final String pgMarkWriterSql;
+    private final String pgMarkReaderSql;
+
     LockStore(String description, Dialect dialect, String table, Connections connections, Duration statementTimeout) {
         this.description = description;
         this.dialect = dialect;
@@ -199,6 +209,62 @@ final class LockStore {
         inspectShared = "SELECT " + sharedCols + " FROM " + s + " WHERE name_key = ? AND expires_at > " + n + " ORDER BY token";
         listLocks = "SELECT " + lockCols + " FROM " + t;
         listShared = "SELECT " + sharedCols + " FROM " + s + " WHERE expires_at > " + n + " ORDER BY token";
+
+        // PostgreSQL: the one-statement forms, built once (what each does: at the method that runs it).
+        pgExclusiveSql = pgInsertHead()
+                + "SELECT ?, ?, 1, ?, now() + " + pgInterval() + ", now(), ?, 0, NULL, 1, NULL, NULL"
+                + " WHERE set_config('synchronous_commit', 'on', true) IS NOT NULL"
+                + " ON CONFLICT (name_key) DO UPDATE SET"
+                + " epoch = CASE WHEN t.shared_until IS NOT NULL THEN t.epoch + 1 ELSE t.epoch END,"
+                + " token = t.token + 1, owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at,"
+                + " acquired_at = EXCLUDED.acquired_at, lease_ms = EXCLUDED.lease_ms,"
+                + " readers = 0, shared_until = NULL, waiter = NULL, waiter_until = NULL"
+                + " WHERE t.name = EXCLUDED.name"
+                + " AND (t.owner IS NULL OR t.expires_at <= now())"
+                + " AND (t.shared_until IS NULL OR t.shared_until <= now())"
+                + " AND (t.waiter IS NULL OR t.waiter = EXCLUDED.owner OR t.waiter_until <= now())"
+                + " RETURNING t.token";
+        pgSharedSql = "WITH n AS (" + pgInsertHead()
+                + "SELECT ?, ?, 1, NULL, NULL, NULL, NULL, 1, now() + " + pgInterval() + ", 1, NULL, NULL"
+                + " WHERE set_config('synchronous_commit', 'on', true) IS NOT NULL"
+                + " ON CONFLICT (name_key) DO UPDATE SET"
+                + " epoch = CASE WHEN t.shared_until <= now() THEN t.epoch + 1 ELSE t.epoch END,"
+                + " readers = CASE WHEN t.shared_until IS NULL OR t.shared_until <= now() THEN 1 ELSE t.readers + 1 END,"
+                + " shared_until = CASE WHEN t.shared_until IS NULL OR t.shared_until <= now() THEN EXCLUDED.shared_until"
+                + " ELSE GREATEST(t.shared_until, EXCLUDED.shared_until) END,"
+                + " token = t.token + 1, owner = NULL, expires_at = NULL, acquired_at = NULL, lease_ms = NULL"
+                + " WHERE t.name = EXCLUDED.name"
+                + " AND (t.owner IS NULL OR t.expires_at <= now())"
+                + " AND (t.waiter IS NULL OR t.waiter_until <= now())"
+                + " RETURNING t.token, t.epoch, t.readers),"
+                + " h AS (INSERT INTO " + shared + " (" + String.join(", ", SHARED_COLUMNS) + ")"
+                + " SELECT CAST(? AS VARCHAR), CAST(? AS VARCHAR), n.epoch, n.token, now() + " + pgInterval() + ", now(), CAST(? AS BIGINT) FROM n),"
+                + " d AS (DELETE FROM " + shared + " WHERE name_key = ? AND epoch < (SELECT epoch FROM n WHERE n.readers = 1))"
+                + " SELECT token, epoch FROM n";
+        pgRenewSharedSql = "WITH u AS (" + shRenewLock + " RETURNING epoch),"
+                + " r AS (UPDATE " + shared + " SET expires_at = now() + " + pgInterval() + ", lease_ms = ?"
+                + " WHERE name_key = ? AND owner = ? AND epoch = (SELECT epoch FROM u) AND expires_at > now() RETURNING token)"
+                + " SELECT count(*) FROM r";
+        pgReleaseSharedSql = "WITH d AS (DELETE FROM " + shared + " WHERE name_key = ? AND owner = ? RETURNING epoch),"
+                + " u AS (UPDATE " + table + " SET shared_until = CASE WHEN readers = 1 THEN NULL ELSE shared_until END,"
+                + " readers = readers - 1 WHERE name_key = ? AND readers > 0 AND epoch = (SELECT epoch FROM d)"
+                + " RETURNING readers, wanted_until > now() AS wanted),"
+                + " w AS (SELECT pg_notify(?, ?) FROM u WHERE u.readers = 0 AND u.wanted)"
+                + " SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM w)";
+        pgExReleaseSql = notifying(exRelease);
+        pgUnqueueSql = notifying(unqueue);
+        String wanted = "wanted_until = GREATEST(COALESCE(wanted_until, now()), now() + " + pgInterval() + ")";
+        String freeOfHolder = "(owner IS NULL OR expires_at <= now())";
+        String mayQueue = "(waiter IS NULL OR waiter = ? OR waiter_until <= now())";
+        // Params: lease, owner, owner, owner, lease, key, owner.
+        pgMarkWriterSql = "UPDATE " + t + " SET " + wanted + ","
+                + " waiter = CASE WHEN " + mayQueue + " THEN CAST(? AS VARCHAR) ELSE waiter END,"
+                + " waiter_until = CASE WHEN " + mayQueue + " THEN now() + " + pgInterval() + " ELSE waiter_until END"
+                + " WHERE name_key = ?"
+                + " RETURNING waiter = ?, " + freeOfHolder + " AND (shared_until IS NULL OR shared_until <= now())";
+        // Params: lease, key.
+        pgMarkReaderSql = "UPDATE " + t + " SET " + wanted + " WHERE name_key = ?"
+                + " RETURNING FALSE, " + freeOfHolder + " AND (waiter IS NULL OR waiter_until <= now())";
     }
 
     // ================================================================================ plumbing
@@ -566,20 +632,7 @@ final class LockStore {
      * here survives a crash of the server.
      */
     private Outcome pgExclusive(Connection c, String key, String name, String owner, long ms) throws SQLException {
-        String sql = pgInsertHead()
-                + "SELECT ?, ?, 1, ?, now() + " + pgInterval() + ", now(), ?, 0, NULL, 1, NULL, NULL"
-                + " WHERE set_config('synchronous_commit', 'on', true) IS NOT NULL"
-                + " ON CONFLICT (name_key) DO UPDATE SET"
-                + " epoch = CASE WHEN t.shared_until IS NOT NULL THEN t.epoch + 1 ELSE t.epoch END,"
-                + " token = t.token + 1, owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at,"
-                + " acquired_at = EXCLUDED.acquired_at, lease_ms = EXCLUDED.lease_ms,"
-                + " readers = 0, shared_until = NULL, waiter = NULL, waiter_until = NULL"
-                + " WHERE t.name = EXCLUDED.name"
-                + " AND (t.owner IS NULL OR t.expires_at <= now())"
-                + " AND (t.shared_until IS NULL OR t.shared_until <= now())"
-                + " AND (t.waiter IS NULL OR t.waiter = EXCLUDED.owner OR t.waiter_until <= now())"
-                + " RETURNING t.token";
-        try (PreparedStatement ps = prepare(c, sql)) {
+        try (PreparedStatement ps = prepare(c, pgExclusiveSql)) {
             bind(ps, key, name, owner, ms, ms);
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() ? new Granted(rs.getLong(1), 0) : Busy.BUSY;
@@ -589,24 +642,7 @@ final class LockStore {
 
     /** The shared join, the holder's row and the cleanup of dead readers' rows, in one statement. */
     private Outcome pgShared(Connection c, String key, String name, String owner, long ms) throws SQLException {
-        String sql = "WITH n AS (" + pgInsertHead()
-                + "SELECT ?, ?, 1, NULL, NULL, NULL, NULL, 1, now() + " + pgInterval() + ", 1, NULL, NULL"
-                + " WHERE set_config('synchronous_commit', 'on', true) IS NOT NULL"
-                + " ON CONFLICT (name_key) DO UPDATE SET"
-                + " epoch = CASE WHEN t.shared_until <= now() THEN t.epoch + 1 ELSE t.epoch END,"
-                + " readers = CASE WHEN t.shared_until IS NULL OR t.shared_until <= now() THEN 1 ELSE t.readers + 1 END,"
-                + " shared_until = CASE WHEN t.shared_until IS NULL OR t.shared_until <= now() THEN EXCLUDED.shared_until"
-                + " ELSE GREATEST(t.shared_until, EXCLUDED.shared_until) END,"
-                + " token = t.token + 1, owner = NULL, expires_at = NULL, acquired_at = NULL, lease_ms = NULL"
-                + " WHERE t.name = EXCLUDED.name"
-                + " AND (t.owner IS NULL OR t.expires_at <= now())"
-                + " AND (t.waiter IS NULL OR t.waiter_until <= now())"
-                + " RETURNING t.token, t.epoch, t.readers),"
-                + " h AS (INSERT INTO " + shared + " (" + String.join(", ", SHARED_COLUMNS) + ")"
-                + " SELECT CAST(? AS VARCHAR), CAST(? AS VARCHAR), n.epoch, n.token, now() + " + pgInterval() + ", now(), CAST(? AS BIGINT) FROM n),"
-                + " d AS (DELETE FROM " + shared + " WHERE name_key = ? AND epoch < (SELECT epoch FROM n WHERE n.readers = 1))"
-                + " SELECT token, epoch FROM n";
-        try (PreparedStatement ps = prepare(c, sql)) {
+        try (PreparedStatement ps = prepare(c, pgSharedSql)) {
             bind(ps, key, name, ms, key, owner, ms, ms, key);
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() ? new Granted(rs.getLong(1), rs.getLong(2)) : Busy.BUSY;
@@ -640,22 +676,14 @@ final class LockStore {
     Mark markWaiting(String name, Mode mode, String owner, Duration lease) {
         String key = NameKey.of(name);
         long ms = lease.toMillis();
-        String wanted = "wanted_until = GREATEST(COALESCE(wanted_until, now()), now() + " + pgInterval() + ")";
-        String freeOfHolder = "(owner IS NULL OR expires_at <= now())";
         return call("queueing for", name, true, c -> {
             String sql;
             Object[] params;
             if (mode == Mode.EXCLUSIVE) {
-                String mayQueue = "(waiter IS NULL OR waiter = ? OR waiter_until <= now())";
-                sql = "UPDATE " + table + " SET " + wanted + ","
-                        + " waiter = CASE WHEN " + mayQueue + " THEN CAST(? AS VARCHAR) ELSE waiter END,"
-                        + " waiter_until = CASE WHEN " + mayQueue + " THEN now() + " + pgInterval() + " ELSE waiter_until END"
-                        + " WHERE name_key = ?"
-                        + " RETURNING waiter = ?, " + freeOfHolder + " AND (shared_until IS NULL OR shared_until <= now())";
+                sql = pgMarkWriterSql;
                 params = new Object[] {ms, owner, owner, owner, ms, key, owner};
             } else {
-                sql = "UPDATE " + table + " SET " + wanted + " WHERE name_key = ?"
-                        + " RETURNING FALSE, " + freeOfHolder + " AND (waiter IS NULL OR waiter_until <= now())";
+                sql = pgMarkReaderSql;
                 params = new Object[] {ms, key};
             }
             try (PreparedStatement ps = prepare(c, sql)) {
@@ -670,19 +698,23 @@ final class LockStore {
     /** Gives up {@code owner}'s place in the writer queue, if it has it. */
     void leaveQueue(String name, String owner) {
         String key = NameKey.of(name);
-        call("leaving the queue of", name, true, c -> postgres ? pgNotifying(c, unqueue, key, owner) : update(c, unqueue, key, owner));
+        call("leaving the queue of", name, true, c -> postgres ? pgNotifying(c, pgUnqueueSql, key, owner) : update(c, unqueue, key, owner));
+    }
+
+    /** {@code update} (of one lock row, params key and owner) as a statement that notifies waiters, if any (param: the channel). */
+    private static String notifying(String update) {
+        return "WITH r AS (" + update + " RETURNING name_key, wanted_until > now() AS wanted),"
+                + " n AS (SELECT pg_notify(?, name_key) FROM r WHERE r.wanted)"
+                + " SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM n)";
     }
 
     /**
-     * Runs an UPDATE of one lock row and, if it changed it and someone waits for the name
-     * ({@code wanted_until} is live), notifies the name's waiters.
+     * Runs {@link #notifying an UPDATE of one lock row that notifies} the name's waiters if it
+     * changed the row and someone waits for the name ({@code wanted_until} is live).
      *
      * @return the rows changed (0 or 1)
      */
-    private int pgNotifying(Connection c, String update, String key, String owner) throws SQLException {
-        String sql = "WITH r AS (" + update + " RETURNING name_key, wanted_until > now() AS wanted),"
-                + " n AS (SELECT pg_notify(?, name_key) FROM r WHERE r.wanted)"
-                + " SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM n)";
+    private int pgNotifying(Connection c, String sql, String key, String owner) throws SQLException {
         try (PreparedStatement ps = prepare(c, sql)) {
             bind(ps, key, owner, channel);
             try (ResultSet rs = ps.executeQuery()) {
@@ -707,11 +739,7 @@ final class LockStore {
                 return update(c, exRenew, ms, ms, key, owner, token) == 1;
             }
             if (postgres) {
-                String sql = "WITH u AS (" + shRenewLock + " RETURNING epoch),"
-                        + " r AS (UPDATE " + shared + " SET expires_at = now() + " + pgInterval() + ", lease_ms = ?"
-                        + " WHERE name_key = ? AND owner = ? AND epoch = (SELECT epoch FROM u) AND expires_at > now() RETURNING token)"
-                        + " SELECT count(*) FROM r";
-                try (PreparedStatement ps = prepare(c, sql)) {
+                try (PreparedStatement ps = prepare(c, pgRenewSharedSql)) {
                     bind(ps, ms, key, epoch, ms, ms, key, owner);
                     try (ResultSet rs = ps.executeQuery()) {
                         return rs.next() && rs.getLong(1) == 1;
@@ -780,19 +808,13 @@ final class LockStore {
     }
 
     private boolean releaseExclusive(Connection c, String key, String owner) throws SQLException {
-        return (postgres ? pgNotifying(c, exRelease, key, owner) : update(c, exRelease, key, owner)) == 1;
+        return (postgres ? pgNotifying(c, pgExReleaseSql, key, owner) : update(c, exRelease, key, owner)) == 1;
     }
 
     private boolean releaseShared(Connection c, String key, String owner, long epoch) throws SQLException {
         if (postgres) {
             // The holder's row first: whoever deletes it (release or break) is the one who counts it out.
-            String sql = "WITH d AS (DELETE FROM " + shared + " WHERE name_key = ? AND owner = ? RETURNING epoch),"
-                    + " u AS (UPDATE " + table + " SET shared_until = CASE WHEN readers = 1 THEN NULL ELSE shared_until END,"
-                    + " readers = readers - 1 WHERE name_key = ? AND readers > 0 AND epoch = (SELECT epoch FROM d)"
-                    + " RETURNING readers, wanted_until > now() AS wanted),"
-                    + " w AS (SELECT pg_notify(?, ?) FROM u WHERE u.readers = 0 AND u.wanted)"
-                    + " SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM w)";
-            try (PreparedStatement ps = prepare(c, sql)) {
+            try (PreparedStatement ps = prepare(c, pgReleaseSharedSql)) {
                 bind(ps, key, owner, key, channel, key);
                 try (ResultSet rs = ps.executeQuery()) {
                     return rs.next() && rs.getLong(1) > 0;
