@@ -89,11 +89,7 @@ public final class Handoff {
                 } else if (label == null) {
                     throw new IllegalArgumentException("unknown kind '" + kr[0] + "'; known: " + KINDS.keySet() + ", jdbc/SYSTEM, redis/SYSTEM");
                 }
-                if (where != null) {
-                    try (LockSystem sys = serverSystem(kr[0], where)) {
-                        label = sys.label();
-                    }
-                }
+                label = label(kr[0], where);
                 long[] t = run(kr[0], kr.length > 1 ? Integer.parseInt(kr[1]) : rounds, base, where);
                 report(label, t);
                 if (first == null) {
@@ -110,6 +106,26 @@ public final class Handoff {
             if (redis != null) {
                 redis.close();
             }
+        }
+    }
+
+    /** How the results name {@code kind}: its line in {@link #KINDS}, or the server system's own label. */
+    static String label(String kind, String where) throws Exception {
+        if (where == null) {
+            return KINDS.get(kind);
+        }
+        try (LockSystem sys = serverSystem(kind, where)) {
+            return sys.label();
+        }
+    }
+
+    /** Removes {@code dir} and everything under it, if it exists. */
+    static void deleteTree(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (var walk = Files.walk(dir)) {
+            walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         }
     }
 

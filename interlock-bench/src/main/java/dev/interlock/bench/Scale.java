@@ -84,7 +84,7 @@ public final class Scale {
                     sharedHolders(b, space, shared);
                 }
                 if (dir != null) {
-                    delete(dir);
+                    Handoff.deleteTree(dir);
                 }
             }
         } finally {
@@ -178,11 +178,5 @@ public final class Scale {
             System.gc();
         }
         return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
-    }
-
-    private static void delete(Path dir) throws java.io.IOException {
-        try (var walk = Files.walk(dir)) {
-            walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        }
     }
 }

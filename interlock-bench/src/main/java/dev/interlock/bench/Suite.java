@@ -1,6 +1,5 @@
 package dev.interlock.bench;
 
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -76,7 +75,7 @@ public final class Suite {
                 String[] kr = k.split(":", 2);
                 String kind = kr[0];
                 String where = where(kind, pg, redis);
-                labels.putIfAbsent(kind, label(kind, where));
+                labels.putIfAbsent(kind, Handoff.label(kind, where));
                 long[] t = Handoff.run(kind, kr.length > 1 ? Integer.parseInt(kr[1]) : rounds, base, where);
                 handoffs.put(kind, t);
                 System.out.printf(Locale.ROOT, "hand-off  %-50s p50 %8.1f us  p99 %8.1f us%n", labels.get(kind), Handoff.pct(t, 50) / 1e3,
@@ -84,7 +83,7 @@ public final class Suite {
             }
             for (String kind : curveKinds) {
                 String where = where(kind, pg, redis);
-                labels.putIfAbsent(kind, label(kind, where));
+                labels.putIfAbsent(kind, Handoff.label(kind, where));
                 double[] c = new double[procs.size()];
                 for (int i = 0; i < procs.size(); i++) {
                     c[i] = contention(kind, procs.get(i), base, where, seconds);
@@ -93,7 +92,7 @@ public final class Suite {
                 curves.put(kind, c);
             }
         } finally {
-            deleteTree(base);
+            Handoff.deleteTree(base);
         }
         md.append(handoffSection(handoffs, labels));
         md.append(curveSection(curves, labels, procs, seconds));
@@ -106,23 +105,6 @@ public final class Suite {
 
     private static String where(String kind, BenchServers.Postgres pg, BenchServers.Redis redis) {
         return kind.startsWith("jdbc/") ? pg.url() : kind.startsWith("redis/") ? redis.uri() : null;
-    }
-
-    private static String label(String kind, String where) throws Exception {
-        switch (kind) {
-            case "raw":
-                return "raw flock(2), blocking (floor)";
-            case "flock":
-                return "Interlock flock:";
-            case "dir":
-                return "Interlock dir:";
-            case "seed000":
-                return "seed 000 (hard link, 100 ms poll)";
-            default:
-                try (LockSystem s = Handoff.serverSystem(kind, where)) {
-                    return s.label();
-                }
-        }
     }
 
     // ------------------------------------------------------------------ contention
@@ -166,7 +148,7 @@ public final class Suite {
             for (Process p : ps) {
                 p.destroyForcibly();
             }
-            deleteTree(control);
+            Handoff.deleteTree(control);
         }
     }
 
@@ -300,15 +282,6 @@ public final class Suite {
 
     private static String ms(long nanos) {
         return nanos >= 10_000_000 ? String.format(Locale.ROOT, "%.0f ms", nanos / 1e6) : String.format(Locale.ROOT, "%.3f ms", nanos / 1e6);
-    }
-
-    private static void deleteTree(Path dir) throws IOException {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (var walk = Files.walk(dir)) {
-            walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        }
     }
 
     // ------------------------------------------------------------------ charts
