@@ -88,8 +88,7 @@ final class Signals {
         synchronized void leave(Object waiter) {
             boolean wasFirst = line.peekFirst() == waiter;
             if (line.remove(waiter) && wasFirst && !line.isEmpty()) {
-                version++;
-                notifyAll();
+                bump();
             }
         }
 
