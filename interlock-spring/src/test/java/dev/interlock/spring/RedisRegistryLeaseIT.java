@@ -1,0 +1,9 @@
+package dev.interlock.spring;
+
+/** The registry's lease contract on {@code redis:} (a Redis started by the test, or INTERLOCK_TEST_REDIS_URI). */
+class RedisRegistryLeaseIT extends RegistryLeaseContract {
+    @Override
+    protected String newUri() {
+        return TestServers.redisUri();
+    }
+}
