@@ -57,14 +57,15 @@ import org.springframework.integration.support.locks.RenewableLockRegistry;
  * after freeing the thread's hold, as Spring's JDBC and Redis locks do when their row or key
  * expired.
  *
- * <p><b>Where it differs from Spring's registries</b> (on {@code jdbc:} and {@code redis:} alike):
- * {@code unlock()} knows of a loss that this process has seen (the lease ran out on the local
- * monotonic clock, or a renewal or {@link #renewLock} found the lock gone). A lock broken in the
- * store since its last renewal (every third of the lease) is not seen by {@code unlock()}, which
- * then returns normally: the release removes only this lease's own row or key, so the new holder
- * keeps the lock, but no exception says so (Spring's delete counts the rows it removed). The
- * fencing token is the guard against such a holder. {@link #renewLock} of a lost lock throws
- * {@link LockLostException}, not {@code IllegalStateException} as {@code JdbcLockRegistry} does.
+ * <p><b>Where it differs from Spring's registries:</b> {@code unlock()} knows of a loss that this
+ * process has seen (the lease ran out on the local monotonic clock, a renewal or
+ * {@link #renewLock} found the lock gone, or the backend announced a break, as {@code redis:}
+ * does). A lock broken in the store and not seen since (on {@code jdbc:}: until the next renewal,
+ * a third of the lease) is released normally: the release removes only this lease's own row or
+ * key, so the new holder keeps the lock, but no exception says so (Spring's delete counts the rows
+ * it removed). The fencing token is the guard against such a holder. {@link #renewLock} of a lost
+ * lock throws {@link LockLostException}, not {@code IllegalStateException} as
+ * {@code JdbcLockRegistry} does.
  *
  * <p><b>Time to live:</b> a lock is acquired with the time to live given to
  * {@link InterlockLock#lock(Duration)} / {@link InterlockLock#tryLock(Duration, Duration)}, else
