@@ -4,8 +4,11 @@ import dev.interlock.Lease;
 import dev.interlock.LockLostException;
 import dev.interlock.LockRequest;
 import dev.interlock.LockSpace;
-import dev.interlock.LockView;
+import dev.interlock.LockTimeoutException;
 import dev.interlock.Ticker;
+import dev.interlock.internal.LockNames;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.ConcurrentModificationException;
 import java.util.Objects;
@@ -36,8 +39,9 @@ import org.springframework.integration.support.locks.RenewableLockRegistry;
  * <p><b>The Spring rules</b> hold per lock object, as with {@code JdbcLockRegistry}: one
  * {@link InterlockLock} per key (the registry hands out the same object until it is expired),
  * reentrant per thread (a hold count), unlocked only by the thread that locked it
- * ({@link IllegalMonitorStateException} otherwise), released when the count comes back to zero.
- * They come from the core's {@link LockView}; the registry adds the Spring interfaces on top.
+ * ({@link IllegalMonitorStateException} otherwise), released when the count comes back to zero:
+ * the rules of the core's {@link dev.interlock.LockView}, kept here without a lock of their own so
+ * that the registry costs next to nothing over the direct API.
  *
  * <p><b>The lease underneath</b> is the truth across processes, and it is not per thread: each
  * first hold is one acquisition of the space, with a fencing token, a time to live and a
@@ -52,6 +56,16 @@ import org.springframework.integration.support.locks.RenewableLockRegistry;
  * {@link InterlockLock#unlock()} of a lost lock throws {@link ConcurrentModificationException}
  * after freeing the thread's hold, as Spring's JDBC and Redis locks do when their row or key
  * expired.
+ *
+ * <p><b>Where it differs from Spring's registries:</b> {@code unlock()} knows of a loss that this
+ * process has seen (the lease ran out on the local monotonic clock, a renewal or
+ * {@link #renewLock} found the lock gone, or the backend announced a break, as {@code redis:}
+ * does). A lock broken in the store and not seen since (on {@code jdbc:}: until the next renewal,
+ * a third of the lease) is released normally: the release removes only this lease's own row or
+ * key, so the new holder keeps the lock, but no exception says so (Spring's delete counts the rows
+ * it removed). The fencing token is the guard against such a holder. {@link #renewLock} of a lost
+ * lock throws {@link LockLostException}, not {@code IllegalStateException} as
+ * {@code JdbcLockRegistry} does.
  *
  * <p><b>Time to live:</b> a lock is acquired with the time to live given to
  * {@link InterlockLock#lock(Duration)} / {@link InterlockLock#tryLock(Duration, Duration)}, else
@@ -70,6 +84,11 @@ public final class InterlockLockRegistry
     private volatile Duration defaultTtl;
     private volatile boolean renewInBackground = true;
     private volatile Consumer<LockLostException> lostListener;
+    /**
+     * The options of acquisitions that give no time to live, built once per setting rather than
+     * per acquisition (null: nothing to set). Rebuilt by the setters.
+     */
+    private volatile Consumer<LockRequest> defaultOptions;
 
     /** A registry over {@code space}, which it uses but does not close. */
     public InterlockLockRegistry(LockSpace space) {
@@ -97,6 +116,7 @@ public final class InterlockLockRegistry
      */
     public void setDefaultTtl(Duration ttl) {
         this.defaultTtl = positive(ttl, "default time to live");
+        defaultOptions = options(null);
     }
 
     /**
@@ -106,6 +126,7 @@ public final class InterlockLockRegistry
      */
     public void setRenewInBackground(boolean renew) {
         this.renewInBackground = renew;
+        defaultOptions = options(null);
     }
 
     /**
@@ -115,6 +136,7 @@ public final class InterlockLockRegistry
      */
     public void setLockLostListener(Consumer<LockLostException> listener) {
         this.lostListener = listener;
+        defaultOptions = options(null);
     }
 
     /**
@@ -126,15 +148,17 @@ public final class InterlockLockRegistry
      */
     @Override
     public InterlockLock obtain(Object lockKey) {
-        InterlockLock l = current(name(lockKey));
-        synchronized (l) {
-            l.lastUsed = ticker.read();
+        String name = name(lockKey);
+        InterlockLock l = locks.get(name);
+        if (l == null) {
+            return current(name); // new: made now, which counts as its last use
         }
+        l.used();
         return l;
     }
 
     private InterlockLock current(String name) {
-        return locks.computeIfAbsent(name, n -> new InterlockLock(this, n, space.asLock(n)));
+        return locks.computeIfAbsent(name, n -> new InterlockLock(this, LockNames.validate(n)));
     }
 
     private static String name(Object lockKey) {
@@ -146,21 +170,27 @@ public final class InterlockLockRegistry
     }
 
     /**
-     * Forgets the lock objects that no thread holds or is acquiring and that were last obtained or
-     * locked (the start of the last acquisition) more than {@code age} milliseconds ago. A forgotten object stays safe to use: it then
+     * Forgets the lock objects that no thread holds or is acquiring and that were not obtained or
+     * locked for more than {@code age} milliseconds. A forgotten object stays safe to use: it then
      * acts through the registry's current object for its key, so one key never has two objects
      * excluding each other in this JVM.
+     *
+     * <p>Idle time is counted without reading a clock on every lock: from the object's creation,
+     * or from the first call of this method that saw it used since the call before. An object is
+     * therefore never forgotten sooner than {@code age} after its last use, and at most one
+     * interval between calls later (call it periodically, as Spring's own registries expect).
      */
     @Override
-    public void expireUnusedOlderThan(long age) {
+    public synchronized void expireUnusedOlderThan(long age) {
         long now = ticker.read();
         long ageNanos = TimeUnit.MILLISECONDS.toNanos(Math.max(0, age));
         for (InterlockLock l : locks.values()) {
-            synchronized (l) {
-                if (l.active == 0 && !l.view.isLocked() && now - l.lastUsed > ageNanos) {
-                    l.retired = true;
-                    locks.remove(l.name, l);
-                }
+            int uses = l.uses();
+            if (uses != l.seenUses) {
+                l.seenUses = uses;
+                l.seenAt = now;
+            } else if (now - l.seenAt > ageNanos && l.retire()) {
+                locks.remove(l.name, l);
             }
         }
     }
@@ -213,11 +243,14 @@ public final class InterlockLockRegistry
         return d;
     }
 
-    /** The options of one acquisition: time to live, renewal, lost listener. */
+    /** The options of one acquisition (time to live, renewal, lost listener); null if none applies. */
     private Consumer<LockRequest> options(Duration ttl) {
         Duration lease = ttl != null ? positive(ttl, "time to live") : defaultTtl;
         boolean renew = renewInBackground;
         Consumer<LockLostException> listener = lostListener;
+        if (lease == null && renew && listener == null) {
+            return null;
+        }
         return r -> {
             if (lease != null) {
                 r.lease(lease);
@@ -239,22 +272,73 @@ public final class InterlockLockRegistry
     /**
      * A named lock of the registry: a {@link DistributedLock} whose rules are
      * {@link InterlockLockRegistry described on the registry}.
+     *
+     * <p>Its state is kept without a lock of its own, so that the registry adds next to nothing to
+     * an acquisition: the owner thread, its hold count and lease (the count and lease are touched
+     * by the owner only), and one word for the registry's expiry: how many threads are inside an
+     * acquiring call, and whether the object was forgotten (then it acts through the registry's
+     * current object for its key).
      */
     public static final class InterlockLock implements DistributedLock {
+        private static final VarHandle STATE;
+        private static final VarHandle OWNER;
+        private static final VarHandle USES;
+        /** The bit of {@link #state} set once the registry has forgotten this object. */
+        private static final int RETIRED = 1 << 30;
+
+        static {
+            try {
+                MethodHandles.Lookup lookup = MethodHandles.lookup();
+                STATE = lookup.findVarHandle(InterlockLock.class, "state", int.class);
+                OWNER = lookup.findVarHandle(InterlockLock.class, "owner", Thread.class);
+                USES = lookup.findVarHandle(InterlockLock.class, "uses", int.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
         private final InterlockLockRegistry registry;
         private final String name;
-        private final LockView view;
-        /** Guarded by this: threads inside an acquiring call, and the last use. */
-        private int active;
-        private long lastUsed;
-        /** Set once, under this, when the registry forgets the object; read without it. */
-        private volatile boolean retired;
+        /** Threads inside an acquiring call, plus {@link #RETIRED}. Changed atomically. */
+        private volatile int state;
+        /** The holding thread, or null. Written by the owner (release order), read by anyone. */
+        private volatile Thread owner;
+        /** The owner's hold count and lease: read and written by the owner thread only. */
+        private int holds;
+        private Lease lease;
+        /** Bumped (opaquely: a lost bump only delays expiry) by every obtain and acquisition. */
+        private int uses;
+        /** The registry's view of the last use, guarded by the registry's expiry (synchronized). */
+        private int seenUses;
+        private long seenAt;
 
-        private InterlockLock(InterlockLockRegistry registry, String name, LockView view) {
+        private InterlockLock(InterlockLockRegistry registry, String name) {
             this.registry = registry;
             this.name = name;
-            this.view = view;
-            this.lastUsed = registry.ticker.read();
+            this.seenAt = registry.ticker.read();
+        }
+
+        private void used() {
+            USES.setOpaque(this, (int) USES.getOpaque(this) + 1);
+        }
+
+        private int uses() {
+            return (int) USES.getOpaque(this);
+        }
+
+        /**
+         * Marks this object forgotten if no thread is acquiring through it or holds it: true if it
+         * was (the caller then removes it from the registry).
+         */
+        private boolean retire() {
+            if (!STATE.compareAndSet(this, 0, RETIRED)) {
+                return false; // someone is acquiring through it
+            }
+            if (owner != null) {
+                state = 0; // held: an owner is set before its acquiring call leaves (see enter/exit)
+                return false;
+            }
+            return true;
         }
 
         /**
@@ -265,21 +349,23 @@ public final class InterlockLockRegistry
         private InterlockLock enter() {
             InterlockLock l = this;
             while (true) {
-                synchronized (l) {
-                    if (!l.retired) {
-                        l.active++;
-                        l.lastUsed = registry.ticker.read();
+                int s = l.state;
+                if ((s & RETIRED) == 0) {
+                    if (STATE.compareAndSet(l, s, s + 1)) {
                         return l;
                     }
+                } else {
+                    InterlockLock next = registry.current(name);
+                    if (next == l) {
+                        Thread.onSpinWait(); // the registry is removing it (or taking it back) this moment
+                    }
+                    l = next;
                 }
-                l = registry.current(name);
             }
         }
 
         private void exit() {
-            synchronized (this) {
-                active--;
-            }
+            STATE.getAndAdd(this, -1);
         }
 
         /**
@@ -288,7 +374,7 @@ public final class InterlockLockRegistry
          * acquisition to the current one), so one that is not forgotten yet can be used as it is.
          */
         private InterlockLock target() {
-            return retired ? registry.current(name) : this;
+            return (state & RETIRED) == 0 ? this : registry.current(name);
         }
 
         /** The lock name (the key). */
@@ -302,22 +388,24 @@ public final class InterlockLockRegistry
          * calling thread does not hold the lock.
          */
         public Optional<Lease> lease() {
-            return target().view.lease();
+            InterlockLock l = target();
+            return l.owner == Thread.currentThread() ? Optional.of(l.lease) : Optional.empty();
         }
 
         /** True if the calling thread holds this lock (whatever its lease's validity). */
         public boolean isHeldByCurrentThread() {
-            return target().view.isHeldByCurrentThread();
+            return target().owner == Thread.currentThread();
         }
 
         /** True if some thread of this JVM holds this lock. Says nothing of other processes. */
         public boolean isLocked() {
-            return target().view.isLocked();
+            return target().owner != null;
         }
 
         /** The calling thread's hold count (0 if it does not hold the lock). */
         public int getHoldCount() {
-            return target().view.getHoldCount();
+            InterlockLock l = target();
+            return l.owner == Thread.currentThread() ? l.holds : 0;
         }
 
         /** Waits as long as it takes, uninterruptibly (as {@link java.util.concurrent.locks.Lock#lock()} demands). */
@@ -332,40 +420,43 @@ public final class InterlockLockRegistry
          */
         @Override
         public void lock(Duration ttl) {
-            Consumer<LockRequest> options = registry.options(ttl);
-            InterlockLock l = enter();
+            Consumer<LockRequest> options = ttl == null ? registry.defaultOptions : registry.options(ttl);
+            boolean interrupted = false;
             try {
-                l.view.lock(options);
+                while (true) {
+                    try {
+                        acquire(options, -1);
+                        return;
+                    } catch (InterruptedException e) {
+                        interrupted = true;
+                    }
+                }
             } finally {
-                l.exit();
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
             }
         }
 
         @Override
         public void lockInterruptibly() throws InterruptedException {
-            Consumer<LockRequest> options = registry.options(null);
-            InterlockLock l = enter();
-            try {
-                l.view.lockInterruptibly(options);
-            } finally {
-                l.exit();
-            }
+            acquire(registry.defaultOptions, -1);
         }
 
         /** One attempt, no wait; true if the calling thread holds the lock after it. */
         @Override
         public boolean tryLock() {
             try {
-                return tryLock(Duration.ZERO, null);
+                return acquire(registry.defaultOptions, 0);
             } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+                Thread.currentThread().interrupt(); // not reached: a try never waits
                 return false;
             }
         }
 
         @Override
         public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
-            return tryLock(Duration.ofNanos(Math.max(0, unit.toNanos(time))), null);
+            return acquire(registry.defaultOptions, Math.max(0, unit.toNanos(time)));
         }
 
         /**
@@ -375,10 +466,59 @@ public final class InterlockLockRegistry
         @Override
         public boolean tryLock(Duration waitTime, Duration ttl) throws InterruptedException {
             Objects.requireNonNull(waitTime, "waitTime");
-            Consumer<LockRequest> options = registry.options(ttl);
+            Consumer<LockRequest> options = ttl == null ? registry.defaultOptions : registry.options(ttl);
+            long nanos;
+            try {
+                nanos = Math.max(0, waitTime.toNanos());
+            } catch (ArithmeticException e) {
+                nanos = Long.MAX_VALUE;
+            }
+            return acquire(options, nanos);
+        }
+
+        /**
+         * A reentry, or one acquisition of the space through the current object for this key.
+         *
+         * @param timeoutNanos 0: one try; &gt;0: wait up to it; &lt;0: forever
+         */
+        private boolean acquire(Consumer<LockRequest> options, long timeoutNanos) throws InterruptedException {
+            Thread me = Thread.currentThread();
+            InterlockLock t = target();
+            if (t.owner == me) {
+                t.holds++;
+                return true;
+            }
             InterlockLock l = enter();
             try {
-                return l.view.tryLock(waitTime, options);
+                if (l.owner == me) { // this object was forgotten while the thread held the current one
+                    l.holds++;
+                    return true;
+                }
+                LockRequest r = registry.space.lock(name);
+                if (options != null) {
+                    options.accept(r);
+                }
+                Lease got;
+                if (timeoutNanos == 0) {
+                    Optional<Lease> o = r.tryAcquire();
+                    if (o.isEmpty()) {
+                        return false;
+                    }
+                    got = o.get();
+                } else if (timeoutNanos > 0) {
+                    try {
+                        got = r.acquire(Duration.ofNanos(timeoutNanos));
+                    } catch (LockTimeoutException e) {
+                        return false;
+                    }
+                } else {
+                    got = r.acquire();
+                }
+                l.lease = got;
+                l.holds = 1;
+                OWNER.setRelease(l, me);
+                l.used();
+                return true;
             } finally {
                 l.exit();
             }
@@ -394,16 +534,23 @@ public final class InterlockLockRegistry
          */
         @Override
         public void unlock() {
-            target().release();
-        }
-
-        private void release() {
-            Lease lease = view.getHoldCount() == 1 ? view.lease().orElse(null) : null;
-            boolean lost = lease != null && !lease.isValid();
-            view.unlock();
+            InterlockLock l = target();
+            Thread holder = l.owner;
+            if (holder != Thread.currentThread()) {
+                throw new IllegalMonitorStateException(LockNames.quote(name) + " is not held by this thread"
+                        + (holder == null ? "" : " (" + holder.getName() + " holds it)"));
+            }
+            if (--l.holds > 0) {
+                return;
+            }
+            Lease held = l.lease;
+            l.lease = null;
+            OWNER.setRelease(l, null);
+            boolean lost = !held.isValid();
+            held.close();
             if (lost) {
                 throw new ConcurrentModificationException("lock '" + name + "' in " + registry.space.uri()
-                        + " was lost before unlock (lease " + lease.owner().id() + ", fencing token " + lease.token()
+                        + " was lost before unlock (lease " + held.owner().id() + ", fencing token " + held.token()
                         + "): another holder may have had it; the work done under it may have run unlocked");
             }
         }
@@ -411,12 +558,14 @@ public final class InterlockLockRegistry
         /** Not supported: a lock shared by processes has no condition queues. */
         @Override
         public Condition newCondition() {
-            return view.newCondition();
+            throw new UnsupportedOperationException("a lock shared by processes has no conditions; use a queue or a notification instead");
         }
 
         @Override
         public String toString() {
-            return "InterlockLock[" + view + "]";
+            Thread holder = target().owner;
+            return "InterlockLock[" + registry.space.uri() + " " + LockNames.quote(name)
+                    + (holder == null ? " free here" : " held by " + holder.getName()) + "]";
         }
     }
 }

@@ -203,6 +203,37 @@ abstract class RegistryContract {
         lock.unlock();
     }
 
+    /**
+     * A thread interrupted while holding (a cancelled task, a shutting-down executor) still unlocks
+     * in its {@code finally}; {@code lock()} and {@code tryLock()} ignore the interrupt, as
+     * {@link java.util.concurrent.locks.Lock} says, and leave it set.
+     */
+    @Test
+    void anInterruptedThread_locksAndUnlocks_andKeepsItsInterrupt() throws Exception {
+        InterlockLock lock = registry.obtain("job");
+        boolean[] kept = new boolean[3];
+        try {
+            Thread.currentThread().interrupt();
+            lock.lock();
+            kept[0] = Thread.currentThread().isInterrupted();
+            lock.unlock();
+            kept[1] = Thread.currentThread().isInterrupted();
+            assertThat(lock.tryLock()).as("a free lock is taken by tryLock() whatever the interrupt").isTrue();
+            lock.unlock();
+            kept[2] = Thread.currentThread().isInterrupted();
+        } finally {
+            Thread.interrupted();
+        }
+        assertThat(kept).as("the interrupt after lock(), unlock(), tryLock()").containsOnly(true);
+        assertThat(lock.isLocked()).isFalse();
+        assertThat(space.status("job").isFree()).as("released by the interrupted thread").isTrue();
+        assertThat(inOtherThread(() -> {
+            boolean got = registry.obtain("job").tryLock();
+            registry.obtain("job").unlock();
+            return got;
+        })).isTrue();
+    }
+
     @Test
     void conditions_areRefusedWithAReason() {
         assertThatThrownBy(() -> registry.obtain("job").newCondition()).isInstanceOf(UnsupportedOperationException.class)

@@ -18,7 +18,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Two JVMs, two threads each, contend for one key through the registry; the core's exclusion check
+ * Two JVMs, two threads each, contend for one key through the registry, on every backend of the
+ * build (PostgreSQL and Redis started by the test, shared by both JVMs); the core's exclusion check
  * proves from their logs that no two sections overlapped, that fencing tokens increased with
  * acquisition order, and that the shared counter file lost no increment.
  */
@@ -28,9 +29,14 @@ class RegistryMultiProcessIT {
     static final int ITERATIONS = 150;
 
     @ParameterizedTest
-    @ValueSource(strings = {"flock", "dir"})
-    void twoJvms_excludeEachOther_throughTheRegistry(String scheme, @TempDir Path work) throws Exception {
+    @ValueSource(strings = {"flock", "dir", "postgres", "redis"})
+    void twoJvms_excludeEachOther_throughTheRegistry(String backend, @TempDir Path work) throws Exception {
         Path locks = Files.createDirectory(work.resolve("locks"));
+        String uri = switch (backend) {
+            case "postgres" -> TestServers.postgresUri();
+            case "redis" -> TestServers.redisUri();
+            default -> backend + ":" + locks;
+        };
         Path counter = work.resolve("counter");
         Files.writeString(counter, "0");
         List<Process> procs = new ArrayList<>();
@@ -39,7 +45,7 @@ class RegistryMultiProcessIT {
             for (int i = 0; i < PROCESSES; i++) {
                 Path log = work.resolve("worker-" + i + ".log");
                 logs.add(log);
-                procs.add(ChildJvm.start(RegistryWorker.class, scheme + ":" + locks, "spring-job", Integer.toString(THREADS),
+                procs.add(ChildJvm.start(RegistryWorker.class, uri, "spring-job", Integer.toString(THREADS),
                         Integer.toString(ITERATIONS), log.toString(), counter.toString()));
             }
             long deadline = System.nanoTime() + Timing.seconds(120).toNanos();
