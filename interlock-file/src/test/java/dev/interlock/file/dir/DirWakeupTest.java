@@ -1,7 +1,6 @@
 package dev.interlock.file.dir;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import dev.interlock.Interlock;
 import dev.interlock.Lease;
@@ -69,8 +68,9 @@ class DirWakeupTest {
 
     /**
      * Returns once every event raised so far in the lock directory has been passed on: the
-     * process's watcher dispatches in the kernel's order from one thread, so when an attribute
-     * change made now has reached a waker of ours, every earlier event has reached its wakers too.
+     * barrier's wait reads inotify (this thread leads: nothing else waits) and passes events on in
+     * the kernel's order, so when an attribute change made now has reached a waker of ours, every
+     * earlier event has reached its wakers too.
      */
     private void settle() throws Exception {
         Path lockFile = dir.resolve(DirNames.encode("w"));
@@ -93,7 +93,9 @@ class DirWakeupTest {
         long seenA = a.wakeups();
         long seenB = b.wakeups();
         held.close();
-        await().atMost(Timing.seconds(10)).until(() -> a.wakeups() > seenA && b.wakeups() > seenB);
+        settle(); // reads the events queued so far, the release's among them, and passes them on
+        assertThat(a.wakeups()).as("first waiter woken").isGreaterThan(seenA);
+        assertThat(b.wakeups()).as("second waiter woken").isGreaterThan(seenB);
         var granted = a.tryAcquire().or(b::tryAcquire); // whichever queued first
         assertThat(granted).as("the first waiter in the queue now holds the lock").isPresent();
         granted.get().release();
@@ -107,7 +109,8 @@ class DirWakeupTest {
         settle();
         long seen = a.wakeups();
         held.close();
-        await().atMost(Timing.seconds(10)).until(() -> a.wakeups() > seen);
+        settle();
+        assertThat(a.wakeups()).as("the remaining waiter woken").isGreaterThan(seen);
     }
 
     @Test
