@@ -79,12 +79,51 @@ public final class InotifyWatcher {
         }
     }
 
+    /**
+     * Which events about entries of a watched directory a watch wants now, by the entry's name:
+     * called by the reading thread for each such event, so it must be quick and must not block.
+     * Events without a name (about the watched inode itself) always wake.
+     */
+    @FunctionalInterface
+    public interface NameFilter {
+        /** True if the event {@code mask} about the entry named by {@code nameLen} bytes of {@code buf} from {@code off} wakes. */
+        boolean wants(int mask, byte[] buf, int off, int nameLen);
+
+        /** True if the name ({@code len} bytes of {@code buf} from {@code off}) starts with {@code prefix} (ASCII). */
+        static boolean startsWith(byte[] buf, int off, int len, String prefix) {
+            if (len < prefix.length()) {
+                return false;
+            }
+            for (int i = 0; i < prefix.length(); i++) {
+                if (buf[off + i] != prefix.charAt(i)) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        /** True if the name contains {@code part} (ASCII bytes). */
+        static boolean contains(byte[] buf, int off, int len, byte[] part) {
+            outer:
+            for (int i = 0; i + part.length <= len; i++) {
+                for (int j = 0; j < part.length; j++) {
+                    if (buf[off + i + j] != part[j]) {
+                        continue outer;
+                    }
+                }
+                return true;
+            }
+            return false;
+        }
+    }
+
     /** One user's watch of one inode. */
     public static final class Watch implements AutoCloseable {
         private final InotifyWatcher watcher;
         private final Inode inode;
         private final int events;
         private final Waker waker;
+        private volatile NameFilter filter;
         private boolean closed; // guarded by watcher.lock
 
         private Watch(InotifyWatcher watcher, Inode inode, int events, Waker waker) {
@@ -92,6 +131,15 @@ public final class InotifyWatcher {
             this.inode = inode;
             this.events = events;
             this.waker = waker;
+        }
+
+        /**
+         * From now on, wakes only for the named events {@code f} wants (null: every event asked
+         * for). Events read before this call were passed on under the previous filter: narrow it
+         * only after a look at the directory that began after the filter was last widened.
+         */
+        public void filter(NameFilter f) {
+            filter = f;
         }
 
         /** True once the kernel dropped the inode's watch (deleted, unmounted): watch again, or poll. */
@@ -482,7 +530,13 @@ public final class InotifyWatcher {
             // struct inotify_event: int wd, u32 mask, u32 cookie, u32 len, char name[len]
             int wd = LibcFiles.getInt(buf, off);
             int mask = LibcFiles.getInt(buf, off + 4);
-            off += 16 + LibcFiles.getInt(buf, off + 12);
+            int padded = LibcFiles.getInt(buf, off + 12);
+            int nameOff = off + 16;
+            int nameLen = 0;
+            while (nameLen < padded && buf[nameOff + nameLen] != 0) {
+                nameLen++;
+            }
+            off += 16 + padded;
             if ((mask & LibcEvents.IN_Q_OVERFLOW) != 0) {
                 log.debug("inotify queue overflow: waking every waiter");
                 wake(new ArrayList<>(byWd.values()), self);
@@ -506,8 +560,13 @@ public final class InotifyWatcher {
                 continue;
             }
             for (Watch w : inode.watches) {
-                if ((w.events & mask) != 0 || (mask & LibcEvents.IN_UNMOUNT) != 0) {
+                if ((mask & LibcEvents.IN_UNMOUNT) != 0) {
                     wake(w.waker, self);
+                } else if ((w.events & mask) != 0) {
+                    NameFilter f = w.filter;
+                    if (f == null || nameLen == 0 || f.wants(mask, buf, nameOff, nameLen)) {
+                        wake(w.waker, self);
+                    }
                 }
             }
         }
