@@ -73,6 +73,8 @@ public final class InotifyWatcher {
         final int wd;
         final Set<Watch> watches = ConcurrentHashMap.newKeySet();
         volatile boolean dead;
+        /** No watch left, kernel watch not removed yet (see {@link #flushIdle()}). Guarded by lock. */
+        boolean idle;
 
         Inode(int wd) {
             this.wd = wd;
@@ -163,6 +165,9 @@ public final class InotifyWatcher {
     private volatile int efd = -1;
     private boolean started;
     private volatile boolean failed;
+    /** Inodes without watches whose kernel watch is still to be removed. Guarded by lock. */
+    private final List<Inode> idle = new ArrayList<>();
+    private volatile int idleCount;
     /** The waker whose thread reads inotify now, or null. Guarded by lock. */
     private Waker leader;
     /** The other waiting threads' wakers, longest waiting first. Guarded by lock. */
@@ -205,7 +210,11 @@ public final class InotifyWatcher {
             if (inode == null || inode.dead) {
                 inode = new Inode(wd);
                 byWd.put(wd, inode);
+            } else if (inode.idle) {
+                inode.idle = false; // watched again before its removal: keep the kernel's watch
+                idle.remove(inode);
             }
+            removeIdle();
             Watch w = new Watch(this, inode, events, waker);
             inode.watches.add(w);
             waker.watched = true;
@@ -225,9 +234,14 @@ public final class InotifyWatcher {
             Inode inode = w.inode;
             inode.watches.remove(w);
             if (inode.watches.isEmpty() && byWd.get(inode.wd) == inode) {
-                byWd.remove(inode.wd);
-                if (!inode.dead && ifd >= 0) {
-                    LibcEvents.inotify_rm_watch(ifd, inode.wd); // EINVAL if the kernel dropped it meanwhile: nothing to do
+                if (inode.dead || ifd < 0) {
+                    byWd.remove(inode.wd);
+                } else if (!inode.idle) {
+                    // The kernel's watch goes later (flushIdle): the last watch of an inode ends when
+                    // its waiter got the lock, and inotify_rm_watch there delayed every hand-off.
+                    inode.idle = true;
+                    idle.add(inode);
+                    idleCount = idle.size();
                 }
             }
         } finally {
@@ -235,9 +249,56 @@ public final class InotifyWatcher {
         }
     }
 
-    /** Number of inodes watched now; for tests. */
+    /**
+     * Removes the kernel's watches of the inodes nobody watches any more. Called after a release
+     * (the release's event is out, so this costs the next holder nothing), at the next watch and
+     * when a thread starts reading; cheap when there is nothing to remove.
+     */
+    public void flushIdle() {
+        if (idleCount == 0) {
+            return;
+        }
+        lock.lock();
+        try {
+            removeIdle();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Called with lock held. */
+    private void removeIdle() {
+        for (Inode inode : idle) {
+            inode.idle = false;
+            if (inode.watches.isEmpty() && byWd.get(inode.wd) == inode) {
+                byWd.remove(inode.wd);
+                if (!inode.dead && ifd >= 0) {
+                    LibcEvents.inotify_rm_watch(ifd, inode.wd); // EINVAL if the kernel dropped it meanwhile: nothing to do
+                }
+            }
+        }
+        idle.clear();
+        idleCount = 0;
+    }
+
+    /** Number of inodes whose kernel watch waits for {@link #flushIdle()}; for tests. */
+    public int idleInodes() {
+        lock.lock();
+        try {
+            return idle.size();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Number of inodes watched now (not counting those only waiting for {@link #flushIdle()}); for tests. */
     public int watchedInodes() {
-        return byWd.size();
+        lock.lock();
+        try {
+            return byWd.size() - idle.size();
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** How many times a reading thread found its own wake-up among the events it read (one hop); for tests. */
@@ -323,6 +384,7 @@ public final class InotifyWatcher {
                     if (lead) {
                         leader = waker;
                         waker.leading = true;
+                        removeIdle();
                     } else {
                         followers.add(waker);
                     }
@@ -490,6 +552,8 @@ public final class InotifyWatcher {
                 inode.dead = true;
             }
             byWd.clear();
+            idle.clear();
+            idleCount = 0;
             for (Waker f : followers) {
                 f.promote(); // they see 'failed' and wait on their own
             }

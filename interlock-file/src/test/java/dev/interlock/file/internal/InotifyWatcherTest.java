@@ -126,6 +126,23 @@ class InotifyWatcherTest {
         assertThat(InotifyWatcher.process().watchedInodes()).isEqualTo(before + 1);
         w2.close();
         assertThat(InotifyWatcher.process().watchedInodes()).isEqualTo(before);
+        assertThat(InotifyWatcher.process().idleInodes()).as("the kernel's watch is removed later").isPositive();
+        InotifyWatcher.process().flushIdle();
+        assertThat(InotifyWatcher.process().idleInodes()).isZero();
+    }
+
+    @Test
+    void anInodeWatchedAgainBeforeItsRemoval_keepsItsKernelWatch_andGetsEvents() throws Exception {
+        Path f = Files.createFile(tmp.resolve("f"));
+        int fd = open(f);
+        InotifyWatcher.process().flushIdle();
+        InotifyWatcher.Watch first = watch(fd, LibcEvents.IN_ATTRIB, new Waker());
+        first.close();
+        Waker k = new Waker();
+        watch(fd, LibcEvents.IN_ATTRIB, k); // a waiter of the same lock again, as in a hand-off loop
+        assertThat(InotifyWatcher.process().idleInodes()).isZero();
+        touchAttributes(f);
+        assertThat(k.awaitChange(0, WAIT)).isTrue();
     }
 
     @Test
