@@ -121,7 +121,7 @@ public final class Suite {
         Path control = Files.createTempDirectory(base, "contend-");
         Path locks = Files.createDirectory(control.resolve("locks"));
         List<Process> ps = new ArrayList<>();
-        long warmMs = 1000;
+        long warmMs = Long.getLong("bench.warmMs", 1000); // JIT: the file backends compile for seconds
         long windowMs = TimeUnit.SECONDS.toMillis(seconds);
         try {
             for (int i = 0; i < n; i++) {
