@@ -26,8 +26,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Waiters of several {@code dir:} lock spaces on one directory share the process's inotify watch
- * of the same lock directory: a release wakes every one of them, and one that stops waiting leaves
- * the others' watch in place. Only inotify moves an attempt's wake-up count (the bounded poll does
+ * of the same lock directory; each is woken only by the changes that can let it in (the gate's,
+ * for the first in the queue; the removal of the entry ahead, for the others), and one that stops
+ * waiting leaves the others' watch in place. Only inotify moves an attempt's wake-up count (the bounded poll does
  * not), so these tests see the wake-up itself, with a bounded wait and no sleep.
  */
 class DirWakeupTest {
@@ -99,6 +100,38 @@ class DirWakeupTest {
         var granted = a.tryAcquire().or(b::tryAcquire); // whichever queued first
         assertThat(granted).as("the first waiter in the queue now holds the lock").isPresent();
         granted.get().release();
+    }
+
+    @Test
+    void waitersAreWokenOnlyByWhatCanLetThemIn() throws Exception {
+        DirAttempt a = waiter();
+        assertThat(a.tryAcquire()).isEmpty(); // watching now: waits for the holder's gate
+        // Waiters that queue in the same millisecond are ordered by their random nonces: let the
+        // clock move on, so that b queues behind a.
+        long queuedAt = System.currentTimeMillis();
+        while (System.currentTimeMillis() <= queuedAt) {
+            Thread.onSpinWait();
+        }
+        DirAttempt b = waiter();
+        assertThat(b.tryAcquire()).isEmpty(); // waits for a to leave the queue
+        settle();
+        long seenA = a.wakeups();
+        long seenB = b.wakeups();
+        DirAttempt c = waiter(); // queues (a new entry in the directory), lists, renames nothing
+        settle();
+        assertThat(a.wakeups()).as("a new waiter queueing does not wake the first").isEqualTo(seenA);
+        assertThat(b.wakeups()).as("nor the second").isEqualTo(seenB);
+        held.close();
+        settle();
+        assertThat(a.wakeups()).as("the holder's release wakes the first waiter").isGreaterThan(seenA);
+        assertThat(b.wakeups()).as("but not the second, which must let the first go first").isEqualTo(seenB);
+        var granted = a.tryAcquire();
+        assertThat(granted).isPresent();
+        a.close(); // leaves the queue
+        settle();
+        assertThat(b.wakeups()).as("the first waiter leaving the queue wakes the second").isGreaterThan(seenB);
+        granted.get().release();
+        c.close();
     }
 
     @Test
