@@ -19,12 +19,14 @@ import java.util.Map;
  *
  * {@snippet lang="shell" :
  * ./mvnw -q -pl interlock-bench -am package -DskipTests
- * java -Dbench.warmMs=3000 -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.Contention 8,32 5 /var/tmp raw flock dir
+ * java -Dbench.warmMs=3000 -Dbench.warmMsPerProcess=500 -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.Contention 8,32 5 /var/tmp raw flock dir
  * }
  * Arguments: process counts, seconds per window, the directory for the lock files, kinds (as
  * {@link Handoff} names them). {@code -Dbench.warmMs} is the warm-up before the window (default
- * 1 000 ms; the file backends' processes spend their first seconds compiling: a JFR recording of
- * a 4-process {@code dir:} run showed 3.2 s of JIT compilation in each 8-second process).
+ * 1 000 ms), at least {@code -Dbench.warmMsPerProcess} times the number of processes: the file
+ * backends' processes spend their first seconds compiling (a JFR recording of a 4-process
+ * {@code dir:} run showed 3.2 s of JIT compilation in each 8-second process), and 32 of them
+ * compile on the same two cores.
  */
 public final class Contention {
     private Contention() {}
@@ -49,9 +51,13 @@ public final class Contention {
                     results.put(kind, c);
                     Suite.Contended first = results.values().iterator().next();
                     String ratio = c == first ? "" : String.format(Locale.ROOT, " (%.2f×)", c.rate() / first.rate());
+                    if (c.waits().length == 0) {
+                        System.out.printf(Locale.ROOT, "| %d | %s | 0 | - | - | 0 / 0 |%n", n, Handoff.label(kind, null));
+                        continue;
+                    }
                     String p50 = us(Handoff.pct(c.waits(), 50));
                     String p99 = us(Handoff.pct(c.waits(), 99));
-                    String p99ratio = c == first ? "" : String.format(Locale.ROOT, " (%.2f×)",
+                    String p99ratio = c == first || first.waits().length == 0 ? "" : String.format(Locale.ROOT, " (%.2f×)",
                             (double) Handoff.pct(c.waits(), 99) / Math.max(1, Handoff.pct(first.waits(), 99)));
                     System.out.printf(Locale.ROOT, "| %d | %s | %.0f%s | %s | %s%s | %d / %d |%n", n, Handoff.label(kind, null),
                             c.rate(), ratio, p50, p99, p99ratio, c.fewest(), c.most());

@@ -121,7 +121,8 @@ public final class Suite {
         Path control = Files.createTempDirectory(base, "contend-");
         Path locks = Files.createDirectory(control.resolve("locks"));
         List<Process> ps = new ArrayList<>();
-        long warmMs = Long.getLong("bench.warmMs", 1000); // JIT: the file backends compile for seconds
+        // JIT: each process compiles for seconds, and n processes share the machine's cores.
+        long warmMs = Math.max(Long.getLong("bench.warmMs", 1000), Long.getLong("bench.warmMsPerProcess", 0) * n);
         long windowMs = TimeUnit.SECONDS.toMillis(seconds);
         try {
             for (int i = 0; i < n; i++) {
