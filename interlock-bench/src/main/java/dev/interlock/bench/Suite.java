@@ -8,6 +8,7 @@ import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -86,7 +87,7 @@ public final class Suite {
                 labels.putIfAbsent(kind, Handoff.label(kind, where));
                 double[] c = new double[procs.size()];
                 for (int i = 0; i < procs.size(); i++) {
-                    c[i] = contention(kind, procs.get(i), base, where, seconds);
+                    c[i] = contention(kind, procs.get(i), base, where, seconds).rate();
                     System.out.printf(Locale.ROOT, "contend   %-50s %2d processes %9.0f cycles/s%n", labels.get(kind), procs.get(i), c[i]);
                 }
                 curves.put(kind, c);
@@ -109,12 +110,19 @@ public final class Suite {
 
     // ------------------------------------------------------------------ contention
 
-    /** Cycles per second of {@code n} processes taking and giving back one lock for {@code seconds}. */
-    static double contention(String kind, int n, Path base, String where, int seconds) throws Exception {
+    /**
+     * What {@code n} processes taking and giving back one lock achieved in the window: cycles per
+     * second, the time each acquire took (sorted, ns), and the fewest and most cycles of one process.
+     */
+    record Contended(double rate, long[] waits, long fewest, long most) {}
+
+    /** {@code n} processes taking and giving back one lock for {@code seconds}. */
+    static Contended contention(String kind, int n, Path base, String where, int seconds) throws Exception {
         Path control = Files.createTempDirectory(base, "contend-");
         Path locks = Files.createDirectory(control.resolve("locks"));
         List<Process> ps = new ArrayList<>();
-        long warmMs = 1000;
+        // JIT: each process compiles for seconds, and n processes share the machine's cores.
+        long warmMs = Math.max(Long.getLong("bench.warmMs", 1000), Long.getLong("bench.warmMsPerProcess", 0) * n);
         long windowMs = TimeUnit.SECONDS.toMillis(seconds);
         try {
             for (int i = 0; i < n; i++) {
@@ -136,14 +144,33 @@ public final class Suite {
             Files.writeString(go, Long.toString(System.currentTimeMillis() + 200));
             Files.move(go, control.resolve("go"), StandardCopyOption.ATOMIC_MOVE);
             long total = 0;
+            long fewest = Long.MAX_VALUE;
+            long most = 0;
+            List<long[]> waits = new ArrayList<>();
+            int samples = 0;
             for (int i = 0; i < n; i++) {
                 Process p = ps.get(i);
                 if (!p.waitFor(5, TimeUnit.MINUTES) || p.exitValue() != 0) {
                     throw new IllegalStateException(kind + ": contender " + i + " failed");
                 }
-                total += Long.parseLong(Files.readString(control.resolve("count-" + i)).trim());
+                long count = Long.parseLong(Files.readString(control.resolve("count-" + i)).trim());
+                total += count;
+                fewest = Math.min(fewest, count);
+                most = Math.max(most, count);
+                java.nio.LongBuffer b = java.nio.ByteBuffer.wrap(Files.readAllBytes(control.resolve("waits-" + i))).asLongBuffer();
+                long[] w = new long[b.remaining()];
+                b.get(w);
+                waits.add(w);
+                samples += w.length;
             }
-            return total / (windowMs / 1000.0);
+            long[] all = new long[samples];
+            int at = 0;
+            for (long[] w : waits) {
+                System.arraycopy(w, 0, all, at, w.length);
+                at += w.length;
+            }
+            Arrays.sort(all);
+            return new Contended(total / (windowMs / 1000.0), all, fewest, most);
         } finally {
             for (Process p : ps) {
                 p.destroyForcibly();
@@ -172,15 +199,24 @@ public final class Suite {
         long from = t0 + warmMs;
         long to = from + windowMs;
         long count = 0;
+        long[] waits = new long[1 << 16]; // the time each counted acquire took, the first 65 536
         long now;
         while ((now = System.currentTimeMillis()) < to) {
+            long t = System.nanoTime();
             locker.acquire();
+            long waited = System.nanoTime() - t;
             locker.release();
             if (now >= from && System.currentTimeMillis() <= to) {
+                if (count < waits.length) {
+                    waits[(int) count] = waited;
+                }
                 count++;
             }
         }
         locker.close();
+        java.nio.ByteBuffer out = java.nio.ByteBuffer.allocate((int) Math.min(count, waits.length) * 8);
+        out.asLongBuffer().put(waits, 0, (int) Math.min(count, waits.length));
+        Files.write(control.resolve("waits-" + me), out.array());
         Files.writeString(control.resolve("count-" + me), Long.toString(count));
         System.exit(0);
     }

@@ -103,6 +103,11 @@ final class DirAttempt implements Attempt {
 
     @Override
     public Optional<Grant> tryAcquire() {
+        // Every change wakes us while we look; what we saw then decides what may wake us after.
+        waitFor = null;
+        if (watch != null) {
+            watch.filter(null);
+        }
         versionAtTry = waker != null ? waker.seq() : 0;
         long now = backend.ticker.read();
         boolean fast = firstTry;
@@ -111,7 +116,36 @@ final class DirAttempt implements Attempt {
         if (g.isEmpty() && queued != null && now - queuedAt >= queueLeaseNanos / 3) {
             renewQueued(now);
         }
+        if (g.isEmpty() && watch != null) {
+            watch.filter(waitFor);
+        }
         return g;
+    }
+
+    // ---------------------------------------------------------------- what wakes a waiter
+
+    /**
+     * What can let this attempt in, as the last try saw it (null: anything). A waiter is woken only
+     * by changes of that part of the lock directory, not by every rename in it: with 8 processes
+     * on one lock, every waiter relisting the directory at every change of anyone's entry cost
+     * more than the locking (the herd). The bounded poll still covers what inotify cannot show
+     * (another host, a holder going stale).
+     */
+    private InotifyWatcher.NameFilter waitFor;
+
+    /** The gate changed hands (or was renewed, or reclaimed). */
+    private static final InotifyWatcher.NameFilter GATE = (mask, b, off, len) ->
+            InotifyWatcher.NameFilter.startsWith(b, off, len, "F.") || InotifyWatcher.NameFilter.startsWith(b, off, len, "X.");
+
+    /** A reader left (or renewed, or was removed): for a writer that holds the gate while readers drain. */
+    private static final InotifyWatcher.NameFilter READERS = (mask, b, off, len) ->
+            InotifyWatcher.NameFilter.startsWith(b, off, len, "R.") || InotifyWatcher.NameFilter.startsWith(b, off, len, "B.");
+
+    /** The queued waiter with {@code nonce}, which goes first, left the queue (its entry was removed). */
+    private static InotifyWatcher.NameFilter waiterGone(String nonce) {
+        byte[] part = ("." + nonce + ".").getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        return (mask, b, off, len) -> (mask & dev.interlock.file.internal.LibcEvents.IN_DELETE) != 0
+                && InotifyWatcher.NameFilter.startsWith(b, off, len, "Q.") && InotifyWatcher.NameFilter.contains(b, off, len, part);
     }
 
     // ---------------------------------------------------------------- writers
@@ -136,6 +170,7 @@ final class DirAttempt implements Attempt {
                     }
                     return heldName == null ? Optional.empty() : grantWriter();
                 } else {
+                    waitFor = READERS;
                     return Optional.empty();
                 }
             }
@@ -156,6 +191,7 @@ final class DirAttempt implements Attempt {
                 reason = reclaimable(g, now);
                 if (reason == null) {
                     blockers = DirLockBackend.holders(s);
+                    waitFor = GATE;
                     return Optional.empty();
                 }
             }
@@ -184,6 +220,9 @@ final class DirAttempt implements Attempt {
             }
             if (s2.gate().name().equals(heldName) && drained(s2, now)) {
                 return grantWriter();
+            }
+            if (s2.gate().name().equals(heldName)) {
+                waitFor = READERS;
             }
             return Optional.empty();
         }
@@ -273,6 +312,7 @@ final class DirAttempt implements Attempt {
                 reason = reclaimable(g, now);
                 if (reason == null) {
                     blockers = DirLockBackend.holders(s);
+                    waitFor = GATE;
                     return Optional.empty();
                 }
                 lastWriter = g.token();
@@ -317,6 +357,7 @@ final class DirAttempt implements Attempt {
             dir.remove(entry);
             if (!noWriter) {
                 blockers = DirLockBackend.holders(s2); // else mayGo named the waiter we gave way to
+                waitFor = g2.writer() ? GATE : null;
             }
             return Optional.empty();
         }
@@ -433,6 +474,7 @@ final class DirAttempt implements Attempt {
             List<HolderInfo> who = new ArrayList<>(DirLockBackend.holders(s));
             who.add(w.info());
             blockers = who;
+            waitFor = waiterGone(w.holder().nonce());
             return false;
         }
         return true;

@@ -1,5 +1,6 @@
 package dev.interlock.file.dir;
 
+import dev.interlock.file.internal.InotifyWatcher;
 import dev.interlock.file.dir.DirEntries.Beat;
 import dev.interlock.file.dir.DirEntries.Gate;
 import dev.interlock.file.dir.DirEntries.Holder;
@@ -134,6 +135,7 @@ final class DirGrant implements Grant {
             }
         } finally {
             dir.close();
+            InotifyWatcher.process().flushIdle(); // the watches of our wait, now that the release is out
         }
     }
 }

@@ -84,9 +84,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Waiting.</b> A waiting attempt keeps its descriptors open (so its retries make no inotify
  * noise) and sleeps until inotify (the process's one {@link InotifyWatcher}, shared by every lock
- * space) reports a close of the lock or gate file, or a bounded poll
- * (default 200ms plus jitter) passes. Timeouts and interrupts are handled in Java; no thread ever
- * blocks inside flock(2).
+ * space, read by the first waiting thread itself) reports a close of the file that can let it in
+ * (the lock file for the waiter that holds the gate, the gate file for the others: a release
+ * wakes one waiter, not all), or a bounded poll (default 200ms plus jitter) passes. Timeouts and
+ * interrupts are exact; no thread ever blocks inside flock(2).
  *
  * <p><b>Fencing tokens</b> are {@code max(previous + 1, wall-clock microseconds)}: strictly
  * increasing for every acquisition whose holder can write the lock file; holders that cannot

@@ -2,6 +2,7 @@ package dev.interlock.file.flock;
 
 import dev.interlock.LockLostException;
 import dev.interlock.file.internal.Errno;
+import dev.interlock.file.internal.InotifyWatcher;
 import dev.interlock.file.internal.LibcFiles;
 import dev.interlock.internal.LockNames;
 import dev.interlock.spi.AcquireSpec;
@@ -96,6 +97,7 @@ final class FlockGrant implements Grant {
             LibcFiles.close(fd);
             fd = -1;
             FlockBackend.liveNonces.remove(spec.owner().nonce());
+            InotifyWatcher.process().flushIdle(); // the watches of our wait, now that the release is out
         }
     }
 

@@ -3,8 +3,8 @@ package dev.interlock.file.internal;
 import com.sun.jna.Native;
 
 /**
- * Internal API of Interlock (not for applications; may change in any release): inotify, by JNA
- * direct mapping, for the one {@link InotifyWatcher} of the process. Registered
+ * Internal API of Interlock (not for applications; may change in any release): inotify, eventfd
+ * and poll, by JNA direct mapping, for the one {@link InotifyWatcher} of the process. Registered
  * when the watcher starts (the first wait of any lock space), so a process that never waits never
  * binds them. Conventions as in {@link LibcFiles}; read and write of the descriptors go through
  * {@link LibcFiles}.
@@ -43,9 +43,26 @@ public final class LibcEvents {
     public static final int IN_NONBLOCK = LibcFiles.O_NONBLOCK;
     public static final int IN_CLOEXEC = LibcFiles.O_CLOEXEC;
 
+    /** eventfd(2) flags (EFD_CLOEXEC = O_CLOEXEC, EFD_NONBLOCK = O_NONBLOCK, as in the kernel's eventfd.h). */
+    public static final int EFD_CLOEXEC = LibcFiles.O_CLOEXEC;
+    public static final int EFD_NONBLOCK = LibcFiles.O_NONBLOCK;
+    /** poll(2) events, the same on every Linux architecture. */
+    public static final int POLLIN = 0x1;
+    public static final int POLLERR = 0x8;
+    public static final int POLLHUP = 0x10;
+    public static final int POLLNVAL = 0x20;
+
     public static native int inotify_init1(int flags);
 
     public static native int inotify_add_watch(int fd, byte[] path, int mask);
 
     public static native int inotify_rm_watch(int fd, int wd);
+
+    public static native int eventfd(int initval, int flags);
+
+    /**
+     * poll(2) over {@code nfds} struct pollfd of 8 bytes each in {@code pollfds} (int fd, short
+     * events, short revents; native byte order), revents written back.
+     */
+    public static native int poll(byte[] pollfds, long nfds, int timeoutMs);
 }

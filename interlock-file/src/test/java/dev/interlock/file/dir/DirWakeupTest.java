@@ -1,7 +1,6 @@
 package dev.interlock.file.dir;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import dev.interlock.Interlock;
 import dev.interlock.Lease;
@@ -27,8 +26,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Waiters of several {@code dir:} lock spaces on one directory share the process's inotify watch
- * of the same lock directory: a release wakes every one of them, and one that stops waiting leaves
- * the others' watch in place. Only inotify moves an attempt's wake-up count (the bounded poll does
+ * of the same lock directory; each is woken only by the changes that can let it in (the gate's,
+ * for the first in the queue; the removal of the entry ahead, for the others), and one that stops
+ * waiting leaves the others' watch in place. Only inotify moves an attempt's wake-up count (the bounded poll does
  * not), so these tests see the wake-up itself, with a bounded wait and no sleep.
  */
 class DirWakeupTest {
@@ -69,8 +69,9 @@ class DirWakeupTest {
 
     /**
      * Returns once every event raised so far in the lock directory has been passed on: the
-     * process's watcher dispatches in the kernel's order from one thread, so when an attribute
-     * change made now has reached a waker of ours, every earlier event has reached its wakers too.
+     * barrier's wait reads inotify (this thread leads: nothing else waits) and passes events on in
+     * the kernel's order, so when an attribute change made now has reached a waker of ours, every
+     * earlier event has reached its wakers too.
      */
     private void settle() throws Exception {
         Path lockFile = dir.resolve(DirNames.encode("w"));
@@ -93,10 +94,44 @@ class DirWakeupTest {
         long seenA = a.wakeups();
         long seenB = b.wakeups();
         held.close();
-        await().atMost(Timing.seconds(10)).until(() -> a.wakeups() > seenA && b.wakeups() > seenB);
+        settle(); // reads the events queued so far, the release's among them, and passes them on
+        assertThat(a.wakeups()).as("first waiter woken").isGreaterThan(seenA);
+        assertThat(b.wakeups()).as("second waiter woken").isGreaterThan(seenB);
         var granted = a.tryAcquire().or(b::tryAcquire); // whichever queued first
         assertThat(granted).as("the first waiter in the queue now holds the lock").isPresent();
         granted.get().release();
+    }
+
+    @Test
+    void waitersAreWokenOnlyByWhatCanLetThemIn() throws Exception {
+        DirAttempt a = waiter();
+        assertThat(a.tryAcquire()).isEmpty(); // watching now: waits for the holder's gate
+        // Waiters that queue in the same millisecond are ordered by their random nonces: let the
+        // clock move on, so that b queues behind a.
+        long queuedAt = System.currentTimeMillis();
+        while (System.currentTimeMillis() <= queuedAt) {
+            Thread.onSpinWait();
+        }
+        DirAttempt b = waiter();
+        assertThat(b.tryAcquire()).isEmpty(); // waits for a to leave the queue
+        settle();
+        long seenA = a.wakeups();
+        long seenB = b.wakeups();
+        DirAttempt c = waiter(); // queues (a new entry in the directory), lists, renames nothing
+        settle();
+        assertThat(a.wakeups()).as("a new waiter queueing does not wake the first").isEqualTo(seenA);
+        assertThat(b.wakeups()).as("nor the second").isEqualTo(seenB);
+        held.close();
+        settle();
+        assertThat(a.wakeups()).as("the holder's release wakes the first waiter").isGreaterThan(seenA);
+        assertThat(b.wakeups()).as("but not the second, which must let the first go first").isEqualTo(seenB);
+        var granted = a.tryAcquire();
+        assertThat(granted).isPresent();
+        a.close(); // leaves the queue
+        settle();
+        assertThat(b.wakeups()).as("the first waiter leaving the queue wakes the second").isGreaterThan(seenB);
+        granted.get().release();
+        c.close();
     }
 
     @Test
@@ -107,7 +142,8 @@ class DirWakeupTest {
         settle();
         long seen = a.wakeups();
         held.close();
-        await().atMost(Timing.seconds(10)).until(() -> a.wakeups() > seen);
+        settle();
+        assertThat(a.wakeups()).as("the remaining waiter woken").isGreaterThan(seen);
     }
 
     @Test

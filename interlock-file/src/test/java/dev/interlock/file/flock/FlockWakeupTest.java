@@ -1,7 +1,6 @@
 package dev.interlock.file.flock;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import dev.interlock.Interlock;
 import dev.interlock.Lease;
@@ -27,8 +26,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Waiters of several {@code flock:} lock spaces on one directory share the process's inotify
- * watches of the same lock and gate files: a release wakes every one of them, and one that stops
- * waiting leaves the others' watches in place. Only inotify moves an attempt's wake-up count (the
+ * watches of the same lock and gate files, and each is woken only by what can let it in: a
+ * release wakes the waiter that holds the gate, the gate's release wakes the others; one that
+ * stops waiting leaves the others' watches in place. Only inotify moves an attempt's wake-up count (the
  * bounded poll does not), so these tests see the wake-up itself, with a bounded wait and no sleep.
  */
 class FlockWakeupTest {
@@ -64,14 +64,15 @@ class FlockWakeupTest {
         open.add(a);
         assertThat(a.tryAcquire()).isEmpty();
         a.await(0);
-        assertThat(b.watchCount()).as("watches of the lock and the gate file").isEqualTo(2);
+        assertThat(b.watchCount()).as("one watch: the lock file if it holds the gate, else the gate file").isEqualTo(1);
         return a;
     }
 
     /**
      * Returns once every event raised so far on the lock file has been passed on: the process's
      * watcher dispatches in the kernel's order from one thread, so when an attribute change made
-     * now has reached a waker of ours, every earlier event has reached its wakers too.
+     * now has reached a waker of ours, every earlier event has reached its wakers too (this
+     * thread reads inotify for the process while it waits: nothing else waits).
      */
     private void settle() throws Exception {
         Path lockFile = dir.resolve("w");
@@ -87,28 +88,38 @@ class FlockWakeupTest {
     }
 
     @Test
-    void release_wakesTheWaitersOfEverySpaceOnTheDirectory() throws Exception {
-        FlockAttempt a = waiter();
-        FlockAttempt b = waiter();
+    void release_wakesOnlyTheGateHolder_andItsGrantWakesTheOthers() throws Exception {
+        FlockAttempt a = waiter(); // holds the gate: the next one in
+        FlockAttempt b = waiter(); // waits for the gate
         settle();
         long seenA = a.wakeups();
         long seenB = b.wakeups();
         held.close();
-        await().atMost(Timing.seconds(10)).until(() -> a.wakeups() > seenA && b.wakeups() > seenB);
+        settle(); // reads the events queued so far, the release's among them, and passes them on
+        assertThat(a.wakeups()).as("the gate holder woken by the release").isGreaterThan(seenA);
+        assertThat(b.wakeups()).as("the other waiter not woken: it could not go on (no herd)").isEqualTo(seenB);
         var granted = a.tryAcquire();
         assertThat(granted).as("the first waiter holds the gate, and now the lock").isPresent();
+        settle();
+        assertThat(b.wakeups()).as("woken when the gate holder got the lock and let the gate go").isGreaterThan(seenB);
         granted.get().release();
     }
 
     @Test
     void waiterThatGivesUp_leavesTheOtherWaitersWatching() throws Exception {
-        FlockAttempt a = waiter();
+        FlockAttempt a = waiter(); // holds the gate
         FlockAttempt b = waiter();
-        b.close(); // its watches of the same two inodes go; the inodes must stay watched for a
+        FlockAttempt c = waiter();
+        c.close(); // its watch of the gate file goes; the gate must stay watched for b
         settle();
-        long seen = a.wakeups();
+        long seen = b.wakeups();
         held.close();
-        await().atMost(Timing.seconds(10)).until(() -> a.wakeups() > seen);
+        settle();
+        var granted = a.tryAcquire();
+        assertThat(granted).isPresent();
+        settle();
+        assertThat(b.wakeups()).as("the remaining waiter woken by the gate's release").isGreaterThan(seen);
+        granted.get().release();
     }
 
     @Test

@@ -126,6 +126,23 @@ class InotifyWatcherTest {
         assertThat(InotifyWatcher.process().watchedInodes()).isEqualTo(before + 1);
         w2.close();
         assertThat(InotifyWatcher.process().watchedInodes()).isEqualTo(before);
+        assertThat(InotifyWatcher.process().idleInodes()).as("the kernel's watch is removed later").isPositive();
+        InotifyWatcher.process().flushIdle();
+        assertThat(InotifyWatcher.process().idleInodes()).isZero();
+    }
+
+    @Test
+    void anInodeWatchedAgainBeforeItsRemoval_keepsItsKernelWatch_andGetsEvents() throws Exception {
+        Path f = Files.createFile(tmp.resolve("f"));
+        int fd = open(f);
+        InotifyWatcher.process().flushIdle();
+        InotifyWatcher.Watch first = watch(fd, LibcEvents.IN_ATTRIB, new Waker());
+        first.close();
+        Waker k = new Waker();
+        watch(fd, LibcEvents.IN_ATTRIB, k); // a waiter of the same lock again, as in a hand-off loop
+        assertThat(InotifyWatcher.process().idleInodes()).isZero();
+        touchAttributes(f);
+        assertThat(k.awaitChange(0, WAIT)).isTrue();
     }
 
     @Test
@@ -147,5 +164,141 @@ class InotifyWatcherTest {
         } catch (InterruptedException expected) {
             assertThat(Thread.currentThread().isInterrupted()).isFalse();
         }
+    }
+
+    // ------------------------------------------------------------ who reads inotify
+
+    /** A thread that waits on {@code k} (from {@code seen}, at most {@code nanos}) and records how it ended. */
+    private static final class Waiting {
+        final Thread thread;
+        volatile Boolean changed;
+        volatile Throwable failure;
+        volatile boolean interruptedAfter;
+
+        Waiting(Waker k, long seen, long nanos) {
+            thread = new Thread(() -> {
+                try {
+                    changed = k.awaitChange(seen, nanos);
+                } catch (Throwable t) {
+                    failure = t;
+                    interruptedAfter = Thread.currentThread().isInterrupted();
+                }
+            }, "waiting-test");
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        void join() throws InterruptedException {
+            thread.join(Timing.seconds(10).toMillis());
+            assertThat(thread.isAlive()).as("the waiting thread returned").isFalse();
+        }
+    }
+
+    private static void awaitState(String what, java.util.function.BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + WAIT;
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime() - deadline).as("waited for: %s", what).isNegative();
+            Thread.onSpinWait();
+            Thread.yield();
+        }
+    }
+
+    @Test
+    void theWaitingThreadReadsInotifyItself_noThreadIsStartedForIt() throws Exception {
+        InotifyWatcher watcher = InotifyWatcher.process();
+        Path f = Files.createFile(tmp.resolve("f"));
+        Waker k = new Waker();
+        watch(open(f), LibcEvents.IN_ATTRIB, k);
+        long own = watcher.ownWakeups();
+        Waiting w = new Waiting(k, k.seq(), Timing.seconds(60).toNanos());
+        awaitState("the waiter leads", watcher::hasLeader);
+        touchAttributes(f);
+        w.join();
+        assertThat(w.failure).isNull();
+        assertThat(w.changed).as("woken by the change").isTrue();
+        assertThat(watcher.ownWakeups()).as("the waiter found its own event: the kernel woke it directly").isGreaterThan(own);
+        assertThat(watcher.hasLeader()).as("nobody leads once nobody waits").isFalse();
+        assertThat(Thread.getAllStackTraces().keySet()).as("no reader thread of ours")
+                .noneMatch(t -> t.getName().startsWith("interlock-inotify"));
+    }
+
+    @Test
+    void aLeaderThatStopsWaiting_handsReadingToAFollower() throws Exception {
+        InotifyWatcher watcher = InotifyWatcher.process();
+        Path f1 = Files.createFile(tmp.resolve("f1"));
+        Path f2 = Files.createFile(tmp.resolve("f2"));
+        Waker first = new Waker();
+        Waker second = new Waker();
+        watch(open(f1), LibcEvents.IN_ATTRIB, first);
+        watch(open(f2), LibcEvents.IN_ATTRIB, second);
+        long promotions = watcher.promotions();
+        Waiting leader = new Waiting(first, first.seq(), Timing.seconds(60).toNanos());
+        awaitState("the first waiter leads", watcher::hasLeader);
+        // Long enough that only a hand-over, not its own time running out, lets the follower see its event.
+        Waiting follower = new Waiting(second, second.seq(), Timing.seconds(60).toNanos());
+        awaitState("the second waiter sleeps as a follower", () -> follower.thread.getState() == Thread.State.TIMED_WAITING);
+        touchAttributes(f1);
+        leader.join();
+        assertThat(leader.changed).isTrue();
+        awaitState("the follower took over", () -> watcher.promotions() > promotions && watcher.hasLeader());
+        touchAttributes(f2);
+        follower.join();
+        assertThat(follower.failure).isNull();
+        assertThat(follower.changed).as("the follower saw its own event after the leader left").isTrue();
+    }
+
+    @Test
+    void interruptingTheLeader_endsItsPoll_withInterruptedException() throws Exception {
+        InotifyWatcher watcher = InotifyWatcher.process();
+        Path f = Files.createFile(tmp.resolve("f"));
+        Waker k = new Waker();
+        watch(open(f), LibcEvents.IN_ATTRIB, k);
+        Waiting w = new Waiting(k, k.seq(), Timing.seconds(60).toNanos());
+        awaitState("the waiter leads", watcher::hasLeader);
+        awaitState("the waiter is in poll(2)", () -> w.thread.getState() == Thread.State.RUNNABLE && watcher.hasLeader());
+        w.thread.interrupt();
+        w.join();
+        assertThat(w.failure).isInstanceOf(InterruptedException.class);
+        assertThat(w.interruptedAfter).as("the interrupt status is cleared, as with any InterruptedException").isFalse();
+        assertThat(watcher.hasLeader()).isFalse();
+    }
+
+    @Test
+    void aLeaderAlreadyInterrupted_returnsAtOnce() throws Exception {
+        Path f = Files.createFile(tmp.resolve("f"));
+        Waker k = new Waker();
+        watch(open(f), LibcEvents.IN_ATTRIB, k);
+        Thread.currentThread().interrupt();
+        try {
+            k.awaitChange(k.seq(), Timing.seconds(60).toNanos());
+            org.assertj.core.api.Assertions.fail("not interrupted");
+        } catch (InterruptedException expected) {
+            assertThat(Thread.currentThread().isInterrupted()).isFalse();
+        }
+        assertThat(InotifyWatcher.process().hasLeader()).isFalse();
+    }
+
+    @Test
+    void wakingTheLeadersWakerFromAnotherThread_endsItsPoll() throws Exception {
+        InotifyWatcher watcher = InotifyWatcher.process();
+        Path f = Files.createFile(tmp.resolve("f"));
+        Waker k = new Waker();
+        watch(open(f), LibcEvents.IN_ATTRIB, k);
+        Waiting w = new Waiting(k, k.seq(), Timing.seconds(60).toNanos());
+        awaitState("the waiter leads", watcher::hasLeader);
+        k.wake(); // what a lock space does to its waiters when it closes
+        w.join();
+        assertThat(w.changed).isTrue();
+    }
+
+    @Test
+    void aLeaderWhoseTimeIsUp_returnsFalse_andLeavesNoLeader() throws Exception {
+        Path f = Files.createFile(tmp.resolve("f"));
+        Waker k = new Waker();
+        watch(open(f), LibcEvents.IN_ATTRIB, k);
+        long start = System.nanoTime();
+        assertThat(k.awaitChange(k.seq(), java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(5))).isFalse();
+        assertThat(System.nanoTime() - start).as("waited its time").isGreaterThanOrEqualTo(java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(5));
+        assertThat(InotifyWatcher.process().hasLeader()).isFalse();
     }
 }

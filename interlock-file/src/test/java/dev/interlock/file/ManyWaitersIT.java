@@ -1,0 +1,113 @@
+package dev.interlock.file;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.interlock.Interlock;
+import dev.interlock.Lease;
+import dev.interlock.LockSpace;
+import dev.interlock.file.internal.InotifyWatcher;
+import dev.interlock.testkit.Timing;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A thousand threads of one process each wait for a different name: waiting costs no thread of
+ * ours and two descriptors for the whole process (one inotify instance, one eventfd), whatever
+ * the number of waiters; every waiter gets its lock when it is released, although only one of
+ * them reads inotify at a time and the others depend on it passing their events on.
+ *
+ * {@snippet lang="shell" :
+ * ./mvnw -B -ntp -o -pl interlock-file -am verify -Dit.test=ManyWaitersIT -Dtest=none -Dsurefire.failIfNoSpecifiedTests=false
+ * }
+ */
+class ManyWaitersIT {
+    private static final int WAITERS = 1000;
+
+    @TempDir
+    Path tmp;
+
+    @ParameterizedTest
+    @ValueSource(strings = {"flock", "dir"})
+    void aThousandWaitersOnAThousandNames_costNoThreadAndTwoDescriptors(String scheme) throws Exception {
+        String uri = scheme + ":" + tmp.resolve("locks");
+        try (LockSpace holder = Interlock.open(uri); LockSpace waiting = Interlock.open(uri)) {
+            List<Lease> held = new ArrayList<>();
+            for (int i = 0; i < WAITERS; i++) {
+                held.add(holder.tryAcquire("n-" + i).orElseThrow());
+            }
+            long threadsBefore = Thread.activeCount();
+            AtomicInteger got = new AtomicInteger();
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            CountDownLatch done = new CountDownLatch(WAITERS);
+            List<Thread> threads = new ArrayList<>();
+            for (int i = 0; i < WAITERS; i++) {
+                String name = "n-" + i;
+                Thread t = new Thread(() -> {
+                    try (Lease l = waiting.acquire(name, Timing.seconds(120))) {
+                        got.incrementAndGet();
+                    } catch (Throwable e) {
+                        failure.compareAndSet(null, e);
+                    } finally {
+                        done.countDown();
+                    }
+                }, "waiter-" + i);
+                t.setDaemon(true);
+                threads.add(t);
+                t.start();
+            }
+            // Every waiter has tried, failed and watches: one inode watched per waiter.
+            long deadline = System.nanoTime() + Timing.seconds(120).toNanos();
+            while (InotifyWatcher.process().watchedInodes() < WAITERS) {
+                assertThat(System.nanoTime()).as("all %d waiters watching (now %d)", WAITERS, InotifyWatcher.process().watchedInodes())
+                        .isLessThan(deadline);
+                Thread.sleep(10); // waiting for real threads to reach their wait, not for time to pass
+            }
+            assertThat(Thread.activeCount() - threadsBefore).as("threads: the waiters themselves, none of ours")
+                    .isLessThanOrEqualTo(WAITERS + 2);
+            assertThat(Thread.getAllStackTraces().keySet()).noneMatch(t -> t.getName().startsWith("interlock-inotify"));
+            assertThat(countDescriptors("anon_inode:inotify")).as("inotify instances of the process").isEqualTo(1);
+            assertThat(countDescriptors("anon_inode:[eventfd]")).as("eventfds of the process").isEqualTo(1);
+
+            long start = System.nanoTime();
+            for (Lease l : held) {
+                l.close();
+            }
+            assertThat(done.await(120, java.util.concurrent.TimeUnit.SECONDS)).as("every waiter returned").isTrue();
+            long ms = (System.nanoTime() - start) / 1_000_000;
+            assertThat(failure.get()).isNull();
+            assertThat(got.get()).isEqualTo(WAITERS);
+            System.out.printf(Locale.ROOT, "%s: %d waiters on %d names all granted %d ms after the releases began%n",
+                    scheme, WAITERS, WAITERS, ms);
+            for (Thread t : threads) {
+                t.join(Timing.seconds(10).toMillis());
+            }
+        }
+    }
+
+    private static long countDescriptors(String target) throws IOException {
+        long n = 0;
+        try (Stream<Path> fds = Files.list(Path.of("/proc/self/fd"))) {
+            for (Path fd : (Iterable<Path>) fds::iterator) {
+                try {
+                    if (Files.readSymbolicLink(fd).toString().equals(target)) {
+                        n++;
+                    }
+                } catch (IOException e) {
+                    // closed meanwhile
+                }
+            }
+        }
+        return n;
+    }
+}
