@@ -76,16 +76,26 @@ final class Libc {
     /** The class of the FFM path; present only in {@code META-INF/versions/22} of a multi-release jar. */
     static final String FFM_CLASS = "dev.interlock.file.internal.FfmNatives";
 
+    /** Set by the FFM class when it is initialised (a handshake without reflection, which costs start-up time on JDK 22+). */
+    private static Natives ffm;
+
+    static void ffmReady(Natives natives) {
+        ffm = natives;
+    }
+
     /** The path of this process: FFM on JDK 22+ when the jar has it, unless {@code interlock.natives=jna}; else JNA. */
     static final Natives NATIVES = select(System.getProperty("interlock.natives", ""));
 
     static Natives select(String wanted) {
         if (!wanted.equals("jna") && Runtime.version().feature() >= 22) {
             try {
-                return (Natives) Class.forName(FFM_CLASS).getDeclaredConstructor().newInstance();
-            } catch (ReflectiveOperationException | LinkageError e) {
-                // a single-release build (no JDK 22+ compiler at build time), or classes read from a
-                // directory rather than the multi-release jar: JNA, which works everywhere
+                Class.forName(FFM_CLASS, true, Libc.class.getClassLoader());
+                if (ffm != null) {
+                    return ffm;
+                }
+            } catch (ClassNotFoundException | LinkageError e) {
+                // a single-release build (no JDK 22+ compiler at build time), classes read from a
+                // directory rather than the multi-release jar, or FFM not usable here: JNA
             }
         }
         return new JnaNatives();

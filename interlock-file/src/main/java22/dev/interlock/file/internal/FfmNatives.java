@@ -4,7 +4,6 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
-import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
 import com.sun.jna.Pointer;
 import java.lang.foreign.Arena;
@@ -18,9 +17,10 @@ import java.util.Optional;
 /**
  * The native functions through the Foreign Function &amp; Memory API (JDK 22+): compiled by a JDK
  * 22+ compiler into {@code META-INF/versions/22} of the multi-release jar, chosen by
- * {@link Libc#select}. No native library of ours is loaded and nothing is registered: each
- * function gets its downcall handle at its first call (a holder class per function, whose
- * {@code static final} handle the JIT treats as a constant).
+ * {@link Libc#select}. No native library of ours is loaded and nothing is registered: every call
+ * goes through one downcall handle ({@link #CALL}, a constant to the JIT) with the address of its
+ * function, looked up when its group ({@code Files}, {@code Processes}, {@code Events}) is first
+ * used.
  *
  * <p><b>errno</b> is captured after every call ({@code Linker.Option.captureCallState("errno")})
  * into a segment of the calling thread, which {@link #errno()} reads: the same per-thread,
@@ -45,15 +45,45 @@ import java.util.Optional;
 final class FfmNatives implements Natives {
     private static final Linker LINKER = Linker.nativeLinker();
     private static final Linker.Option ERRNO = Linker.Option.captureCallState("errno");
-    private static final long ERRNO_OFFSET = Linker.Option.captureStateLayout()
-            .byteOffset(MemoryLayout.PathElement.groupElement("errno"));
     private static final long STATE_SIZE = Linker.Option.captureStateLayout().byteSize();
+    private static final long ERRNO_OFFSET = errnoOffset();
 
-    FfmNatives() {
+    /** Where errno is in the capture segment (0 on Linux); by a loop, not a layout path (streams, at start-up). */
+    private static long errnoOffset() {
+        long offset = 0;
+        for (MemoryLayout m : Linker.Option.captureStateLayout().memberLayouts()) {
+            if (m.name().orElse("").equals("errno")) {
+                return offset;
+            }
+            offset += m.byteSize();
+        }
+        throw new UnsupportedOperationException("this JDK captures no errno");
+    }
+
+    /**
+     * The one downcall shape: (function, errno segment, six integer-class arguments) returning an
+     * integer-class value. Each distinct {@code FunctionDescriptor} costs a generated stub and
+     * its classes at first use (measured: ~9 ms of CPU each on JDK 25 with C1 only, and an AOT
+     * cache does not keep them), which for the ~30 functions of a {@code run} outweighed JNA's whole
+     * start. One shape is one stub. It is correct for these functions because every argument and
+     * result is an integer or a pointer: on x86-64, aarch64 and riscv64 the first six such
+     * arguments travel in 64-bit registers (on s390x the sixth on the stack), a callee reads only
+     * those it declares, and a 32-bit argument is its register's low half (passed sign-extended,
+     * or zero-extended where C declares it unsigned, as ppc64 and s390x expect). An {@code int}
+     * result is the low half of the register: callers cast. Pointers are passed as addresses.
+     * Variadic callees (fcntl, syscall) are called as if their arguments were fixed, which is what
+     * JNA's declarations of them did too.
+     */
+    private static final MethodHandle CALL = LINKER.downcallHandle(
+            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG), ERRNO);
+
+    static {
         if (Runtime.version().feature() < 24 && !FfmNatives.class.getModule().isNativeAccessEnabled()) {
             throw new UnsupportedOperationException("native access is not enabled: JNA, which does not warn on this JDK");
         }
     }
+
+    private FfmNatives() {}
 
     @Override
     public String name() {
@@ -70,14 +100,19 @@ final class FfmNatives implements Natives {
         SCRATCH.get().state.set(JAVA_INT, ERRNO_OFFSET, value);
     }
 
+    /** strerror(3), its errno captured aside: describing an error must not change {@link #errno()}. */
     @Override
     public String strerror(int errnum) {
         try {
-            MemorySegment s = (MemorySegment) Strerror.H.invokeExact(errnum);
-            return s.equals(MemorySegment.NULL) ? null : s.reinterpret(Integer.MAX_VALUE).getString(0, Libc.PATH_CHARSET);
+            long text = (long) CALL.invokeExact(Strerror.F, SCRATCH.get().aside, (long) errnum, 0L, 0L, 0L, 0L, 0L);
+            return text == 0 ? null : MemorySegment.ofAddress(text).reinterpret(Integer.MAX_VALUE).getString(0, Libc.PATH_CHARSET);
         } catch (Throwable t) {
             return null;
         }
+    }
+
+    private static final class Strerror {
+        static final MemorySegment F = symbol("strerror");
     }
 
     @Override
@@ -104,17 +139,9 @@ final class FfmNatives implements Natives {
         return LINKER.defaultLookup().find(name);
     }
 
-    private static MemorySegment symbol(String name) {
+    /** The address of the C library's function {@code name}; UnsatisfiedLinkError if it has none. */
+    static MemorySegment symbol(String name) {
         return find(name).orElseThrow(() -> new UnsatisfiedLinkError("the C library has no function " + name));
-    }
-
-    /** A handle to {@code name} returning {@code ret}, whose first parameter is the errno capture segment. */
-    static MethodHandle bind(String name, MemoryLayout ret, MemoryLayout... args) {
-        return LINKER.downcallHandle(symbol(name), FunctionDescriptor.of(ret, args), ERRNO);
-    }
-
-    private static final class Strerror {
-        static final MethodHandle H = LINKER.downcallHandle(symbol("strerror"), FunctionDescriptor.of(ADDRESS, JAVA_INT));
     }
 
     private static RuntimeException rethrow(Throwable t) {
@@ -127,12 +154,46 @@ final class FfmNatives implements Natives {
         throw new IllegalStateException(t);
     }
 
-    private static MemorySegment address(Pointer p) {
-        return p == null ? MemorySegment.NULL : MemorySegment.ofAddress(Pointer.nativeValue(p));
+    /** Calls {@code fn} with up to six integer-class arguments (zeros after the last), errno captured for this thread. */
+    private static long call(MemorySegment fn, MemorySegment state, long a, long b, long c, long d, long e, long f) {
+        try {
+            return (long) CALL.invokeExact(fn, state, a, b, c, d, e, f);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
     }
 
-    private static Pointer pointer(MemorySegment s) {
-        return s.address() == 0 ? null : new Pointer(s.address());
+    private static long call(MemorySegment fn, long a, long b, long c, long d, long e, long f) {
+        return call(fn, SCRATCH.get().state, a, b, c, d, e, f);
+    }
+
+    private static int call0(MemorySegment fn) {
+        return (int) call(fn, 0, 0, 0, 0, 0, 0);
+    }
+
+    private static int call1(MemorySegment fn, long a) {
+        return (int) call(fn, a, 0, 0, 0, 0, 0);
+    }
+
+    private static int call2(MemorySegment fn, long a, long b) {
+        return (int) call(fn, a, b, 0, 0, 0, 0);
+    }
+
+    private static int call3(MemorySegment fn, long a, long b, long c) {
+        return (int) call(fn, a, b, c, 0, 0, 0);
+    }
+
+    /** A C {@code unsigned int} (mode_t, uid_t, gid_t, id_t, flags declared unsigned): zero-extended. */
+    private static long u(int value) {
+        return Integer.toUnsignedLong(value);
+    }
+
+    private static long address(Pointer p) {
+        return p == null ? 0 : Pointer.nativeValue(p);
+    }
+
+    private static Pointer pointer(long address) {
+        return address == 0 ? null : new Pointer(address);
     }
 
     /** A length that fits its array: JNA passes the count as is, and a larger one would let C write past the copy. */
@@ -142,37 +203,50 @@ final class FfmNatives implements Natives {
 
     // ------------------------------------------------------------------------------ scratch
 
-    /** Per thread: the errno capture segment and a buffer for arrays, grown as needed (freed with the thread's Scratch). */
+    /**
+     * Per thread: the errno capture segment, another for calls whose errno must not show
+     * ({@link #strerror}), and a buffer for arrays, grown as needed (native memory of an automatic
+     * arena, freed once the thread's Scratch is unreachable). Reachable from its thread for as long
+     * as a call uses it, so addresses into it stay valid during the call.
+     */
     private static final class Scratch {
         final MemorySegment state;
+        final MemorySegment aside;
         private MemorySegment buf;
 
         Scratch() {
             Arena arena = Arena.ofAuto();
             state = arena.allocate(STATE_SIZE, 8);
+            aside = arena.allocate(STATE_SIZE, 8);
             buf = arena.allocate(4096, 8);
         }
 
-        /** The buffer, at least {@code size} bytes; what it held before is lost if it grows. */
-        MemorySegment reserve(long size) {
+        /** The buffer's address, with at least {@code size} bytes; what it held is lost if it grows. */
+        long reserve(long size) {
             if (buf.byteSize() < size) {
                 buf = Arena.ofAuto().allocate(Math.max(size, 2 * buf.byteSize()), 8);
             }
-            return buf;
+            return buf.address();
         }
 
-        /** {@code a} copied at {@code off} of the buffer (reserved before), or NULL for null. */
-        MemorySegment put(long off, byte[] a) {
+        /** The address of {@code a} copied at {@code off} of the buffer (reserved before), or 0 for null. */
+        long put(long off, byte[] a) {
             if (a == null) {
-                return MemorySegment.NULL;
+                return 0;
             }
             MemorySegment.copy(a, 0, buf, JAVA_BYTE, off, a.length);
-            return off == 0 ? buf : buf.asSlice(off);
+            return buf.address() + off;
         }
 
-        /** One byte array in. */
-        MemorySegment in(byte[] a) {
+        /** One byte array in: its address. */
+        long in(byte[] a) {
             reserve(a == null ? 0 : a.length);
+            return put(0, a);
+        }
+
+        /** Two byte arrays in, the second at {@code second} (8-aligned): the first's address. */
+        long in(byte[] a, long second, long secondSize) {
+            reserve(second + secondSize);
             return put(0, a);
         }
 
@@ -183,18 +257,27 @@ final class FfmNatives implements Natives {
             }
         }
 
-        MemorySegment ints(int[] a) {
+        long ints(int[] a) {
             reserve(4L * a.length);
             MemorySegment.copy(a, 0, buf, JAVA_INT, 0, a.length);
-            return buf;
+            return buf.address();
         }
 
-        void ints(MemorySegment s, int[] a) {
-            MemorySegment.copy(s, JAVA_INT, 0, a, 0, a.length);
+        void ints(int[] a, int unused) {
+            MemorySegment.copy(buf, JAVA_INT, 0, a, 0, a.length);
         }
     }
 
-    private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
+    private static final ThreadLocal<Scratch> SCRATCH = new ThreadLocal<>() {
+        @Override
+        protected Scratch initialValue() {
+            return new Scratch();
+        }
+    };
+
+    static {
+        Libc.ffmReady(new FfmNatives()); // last: every static field above is set
+    }
 
     private static long align(long n) {
         return (n + 7) & ~7L;
@@ -202,222 +285,139 @@ final class FfmNatives implements Natives {
 
     // ------------------------------------------------------------------------------ files
 
+    /** Every function looked up when the group is first used (a dlsym each; nothing generated). */
     static final class Files implements Natives.Files {
-        // One holder per function: bound at its first call.
-        private static final class Openat { static final MethodHandle H = bind("openat", JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT); }
-        private static final class Close { static final MethodHandle H = bind("close", JAVA_INT, JAVA_INT); }
-        private static final class Read { static final MethodHandle H = bind("read", JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG); }
-        private static final class Write { static final MethodHandle H = bind("write", JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG); }
-        private static final class Pread { static final MethodHandle H = bind("pread", JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG); }
-        private static final class Pwrite { static final MethodHandle H = bind("pwrite", JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG); }
-        private static final class Ftruncate { static final MethodHandle H = bind("ftruncate", JAVA_INT, JAVA_INT, JAVA_LONG); }
-        private static final class Fsync { static final MethodHandle H = bind("fsync", JAVA_INT, JAVA_INT); }
-        private static final class Fcntl {
-            static final MethodHandle H = LINKER.downcallHandle(symbol("fcntl"), FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT),
-                    Linker.Option.firstVariadicArg(2), ERRNO);
-        }
-        private static final class Flock { static final MethodHandle H = bind("flock", JAVA_INT, JAVA_INT, JAVA_INT); }
-        private static final class Fchmod { static final MethodHandle H = bind("fchmod", JAVA_INT, JAVA_INT, JAVA_INT); }
-        private static final class Fchmodat { static final MethodHandle H = bind("fchmodat", JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT); }
-        private static final class Fchown { static final MethodHandle H = bind("fchown", JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT); }
-        private static final class Faccessat { static final MethodHandle H = bind("faccessat", JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT); }
-        private static final class Mkdirat { static final MethodHandle H = bind("mkdirat", JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT); }
-        private static final class Renameat { static final MethodHandle H = bind("renameat", JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS); }
-        private static final class Unlinkat { static final MethodHandle H = bind("unlinkat", JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT); }
-        private static final class Linkat { static final MethodHandle H = bind("linkat", JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT); }
-        private static final class Readlinkat { static final MethodHandle H = bind("readlinkat", JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG); }
-        private static final class Statx { static final MethodHandle H = bind("statx", JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS); }
-        private static final class Fstatfs { static final MethodHandle H = bind("fstatfs", JAVA_INT, JAVA_INT, ADDRESS); }
-        private static final class Geteuid { static final MethodHandle H = bind("geteuid", JAVA_INT); }
-        private static final class Fsetxattr { static final MethodHandle H = bind("fsetxattr", JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT); }
-        private static final class Fgetxattr { static final MethodHandle H = bind("fgetxattr", JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG); }
-        /** syscall(2) is variadic after the number; glibc wrapped getdents64 late (2.30). */
-        private static final class Syscall {
-            static final MethodHandle H = LINKER.downcallHandle(symbol("syscall"),
-                    FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, JAVA_LONG), Linker.Option.firstVariadicArg(1), ERRNO);
-        }
+        private static final MemorySegment OPENAT = symbol("openat");
+        private static final MemorySegment CLOSE = symbol("close");
+        private static final MemorySegment READ = symbol("read");
+        private static final MemorySegment WRITE = symbol("write");
+        private static final MemorySegment PREAD = symbol("pread");
+        private static final MemorySegment PWRITE = symbol("pwrite");
+        private static final MemorySegment FTRUNCATE = symbol("ftruncate");
+        private static final MemorySegment FSYNC = symbol("fsync");
+        private static final MemorySegment FCNTL = symbol("fcntl");
+        private static final MemorySegment FLOCK = symbol("flock");
+        private static final MemorySegment FCHMOD = symbol("fchmod");
+        private static final MemorySegment FCHMODAT = symbol("fchmodat");
+        private static final MemorySegment FCHOWN = symbol("fchown");
+        private static final MemorySegment FACCESSAT = symbol("faccessat");
+        private static final MemorySegment MKDIRAT = symbol("mkdirat");
+        private static final MemorySegment RENAMEAT = symbol("renameat");
+        private static final MemorySegment UNLINKAT = symbol("unlinkat");
+        private static final MemorySegment LINKAT = symbol("linkat");
+        private static final MemorySegment READLINKAT = symbol("readlinkat");
+        private static final MemorySegment STATX = symbol("statx");
+        private static final MemorySegment FSTATFS = symbol("fstatfs");
+        private static final MemorySegment GETEUID = symbol("geteuid");
+        private static final MemorySegment FSETXATTR = symbol("fsetxattr");
+        private static final MemorySegment FGETXATTR = symbol("fgetxattr");
+        /** syscall(2): glibc wrapped getdents64 late (2.30). */
+        private static final MemorySegment SYSCALL = symbol("syscall");
 
         @Override
         public int openat(int dirfd, byte[] path, int flags, int mode) {
-            Scratch s = SCRATCH.get();
-            try {
-                return (int) Openat.H.invokeExact(s.state, dirfd, s.in(path), flags, mode);
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            return (int) call(OPENAT, dirfd, SCRATCH.get().in(path), flags, u(mode), 0, 0);
         }
 
         @Override
         public int close(int fd) {
-            try {
-                return (int) Close.H.invokeExact(SCRATCH.get().state, fd);
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            return call1(CLOSE, fd);
         }
 
         @Override
         public long read(int fd, byte[] buf, long count) {
             Scratch s = SCRATCH.get();
             long c = fit(count, buf);
-            try {
-                long n = (long) Read.H.invokeExact(s.state, fd, s.reserve(c), c);
-                s.out(0, buf, n);
-                return n;
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            long n = call(READ, s.state, fd, s.reserve(c), c, 0, 0, 0);
+            s.out(0, buf, n);
+            return n;
         }
 
         @Override
         public long write(int fd, byte[] buf, long count) {
             Scratch s = SCRATCH.get();
-            try {
-                return (long) Write.H.invokeExact(s.state, fd, s.in(buf), fit(count, buf));
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            return call(WRITE, s.state, fd, s.in(buf), fit(count, buf), 0, 0, 0);
         }
 
         @Override
         public long pread(int fd, byte[] buf, long count, long offset) {
             Scratch s = SCRATCH.get();
             long c = fit(count, buf);
-            try {
-                long n = (long) Pread.H.invokeExact(s.state, fd, s.reserve(c), c, offset);
-                s.out(0, buf, n);
-                return n;
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            long n = call(PREAD, s.state, fd, s.reserve(c), c, offset, 0, 0);
+            s.out(0, buf, n);
+            return n;
         }
 
         @Override
         public long pwrite(int fd, byte[] buf, long count, long offset) {
             Scratch s = SCRATCH.get();
-            try {
-                return (long) Pwrite.H.invokeExact(s.state, fd, s.in(buf), fit(count, buf), offset);
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            return call(PWRITE, s.state, fd, s.in(buf), fit(count, buf), offset, 0, 0);
         }
 
         @Override
         public int ftruncate(int fd, long length) {
-            try {
-                return (int) Ftruncate.H.invokeExact(SCRATCH.get().state, fd, length);
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            return call2(FTRUNCATE, fd, length);
         }
 
         @Override
         public int fsync(int fd) {
-            try {
-                return (int) Fsync.H.invokeExact(SCRATCH.get().state, fd);
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            return call1(FSYNC, fd);
         }
 
         @Override
         public int fcntl(int fd, int cmd, int arg) {
-            try {
-                return (int) Fcntl.H.invokeExact(SCRATCH.get().state, fd, cmd, arg);
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            return call3(FCNTL, fd, cmd, arg);
         }
 
         @Override
         public int flock(int fd, int operation) {
-            try {
-                return (int) Flock.H.invokeExact(SCRATCH.get().state, fd, operation);
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            return call2(FLOCK, fd, operation);
         }
 
         @Override
         public int fchmod(int fd, int mode) {
-            try {
-                return (int) Fchmod.H.invokeExact(SCRATCH.get().state, fd, mode);
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            return call2(FCHMOD, fd, u(mode));
         }
 
         @Override
         public int fchmodat(int dirfd, byte[] path, int mode, int flags) {
-            Scratch s = SCRATCH.get();
-            try {
-                return (int) Fchmodat.H.invokeExact(s.state, dirfd, s.in(path), mode, flags);
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            return (int) call(FCHMODAT, dirfd, SCRATCH.get().in(path), u(mode), flags, 0, 0);
         }
 
         @Override
         public int fchown(int fd, int uid, int gid) {
-            try {
-                return (int) Fchown.H.invokeExact(SCRATCH.get().state, fd, uid, gid);
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            return call3(FCHOWN, fd, u(uid), u(gid));
         }
 
         @Override
         public int faccessat(int dirfd, byte[] path, int mode, int flags) {
-            Scratch s = SCRATCH.get();
-            try {
-                return (int) Faccessat.H.invokeExact(s.state, dirfd, s.in(path), mode, flags);
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            return (int) call(FACCESSAT, dirfd, SCRATCH.get().in(path), mode, flags, 0, 0);
         }
 
         @Override
         public int mkdirat(int dirfd, byte[] path, int mode) {
-            Scratch s = SCRATCH.get();
-            try {
-                return (int) Mkdirat.H.invokeExact(s.state, dirfd, s.in(path), mode);
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            return call3(MKDIRAT, dirfd, SCRATCH.get().in(path), u(mode));
         }
 
         @Override
         public int renameat(int olddirfd, byte[] oldpath, int newdirfd, byte[] newpath) {
             Scratch s = SCRATCH.get();
             long second = align(oldpath.length);
-            s.reserve(second + newpath.length);
-            try {
-                return (int) Renameat.H.invokeExact(s.state, olddirfd, s.put(0, oldpath), newdirfd, s.put(second, newpath));
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            long a = s.in(oldpath, second, newpath.length);
+            return (int) call(RENAMEAT, s.state, olddirfd, a, newdirfd, s.put(second, newpath), 0, 0);
         }
 
         @Override
         public int unlinkat(int dirfd, byte[] path, int flags) {
-            Scratch s = SCRATCH.get();
-            try {
-                return (int) Unlinkat.H.invokeExact(s.state, dirfd, s.in(path), flags);
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            return call3(UNLINKAT, dirfd, SCRATCH.get().in(path), flags);
         }
 
         @Override
         public int linkat(int olddirfd, byte[] oldpath, int newdirfd, byte[] newpath, int flags) {
             Scratch s = SCRATCH.get();
             long second = align(oldpath.length);
-            s.reserve(second + newpath.length);
-            try {
-                return (int) Linkat.H.invokeExact(s.state, olddirfd, s.put(0, oldpath), newdirfd, s.put(second, newpath), flags);
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            long a = s.in(oldpath, second, newpath.length);
+            return (int) call(LINKAT, s.state, olddirfd, a, newdirfd, s.put(second, newpath), flags, 0);
         }
 
         @Override
@@ -425,63 +425,41 @@ final class FfmNatives implements Natives {
             Scratch s = SCRATCH.get();
             long second = align(path.length);
             long c = fit(size, buf);
-            s.reserve(second + c);
-            try {
-                long n = (long) Readlinkat.H.invokeExact(s.state, dirfd, s.put(0, path), s.reserve(0).asSlice(second), c);
-                s.out(second, buf, n);
-                return n;
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            long p = s.in(path, second, c);
+            long n = call(READLINKAT, s.state, dirfd, p, p + second, c, 0, 0);
+            s.out(second, buf, n);
+            return n;
         }
 
         @Override
         public int statx(int dirfd, byte[] path, int flags, int mask, byte[] buf) {
             Scratch s = SCRATCH.get();
             long second = align(path.length);
-            s.reserve(second + buf.length);
-            try {
-                MemorySegment p = s.put(0, path);
-                MemorySegment b = s.put(second, buf);
-                int rc = (int) Statx.H.invokeExact(s.state, dirfd, p, flags, mask, b);
-                s.out(second, buf, buf.length);
-                return rc;
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            long p = s.in(path, second, buf.length);
+            int rc = (int) call(STATX, s.state, dirfd, p, flags, u(mask), s.put(second, buf), 0);
+            s.out(second, buf, buf.length);
+            return rc;
         }
 
         @Override
         public int fstatfs(int fd, byte[] buf) {
             Scratch s = SCRATCH.get();
-            try {
-                int rc = (int) Fstatfs.H.invokeExact(s.state, fd, s.in(buf));
-                s.out(0, buf, buf.length);
-                return rc;
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            int rc = (int) call(FSTATFS, s.state, fd, s.in(buf), 0, 0, 0, 0);
+            s.out(0, buf, buf.length);
+            return rc;
         }
 
         @Override
         public int geteuid() {
-            try {
-                return (int) Geteuid.H.invokeExact(SCRATCH.get().state);
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            return call0(GETEUID);
         }
 
         @Override
         public int fsetxattr(int fd, byte[] name, byte[] value, long size, int flags) {
             Scratch s = SCRATCH.get();
             long second = align(name.length);
-            s.reserve(second + (value == null ? 0 : value.length));
-            try {
-                return (int) Fsetxattr.H.invokeExact(s.state, fd, s.put(0, name), s.put(second, value), fit(size, value), flags);
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            long n = s.in(name, second, value == null ? 0 : value.length);
+            return (int) call(FSETXATTR, s.state, fd, n, s.put(second, value), fit(size, value), flags, 0);
         }
 
         @Override
@@ -489,336 +467,229 @@ final class FfmNatives implements Natives {
             Scratch s = SCRATCH.get();
             long second = align(name.length);
             long c = fit(size, value);
-            s.reserve(second + (value == null ? 0 : c));
-            try {
-                MemorySegment v = value == null ? MemorySegment.NULL : s.reserve(0).asSlice(second);
-                long n = (long) Fgetxattr.H.invokeExact(s.state, fd, s.put(0, name), v, c);
-                s.out(second, value, n);
-                return n;
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            long n = s.in(name, second, value == null ? 0 : c);
+            long got = call(FGETXATTR, s.state, fd, n, value == null ? 0 : n + second, c, 0, 0);
+            s.out(second, value, got);
+            return got;
         }
 
         @Override
         public long getdents64(int fd, Pointer buf, long count) {
-            try {
-                return (long) Syscall.H.invokeExact(SCRATCH.get().state, Libc.SYS_GETDENTS64, (long) fd, address(buf), count);
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            return call(SYSCALL, Libc.SYS_GETDENTS64, fd, address(buf), count, 0, 0);
         }
 
         @Override
         public long getdents64(int fd, byte[] into) {
             Scratch s = SCRATCH.get();
             long c = Math.min(into.length, LibcFiles.DENTS_SIZE);
-            try {
-                long n = (long) Syscall.H.invokeExact(s.state, Libc.SYS_GETDENTS64, (long) fd, s.reserve(c), c);
-                s.out(0, into, n);
-                return n;
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            long n = call(SYSCALL, s.state, Libc.SYS_GETDENTS64, fd, s.reserve(c), c, 0, 0);
+            s.out(0, into, n);
+            return n;
         }
     }
 
     // ------------------------------------------------------------------------------ events
 
     static final class Events implements Natives.Events {
-        private static final class InotifyInit1 { static final MethodHandle H = bind("inotify_init1", JAVA_INT, JAVA_INT); }
-        private static final class InotifyAddWatch { static final MethodHandle H = bind("inotify_add_watch", JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT); }
-        private static final class InotifyRmWatch { static final MethodHandle H = bind("inotify_rm_watch", JAVA_INT, JAVA_INT, JAVA_INT); }
-        private static final class Poll { static final MethodHandle H = bind("poll", JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT); }
-        private static final class Eventfd { static final MethodHandle H = bind("eventfd", JAVA_INT, JAVA_INT, JAVA_INT); }
+        private static final MemorySegment INOTIFY_INIT1 = symbol("inotify_init1");
+        private static final MemorySegment INOTIFY_ADD_WATCH = symbol("inotify_add_watch");
+        private static final MemorySegment INOTIFY_RM_WATCH = symbol("inotify_rm_watch");
+        private static final MemorySegment POLL = symbol("poll");
+        private static final MemorySegment EVENTFD = symbol("eventfd");
 
         @Override
         public int inotify_init1(int flags) {
-            try {
-                return (int) InotifyInit1.H.invokeExact(SCRATCH.get().state, flags);
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            return call1(INOTIFY_INIT1, flags);
         }
 
         @Override
         public int inotify_add_watch(int fd, byte[] path, int mask) {
-            Scratch s = SCRATCH.get();
-            try {
-                return (int) InotifyAddWatch.H.invokeExact(s.state, fd, s.in(path), mask);
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            return call3(INOTIFY_ADD_WATCH, fd, SCRATCH.get().in(path), u(mask));
         }
 
         @Override
         public int inotify_rm_watch(int fd, int wd) {
-            try {
-                return (int) InotifyRmWatch.H.invokeExact(SCRATCH.get().state, fd, wd);
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            return call2(INOTIFY_RM_WATCH, fd, wd);
         }
 
         @Override
         public int poll(byte[] pollfds, long nfds, int timeoutMs) {
             Scratch s = SCRATCH.get();
             long n = Math.max(0, Math.min(nfds, pollfds.length / 8));
-            try {
-                int rc = (int) Poll.H.invokeExact(s.state, s.in(pollfds), n, timeoutMs);
-                s.out(0, pollfds, 8 * n);
-                return rc;
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            int rc = (int) call(POLL, s.state, s.in(pollfds), n, timeoutMs, 0, 0, 0);
+            s.out(0, pollfds, 8 * n);
+            return rc;
         }
 
         @Override
         public int eventfd(int initval, int flags) {
-            try {
-                return (int) Eventfd.H.invokeExact(SCRATCH.get().state, initval, flags);
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            return call2(EVENTFD, u(initval), flags);
         }
     }
 
     // ------------------------------------------------------------------------------ processes
 
     static final class Processes implements Natives.Processes {
-        private static final class PosixSpawnp {
-            static final MethodHandle H = bind("posix_spawnp", JAVA_INT, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS);
-        }
-        private static final class SpawnattrInit { static final MethodHandle H = bind("posix_spawnattr_init", JAVA_INT, ADDRESS); }
-        private static final class SpawnattrDestroy { static final MethodHandle H = bind("posix_spawnattr_destroy", JAVA_INT, ADDRESS); }
-        private static final class SpawnattrSetflags { static final MethodHandle H = bind("posix_spawnattr_setflags", JAVA_INT, ADDRESS, JAVA_SHORT); }
-        private static final class SpawnattrSetpgroup { static final MethodHandle H = bind("posix_spawnattr_setpgroup", JAVA_INT, ADDRESS, JAVA_INT); }
-        private static final class SpawnattrSetsigmask { static final MethodHandle H = bind("posix_spawnattr_setsigmask", JAVA_INT, ADDRESS, ADDRESS); }
-        private static final class SpawnattrSetsigdefault {
-            static final MethodHandle H = bind("posix_spawnattr_setsigdefault", JAVA_INT, ADDRESS, ADDRESS);
-        }
-        private static final class FileActionsInit { static final MethodHandle H = bind("posix_spawn_file_actions_init", JAVA_INT, ADDRESS); }
-        private static final class FileActionsDestroy { static final MethodHandle H = bind("posix_spawn_file_actions_destroy", JAVA_INT, ADDRESS); }
-        private static final class FileActionsAdddup2 {
-            static final MethodHandle H = bind("posix_spawn_file_actions_adddup2", JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT);
-        }
+        private static final MemorySegment POSIX_SPAWNP = symbol("posix_spawnp");
+        private static final MemorySegment SPAWNATTR_INIT = symbol("posix_spawnattr_init");
+        private static final MemorySegment SPAWNATTR_DESTROY = symbol("posix_spawnattr_destroy");
+        private static final MemorySegment SPAWNATTR_SETFLAGS = symbol("posix_spawnattr_setflags");
+        private static final MemorySegment SPAWNATTR_SETPGROUP = symbol("posix_spawnattr_setpgroup");
+        private static final MemorySegment SPAWNATTR_SETSIGMASK = symbol("posix_spawnattr_setsigmask");
+        private static final MemorySegment SPAWNATTR_SETSIGDEFAULT = symbol("posix_spawnattr_setsigdefault");
+        private static final MemorySegment FILE_ACTIONS_INIT = symbol("posix_spawn_file_actions_init");
+        private static final MemorySegment FILE_ACTIONS_DESTROY = symbol("posix_spawn_file_actions_destroy");
+        private static final MemorySegment FILE_ACTIONS_ADDDUP2 = symbol("posix_spawn_file_actions_adddup2");
         /** Null where the C library lacks it (glibc before 2.34). */
-        private static final class FileActionsAddclosefrom {
-            static final MethodHandle H = find("posix_spawn_file_actions_addclosefrom_np")
-                    .map(f -> LINKER.downcallHandle(f, FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT), ERRNO)).orElse(null);
-        }
-        private static final class Sigemptyset { static final MethodHandle H = bind("sigemptyset", JAVA_INT, ADDRESS); }
-        private static final class Sigfillset { static final MethodHandle H = bind("sigfillset", JAVA_INT, ADDRESS); }
-        private static final class Sigdelset { static final MethodHandle H = bind("sigdelset", JAVA_INT, ADDRESS, JAVA_INT); }
-        private static final class Waitpid { static final MethodHandle H = bind("waitpid", JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT); }
-        private static final class Waitid { static final MethodHandle H = bind("waitid", JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT); }
-        private static final class Kill { static final MethodHandle H = bind("kill", JAVA_INT, JAVA_INT, JAVA_INT); }
-        private static final class Signal { static final MethodHandle H = bind("signal", ADDRESS, JAVA_INT, ADDRESS); }
-        private static final class Isatty { static final MethodHandle H = bind("isatty", JAVA_INT, JAVA_INT); }
-        private static final class Tcgetpgrp { static final MethodHandle H = bind("tcgetpgrp", JAVA_INT, JAVA_INT); }
-        private static final class Tcsetpgrp { static final MethodHandle H = bind("tcsetpgrp", JAVA_INT, JAVA_INT, JAVA_INT); }
-        private static final class Getpgrp { static final MethodHandle H = bind("getpgrp", JAVA_INT); }
-        private static final class Getpid { static final MethodHandle H = bind("getpid", JAVA_INT); }
-        private static final class Pipe2 { static final MethodHandle H = bind("pipe2", JAVA_INT, ADDRESS, JAVA_INT); }
-
-        /** A call taking one pointer. */
-        private static int call(MethodHandle h, Pointer p) {
-            try {
-                return (int) h.invokeExact(SCRATCH.get().state, address(p));
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
-        }
-
-        /** A call taking two pointers. */
-        private static int call(MethodHandle h, Pointer p, Pointer q) {
-            try {
-                return (int) h.invokeExact(SCRATCH.get().state, address(p), address(q));
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
-        }
+        private static final MemorySegment FILE_ACTIONS_ADDCLOSEFROM = find("posix_spawn_file_actions_addclosefrom_np").orElse(null);
+        private static final MemorySegment SIGEMPTYSET = symbol("sigemptyset");
+        private static final MemorySegment SIGFILLSET = symbol("sigfillset");
+        private static final MemorySegment SIGDELSET = symbol("sigdelset");
+        private static final MemorySegment WAITPID = symbol("waitpid");
+        private static final MemorySegment WAITID = symbol("waitid");
+        private static final MemorySegment KILL = symbol("kill");
+        private static final MemorySegment SIGNAL = symbol("signal");
+        private static final MemorySegment ISATTY = symbol("isatty");
+        private static final MemorySegment TCGETPGRP = symbol("tcgetpgrp");
+        private static final MemorySegment TCSETPGRP = symbol("tcsetpgrp");
+        private static final MemorySegment GETPGRP = symbol("getpgrp");
+        private static final MemorySegment GETPID = symbol("getpid");
+        private static final MemorySegment PIPE2 = symbol("pipe2");
+        private static final MemorySegment ENVIRON = symbol("environ");
 
         @Override
         public int posix_spawnp(int[] pid, Pointer file, Pointer fileActions, Pointer attr, Pointer argv, Pointer envp) {
             Scratch s = SCRATCH.get();
-            try {
-                MemorySegment p = s.ints(pid);
-                int rc = (int) PosixSpawnp.H.invokeExact(s.state, p, address(file), address(fileActions), address(attr), address(argv),
-                        address(envp));
-                s.ints(p, pid);
-                return rc;
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            int rc = (int) call(POSIX_SPAWNP, s.state, s.ints(pid), address(file), address(fileActions), address(attr), address(argv),
+                    address(envp));
+            s.ints(pid, 0);
+            return rc;
         }
 
-        @Override public int posix_spawnattr_init(Pointer attr) { return call(SpawnattrInit.H, attr); }
-        @Override public int posix_spawnattr_destroy(Pointer attr) { return call(SpawnattrDestroy.H, attr); }
+        @Override
+        public int posix_spawnattr_init(Pointer attr) {
+            return call1(SPAWNATTR_INIT, address(attr));
+        }
+
+        @Override
+        public int posix_spawnattr_destroy(Pointer attr) {
+            return call1(SPAWNATTR_DESTROY, address(attr));
+        }
 
         @Override
         public int posix_spawnattr_setflags(Pointer attr, short flags) {
-            try {
-                return (int) SpawnattrSetflags.H.invokeExact(SCRATCH.get().state, address(attr), flags);
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            return call2(SPAWNATTR_SETFLAGS, address(attr), flags);
         }
 
         @Override
         public int posix_spawnattr_setpgroup(Pointer attr, int pgroup) {
-            try {
-                return (int) SpawnattrSetpgroup.H.invokeExact(SCRATCH.get().state, address(attr), pgroup);
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            return call2(SPAWNATTR_SETPGROUP, address(attr), pgroup);
         }
 
-        @Override public int posix_spawnattr_setsigmask(Pointer attr, Pointer sigmask) { return call(SpawnattrSetsigmask.H, attr, sigmask); }
+        @Override
+        public int posix_spawnattr_setsigmask(Pointer attr, Pointer sigmask) {
+            return call2(SPAWNATTR_SETSIGMASK, address(attr), address(sigmask));
+        }
 
         @Override
         public int posix_spawnattr_setsigdefault(Pointer attr, Pointer sigdefault) {
-            return call(SpawnattrSetsigdefault.H, attr, sigdefault);
+            return call2(SPAWNATTR_SETSIGDEFAULT, address(attr), address(sigdefault));
         }
 
-        @Override public int posix_spawn_file_actions_init(Pointer fileActions) { return call(FileActionsInit.H, fileActions); }
-        @Override public int posix_spawn_file_actions_destroy(Pointer fileActions) { return call(FileActionsDestroy.H, fileActions); }
+        @Override
+        public int posix_spawn_file_actions_init(Pointer fileActions) {
+            return call1(FILE_ACTIONS_INIT, address(fileActions));
+        }
+
+        @Override
+        public int posix_spawn_file_actions_destroy(Pointer fileActions) {
+            return call1(FILE_ACTIONS_DESTROY, address(fileActions));
+        }
 
         @Override
         public int posix_spawn_file_actions_adddup2(Pointer fileActions, int fd, int newfd) {
-            try {
-                return (int) FileActionsAdddup2.H.invokeExact(SCRATCH.get().state, address(fileActions), fd, newfd);
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            return call3(FILE_ACTIONS_ADDDUP2, address(fileActions), fd, newfd);
         }
 
         @Override
         public boolean addCloseFrom(Pointer fileActions, int lowfd) {
-            MethodHandle h = FileActionsAddclosefrom.H;
-            if (h == null) {
-                return false;
-            }
-            try {
-                return (int) h.invokeExact(SCRATCH.get().state, address(fileActions), lowfd) == 0;
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            return FILE_ACTIONS_ADDCLOSEFROM != null && call2(FILE_ACTIONS_ADDCLOSEFROM, address(fileActions), lowfd) == 0;
         }
 
-        @Override public int sigemptyset(Pointer set) { return call(Sigemptyset.H, set); }
-        @Override public int sigfillset(Pointer set) { return call(Sigfillset.H, set); }
+        @Override
+        public int sigemptyset(Pointer set) {
+            return call1(SIGEMPTYSET, address(set));
+        }
+
+        @Override
+        public int sigfillset(Pointer set) {
+            return call1(SIGFILLSET, address(set));
+        }
 
         @Override
         public int sigdelset(Pointer set, int signo) {
-            try {
-                return (int) Sigdelset.H.invokeExact(SCRATCH.get().state, address(set), signo);
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            return call2(SIGDELSET, address(set), signo);
         }
 
         @Override
         public int waitpid(int pid, int[] status, int options) {
             Scratch s = SCRATCH.get();
-            try {
-                MemorySegment st = s.ints(status);
-                int rc = (int) Waitpid.H.invokeExact(s.state, pid, st, options);
-                s.ints(st, status);
-                return rc;
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            int rc = (int) call(WAITPID, s.state, pid, s.ints(status), options, 0, 0, 0);
+            s.ints(status, 0);
+            return rc;
         }
 
         @Override
         public int waitid(int idtype, int id, Pointer infop, int options) {
-            try {
-                return (int) Waitid.H.invokeExact(SCRATCH.get().state, idtype, id, address(infop), options);
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            return (int) call(WAITID, idtype, u(id), address(infop), options, 0, 0);
         }
 
         @Override
         public int kill(int pid, int sig) {
-            try {
-                return (int) Kill.H.invokeExact(SCRATCH.get().state, pid, sig);
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            return call2(KILL, pid, sig);
         }
 
         @Override
         public Pointer signal(int signum, Pointer handler) {
-            try {
-                return pointer((MemorySegment) Signal.H.invokeExact(SCRATCH.get().state, signum, address(handler)));
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            return pointer(call(SIGNAL, signum, address(handler), 0, 0, 0, 0));
         }
 
         @Override
         public int isatty(int fd) {
-            try {
-                return (int) Isatty.H.invokeExact(SCRATCH.get().state, fd);
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            return call1(ISATTY, fd);
         }
 
         @Override
         public int tcgetpgrp(int fd) {
-            try {
-                return (int) Tcgetpgrp.H.invokeExact(SCRATCH.get().state, fd);
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            return call1(TCGETPGRP, fd);
         }
 
         @Override
         public int tcsetpgrp(int fd, int pgrp) {
-            try {
-                return (int) Tcsetpgrp.H.invokeExact(SCRATCH.get().state, fd, pgrp);
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            return call2(TCSETPGRP, fd, pgrp);
         }
 
         @Override
         public int getpgrp() {
-            try {
-                return (int) Getpgrp.H.invokeExact(SCRATCH.get().state);
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            return call0(GETPGRP);
         }
 
         @Override
         public int getpid() {
-            try {
-                return (int) Getpid.H.invokeExact(SCRATCH.get().state);
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            return call0(GETPID);
         }
 
         @Override
         public int pipe2(int[] fds, int flags) {
             Scratch s = SCRATCH.get();
-            try {
-                MemorySegment f = s.ints(fds);
-                int rc = (int) Pipe2.H.invokeExact(s.state, f, flags);
-                s.ints(f, fds);
-                return rc;
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
+            int rc = (int) call(PIPE2, s.state, s.ints(fds), flags, 0, 0, 0, 0);
+            s.ints(fds, 0);
+            return rc;
         }
 
         @Override
         public Pointer environ() {
-            return pointer(symbol("environ").reinterpret(ADDRESS.byteSize()).get(ADDRESS, 0));
+            return pointer(ENVIRON.reinterpret(ADDRESS.byteSize()).get(JAVA_LONG, 0));
         }
     }
 }

@@ -48,6 +48,7 @@ class NativesTest {
         n.errno(Errno.EINTR);
         assertThat(n.errno()).isEqualTo(Errno.EINTR);
         assertThat(n.strerror(Errno.EACCES)).isNotEmpty();
+        assertThat(n.errno()).as("describing an error keeps it").isEqualTo(Errno.EINTR);
     }
 
     @ParameterizedTest(name = "{0}")
@@ -69,6 +70,8 @@ class NativesTest {
         assertThat(f.statx(fd, LibcFiles.EMPTY_PATH, LibcFiles.AT_EMPTY_PATH, LibcFiles.STATX_BASIC_STATS, st)).isZero();
         assertThat(LibcFiles.getInt(st, 40)).isEqualTo(16); // stx_size
         assertThat(f.flock(fd, LibcFiles.LOCK_EX | LibcFiles.LOCK_NB)).isZero();
+        assertThat(f.fchown(fd, -1, -1)).as("(uid_t) -1: unchanged").isZero();
+        assertThat(f.fcntl(fd, LibcFiles.F_GETFL, 0) & LibcFiles.O_RDWR).isEqualTo(LibcFiles.O_RDWR);
         assertThat(f.ftruncate(fd, 3)).isZero();
         assertThat(f.fsync(fd)).isZero();
         assertThat(f.close(fd)).isZero();
