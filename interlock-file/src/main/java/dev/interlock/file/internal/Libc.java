@@ -9,8 +9,10 @@ import java.util.Locale;
  * the path that calls C for this process ({@link #NATIVES}).
  *
  * <p><b>Two paths.</b> On JDK 22 and later the functions are called through the Foreign Function
- * &amp; Memory API ({@code FfmNatives}): no native library to load, no JNI stubs to register, so a
- * short command starts faster and each call costs less. On JDK 17–21, or where the jar was built
+ * &amp; Memory API ({@code FfmNatives}): no native library to unpack and load, no JNI stubs, and
+ * each call costs less (a quarter less for the open, flock, unlock, close sequence); its set-up
+ * costs a short command more than JNA's, though (docs/benchmarks.md), so the command-line tool
+ * may prefer JNA. On JDK 17–21, or where the jar was built
  * without a JDK 22+ compiler (its {@code META-INF/versions/22} is then empty), through JNA
  * ({@link JnaNatives}). {@code -Dinterlock.natives=jna} forces JNA on any JDK (to compare the two,
  * or to get round a problem with FFM). Both paths behave the same: the tests run on each.
