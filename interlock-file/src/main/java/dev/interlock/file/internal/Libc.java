@@ -78,11 +78,16 @@ final class Libc {
     /** The class of the FFM path; present only in {@code META-INF/versions/22} of a multi-release jar. */
     static final String FFM_CLASS = "dev.interlock.file.internal.FfmNatives";
 
-    /** Set by the FFM class when it is initialised (a handshake without reflection, which costs start-up time on JDK 22+). */
-    private static Natives ffm;
+    /**
+     * Where the FFM class puts its instance when it is initialised: a handshake without reflection
+     * (which costs start-up time on JDK 22+). A class of its own, so that the FFM class setting it
+     * never starts the initialisation of Libc: if it did, whichever of the two was initialised
+     * first, Libc would choose before the instance was there, and fall back to JNA.
+     */
+    static final class FfmSlot {
+        private FfmSlot() {}
 
-    static void ffmReady(Natives natives) {
-        ffm = natives;
+        static volatile Natives instance;
     }
 
     /** The path of this process: FFM on JDK 22+ when the jar has it, unless {@code interlock.natives=jna}; else JNA. */
@@ -92,6 +97,7 @@ final class Libc {
         if (!wanted.equals("jna") && Runtime.version().feature() >= 22) {
             try {
                 Class.forName(FFM_CLASS, true, Libc.class.getClassLoader());
+                Natives ffm = FfmSlot.instance;
                 if (ffm != null) {
                     return ffm;
                 }

@@ -276,7 +276,7 @@ final class FfmNatives implements Natives {
     };
 
     static {
-        Libc.ffmReady(new FfmNatives()); // last: every static field above is set
+        Libc.FfmSlot.instance = new FfmNatives(); // last: every static field above is set
     }
 
     private static long align(long n) {

@@ -3,6 +3,10 @@ package dev.interlock.file.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import java.io.File;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -19,6 +23,18 @@ class NativesPathTest {
             expected = "jna";
         }
         assertThat(Libc.NATIVES.name()).as("native path on JDK " + Runtime.version()).isEqualTo(expected);
+    }
+
+    /** Whichever class is initialised first, the FFM class or Libc, Libc must see the FFM instance. */
+    @Test
+    void ffm_isChosen_evenWhenItsClassIsInitialisedBeforeLibc() throws Exception {
+        assumeTrue("ffm".equals(System.getProperty("interlock.test.natives")), "only where FFM is the expected path");
+        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+        Process p = new ProcessBuilder(java.toString(), "--enable-native-access=ALL-UNNAMED", "-cp",
+                System.getProperty("java.class.path"), FfmFirstMain.class.getName()).redirectErrorStream(true).start();
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+        assertThat(out).as("class path " + System.getProperty("java.class.path").replace(File.pathSeparator, "\n")).isEqualTo("ffm");
     }
 
     @Test
