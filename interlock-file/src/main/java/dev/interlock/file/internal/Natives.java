@@ -12,10 +12,12 @@ import com.sun.jna.Pointer;
  *
  * <p><b>Adding a function</b>: a method here (in the group of the class that publishes it), its
  * JNA declaration in {@link JnaNatives} (a {@code native} method for a registered group, a
- * {@code call} for {@link Processes}), its FFM binding in {@code FfmNatives} (one holder line and
- * one method), and the public static method of the {@code Libc*} class that calls it.
- * {@code NativesParityTest} fails if one of the four is missing. The conventions are those of
- * {@link LibcFiles}: what the C function returns, errno in {@link #errno()}.
+ * {@code call} for {@link Processes}), its FFM binding in {@code FfmNatives} (the function's
+ * address, one line, and a method passing its arguments as integers: up to six integer or
+ * pointer arguments, an integer or pointer result; anything else needs a descriptor of its own),
+ * and the public static method of the {@code Libc*} class that calls it. {@code NativesParityTest}
+ * fails if one of the four is missing. The conventions are those of {@link LibcFiles}: what the
+ * C function returns, errno in {@link #errno()}.
  *
  * <p>The groups are bound separately, when their {@code Libc*} class is first used, so that a
  * process pays only for what it calls.
