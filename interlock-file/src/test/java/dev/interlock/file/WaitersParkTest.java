@@ -48,7 +48,7 @@ class WaitersParkTest {
                 await().atMost(Timing.seconds(10)).pollInterval(Duration.ofMillis(5)).until(() -> {
                     StackTraceElement[] stack = waiter.getStackTrace();
                     boolean isBlocked = stack.length > 0 && (isMonitorWait(stack[0]) || stack[0].getMethodName().equals("park")
-                            || isPoll(stack[0]));
+                            || inPoll(stack));
                     if (isBlocked) {
                         blocked.set(stack);
                     }
@@ -64,9 +64,12 @@ class WaitersParkTest {
         }
     }
 
-    /** The one waiting thread of the process that reads inotify blocks in poll(2) (see InotifyWatcher). */
-    private static boolean isPoll(StackTraceElement e) {
-        return e.getClassName().endsWith(".LibcEvents") && e.getMethodName().equals("poll");
+    /**
+     * The one waiting thread of the process that reads inotify blocks in poll(2) (see
+     * InotifyWatcher), a few frames under LibcEvents.poll (the JNA or FFM call).
+     */
+    private static boolean inPoll(StackTraceElement[] stack) {
+        return Arrays.stream(stack).limit(12).anyMatch(e -> e.getClassName().endsWith(".LibcEvents") && e.getMethodName().equals("poll"));
     }
 
     private static boolean isMonitorWait(StackTraceElement e) {

@@ -1,6 +1,5 @@
 package dev.interlock.file.internal;
 
-import com.sun.jna.Native;
 import java.util.Locale;
 
 /**
@@ -12,7 +11,7 @@ import java.util.Locale;
  * <p>The numbers are those of the kernel's {@code asm-generic/errno-base.h} and
  * {@code asm-generic/errno.h}, which x86-64 and aarch64 (and arm, riscv, ppc, s390) share; the
  * architectures with other numbers (alpha, mips, parisc, sparc) are refused when the natives are
- * bound (see {@link LibcFiles}). The texts are glibc's, in lower case, and do not depend on the
+ * bound (see {@link Libc}). The texts are glibc's, in lower case, and do not depend on the
  * locale, so messages and logs read the same everywhere.
  */
 public final class Errno {
@@ -99,9 +98,17 @@ public final class Errno {
         {"ELOOP", "too many levels of symbolic links"},
     };
 
-    /** The error number of the last native call made by this thread (JNA keeps it per thread). */
+    /**
+     * The error number of the last native call made by this thread: kept per thread by JNA, or
+     * captured after every call by the FFM path ({@code Linker.Option.captureCallState}).
+     */
     public static int last() {
-        return Native.getLastError();
+        return Libc.NATIVES.errno();
+    }
+
+    /** Sets what {@link #last()} returns on this thread: to keep the error of a call across the cleanup after it. */
+    static void set(int errno) {
+        Libc.NATIVES.errno(errno);
     }
 
     /** The symbolic name of {@code errno}, such as {@code EACCES}, or {@code errno N} if it is not one we name. */

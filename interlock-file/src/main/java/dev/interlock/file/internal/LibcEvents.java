@@ -1,22 +1,18 @@
 package dev.interlock.file.internal;
 
-import com.sun.jna.Native;
-
 /**
- * Internal API of Interlock (not for applications; may change in any release): inotify, eventfd
- * and poll, by JNA direct mapping, for the one {@link InotifyWatcher} of the process. Registered
- * when the watcher starts (the first wait of any lock space), so a process that never waits never
- * binds them. Conventions as in {@link LibcFiles}; read and write of the descriptors go through
- * {@link LibcFiles}.
+ * Internal API of Interlock (not for applications; may change in any release): inotify, poll and
+ * eventfd, for the one {@link InotifyWatcher} of the process, through FFM or JNA direct mapping
+ * ({@link Natives}). Bound when the watcher starts (the first wait of any lock space), so a process
+ * that never waits never binds them. Conventions as in {@link LibcFiles}; read and write of the
+ * descriptors go through {@link LibcFiles}.
  *
  * <p>The constants are those of include/uapi/linux/inotify.h, the same on every Linux
  * architecture; IN_NONBLOCK and IN_CLOEXEC equal O_NONBLOCK and O_CLOEXEC, which are the same on
- * x86-64 and aarch64.
+ * x86-64 and aarch64; those of poll(2) and eventfd(2) are the same everywhere too.
  */
 public final class LibcEvents {
-    static {
-        Native.register(LibcEvents.class, Libc.library());
-    }
+    private static final Natives.Events N = Libc.NATIVES.events();
 
     private LibcEvents() {}
 
@@ -43,26 +39,33 @@ public final class LibcEvents {
     public static final int IN_NONBLOCK = LibcFiles.O_NONBLOCK;
     public static final int IN_CLOEXEC = LibcFiles.O_CLOEXEC;
 
-    /** eventfd(2) flags (EFD_CLOEXEC = O_CLOEXEC, EFD_NONBLOCK = O_NONBLOCK, as in the kernel's eventfd.h). */
-    public static final int EFD_CLOEXEC = LibcFiles.O_CLOEXEC;
-    public static final int EFD_NONBLOCK = LibcFiles.O_NONBLOCK;
-    /** poll(2) events, the same on every Linux architecture. */
-    public static final int POLLIN = 0x1;
-    public static final int POLLERR = 0x8;
-    public static final int POLLHUP = 0x10;
-    public static final int POLLNVAL = 0x20;
+    // <sys/eventfd.h>, <poll.h>
+    public static final int EFD_CLOEXEC = 02000000;
+    public static final int EFD_NONBLOCK = 04000;
+    public static final int POLLIN = 1;
 
-    public static native int inotify_init1(int flags);
+    public static int inotify_init1(int flags) {
+        return N.inotify_init1(flags);
+    }
 
-    public static native int inotify_add_watch(int fd, byte[] path, int mask);
+    public static int inotify_add_watch(int fd, byte[] path, int mask) {
+        return N.inotify_add_watch(fd, path, mask);
+    }
 
-    public static native int inotify_rm_watch(int fd, int wd);
-
-    public static native int eventfd(int initval, int flags);
+    public static int inotify_rm_watch(int fd, int wd) {
+        return N.inotify_rm_watch(fd, wd);
+    }
 
     /**
-     * poll(2) over {@code nfds} struct pollfd of 8 bytes each in {@code pollfds} (int fd, short
-     * events, short revents; native byte order), revents written back.
+     * poll(2) on {@code nfds} {@code struct pollfd} records of 8 bytes in {@code pollfds} (int fd,
+     * short events, short revents, native byte order); the revents are written back.
      */
-    public static native int poll(byte[] pollfds, long nfds, int timeoutMs);
+    public static int poll(byte[] pollfds, long nfds, int timeoutMs) {
+        return N.poll(pollfds, nfds, timeoutMs);
+    }
+
+    /** eventfd(2): a counter descriptor ({@link #EFD_CLOEXEC}, {@link #EFD_NONBLOCK}). */
+    public static int eventfd(int initval, int flags) {
+        return N.eventfd(initval, flags);
+    }
 }

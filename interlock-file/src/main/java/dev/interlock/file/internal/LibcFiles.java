@@ -1,8 +1,5 @@
 package dev.interlock.file.internal;
 
-import com.sun.jna.Memory;
-import com.sun.jna.Native;
-import com.sun.jna.Platform;
 import com.sun.jna.Pointer;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -11,27 +8,27 @@ import java.util.List;
 
 /**
  * Internal API of Interlock (not for applications; may change in any release): the libc calls on
- * files, directories, descriptors and locks, by JNA direct mapping (the fastest JNA call path),
- * for the {@code flock:} and {@code dir:} backends, {@code interlock update} and the benchmarks.
+ * files, directories, descriptors and locks, for the {@code flock:} and {@code dir:} backends,
+ * {@code interlock update} and the benchmarks; through the FFM API on JDK 22+ and JNA direct
+ * mapping (the fastest JNA call path) before, as {@link Libc} chooses ({@link Natives}).
  *
  * <p><b>Conventions.</b> Every call returns what the C function returns: -1 (or a negative count)
  * on failure, with the error number in {@link Errno#last()}. Paths are NUL-terminated bytes in the
- * JVM's file-name encoding ({@link #cstring}), never converted by JNA. Linux only; see
+ * JVM's file-name encoding ({@link #cstring}), never converted by the native path. Linux only; see
  * {@link Libc} for the architectures.
  *
- * <p><b>Binding.</b> Every function here is registered at once, when this class is first used:
- * {@code interlock run} on {@code flock:} calls a dozen of them anyway. The process calls
- * ({@link LibcProcesses}) and inotify ({@link LibcEvents}) are bound separately, so that nothing
- * pays at start-up for what it does not call. A function is declared in one of the three only.
+ * <p><b>Binding.</b> With JNA every function here is registered at once, when this class is first
+ * used ({@code interlock run} on {@code flock:} calls a dozen of them anyway); with FFM each is
+ * bound at its first call. The process calls ({@link LibcProcesses}) and inotify
+ * ({@link LibcEvents}) are bound separately, so that nothing pays at start-up for what it does not
+ * call. A function is declared in one of the three only; see {@link Natives} to add one.
  *
  * <p><b>Structures</b> are read only where their layout is the same on x86-64 and aarch64:
  * {@code struct statx} (see {@link Statx}), the first field of {@code struct statfs} (see
  * {@link #fileSystemType}) and {@code struct linux_dirent64} (see {@link #readDirectory}).
  */
 public final class LibcFiles {
-    static {
-        Native.register(LibcFiles.class, Libc.library());
-    }
+    private static final Natives.Files N = Libc.NATIVES.files();
 
     private LibcFiles() {}
 
@@ -88,51 +85,95 @@ public final class LibcFiles {
     /** statx(2) mask: type, mode, nlink, uid, gid, times, ino, size, blocks. */
     public static final int STATX_BASIC_STATS = 0x7ff;
 
-    public static native int openat(int dirfd, byte[] path, int flags, int mode);
+    public static int openat(int dirfd, byte[] path, int flags, int mode) {
+        return N.openat(dirfd, path, flags, mode);
+    }
 
-    public static native int close(int fd);
+    public static int close(int fd) {
+        return N.close(fd);
+    }
 
-    public static native long read(int fd, byte[] buf, long count);
+    public static long read(int fd, byte[] buf, long count) {
+        return N.read(fd, buf, count);
+    }
 
-    public static native long write(int fd, byte[] buf, long count);
+    public static long write(int fd, byte[] buf, long count) {
+        return N.write(fd, buf, count);
+    }
 
-    public static native long pread(int fd, byte[] buf, long count, long offset);
+    public static long pread(int fd, byte[] buf, long count, long offset) {
+        return N.pread(fd, buf, count, offset);
+    }
 
-    public static native long pwrite(int fd, byte[] buf, long count, long offset);
+    public static long pwrite(int fd, byte[] buf, long count, long offset) {
+        return N.pwrite(fd, buf, count, offset);
+    }
 
-    public static native int ftruncate(int fd, long length);
+    public static int ftruncate(int fd, long length) {
+        return N.ftruncate(fd, length);
+    }
 
-    public static native int fsync(int fd);
+    public static int fsync(int fd) {
+        return N.fsync(fd);
+    }
 
     /** fcntl(2) with an int argument (F_GETFL, F_SETFL, F_DUPFD_CLOEXEC). */
-    public static native int fcntl(int fd, int cmd, int arg);
+    public static int fcntl(int fd, int cmd, int arg) {
+        return N.fcntl(fd, cmd, arg);
+    }
 
-    public static native int flock(int fd, int operation);
+    public static int flock(int fd, int operation) {
+        return N.flock(fd, operation);
+    }
 
-    public static native int fchmod(int fd, int mode);
+    public static int fchmod(int fd, int mode) {
+        return N.fchmod(fd, mode);
+    }
 
-    public static native int fchmodat(int dirfd, byte[] path, int mode, int flags);
+    public static int fchmodat(int dirfd, byte[] path, int mode, int flags) {
+        return N.fchmodat(dirfd, path, mode, flags);
+    }
 
-    public static native int fchown(int fd, int uid, int gid);
+    public static int fchown(int fd, int uid, int gid) {
+        return N.fchown(fd, uid, gid);
+    }
 
-    public static native int faccessat(int dirfd, byte[] path, int mode, int flags);
+    public static int faccessat(int dirfd, byte[] path, int mode, int flags) {
+        return N.faccessat(dirfd, path, mode, flags);
+    }
 
-    public static native int mkdirat(int dirfd, byte[] path, int mode);
+    public static int mkdirat(int dirfd, byte[] path, int mode) {
+        return N.mkdirat(dirfd, path, mode);
+    }
 
-    public static native int renameat(int olddirfd, byte[] oldpath, int newdirfd, byte[] newpath);
+    public static int renameat(int olddirfd, byte[] oldpath, int newdirfd, byte[] newpath) {
+        return N.renameat(olddirfd, oldpath, newdirfd, newpath);
+    }
 
-    public static native int unlinkat(int dirfd, byte[] path, int flags);
+    public static int unlinkat(int dirfd, byte[] path, int flags) {
+        return N.unlinkat(dirfd, path, flags);
+    }
 
-    public static native int linkat(int olddirfd, byte[] oldpath, int newdirfd, byte[] newpath, int flags);
+    public static int linkat(int olddirfd, byte[] oldpath, int newdirfd, byte[] newpath, int flags) {
+        return N.linkat(olddirfd, oldpath, newdirfd, newpath, flags);
+    }
 
-    public static native long readlinkat(int dirfd, byte[] path, byte[] buf, long size);
+    public static long readlinkat(int dirfd, byte[] path, byte[] buf, long size) {
+        return N.readlinkat(dirfd, path, buf, size);
+    }
 
     /** statx(2) into {@code buf} (at least 256 bytes); see {@link Statx}. */
-    public static native int statx(int dirfd, byte[] path, int flags, int mask, byte[] buf);
+    public static int statx(int dirfd, byte[] path, int flags, int mask, byte[] buf) {
+        return N.statx(dirfd, path, flags, mask, buf);
+    }
 
-    public static native int fstatfs(int fd, byte[] buf);
+    public static int fstatfs(int fd, byte[] buf) {
+        return N.fstatfs(fd, buf);
+    }
 
-    public static native int geteuid();
+    public static int geteuid() {
+        return N.geteuid();
+    }
 
     // ---- extended attributes, for fenced files (dev.interlock.file.AtomicFile, docs/fencing.md) ----
     // Added with AtomicFile; to be ported with the rest of this class to any other native path.
@@ -141,31 +182,24 @@ public final class LibcFiles {
     public static final int XATTR_CREATE = 1;
 
     /** fsetxattr(2): sets the extended attribute {@code name} (NUL-terminated) of an open file. */
-    public static native int fsetxattr(int fd, byte[] name, byte[] value, long size, int flags);
+    public static int fsetxattr(int fd, byte[] name, byte[] value, long size, int flags) {
+        return N.fsetxattr(fd, name, value, size, flags);
+    }
 
     /** fgetxattr(2): the value of {@code name} into {@code value}; its length, or -1 (ENODATA: not set; ENOTSUP: no user xattrs). */
-    public static native long fgetxattr(int fd, byte[] name, byte[] value, long size);
+    public static long fgetxattr(int fd, byte[] name, byte[] value, long size) {
+        return N.fgetxattr(fd, name, value, size);
+    }
 
     // ---- end of the extended-attribute block ----
 
     /**
-     * syscall(2), for the one system call glibc wrapped late: getdents64 (glibc 2.30; RHEL 8 has
-     * 2.28). Declared with fixed arguments; on x86-64 and aarch64 a variadic callee reads them the same.
+     * getdents64(2) into native memory: {@code struct linux_dirent64} records; 0 at the end, -1
+     * with errno. By syscall(2) ({@link Libc#SYS_GETDENTS64}): glibc wrapped it late (2.30; RHEL 8
+     * has 2.28).
      */
-    private static native long syscall(long number, long a, Pointer b, long c);
-
-    /**
-     * {@code SYS_getdents64}: 217 on x86-64, 61 on aarch64, riscv64 and loongarch64
-     * (asm-generic/unistd.h), 220 on x86 and s390x, 217 on arm, 202 on ppc.
-     */
-    private static final long SYS_GETDENTS64 = Platform.isIntel() ? (Platform.is64Bit() ? 217 : 220)
-            : Platform.isARM() ? (Platform.is64Bit() ? 61 : 217)
-            : Platform.isPPC() ? 202
-            : Platform.ARCH.startsWith("s390") ? 220 : 61;
-
-    /** getdents64(2): {@code struct linux_dirent64} records into {@code buf}; 0 at the end, -1 with errno. */
     public static long getdents64(int fd, Pointer buf, long count) {
-        return syscall(SYS_GETDENTS64, fd, buf, count);
+        return N.getdents64(fd, buf, count);
     }
 
     // ------------------------------------------------------------------------------- helpers
@@ -261,7 +295,10 @@ public final class LibcFiles {
     /** One directory entry: its name (raw bytes, no NUL) and {@code d_type} ({@link #DT_UNKNOWN} where the file system does not fill it). */
     public record DirEntry(byte[] name, byte type) {}
 
-    private static final ThreadLocal<Memory> DENTS = ThreadLocal.withInitial(() -> new Memory(64 * 1024));
+    /** The size of the buffer {@link #readDirectory} reads entries into. */
+    static final int DENTS_SIZE = 64 * 1024;
+
+    private static final ThreadLocal<byte[]> DENTS = ThreadLocal.withInitial(() -> new byte[DENTS_SIZE]);
 
     /**
      * Lists the directory {@code dirfd} afresh: opens "." relative to it (on NFS the open
@@ -277,9 +314,9 @@ public final class LibcFiles {
         }
         List<DirEntry> out = new ArrayList<>();
         try {
-            Memory buf = DENTS.get();
+            byte[] buf = DENTS.get();
             while (true) {
-                long n = getdents64(fd, buf, buf.size());
+                long n = N.getdents64(fd, buf);
                 if (n == 0) {
                     return out;
                 }
@@ -287,13 +324,13 @@ public final class LibcFiles {
                     return null;
                 }
                 for (int off = 0; off < n; ) {
-                    int reclen = buf.getShort(off + 16) & 0xffff;
-                    byte type = buf.getByte(off + 18);
+                    int reclen = getShort(buf, off + 16);
+                    byte type = buf[off + 18];
                     int len = 0;
-                    while (len < reclen - 19 && buf.getByte(off + 19 + len) != 0) {
+                    while (len < reclen - 19 && buf[off + 19 + len] != 0) {
                         len++;
                     }
-                    byte[] name = buf.getByteArray(off + 19, len);
+                    byte[] name = Arrays.copyOfRange(buf, off + 19, off + 19 + len);
                     if (!(len == 1 && name[0] == '.') && !(len == 2 && name[0] == '.' && name[1] == '.')) {
                         out.add(new DirEntry(name, type));
                     }
@@ -303,7 +340,7 @@ public final class LibcFiles {
         } finally {
             int err = Errno.last();
             close(fd);
-            Native.setLastError(err);
+            Errno.set(err);
         }
     }
 

@@ -1,6 +1,5 @@
 package dev.interlock.file.internal;
 
-import com.sun.jna.Function;
 import com.sun.jna.Memory;
 import com.sun.jna.Pointer;
 
@@ -10,10 +9,12 @@ import com.sun.jna.Pointer;
  * (spawning, waiting, forwarding signals) and for the {@code dir:} backend's liveness test
  * ({@link #kill}).
  *
- * <p><b>Bound lazily.</b> Each function is looked up when first called and called through a JNA
- * {@link Function}, not registered up front: registering direct-mapped natives costs start-up time
+ * <p><b>Bound lazily.</b> Each function is looked up when first called (with JNA, called through a
+ * {@code Function}, not registered up front: registering direct-mapped natives costs start-up time
  * per function, a {@code run} calls about fifteen of these once or twice each, and the backends
- * call none of them on their fast paths. The conventions are those of {@link LibcFiles}: what the C
+ * call none of them on their fast paths; with FFM, a handle made at first call; see
+ * {@link Natives}). Pointers are JNA's {@link Pointer} on both paths (the FFM path passes their
+ * address). The conventions are those of {@link LibcFiles}: what the C
  * function returns, errno in {@link Errno#last()} (the posix_spawn functions return their error
  * number instead, as in C).
  *
@@ -44,48 +45,46 @@ public final class LibcProcesses {
     /** Generous room for the opaque posix_spawnattr_t (336 bytes on glibc x86-64), posix_spawn_file_actions_t and sigset_t. */
     public static final int OPAQUE_SIZE = 1024;
 
-    private static int call(String name, Object... args) {
-        return Libc.function(name).invokeInt(args);
-    }
+    private static final Natives.Processes N = Libc.NATIVES.processes();
 
     public static int posix_spawnp(int[] pid, Pointer file, Pointer fileActions, Pointer attr, Pointer argv, Pointer envp) {
-        return call("posix_spawnp", pid, file, fileActions, attr, argv, envp);
+        return N.posix_spawnp(pid, file, fileActions, attr, argv, envp);
     }
 
     public static int posix_spawnattr_init(Pointer attr) {
-        return call("posix_spawnattr_init", attr);
+        return N.posix_spawnattr_init(attr);
     }
 
     public static int posix_spawnattr_destroy(Pointer attr) {
-        return call("posix_spawnattr_destroy", attr);
+        return N.posix_spawnattr_destroy(attr);
     }
 
     public static int posix_spawnattr_setflags(Pointer attr, short flags) {
-        return call("posix_spawnattr_setflags", attr, flags);
+        return N.posix_spawnattr_setflags(attr, flags);
     }
 
     public static int posix_spawnattr_setpgroup(Pointer attr, int pgroup) {
-        return call("posix_spawnattr_setpgroup", attr, pgroup);
+        return N.posix_spawnattr_setpgroup(attr, pgroup);
     }
 
     public static int posix_spawnattr_setsigmask(Pointer attr, Pointer sigmask) {
-        return call("posix_spawnattr_setsigmask", attr, sigmask);
+        return N.posix_spawnattr_setsigmask(attr, sigmask);
     }
 
     public static int posix_spawnattr_setsigdefault(Pointer attr, Pointer sigdefault) {
-        return call("posix_spawnattr_setsigdefault", attr, sigdefault);
+        return N.posix_spawnattr_setsigdefault(attr, sigdefault);
     }
 
     public static int posix_spawn_file_actions_init(Pointer fileActions) {
-        return call("posix_spawn_file_actions_init", fileActions);
+        return N.posix_spawn_file_actions_init(fileActions);
     }
 
     public static int posix_spawn_file_actions_destroy(Pointer fileActions) {
-        return call("posix_spawn_file_actions_destroy", fileActions);
+        return N.posix_spawn_file_actions_destroy(fileActions);
     }
 
     public static int posix_spawn_file_actions_adddup2(Pointer fileActions, int fd, int newfd) {
-        return call("posix_spawn_file_actions_adddup2", fileActions, fd, newfd);
+        return N.posix_spawn_file_actions_adddup2(fileActions, fd, newfd);
     }
 
     /**
@@ -93,70 +92,64 @@ public final class LibcProcesses {
      * from {@code lowfd} up in the child. Returns false if this libc lacks it.
      */
     public static boolean addCloseFrom(Pointer fileActions, int lowfd) {
-        Function f;
-        try {
-            f = Libc.function("posix_spawn_file_actions_addclosefrom_np");
-        } catch (UnsatisfiedLinkError e) {
-            return false;
-        }
-        return f.invokeInt(new Object[] {fileActions, lowfd}) == 0;
+        return N.addCloseFrom(fileActions, lowfd);
     }
 
     public static int sigemptyset(Pointer set) {
-        return call("sigemptyset", set);
+        return N.sigemptyset(set);
     }
 
     public static int sigfillset(Pointer set) {
-        return call("sigfillset", set);
+        return N.sigfillset(set);
     }
 
     public static int sigdelset(Pointer set, int signo) {
-        return call("sigdelset", set, signo);
+        return N.sigdelset(set, signo);
     }
 
     public static int waitpid(int pid, int[] status, int options) {
-        return call("waitpid", pid, status, options);
+        return N.waitpid(pid, status, options);
     }
 
     public static int waitid(int idtype, int id, Pointer infop, int options) {
-        return call("waitid", idtype, id, infop, options);
+        return N.waitid(idtype, id, infop, options);
     }
 
     public static int kill(int pid, int sig) {
-        return call("kill", pid, sig);
+        return N.kill(pid, sig);
     }
 
     public static Pointer signal(int signum, Pointer handler) {
-        return Libc.function("signal").invokePointer(new Object[] {signum, handler});
+        return N.signal(signum, handler);
     }
 
     public static int isatty(int fd) {
-        return call("isatty", fd);
+        return N.isatty(fd);
     }
 
     public static int tcgetpgrp(int fd) {
-        return call("tcgetpgrp", fd);
+        return N.tcgetpgrp(fd);
     }
 
     public static int tcsetpgrp(int fd, int pgrp) {
-        return call("tcsetpgrp", fd, pgrp);
+        return N.tcsetpgrp(fd, pgrp);
     }
 
     public static int getpgrp() {
-        return call("getpgrp");
+        return N.getpgrp();
     }
 
     public static int getpid() {
-        return call("getpid");
+        return N.getpid();
     }
 
     public static int pipe2(int[] fds, int flags) {
-        return call("pipe2", fds, flags);
+        return N.pipe2(fds, flags);
     }
 
     /** {@code environ}: the process's environment as the kernel and libc hold it (exact bytes). */
     public static Pointer environ() {
-        return Libc.library().getGlobalVariableAddress("environ").getPointer(0);
+        return N.environ();
     }
 
     /** A zeroed block for an opaque libc structure. */

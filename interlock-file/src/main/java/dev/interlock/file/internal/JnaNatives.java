@@ -1,0 +1,236 @@
+package dev.interlock.file.internal;
+
+import com.sun.jna.Function;
+import com.sun.jna.Memory;
+import com.sun.jna.Native;
+import com.sun.jna.NativeLibrary;
+import com.sun.jna.Platform;
+import com.sun.jna.Pointer;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The native functions through JNA, on every JDK (the only path on JDK 17–21): direct mapping
+ * (the fastest JNA call) for the files and inotify groups, registered when the group is first
+ * used, and a {@link Function} looked up on first call for the process group, whose functions a
+ * {@code run} calls once or twice each (registering costs start-up time per function). JNA keeps
+ * errno per thread after every call.
+ */
+final class JnaNatives implements Natives {
+    @Override
+    public String name() {
+        return "jna";
+    }
+
+    @Override
+    public int errno() {
+        return Native.getLastError();
+    }
+
+    @Override
+    public void errno(int value) {
+        Native.setLastError(value);
+    }
+
+    @Override
+    public String strerror(int errnum) {
+        try {
+            return function("strerror").invokeString(new Object[] {errnum}, false);
+        } catch (RuntimeException | UnsatisfiedLinkError e) {
+            return null;
+        }
+    }
+
+    @Override
+    public Natives.Files files() {
+        return new Files();
+    }
+
+    @Override
+    public Natives.Processes processes() {
+        return new Processes();
+    }
+
+    @Override
+    public Natives.Events events() {
+        return new Events();
+    }
+
+    private static volatile NativeLibrary library;
+
+    /** The C library; throws UnsatisfiedLinkError with a clear message where it cannot be used. */
+    static NativeLibrary library() {
+        NativeLibrary l = library;
+        if (l == null) {
+            if (Libc.UNSUPPORTED != null) {
+                throw new UnsatisfiedLinkError(Libc.UNSUPPORTED);
+            }
+            l = open();
+            library = l;
+        }
+        return l;
+    }
+
+    /**
+     * glibc's C library by its soname first: JNA's name for it, "c", makes it try "libc.so" (a
+     * linker script that dlopen refuses, when the dev package is installed at all) and then run
+     * {@code ldconfig -p} in a child process to find the real file, which cost every start a fork
+     * and an exec. Other C libraries (musl) are found by that search as before.
+     */
+    private static NativeLibrary open() {
+        try {
+            return NativeLibrary.getInstance("libc.so.6");
+        } catch (UnsatisfiedLinkError e) {
+            return NativeLibrary.getInstance(Platform.C_LIBRARY_NAME);
+        }
+    }
+
+    private static final ConcurrentHashMap<String, Function> FUNCTIONS = new ConcurrentHashMap<>();
+
+    /**
+     * A function bound on first use (a symbol lookup, no registration): for what is called rarely or
+     * only by some commands, so that nobody pays at start-up for what it does not call, and for
+     * functions that older C libraries lack (the caller catches UnsatisfiedLinkError).
+     */
+    static Function function(String name) {
+        Function f = FUNCTIONS.get(name);
+        if (f == null) {
+            f = library().getFunction(name);
+            FUNCTIONS.put(name, f);
+        }
+        return f;
+    }
+
+    /** Direct mapping: every native method of this class is registered at once, when it is first used. */
+    static final class Files implements Natives.Files {
+        static {
+            Native.register(Files.class, library());
+        }
+
+        @Override public native int openat(int dirfd, byte[] path, int flags, int mode);
+        @Override public native int close(int fd);
+        @Override public native long read(int fd, byte[] buf, long count);
+        @Override public native long write(int fd, byte[] buf, long count);
+        @Override public native long pread(int fd, byte[] buf, long count, long offset);
+        @Override public native long pwrite(int fd, byte[] buf, long count, long offset);
+        @Override public native int ftruncate(int fd, long length);
+        @Override public native int fsync(int fd);
+        @Override public native int fcntl(int fd, int cmd, int arg);
+        @Override public native int flock(int fd, int operation);
+        @Override public native int fchmod(int fd, int mode);
+        @Override public native int fchmodat(int dirfd, byte[] path, int mode, int flags);
+        @Override public native int fchown(int fd, int uid, int gid);
+        @Override public native int faccessat(int dirfd, byte[] path, int mode, int flags);
+        @Override public native int mkdirat(int dirfd, byte[] path, int mode);
+        @Override public native int renameat(int olddirfd, byte[] oldpath, int newdirfd, byte[] newpath);
+        @Override public native int unlinkat(int dirfd, byte[] path, int flags);
+        @Override public native int linkat(int olddirfd, byte[] oldpath, int newdirfd, byte[] newpath, int flags);
+        @Override public native long readlinkat(int dirfd, byte[] path, byte[] buf, long size);
+        @Override public native int statx(int dirfd, byte[] path, int flags, int mask, byte[] buf);
+        @Override public native int fstatfs(int fd, byte[] buf);
+        @Override public native int geteuid();
+        @Override public native int fsetxattr(int fd, byte[] name, byte[] value, long size, int flags);
+        @Override public native long fgetxattr(int fd, byte[] name, byte[] value, long size);
+
+        /**
+         * syscall(2), for the one system call glibc wrapped late: getdents64 (glibc 2.30; RHEL 8 has
+         * 2.28). Declared with fixed arguments; on x86-64 and aarch64 a variadic callee reads them the same.
+         */
+        private native long syscall(long number, long a, Pointer b, long c);
+
+        @Override
+        public long getdents64(int fd, Pointer buf, long count) {
+            return syscall(Libc.SYS_GETDENTS64, fd, buf, count);
+        }
+
+        private static final ThreadLocal<Memory> DENTS = ThreadLocal.withInitial(() -> new Memory(LibcFiles.DENTS_SIZE));
+
+        @Override
+        public long getdents64(int fd, byte[] into) {
+            Memory buf = DENTS.get();
+            long n = syscall(Libc.SYS_GETDENTS64, fd, buf, buf.size());
+            if (n > 0) {
+                buf.read(0, into, 0, (int) n);
+            }
+            return n;
+        }
+    }
+
+    /** Direct mapping, registered when the inotify watcher (or a poll) first needs it. */
+    static final class Events implements Natives.Events {
+        static {
+            Native.register(Events.class, library());
+        }
+
+        @Override public native int inotify_init1(int flags);
+        @Override public native int inotify_add_watch(int fd, byte[] path, int mask);
+        @Override public native int inotify_rm_watch(int fd, int wd);
+        @Override public native int poll(byte[] pollfds, long nfds, int timeoutMs);
+        @Override public native int eventfd(int initval, int flags);
+    }
+
+    /** Looked up on first call, called through {@link Function}: nothing registered up front. */
+    static final class Processes implements Natives.Processes {
+        private static int call(String name, Object... args) {
+            return function(name).invokeInt(args);
+        }
+
+        @Override
+        public int posix_spawnp(int[] pid, Pointer file, Pointer fileActions, Pointer attr, Pointer argv, Pointer envp) {
+            return call("posix_spawnp", pid, file, fileActions, attr, argv, envp);
+        }
+
+        @Override public int posix_spawnattr_init(Pointer attr) { return call("posix_spawnattr_init", attr); }
+        @Override public int posix_spawnattr_destroy(Pointer attr) { return call("posix_spawnattr_destroy", attr); }
+        @Override public int posix_spawnattr_setflags(Pointer attr, short flags) { return call("posix_spawnattr_setflags", attr, flags); }
+        @Override public int posix_spawnattr_setpgroup(Pointer attr, int pgroup) { return call("posix_spawnattr_setpgroup", attr, pgroup); }
+        @Override public int posix_spawnattr_setsigmask(Pointer attr, Pointer sigmask) { return call("posix_spawnattr_setsigmask", attr, sigmask); }
+
+        @Override
+        public int posix_spawnattr_setsigdefault(Pointer attr, Pointer sigdefault) {
+            return call("posix_spawnattr_setsigdefault", attr, sigdefault);
+        }
+
+        @Override public int posix_spawn_file_actions_init(Pointer fileActions) { return call("posix_spawn_file_actions_init", fileActions); }
+        @Override public int posix_spawn_file_actions_destroy(Pointer fileActions) { return call("posix_spawn_file_actions_destroy", fileActions); }
+
+        @Override
+        public int posix_spawn_file_actions_adddup2(Pointer fileActions, int fd, int newfd) {
+            return call("posix_spawn_file_actions_adddup2", fileActions, fd, newfd);
+        }
+
+        @Override
+        public boolean addCloseFrom(Pointer fileActions, int lowfd) {
+            Function f;
+            try {
+                f = function("posix_spawn_file_actions_addclosefrom_np");
+            } catch (UnsatisfiedLinkError e) {
+                return false;
+            }
+            return f.invokeInt(new Object[] {fileActions, lowfd}) == 0;
+        }
+
+        @Override public int sigemptyset(Pointer set) { return call("sigemptyset", set); }
+        @Override public int sigfillset(Pointer set) { return call("sigfillset", set); }
+        @Override public int sigdelset(Pointer set, int signo) { return call("sigdelset", set, signo); }
+        @Override public int waitpid(int pid, int[] status, int options) { return call("waitpid", pid, status, options); }
+        @Override public int waitid(int idtype, int id, Pointer infop, int options) { return call("waitid", idtype, id, infop, options); }
+        @Override public int kill(int pid, int sig) { return call("kill", pid, sig); }
+
+        @Override
+        public Pointer signal(int signum, Pointer handler) {
+            return function("signal").invokePointer(new Object[] {signum, handler});
+        }
+
+        @Override public int isatty(int fd) { return call("isatty", fd); }
+        @Override public int tcgetpgrp(int fd) { return call("tcgetpgrp", fd); }
+        @Override public int tcsetpgrp(int fd, int pgrp) { return call("tcsetpgrp", fd, pgrp); }
+        @Override public int getpgrp() { return call("getpgrp"); }
+        @Override public int getpid() { return call("getpid"); }
+        @Override public int pipe2(int[] fds, int flags) { return call("pipe2", fds, flags); }
+
+        @Override
+        public Pointer environ() {
+            return library().getGlobalVariableAddress("environ").getPointer(0);
+        }
+    }
+}
