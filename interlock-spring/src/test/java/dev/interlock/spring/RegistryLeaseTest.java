@@ -5,16 +5,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.interlock.Interlock;
 import dev.interlock.Lease;
-import dev.interlock.LockLostException;
 import dev.interlock.LockSpace;
 import dev.interlock.mem.MemoryBackend;
 import dev.interlock.spring.InterlockLockRegistry.InterlockLock;
 import dev.interlock.testkit.FakeTicker;
 import dev.interlock.testkit.ManualScheduler;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.ConcurrentModificationException;
-import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -92,57 +89,6 @@ class RegistryLeaseTest {
         assertThatThrownBy(lock::unlock).isInstanceOf(ConcurrentModificationException.class);
         assertThatThrownBy(() -> registry.setDefaultTtl(Duration.ZERO)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("default time to live must be positive");
-    }
-
-    @Test
-    void renewLock_extendsAFixedLease_byItsTimeToLiveOrTheOneGiven() {
-        registry.setRenewInBackground(false);
-        InterlockLock lock = registry.obtain("job");
-        lock.lock(Duration.ofSeconds(10));
-        scheduler.advance(Duration.ofSeconds(6));
-        registry.renewLock("job");
-        scheduler.advance(Duration.ofSeconds(6));
-        assertThat(lease(lock).isValid()).as("12s after acquisition, renewed at 6s").isTrue();
-        registry.renewLock("job", Duration.ofSeconds(20));
-        scheduler.advance(Duration.ofSeconds(15));
-        assertThat(lease(lock).isValid()).isTrue();
-        assertThat(backend.calls().renewals()).isEqualTo(2);
-        lock.unlock();
-        assertThat(space.status("job").isFree()).isTrue();
-    }
-
-    @Test
-    void aLostLease_isToldToTheListener_renewFails_andUnlockThrows() {
-        List<LockLostException> told = new ArrayList<>();
-        registry.setLockLostListener(told::add);
-        InterlockLock lock = registry.obtain("job");
-        lock.lock();
-        lock.lock();
-        Lease lease = lease(lock);
-        assertThat(backend.takeAway("job", lease.owner().id())).isTrue();
-        assertThatThrownBy(() -> registry.renewLock("job")).isInstanceOf(LockLostException.class);
-        assertThat(told).hasSize(1);
-        assertThat(told.get(0).lockName()).isEqualTo("job");
-        assertThat(lease.isValid()).isFalse();
-        lock.unlock();
-        assertThatThrownBy(lock::unlock).as("the last hold tells").isInstanceOf(ConcurrentModificationException.class);
-        assertThat(lock.isLocked()).isFalse();
-        InterlockLock again = registry.obtain("job");
-        assertThat(again.tryLock()).as("usable again after the loss").isTrue();
-        assertThat(lease(again).token()).isGreaterThan(lease.token());
-        again.unlock();
-    }
-
-    @Test
-    void aLossFoundByTheWatchdog_isToldBeforeUnlock() {
-        List<LockLostException> told = new ArrayList<>();
-        registry.setLockLostListener(told::add);
-        InterlockLock lock = registry.obtain("job");
-        lock.lock(Duration.ofSeconds(30));
-        backend.takeAway("job", lease(lock).owner().id());
-        scheduler.advance(Duration.ofSeconds(11));
-        assertThat(told).as("the renewal at 10s found it gone").hasSize(1);
-        assertThatThrownBy(lock::unlock).isInstanceOf(ConcurrentModificationException.class);
     }
 
     /**
