@@ -14,7 +14,7 @@ module dev.interlock {
     exports dev.interlock.check;
     // Shared by Interlock's own modules only; not an API.
     exports dev.interlock.internal to dev.interlock.file, dev.interlock.cli, dev.interlock.jdbc, dev.interlock.redis,
-            dev.interlock.shedlock;
+            dev.interlock.shedlock, dev.interlock.spring;
 
     uses dev.interlock.spi.LockBackendProvider;
 
