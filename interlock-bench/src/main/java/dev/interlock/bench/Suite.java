@@ -35,12 +35,14 @@ import java.util.concurrent.TimeUnit;
  *
  * {@snippet lang="shell" :
  * ./mvnw -q -pl interlock-bench -am package -DskipTests
- * java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.Suite docs/bench
+ * java -Dbench.warmMs=2000 -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.Suite docs/bench
  * }
  * Options (system properties): {@code -Dbench.seconds=4} (window per point),
  * {@code -Dbench.procs=1,2,4,8,16}, {@code -Dbench.rounds=600} (hand-offs per kind),
  * {@code -Dbench.handoff=raw,flock,...} and {@code -Dbench.curve=raw,flock,...} (the kinds, as
- * {@link Handoff} names them), {@code -Dbench.dir=/tmp} (where the file backends' locks live).
+ * {@link Handoff} names them), {@code -Dbench.dir=/tmp} (where the file backends' locks live),
+ * {@code -Dbench.warmMs=1000} and {@code -Dbench.warmMsPerProcess=0} (the warm-up before each
+ * window: the JIT of many JVMs on few cores takes seconds).
  */
 public final class Suite {
     private Suite() {}
@@ -288,12 +290,20 @@ public final class Suite {
         return s.toString();
     }
 
+    /** The warm-up of each contention point, as the contenders compute it ({@code bench.warmMs}, {@code bench.warmMsPerProcess}). */
+    private static String warmUp() {
+        long ms = Long.getLong("bench.warmMs", 1000);
+        long perProcess = Long.getLong("bench.warmMsPerProcess", 0);
+        String base = ms % 1000 == 0 ? ms / 1000 + " s" : ms + " ms";
+        return perProcess == 0 ? base : "at least " + base + " (" + perProcess + " ms per process)";
+    }
+
     private static String curveSection(Map<String, double[]> curves, Map<String, String> labels, List<Integer> procs, int seconds) {
         StringBuilder s = new StringBuilder(String.format(Locale.ROOT, "%n## Throughput against contending processes%n%n"
                 + "N processes on one host take and give back one lock in a loop, each by its own means of waiting; cycles"
-                + " completed in a %d s window after 1 s of warm-up, summed over the processes. In brackets: the floor of the"
+                + " completed in a %d s window after %s of warm-up, summed over the processes. In brackets: the floor of the"
                 + " same backend divided by this figure (same run).%n%n![throughput against processes](contention.svg)%n%n| lock |",
-                seconds));
+                seconds, warmUp()));
         StringBuilder rule = new StringBuilder("|---|");
         for (int p : procs) {
             s.append(' ').append(p).append(p == 1 ? " process |" : " processes |");
