@@ -194,6 +194,14 @@ class InotifyWatcherTest {
         }
     }
 
+    /** A thread waiting on {@code k}, which watches the file {@code f}, once it reads inotify for the process. */
+    private Waiting leaderOn(Path f, Waker k) throws InterruptedException {
+        watch(open(f), LibcEvents.IN_ATTRIB, k);
+        Waiting w = new Waiting(k, k.seq(), Timing.seconds(60).toNanos());
+        awaitState("the waiter leads", InotifyWatcher.process()::hasLeader);
+        return w;
+    }
+
     private static void awaitState(String what, java.util.function.BooleanSupplier condition) throws InterruptedException {
         long deadline = System.nanoTime() + WAIT;
         while (!condition.getAsBoolean()) {
@@ -208,10 +216,8 @@ class InotifyWatcherTest {
         InotifyWatcher watcher = InotifyWatcher.process();
         Path f = Files.createFile(tmp.resolve("f"));
         Waker k = new Waker();
-        watch(open(f), LibcEvents.IN_ATTRIB, k);
         long own = watcher.ownWakeups();
-        Waiting w = new Waiting(k, k.seq(), Timing.seconds(60).toNanos());
-        awaitState("the waiter leads", watcher::hasLeader);
+        Waiting w = leaderOn(f, k);
         touchAttributes(f);
         w.join();
         assertThat(w.failure).isNull();
@@ -250,11 +256,7 @@ class InotifyWatcherTest {
     @Test
     void interruptingTheLeader_endsItsPoll_withInterruptedException() throws Exception {
         InotifyWatcher watcher = InotifyWatcher.process();
-        Path f = Files.createFile(tmp.resolve("f"));
-        Waker k = new Waker();
-        watch(open(f), LibcEvents.IN_ATTRIB, k);
-        Waiting w = new Waiting(k, k.seq(), Timing.seconds(60).toNanos());
-        awaitState("the waiter leads", watcher::hasLeader);
+        Waiting w = leaderOn(Files.createFile(tmp.resolve("f")), new Waker());
         awaitState("the waiter is in poll(2)", () -> w.thread.getState() == Thread.State.RUNNABLE && watcher.hasLeader());
         w.thread.interrupt();
         w.join();
@@ -280,12 +282,8 @@ class InotifyWatcherTest {
 
     @Test
     void wakingTheLeadersWakerFromAnotherThread_endsItsPoll() throws Exception {
-        InotifyWatcher watcher = InotifyWatcher.process();
-        Path f = Files.createFile(tmp.resolve("f"));
         Waker k = new Waker();
-        watch(open(f), LibcEvents.IN_ATTRIB, k);
-        Waiting w = new Waiting(k, k.seq(), Timing.seconds(60).toNanos());
-        awaitState("the waiter leads", watcher::hasLeader);
+        Waiting w = leaderOn(Files.createFile(tmp.resolve("f")), k);
         k.wake(); // what a lock space does to its waiters when it closes
         w.join();
         assertThat(w.changed).isTrue();
