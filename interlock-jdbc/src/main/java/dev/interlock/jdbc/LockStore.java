@@ -403,9 +403,12 @@ final class LockStore {
                         st.setQueryTimeout(queryTimeoutSeconds);
                         st.execute(ddl);
                     } catch (SQLException e) {
-                        // Another process creating the same table at the same moment (PostgreSQL reports a
-                        // duplicate type): fine if the table is there now, checked below.
-                        if (!dialect.isDuplicateKey(e) && !"42P07".equals(e.getSQLState())) {
+                        // Another process creating the same table at the same moment: PostgreSQL's IF NOT
+                        // EXISTS is not safe against a concurrent CREATE and reports a duplicate key in its
+                        // catalog (23505), a duplicate table (42P07) or a duplicate type (42710, "type ...
+                        // already exists"). Fine if the table is there now, checked below.
+                        String state = e.getSQLState();
+                        if (!dialect.isDuplicateKey(e) && !"42P07".equals(state) && !"42710".equals(state)) {
                             throw e;
                         }
                     }

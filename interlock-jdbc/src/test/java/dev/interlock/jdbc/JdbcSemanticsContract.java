@@ -292,4 +292,36 @@ abstract class JdbcSemanticsContract {
         }
         assertThat(count("SELECT COUNT(*) FROM " + table)).isEqualTo(names.size());
     }
+
+    /**
+     * Processes that start together on a new table all create it: none may fail because another
+     * created it first (PostgreSQL's CREATE TABLE IF NOT EXISTS races and reports "type ...
+     * already exists", SQLState 42710, which once failed a multi-process test).
+     */
+    @Test
+    void manySpacesCreatingOneNewTableAtOnce_allOpen() throws Exception {
+        int n = 8;
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(n);
+        try {
+            for (int round = 0; round < 10; round++) { // a race: several new tables, 8 creators each
+                String url = TestServers.withOptions(baseUrl(), "table=" + TestServers.table() + "&create=true");
+                java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(n);
+                List<java.util.concurrent.Future<?>> opened = new ArrayList<>();
+                for (int i = 0; i < n; i++) {
+                    opened.add(pool.submit(() -> {
+                        start.await();
+                        try (LockSpace s = Interlock.open(url)) {
+                            s.tryAcquire("x").ifPresent(Lease::close);
+                        }
+                        return null;
+                    }));
+                }
+                for (java.util.concurrent.Future<?> f : opened) {
+                    f.get(Timing.seconds(60).toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+                }
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
 }
