@@ -23,6 +23,18 @@ public final class MultiProcessChecker {
 
     public static ExclusionChecker.Report run(String uri, String name, String modes, int processes, int iterations, Path work)
             throws IOException, InterruptedException {
+        return run(ExclusionWorker.class, processes, processes * iterations, work, uri, name, modes, Integer.toString(iterations));
+    }
+
+    /**
+     * Runs {@code processes} JVMs of {@code worker}, each given {@code args} followed by its own
+     * log file and the shared counter file, waits for them (2 minutes at most), and checks their
+     * logs: {@code sections} critical sections in all, no exclusion, counter or token violation.
+     * For workers of other modules (an adapter's own worker) that log sections as
+     * {@link dev.interlock.check.CheckWorker} does.
+     */
+    public static ExclusionChecker.Report run(Class<?> worker, int processes, int sections, Path work, String... args)
+            throws IOException, InterruptedException {
         Path counter = work.resolve("counter");
         Files.writeString(counter, "0");
         List<Process> procs = new ArrayList<>();
@@ -31,8 +43,10 @@ public final class MultiProcessChecker {
             for (int i = 0; i < processes; i++) {
                 Path log = work.resolve("worker-" + i + ".log");
                 logs.add(log);
-                procs.add(ChildJvm.start(ExclusionWorker.class, uri, name, modes, Integer.toString(iterations),
-                        log.toString(), counter.toString()));
+                String[] all = java.util.Arrays.copyOf(args, args.length + 2);
+                all[args.length] = log.toString();
+                all[args.length + 1] = counter.toString();
+                procs.add(ChildJvm.start(worker, all));
             }
             long deadline = System.nanoTime() + Timing.seconds(120).toNanos();
             for (Process p : procs) {
@@ -46,7 +60,7 @@ public final class MultiProcessChecker {
             }
         }
         List<Section> all = ExclusionChecker.sections(logs);
-        assertThat(all).as("critical sections logged").hasSize(processes * iterations);
+        assertThat(all).as("critical sections logged").hasSize(sections);
         ExclusionCheck.Report r = ExclusionCheck.check(all, 0, CheckWorker.read(counter));
         assertThat(r.violations()).as("exclusion, counter and token violations").isEmpty();
         return ExclusionChecker.Report.of(r);
