@@ -441,6 +441,7 @@ public final class InotifyWatcher {
 
     /** The leader's loop: poll(2), read and pass on events, until its own waker moved or the time is up. */
     private boolean lead(Waker waker, long seen, long deadline) throws InterruptedException {
+        // Closed only by an interrupt of this thread, which ends the lead: one serves the whole loop.
         Interruptor interruptor = new Interruptor(this);
         while (true) {
             if (waker.seq() != seen) {
@@ -467,7 +468,7 @@ public final class InotifyWatcher {
                     LibcFiles.read(efd, counter, 8);
                     throw new InterruptedException("interrupted while waiting for a lock");
                 } catch (AsynchronousCloseException e) {
-                    // closed by an interrupt that was then cleared: just go on
+                    // Only when poll itself threw (then that exception goes on): nobody else closes it.
                 }
             }
             if (n < 0) {
@@ -483,7 +484,6 @@ public final class InotifyWatcher {
             }
             if (revents(8) != 0) {
                 LibcFiles.read(efd, counter, 8); // a kick: re-check our waker and the time
-                interruptor = interruptor.isOpen() ? interruptor : new Interruptor(this);
             }
             if (revents(0) != 0 && !readEvents(waker)) {
                 return waker.seq() != seen;
