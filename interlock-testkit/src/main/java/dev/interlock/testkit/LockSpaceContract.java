@@ -250,6 +250,10 @@ public abstract class LockSpaceContract {
         LockSpace third = other();
         // Once the writer waits, a new reader must not get in, although only readers hold the lock.
         await().atMost(Timing.seconds(10)).until(() -> {
+            if (writer.isDone()) {
+                writer.get(); // the writer failed: say why (it must still be waiting)
+                throw new AssertionError("the writer returned while a reader held the lock");
+            }
             Optional<Lease> r = third.tryAcquire("rw", Mode.SHARED);
             r.ifPresent(Lease::close);
             return r.isEmpty();
