@@ -43,7 +43,8 @@ public abstract class LockSpaceContract {
     protected abstract LockSpace openSpace();
 
     protected LockSpace locks;
-    private final List<LockSpace> extra = new ArrayList<>();
+    /** Thread-safe: a test may open a space on a worker thread while the test thread opens another. */
+    private final List<LockSpace> extra = new CopyOnWriteArrayList<>();
     private ExecutorService pool;
 
     @BeforeEach
@@ -246,7 +247,8 @@ public abstract class LockSpaceContract {
     @Test
     void waitingWriter_keepsNewReadersOut() throws Exception {
         Lease reader = locks.tryAcquire("rw", Mode.SHARED).orElseThrow();
-        Future<Lease> writer = pool.submit(() -> other().acquire("rw", Mode.EXCLUSIVE, Timing.seconds(60)));
+        LockSpace writerSpace = other();
+        Future<Lease> writer = pool.submit(() -> writerSpace.acquire("rw", Mode.EXCLUSIVE, Timing.seconds(60)));
         LockSpace third = other();
         // Once the writer waits, a new reader must not get in, although only readers hold the lock.
         await().atMost(Timing.seconds(10)).until(() -> {
