@@ -56,6 +56,7 @@ public final class Handoff {
     private static final Map<String, String> KINDS = Map.of(
             "raw", "raw flock(2) blocking (flock(1) equivalent)",
             "flock", "interlock flock:",
+            "flock-inotify", "interlock flock: (inotify wait, as before KernelWait)",
             "dir", "interlock dir: (inotify wake-up)",
             "seed000", "seed 000 (hard link, retry every 100 ms)");
 
@@ -235,7 +236,14 @@ public final class Handoff {
         return kind.contains("/") ? new SystemLocker(serverSystem(kind, dirOrUrl))
                 : kind.equals("raw") ? new RawLocker(Path.of(dirOrUrl))
                 : kind.equals("seed000") ? new Seed000Locker(Path.of(dirOrUrl))
+                : kind.equals("flock-inotify") ? inotifyFlock(dirOrUrl)
                 : new InterlockLocker(kind + ":" + dirOrUrl);
+    }
+
+    /** {@code flock:} with its waits on inotify, the path before a waiter slept in flock(2) itself: for A/B runs. */
+    private static Locker inotifyFlock(String dir) {
+        dev.interlock.file.internal.KernelWait.enable(false);
+        return new InterlockLocker("flock:" + dir);
     }
 
     interface Locker {

@@ -18,7 +18,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A thread waiting for a {@code flock:} or {@code dir:} lock parks on a java.util.concurrent
- * condition (or, the one of the process that reads inotify, blocks in poll(2)), not in
+ * condition (or, the one of the process that reads inotify, blocks in poll(2); a platform thread
+ * on {@code flock:} sleeps in flock(2) itself), not in
  * {@code Object.wait}: on JDK 21 to 23 a virtual thread in {@code Object.wait} pins its carrier,
  * so a few hundred virtual threads waiting for locks could stall every other virtual thread of
  * the application.
@@ -48,7 +49,7 @@ class WaitersParkTest {
                 await().atMost(Timing.seconds(10)).pollInterval(Duration.ofMillis(5)).until(() -> {
                     StackTraceElement[] stack = waiter.getStackTrace();
                     boolean isBlocked = stack.length > 0 && (isMonitorWait(stack[0]) || stack[0].getMethodName().equals("park")
-                            || inPoll(stack));
+                            || inPoll(stack) || inFlock(stack));
                     if (isBlocked) {
                         blocked.set(stack);
                     }
@@ -70,6 +71,11 @@ class WaitersParkTest {
      */
     private static boolean inPoll(StackTraceElement[] stack) {
         return Arrays.stream(stack).limit(12).anyMatch(e -> e.getClassName().endsWith(".LibcEvents") && e.getMethodName().equals("poll"));
+    }
+
+    /** A platform thread waiting on {@code flock:} sleeps in flock(2) itself (see KernelWait). */
+    private static boolean inFlock(StackTraceElement[] stack) {
+        return Arrays.stream(stack).limit(12).anyMatch(e -> e.getClassName().endsWith(".KernelWait") && e.getMethodName().equals("flock"));
     }
 
     private static boolean isMonitorWait(StackTraceElement e) {

@@ -5,6 +5,7 @@ import dev.interlock.LockBackendException;
 import dev.interlock.Mode;
 import dev.interlock.file.internal.Errno;
 import dev.interlock.file.internal.InotifyWatcher;
+import dev.interlock.file.internal.KernelWait;
 import dev.interlock.file.internal.LibcFiles;
 import dev.interlock.file.internal.Waker;
 import dev.interlock.internal.LockNames;
@@ -34,6 +35,8 @@ final class FlockAttempt implements Attempt {
     private int watchingLockFd = -1;
     private int watchingGateFd = -1;
     private long seen;
+    /** False once a wait of this attempt could not block in the kernel (see {@link KernelWait}). */
+    private boolean kernelWait = true;
 
     FlockAttempt(FlockBackend backend, AcquireSpec spec) {
         this.backend = backend;
@@ -228,6 +231,29 @@ final class FlockAttempt implements Attempt {
         // on: with 8 processes on one lock, the herd cost more than the locking.
         boolean wantLock = gateHeld || gfd < 0;
         boolean wantGate = !gateHeld && gfd >= 0;
+        long jitter = ThreadLocalRandom.current().nextLong(FlockBackend.POLL_NANOS / 4 + 1);
+        long slice = Math.min(nanos, FlockBackend.POLL_NANOS + jitter);
+        if (kernelWait && KernelWait.usable()) {
+            // Sleep in the kernel's lock queue, as flock(1) does: the gate holder on the lock file,
+            // the others on the gate. The release wakes the sleeper inside the kernel.
+            int target = wantLock ? fd : gfd;
+            int op = wantLock && spec.mode() == Mode.SHARED ? LibcFiles.LOCK_SH : LibcFiles.LOCK_EX;
+            if (watchLock != null || watchGate != null) {
+                unwatch();
+            }
+            int r = KernelWait.flock(target, op, slice, waker, seen);
+            if (r == KernelWait.LOCKED) {
+                gateHeld |= wantGate; // the next try finds the lock, or the gate, already ours
+                return;
+            }
+            if (r == KernelWait.ENDED) {
+                return;
+            }
+            if (r != KernelWait.UNAVAILABLE) {
+                throw backend.failure(spec.name(), "flock(2) failed", r, r == Errno.ENOLCK);
+            }
+            kernelWait = false; // no timer for this thread: wait through inotify
+        }
         if (watchingLockFd != (wantLock ? fd : -1) || watchingGateFd != (wantGate ? gfd : -1)
                 || watchLock != null && watchLock.isDead() || watchGate != null && watchGate.isDead()) {
             unwatch();
@@ -236,8 +262,7 @@ final class FlockAttempt implements Attempt {
             watch();
             return; // watches are active now: let the caller try again before sleeping
         }
-        long jitter = ThreadLocalRandom.current().nextLong(FlockBackend.POLL_NANOS / 4 + 1);
-        waker.awaitChange(seen, Math.min(nanos, FlockBackend.POLL_NANOS + jitter));
+        waker.awaitChange(seen, slice);
     }
 
     /** How many times inotify woke this attempt; for tests. */

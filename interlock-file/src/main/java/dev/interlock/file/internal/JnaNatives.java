@@ -55,6 +55,11 @@ final class JnaNatives implements Natives {
         return new Events();
     }
 
+    @Override
+    public Natives.Signals signals() {
+        return new Signals();
+    }
+
     private static volatile NativeLibrary library;
 
     /** The C library; throws UnsatisfiedLinkError with a clear message where it cannot be used. */
@@ -166,6 +171,16 @@ final class JnaNatives implements Natives {
         @Override public native int inotify_rm_watch(int fd, int wd);
         @Override public native int poll(byte[] pollfds, long nfds, int timeoutMs);
         @Override public native int eventfd(int initval, int flags);
+    }
+
+    /** Direct mapping, registered when a wait first blocks in the kernel ({@link KernelWait}). */
+    static final class Signals implements Natives.Signals {
+        static {
+            Native.register(Signals.class, library());
+        }
+
+        @Override public native long syscall(long number, long a, byte[] b, long[] c, long d);
+        @Override public native int sigaction(int signum, byte[] act, byte[] oldact);
     }
 
     /** Looked up on first call, called through {@link Function}: nothing registered up front. */

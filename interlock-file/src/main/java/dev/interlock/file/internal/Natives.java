@@ -41,6 +41,8 @@ interface Natives {
 
     Events events();
 
+    Signals signals();
+
     /** What {@link LibcFiles} publishes. */
     interface Files {
         int openat(int dirfd, byte[] path, int flags, int mode);
@@ -166,5 +168,18 @@ interface Natives {
         int poll(byte[] pollfds, long nfds, int timeoutMs);
 
         int eventfd(int initval, int flags);
+    }
+
+    /** What {@link LibcSignals} publishes. */
+    interface Signals {
+        /**
+         * syscall(2) with an integer, two arrays (null passes NULL) and an integer: the calls of a
+         * thread's own POSIX timer (gettid, timer_create, timer_settime, timer_delete), which glibc
+         * wraps differently (librt before 2.34, its own timer_t).
+         */
+        long syscall(long number, long a, byte[] b, long[] c, long d);
+
+        /** sigaction(2), glibc's struct (handler, mask, flags, restorer). */
+        int sigaction(int signum, byte[] act, byte[] oldact);
     }
 }

@@ -30,6 +30,8 @@ public final class Waker {
     volatile boolean watched;
     /** True while this waker's thread is the one reading inotify: a wake-up must interrupt its poll(2). */
     volatile boolean leading;
+    /** The timer of this waker's thread while it sleeps in flock(2) ({@link KernelWait}): a wake-up fires it. */
+    volatile KernelWait.Timer blocked;
     /** The watcher asks this waiting thread to take over reading inotify. Guarded by lock. */
     private boolean promoted;
 
@@ -43,6 +45,10 @@ public final class Waker {
         bump();
         if (leading) {
             InotifyWatcher.process().kick();
+        }
+        KernelWait.Timer t = blocked;
+        if (t != null) {
+            t.fire();
         }
     }
 

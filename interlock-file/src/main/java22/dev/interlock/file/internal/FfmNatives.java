@@ -130,6 +130,11 @@ final class FfmNatives implements Natives {
         return new Events();
     }
 
+    @Override
+    public Natives.Signals signals() {
+        return new Signals();
+    }
+
     // ------------------------------------------------------------------------------ binding
 
     private static Optional<MemorySegment> find(String name) {
@@ -524,6 +529,43 @@ final class FfmNatives implements Natives {
         @Override
         public int eventfd(int initval, int flags) {
             return call2(EVENTFD, u(initval), flags);
+        }
+    }
+
+    // ------------------------------------------------------------------------------ signals
+
+    static final class Signals implements Natives.Signals {
+        private static final MemorySegment SYSCALL = symbol("syscall");
+        private static final MemorySegment SIGACTION = symbol("sigaction");
+
+        @Override
+        public long syscall(long number, long a, byte[] b, long[] c, long d) {
+            Scratch s = SCRATCH.get();
+            long second = align(b == null ? 0 : b.length);
+            long bAddr = s.in(b, second, c == null ? 0 : 8L * c.length);
+            long cAddr = 0;
+            if (c != null) {
+                cAddr = s.reserve(second + 8L * c.length) + second;
+                MemorySegment.copy(c, 0, MemorySegment.ofAddress(cAddr).reinterpret(8L * c.length), JAVA_LONG, 0, c.length);
+            }
+            long rc = call(SYSCALL, s.state, number, a, bAddr, cAddr, d, 0);
+            if (c != null) {
+                MemorySegment.copy(MemorySegment.ofAddress(cAddr).reinterpret(8L * c.length), JAVA_LONG, 0, c, 0, c.length);
+            }
+            return rc;
+        }
+
+        @Override
+        public int sigaction(int signum, byte[] act, byte[] oldact) {
+            Scratch s = SCRATCH.get();
+            long second = align(act == null ? 0 : act.length);
+            long actAddr = s.in(act, second, oldact == null ? 0 : oldact.length);
+            long oldAddr = oldact == null ? 0 : s.reserve(second + oldact.length) + second;
+            int rc = (int) call(SIGACTION, s.state, signum, actAddr, oldAddr, 0, 0, 0);
+            if (rc == 0 && oldact != null) {
+                MemorySegment.copy(MemorySegment.ofAddress(oldAddr).reinterpret(oldact.length), JAVA_BYTE, 0, oldact, 0, oldact.length);
+            }
+            return rc;
         }
     }
 

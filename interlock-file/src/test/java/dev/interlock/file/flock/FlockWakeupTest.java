@@ -8,6 +8,7 @@ import dev.interlock.LockSpace;
 import dev.interlock.Mode;
 import dev.interlock.Owner;
 import dev.interlock.file.internal.InotifyWatcher;
+import dev.interlock.file.internal.KernelWait;
 import dev.interlock.file.internal.LibcEvents;
 import dev.interlock.file.internal.LibcFiles;
 import dev.interlock.file.internal.Waker;
@@ -25,7 +26,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Waiters of several {@code flock:} lock spaces on one directory share the process's inotify
+ * On the inotify path (virtual threads, and where {@link KernelWait} cannot be used): waiters of several {@code flock:} lock spaces on one directory share the process's inotify
  * watches of the same lock and gate files, and each is woken only by what can let it in: a
  * release wakes the waiter that holds the gate, the gate's release wakes the others; one that
  * stops waiting leaves the others' watches in place. Only inotify moves an attempt's wake-up count (the
@@ -41,6 +42,7 @@ class FlockWakeupTest {
 
     @BeforeEach
     void hold() {
+        KernelWait.enable(false); // these tests are about the inotify path; KernelWaitTest covers the other
         holderSpace = Interlock.open("flock:" + dir);
         open.add(holderSpace);
         held = holderSpace.tryAcquire("w").orElseThrow();
@@ -48,6 +50,7 @@ class FlockWakeupTest {
 
     @AfterEach
     void closeAll() throws Exception {
+        KernelWait.enable(true);
         held.close();
         for (int i = open.size() - 1; i >= 0; i--) {
             open.get(i).close();

@@ -20,6 +20,7 @@ class NativesParityTest {
         {Natives.Files.class, LibcFiles.class, JnaNatives.Files.class},
         {Natives.Processes.class, LibcProcesses.class, JnaNatives.Processes.class},
         {Natives.Events.class, LibcEvents.class, JnaNatives.Events.class},
+        {Natives.Signals.class, LibcSignals.class, JnaNatives.Signals.class},
     };
 
     private static Set<String> signatures(Method[] methods, boolean wantStatic) {
