@@ -49,6 +49,14 @@ public final class Handoff {
     private static final int WAITER_ROUND = 8;
     private static final int RELEASED_AT = 16;
     private static final int ACQUIRED_ROUND = 24;
+    private static final int WARMED = 32;
+    /**
+     * Each child first takes and releases the lock alone for this long ({@code -Dbench.handoffWarmMs},
+     * default 1 000; process 1 first, then process 0): without it the 2 000 rounds of a run were
+     * timed mostly before the JIT had compiled the acquire path (a probe saw the waiter's path
+     * from the wake-up to the return take 110 µs in round 1 000 and 45 µs after round 7 000).
+     */
+    private static final long WARM_MS = Long.getLong("bench.handoffWarmMs", 1000);
 
     private Handoff() {}
 
@@ -192,9 +200,19 @@ public final class Handoff {
         StringBuilder out = new StringBuilder();
         int warmup = Math.min(200, rounds / 5);
         if (me == 0) {
+            while ((long) LONGS.getVolatile(m, WARMED) == 0) {
+                Thread.sleep(1);
+            }
+        }
+        for (long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WARM_MS); System.nanoTime() - end < 0; ) {
+            locker.acquire();
+            locker.release();
+        }
+        if (me == 0) {
             locker.acquire();
             LONGS.setVolatile(m, READY, 1L);
         } else {
+            LONGS.setVolatile(m, WARMED, 1L);
             while ((long) LONGS.getVolatile(m, READY) == 0) {
                 Thread.onSpinWait();
             }

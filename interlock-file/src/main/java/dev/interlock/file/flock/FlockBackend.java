@@ -7,6 +7,7 @@ import dev.interlock.Mode;
 import dev.interlock.Owner;
 import dev.interlock.file.internal.Errno;
 import dev.interlock.file.internal.InotifyWatcher;
+import dev.interlock.file.internal.KernelWait;
 import dev.interlock.file.internal.LibcEvents;
 import dev.interlock.file.internal.LibcFiles;
 import dev.interlock.file.internal.Waker;
@@ -82,12 +83,15 @@ import org.slf4j.LoggerFactory;
  * Token updates are therefore serialised: writers by their exclusive lock, readers by the gate.
  * <b>Release:</b> close(2) of the descriptor.
  *
- * <p><b>Waiting.</b> A waiting attempt keeps its descriptors open (so its retries make no inotify
- * noise) and sleeps until inotify (the process's one {@link InotifyWatcher}, shared by every lock
- * space, read by the first waiting thread itself) reports a close of the file that can let it in
- * (the lock file for the waiter that holds the gate, the gate file for the others: a release
- * wakes one waiter, not all), or a bounded poll (default 200ms plus jitter) passes. Timeouts and
- * interrupts are exact; no thread ever blocks inside flock(2).
+ * <p><b>Waiting.</b> A waiting attempt keeps its descriptors open and, on a platform thread,
+ * sleeps in flock(2) itself ({@link KernelWait}): the waiter that holds the gate on the lock
+ * file, the others on the gate, so a release wakes one waiter inside the kernel. A timer signal
+ * aimed at the thread ends the sleep for a timeout, an interrupt or the space closing; each sleep
+ * is also bounded (default 200ms plus jitter), after which the attempt tries again from the top
+ * (a lock file replaced meanwhile is found then). Virtual threads, and JVMs where the signal is
+ * not set up as expected, sleep until inotify (the process's one {@link InotifyWatcher}, shared
+ * by every lock space, read by the first waiting thread itself) reports a close of the same file,
+ * or the bounded poll passes. Timeouts and interrupts are exact on both paths.
  *
  * <p><b>Fencing tokens</b> are {@code max(previous + 1, wall-clock microseconds)}: strictly
  * increasing for every acquisition whose holder can write the lock file; holders that cannot
