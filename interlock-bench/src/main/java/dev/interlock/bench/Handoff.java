@@ -66,6 +66,7 @@ public final class Handoff {
             "flock", "interlock flock:",
             "flock-inotify", "interlock flock: (inotify wait, as before KernelWait)",
             "dir", "interlock dir: (inotify wake-up)",
+            "dir-fair", "interlock dir:?barge=0 (strictly in turn)",
             "seed000", "seed 000 (hard link, retry every 100 ms)");
 
     public static void main(String[] args) throws Exception {
@@ -121,7 +122,7 @@ public final class Handoff {
     /** How the results name {@code kind}: its line in {@link #KINDS}, or the server system's own label. */
     static String label(String kind, String where) throws Exception {
         if (where == null) {
-            return KINDS.get(kind);
+            return kind.startsWith("dir?") ? "interlock dir:" + kind.substring(3) : KINDS.get(kind);
         }
         try (LockSystem sys = serverSystem(kind, where)) {
             return sys.label();
@@ -255,6 +256,8 @@ public final class Handoff {
                 : kind.equals("raw") ? new RawLocker(Path.of(dirOrUrl))
                 : kind.equals("seed000") ? new Seed000Locker(Path.of(dirOrUrl))
                 : kind.equals("flock-inotify") ? inotifyFlock(dirOrUrl)
+                : kind.equals("dir-fair") ? new InterlockLocker("dir:" + dirOrUrl + "?barge=0")
+                : kind.startsWith("dir?") ? new InterlockLocker("dir:" + dirOrUrl + kind.substring(3))
                 : new InterlockLocker(kind + ":" + dirOrUrl);
     }
 

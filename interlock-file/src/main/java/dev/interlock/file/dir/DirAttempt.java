@@ -212,11 +212,16 @@ final class DirAttempt implements Attempt {
                 heldName = null; // taken over at once (we were paused for a whole lease)
                 return Optional.empty();
             }
-            if (viaHint && !mayGo(s2)) {
-                // A waiter was there first: hand the gate back (counting as a writer that came and went).
+            boolean inTurn = !viaHint || mayGo(s2);
+            if (!inTurn && !backend.barge(dir.dirName, g.name())) {
+                // A waiter was there first, and this is not a release of ours taken back (or it was,
+                // too many times in a row): hand the gate back (counting as a writer that came and went).
                 dir.cas(heldName, Gate.free(heldToken, heldToken, me.nonce()));
                 heldName = null;
                 return Optional.empty();
+            }
+            if (inTurn) {
+                backend.inTurn(dir.dirName);
             }
             if (s2.gate().name().equals(heldName) && drained(s2, now)) {
                 return grantWriter();

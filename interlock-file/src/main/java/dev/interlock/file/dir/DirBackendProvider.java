@@ -8,10 +8,13 @@ import java.time.Duration;
 import java.util.Set;
 
 /**
- * Provides {@code dir:/path[?poll=DURATION]} (the forms of {@link FileSpaceUri}): NFS-safe lock files
- * shared by many hosts.
+ * Provides {@code dir:/path[?poll=DURATION][&barge=N]} (the forms of {@link FileSpaceUri}): NFS-safe
+ * lock files shared by many hosts.
  * {@code poll} (default 100ms, jittered by ±50%) bounds how long a waiter may miss a release made
- * on another host; releases on this host wake waiters at once (inotify).
+ * on another host; releases on this host wake waiters at once (inotify). {@code barge} (default
+ * {@value DirLockBackend#DEFAULT_BARGE}, 0 = strictly in turn) is how many times in a row a
+ * process may take back the lock it has just released, while nobody else has had it since,
+ * ahead of queued waiters (docs/dir-protocol.md, 4.6).
  */
 public final class DirBackendProvider implements LockBackendProvider {
     static final Duration DEFAULT_POLL = Duration.ofMillis(100);
@@ -23,12 +26,12 @@ public final class DirBackendProvider implements LockBackendProvider {
 
     @Override
     public String description() {
-        return "NFS-safe lock files shared by many hosts, no daemon: dir:/shared/path[?poll=100ms]";
+        return "NFS-safe lock files shared by many hosts, no daemon: dir:/shared/path[?poll=100ms][&barge=" + DirLockBackend.DEFAULT_BARGE + "]";
     }
 
     @Override
     public LockBackend open(BackendConfig config) {
-        FileSpaceUri uri = FileSpaceUri.parse(config, "dir:/mnt/shared/locks", Set.of("poll"));
+        FileSpaceUri uri = FileSpaceUri.parse(config, "dir:/mnt/shared/locks", Set.of("poll", "barge"));
         Duration poll = DEFAULT_POLL;
         String value = uri.options().get("poll");
         if (value != null) {
@@ -37,6 +40,19 @@ public final class DirBackendProvider implements LockBackendProvider {
                 throw new IllegalArgumentException("'" + config.maskedUri() + "': poll must be between 1ms and 10m, was " + value);
             }
         }
-        return new DirLockBackend(config, uri.directory(), poll.toNanos());
+        int barge = DirLockBackend.DEFAULT_BARGE;
+        String b = uri.options().get("barge");
+        if (b != null) {
+            try {
+                barge = Integer.parseInt(b);
+            } catch (NumberFormatException e) {
+                barge = -1;
+            }
+            if (barge < 0 || barge > 1000) {
+                throw new IllegalArgumentException("'" + config.maskedUri() + "': barge must be a whole number from 0 (strictly in turn) to 1000, was "
+                        + b);
+            }
+        }
+        return new DirLockBackend(config, uri.directory(), poll.toNanos(), barge);
     }
 }

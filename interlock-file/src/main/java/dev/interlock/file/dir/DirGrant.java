@@ -118,7 +118,9 @@ final class DirGrant implements Grant {
         try {
             if (writer) {
                 String free = Gate.free(token, token, me.nonce());
-                if (!dir.cas(current(beat), free)) {
+                if (dir.cas(current(beat), free)) {
+                    dir.backend.released(dir.dirName, free);
+                } else {
                     Optional<Long> found = find();
                     if (found.isPresent()) {
                         dir.cas(current(found.get()), free);

@@ -75,6 +75,9 @@ final class DirLockBackend implements LockBackend {
     final Ticker ticker;
     final Clock clock;
     final long pollNanos;
+    /** How many times in a row a writer of this process may take back its own release ahead of queued waiters. */
+    final int bargeLimit;
+    static final int DEFAULT_BARGE = 4;
     final DirSelf self;
     private final Set<String> warnedForeign = ConcurrentHashMap.newKeySet();
     private final Set<String> verifiedHashed = ConcurrentHashMap.newKeySet();
@@ -99,13 +102,14 @@ final class DirLockBackend implements LockBackend {
         }
     }
 
-    DirLockBackend(BackendConfig config, Path root, long pollNanos) {
+    DirLockBackend(BackendConfig config, Path root, long pollNanos, int bargeLimit) {
         DirIo.requireAvailable();
         this.description = "dir:" + root;
         this.root = root;
         this.ticker = config.ticker();
         this.clock = config.clock();
         this.pollNanos = pollNanos;
+        this.bargeLimit = bargeLimit;
         this.self = DirSelf.current();
         // An existing directory is opened (and a marker in it checked) at once, so that a wrong
         // directory is refused early; a missing one is created by the first acquisition only.
@@ -527,6 +531,51 @@ final class DirLockBackend implements LockBackend {
             return null;
         }
         return Gate.parse(h).orElse(null);
+    }
+
+    /**
+     * Bounded barging, per lock directory: the free gate the last writer of this process left at
+     * its release, and how many times in a row writers of this process have taken such a gate back
+     * ahead of queued waiters. A hint only (fairness, never safety): whether the gate is really
+     * still the one we left is decided by the rename that takes it.
+     */
+    private final ConcurrentHashMap<String, Barge> barges = new ConcurrentHashMap<>();
+
+    private record Barge(String freeGate, int streak) {}
+
+    /** A writer of this process released {@code dirName}'s lock, leaving the free gate {@code freeGate}. */
+    void released(String dirName, String freeGate) {
+        if (bargeLimit == 0) {
+            return;
+        }
+        if (barges.size() > 100_000) {
+            barges.clear();
+        }
+        barges.compute(dirName, (k, b) -> new Barge(freeGate, b == null ? 0 : b.streak()));
+    }
+
+    /**
+     * May a writer that has just renamed {@code gate} (the free gate this process's last release
+     * left, so nobody has held the lock since) keep it although waiters are queued? True, and
+     * counted, fewer than {@link #bargeLimit} times in a row.
+     */
+    boolean barge(String dirName, String gate) {
+        boolean[] ok = {false};
+        barges.computeIfPresent(dirName, (k, b) -> {
+            if (b.freeGate() != null && b.freeGate().equals(gate) && b.streak() < bargeLimit) {
+                ok[0] = true;
+                return new Barge(null, b.streak() + 1);
+            }
+            return b;
+        });
+        return ok[0];
+    }
+
+    /** A writer of this process got the lock in its turn: the count of takes in a row starts again. */
+    void inTurn(String dirName) {
+        if (bargeLimit > 0) {
+            barges.remove(dirName);
+        }
     }
 
     /** The poll interval with ±50% jitter, so that waiters on several hosts do not move in step. */
