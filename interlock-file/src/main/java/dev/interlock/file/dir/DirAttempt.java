@@ -213,7 +213,7 @@ final class DirAttempt implements Attempt {
                 return Optional.empty();
             }
             boolean inTurn = !viaHint || mayGo(s2);
-            if (!inTurn && !backend.barge(dir.dirName, g.name())) {
+            if (!inTurn && !backend.barging.barge(dir.dirName, g.name())) {
                 // A waiter was there first, and this is not a release of ours taken back (or it was,
                 // too many times in a row): hand the gate back (counting as a writer that came and went).
                 dir.cas(heldName, Gate.free(heldToken, heldToken, me.nonce()));
@@ -221,7 +221,7 @@ final class DirAttempt implements Attempt {
                 return Optional.empty();
             }
             if (inTurn) {
-                backend.inTurn(dir.dirName);
+                backend.barging.inTurn(dir.dirName);
             }
             if (s2.gate().name().equals(heldName) && drained(s2, now)) {
                 return grantWriter();

@@ -1,6 +1,7 @@
 package dev.interlock.file.dir;
 
 import dev.interlock.file.internal.FileSpaceUri;
+import dev.interlock.internal.Barging;
 import dev.interlock.spi.BackendConfig;
 import dev.interlock.spi.LockBackend;
 import dev.interlock.spi.LockBackendProvider;
@@ -12,7 +13,7 @@ import java.util.Set;
  * lock files shared by many hosts.
  * {@code poll} (default 100ms, jittered by ±50%) bounds how long a waiter may miss a release made
  * on another host; releases on this host wake waiters at once (inotify). {@code barge} (default
- * {@value DirLockBackend#DEFAULT_BARGE}, 0 = strictly in turn) is how many times in a row a
+ * {@value Barging#DEFAULT}, 0 = strictly in turn) is how many times in a row a
  * process may take back the lock it has just released, while nobody else has had it since,
  * ahead of queued waiters (docs/dir-protocol.md, 4.6).
  */
@@ -26,7 +27,7 @@ public final class DirBackendProvider implements LockBackendProvider {
 
     @Override
     public String description() {
-        return "NFS-safe lock files shared by many hosts, no daemon: dir:/shared/path[?poll=100ms][&barge=" + DirLockBackend.DEFAULT_BARGE + "]";
+        return "NFS-safe lock files shared by many hosts, no daemon: dir:/shared/path[?poll=100ms][&barge=" + Barging.DEFAULT + "]";
     }
 
     @Override
@@ -40,19 +41,7 @@ public final class DirBackendProvider implements LockBackendProvider {
                 throw new IllegalArgumentException("'" + config.maskedUri() + "': poll must be between 1ms and 10m, was " + value);
             }
         }
-        int barge = DirLockBackend.DEFAULT_BARGE;
-        String b = uri.options().get("barge");
-        if (b != null) {
-            try {
-                barge = Integer.parseInt(b);
-            } catch (NumberFormatException e) {
-                barge = -1;
-            }
-            if (barge < 0 || barge > 1000) {
-                throw new IllegalArgumentException("'" + config.maskedUri() + "': barge must be a whole number from 0 (strictly in turn) to 1000, was "
-                        + b);
-            }
-        }
+        int barge = Barging.parse(uri.options().get("barge"), "'" + config.maskedUri() + "': ");
         return new DirLockBackend(config, uri.directory(), poll.toNanos(), barge);
     }
 }

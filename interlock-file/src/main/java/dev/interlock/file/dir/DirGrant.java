@@ -119,7 +119,7 @@ final class DirGrant implements Grant {
             if (writer) {
                 String free = Gate.free(token, token, me.nonce());
                 if (dir.cas(current(beat), free)) {
-                    dir.backend.released(dir.dirName, free);
+                    dir.backend.barging.released(dir.dirName, free);
                 } else {
                     Optional<Long> found = find();
                     if (found.isPresent()) {

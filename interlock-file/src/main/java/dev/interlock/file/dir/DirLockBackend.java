@@ -14,6 +14,7 @@ import dev.interlock.file.internal.InotifyWatcher;
 import dev.interlock.file.internal.LibcEvents;
 import dev.interlock.file.internal.LibcFiles;
 import dev.interlock.file.internal.Waker;
+import dev.interlock.internal.Barging;
 import dev.interlock.internal.LockNames;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
@@ -75,9 +76,6 @@ final class DirLockBackend implements LockBackend {
     final Ticker ticker;
     final Clock clock;
     final long pollNanos;
-    /** How many times in a row a writer of this process may take back its own release ahead of queued waiters. */
-    final int bargeLimit;
-    static final int DEFAULT_BARGE = 4;
     final DirSelf self;
     private final Set<String> warnedForeign = ConcurrentHashMap.newKeySet();
     private final Set<String> verifiedHashed = ConcurrentHashMap.newKeySet();
@@ -109,7 +107,7 @@ final class DirLockBackend implements LockBackend {
         this.ticker = config.ticker();
         this.clock = config.clock();
         this.pollNanos = pollNanos;
-        this.bargeLimit = bargeLimit;
+        this.barging = new Barging(bargeLimit);
         this.self = DirSelf.current();
         // An existing directory is opened (and a marker in it checked) at once, so that a wrong
         // directory is refused early; a missing one is created by the first acquisition only.
@@ -534,49 +532,11 @@ final class DirLockBackend implements LockBackend {
     }
 
     /**
-     * Bounded barging, per lock directory: the free gate the last writer of this process left at
-     * its release, and how many times in a row writers of this process have taken such a gate back
-     * ahead of queued waiters. A hint only (fairness, never safety): whether the gate is really
-     * still the one we left is decided by the rename that takes it.
+     * Bounded barging, per lock directory: the mark a release leaves is the free gate's name
+     * (docs/dir-protocol.md, 4.6); whether the gate is really still the one we left is decided by
+     * the rename that takes it.
      */
-    private final ConcurrentHashMap<String, Barge> barges = new ConcurrentHashMap<>();
-
-    private record Barge(String freeGate, int streak) {}
-
-    /** A writer of this process released {@code dirName}'s lock, leaving the free gate {@code freeGate}. */
-    void released(String dirName, String freeGate) {
-        if (bargeLimit == 0) {
-            return;
-        }
-        if (barges.size() > 100_000) {
-            barges.clear();
-        }
-        barges.compute(dirName, (k, b) -> new Barge(freeGate, b == null ? 0 : b.streak()));
-    }
-
-    /**
-     * May a writer that has just renamed {@code gate} (the free gate this process's last release
-     * left, so nobody has held the lock since) keep it although waiters are queued? True, and
-     * counted, fewer than {@link #bargeLimit} times in a row.
-     */
-    boolean barge(String dirName, String gate) {
-        boolean[] ok = {false};
-        barges.computeIfPresent(dirName, (k, b) -> {
-            if (b.freeGate() != null && b.freeGate().equals(gate) && b.streak() < bargeLimit) {
-                ok[0] = true;
-                return new Barge(null, b.streak() + 1);
-            }
-            return b;
-        });
-        return ok[0];
-    }
-
-    /** A writer of this process got the lock in its turn: the count of takes in a row starts again. */
-    void inTurn(String dirName) {
-        if (bargeLimit > 0) {
-            barges.remove(dirName);
-        }
-    }
+    final Barging barging;
 
     /** The poll interval with ±50% jitter, so that waiters on several hosts do not move in step. */
     long jitteredPoll() {
