@@ -41,7 +41,9 @@ final class RedisSystems {
     static LockSystem open(String kind, String uri) {
         switch (kind) {
             case "interlock":
-                return interlock(uri);
+                return interlock(uri, "", "Interlock redis:");
+            case "interlock-fair":
+                return interlock(uri, "&barge=0", "Interlock redis: barge=0 (strictly in turn)");
             case "redisson":
                 return redisson(uri);
             case "shedlock":
@@ -52,7 +54,7 @@ final class RedisSystems {
                 return floor(uri, 0);
             default:
                 throw new IllegalArgumentException("unknown redis system '" + kind
-                        + "'; known: interlock, redisson, shedlock, shedlock-100ms, floor");
+                        + "'; known: interlock, interlock-fair, redisson, shedlock, shedlock-100ms, floor");
         }
     }
 
@@ -67,12 +69,12 @@ final class RedisSystems {
     }
 
     /** Interlock opened from its URI (its own Jedis pool of 16 connections, release notices by pub/sub). */
-    static LockSystem interlock(String uri) {
-        LockSpace locks = Interlock.open(uri + "/0?prefix=bench:");
+    static LockSystem interlock(String uri, String options, String label) {
+        LockSpace locks = Interlock.open(uri + "/0?prefix=bench:" + options);
         return new LockSystem() {
             @Override
             public String label() {
-                return "Interlock redis:";
+                return label;
             }
 
             @Override

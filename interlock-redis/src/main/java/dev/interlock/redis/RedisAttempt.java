@@ -2,6 +2,7 @@ package dev.interlock.redis;
 
 import dev.interlock.HolderInfo;
 import dev.interlock.LockBackendException;
+import dev.interlock.Mode;
 import dev.interlock.internal.LockNames;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
@@ -28,6 +29,9 @@ import org.slf4j.LoggerFactory;
  *   <li>Later waits last until a notice, or the jittered poll interval, or the moment the first
  *       blocker's lease runs out on the server (a holder that died publishes nothing), or a third
  *       of the queue lease (to keep our place), whichever comes first.</li>
+ *   <li>A writer of a space that has just released the lock sends the fence value its release
+ *       left ({@link dev.interlock.internal.Barging}): while the lock still bears it, the script
+ *       lets the writer pass queued waiters, a bounded number of times in a row.</li>
  *   <li>Closing without a grant gives the place in the queue up (and wakes the others). If a try
  *       failed without an answer it may have been granted unseen: closing then also releases
  *       whatever this owner might hold.</li>
@@ -62,9 +66,10 @@ final class RedisAttempt implements Attempt {
     @Override
     public Optional<Grant> tryAcquire() {
         versionAtTry = watch != null ? watch.version() : 0;
+        String mark = spec.mode() == Mode.EXCLUSIVE ? backend.barging.mark(spec.name()) : null;
         RedisLockStore.Acquired r;
         try {
-            r = backend.store.acquire(spec.name(), spec.mode(), ownerId, leaseMs, queued, queueLeaseMs);
+            r = backend.store.acquire(spec.name(), spec.mode(), ownerId, leaseMs, queued, queueLeaseMs, mark);
         } catch (LockBackendException e) {
             uncertain = e.isTransient();
             throw e;
@@ -72,6 +77,11 @@ final class RedisAttempt implements Attempt {
         uncertain = false;
         if (r.granted()) {
             granted = true;
+            if (r.passed()) {
+                backend.barging.barge(spec.name(), mark);
+            } else if (spec.mode() == Mode.EXCLUSIVE) {
+                backend.barging.inTurn(spec.name());
+            }
             return Optional.of(new RedisGrant(backend, spec, r.token(), backend.clock.instant()));
         }
         blockers = backend.holders(r.blockers());

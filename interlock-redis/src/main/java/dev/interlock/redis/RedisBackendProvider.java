@@ -39,7 +39,7 @@ public final class RedisBackendProvider implements LockBackendProvider {
             redis.clients.jedis.JedisClientConfig cfg = clientConfig(loc);
             redis.clients.jedis.HostAndPort at = new redis.clients.jedis.HostAndPort(loc.host, loc.port);
             return new RedisLockBackend(store, new RedisWakeups(client, () -> new redis.clients.jedis.Jedis(at, cfg), loc.prefix, description),
-                    config.ticker(), config.clock(), loc.poll, loc.timeout, client);
+                    config.ticker(), config.clock(), loc.poll, loc.timeout, loc.barge, client);
         } catch (RuntimeException e) {
             client.close();
             throw e;

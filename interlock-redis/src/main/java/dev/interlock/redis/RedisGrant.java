@@ -64,7 +64,9 @@ final class RedisGrant implements Grant {
     @Override
     public void release() {
         try {
-            store.release(spec.name(), spec.owner().id(), token);
+            if (store.release(spec.name(), spec.owner().id(), token) && spec.mode() == dev.interlock.Mode.EXCLUSIVE) {
+                backend.barging.released(spec.name(), Long.toString(token));
+            }
         } finally {
             backend.stopListening(spec, told);
         }

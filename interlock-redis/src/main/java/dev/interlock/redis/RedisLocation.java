@@ -1,5 +1,6 @@
 package dev.interlock.redis;
 
+import dev.interlock.internal.Barging;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.net.URLDecoder;
@@ -15,7 +16,9 @@ import java.util.regex.Pattern;
  * {@code rediss://...} (TLS) URI. Options: {@code prefix} (key prefix, default
  * {@value RedisKeys#DEFAULT_PREFIX}), {@code timeout} (connect and command timeout, default 2s),
  * {@code poll} (longest wait between a waiter's tries when no release notice comes, default 1s,
- * jittered), {@code pool} (connections, default 16). Without a password in the URI, the one in
+ * jittered), {@code pool} (connections, default 16), {@code barge} (how many times in a row a
+ * writer may take back the lock its space has just released ahead of queued waiters, default
+ * {@value Barging#DEFAULT}, 0 = strictly in turn; docs/redis.md). Without a password in the URI, the one in
  * {@code $REDISCLI_AUTH} is used, as redis-cli does, so that it need not appear in a command line.
  *
  * <p>{@link #toString()} and {@link #description()} never contain the user name or password.
@@ -24,7 +27,7 @@ final class RedisLocation {
     static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(2);
     static final Duration DEFAULT_POLL = Duration.ofSeconds(1);
     static final int DEFAULT_POOL = 16;
-    static final String FORM = "redis://[[USER]:PASSWORD@]HOST[:PORT][/DB][?prefix=P&timeout=2s&poll=1s&pool=16] (rediss:// for TLS)";
+    static final String FORM = "redis://[[USER]:PASSWORD@]HOST[:PORT][/DB][?prefix=P&timeout=2s&poll=1s&pool=16&barge=4] (rediss:// for TLS)";
     private static final Pattern DURATION = Pattern.compile("(\\d{1,9})(ms|s|m|h)");
 
     final boolean tls;
@@ -37,9 +40,10 @@ final class RedisLocation {
     final Duration timeout;
     final Duration poll;
     final int pool;
+    final int barge;
 
     private RedisLocation(boolean tls, String host, int port, int database, String user, String password, String prefix,
-            Duration timeout, Duration poll, int pool) {
+            Duration timeout, Duration poll, int pool, int barge) {
         this.tls = tls;
         this.host = host;
         this.port = port;
@@ -50,6 +54,7 @@ final class RedisLocation {
         this.timeout = timeout;
         this.poll = poll;
         this.pool = pool;
+        this.barge = barge;
     }
 
     /**
@@ -113,6 +118,7 @@ final class RedisLocation {
         Duration timeout = DEFAULT_TIMEOUT;
         Duration poll = DEFAULT_POLL;
         int pool = DEFAULT_POOL;
+        int barge = Barging.DEFAULT;
         String query = uri.getRawQuery();
         if (query != null) {
             for (String kv : query.split("&")) {
@@ -143,13 +149,16 @@ final class RedisLocation {
                                     + value + "'");
                         }
                         break;
+                    case "barge":
+                        barge = Barging.parse(value, "redis URI option ");
+                        break;
                     default:
                         throw new IllegalArgumentException("unknown redis URI option '" + key
-                                + "'; the options are prefix, timeout, poll and pool: " + FORM);
+                                + "'; the options are prefix, timeout, poll, pool and barge: " + FORM);
                 }
             }
         }
-        return new RedisLocation(scheme.equals("rediss"), host, port, db, user, password, prefix, timeout, poll, pool);
+        return new RedisLocation(scheme.equals("rediss"), host, port, db, user, password, prefix, timeout, poll, pool, barge);
     }
 
     private static String decode(String s) {
@@ -209,6 +218,10 @@ final class RedisLocation {
         }
         if (pool != DEFAULT_POOL) {
             sb.append(sep).append("pool=").append(pool);
+            sep = "&";
+        }
+        if (barge != Barging.DEFAULT) {
+            sb.append(sep).append("barge=").append(barge);
         }
         return sb.toString();
     }

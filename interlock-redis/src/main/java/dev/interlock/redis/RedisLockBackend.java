@@ -3,6 +3,7 @@ package dev.interlock.redis;
 import dev.interlock.HolderInfo;
 import dev.interlock.LockInfo;
 import dev.interlock.Owner;
+import dev.interlock.internal.Barging;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
 import dev.interlock.spi.LockBackend;
@@ -27,13 +28,15 @@ final class RedisLockBackend implements LockBackend {
     final long pollNanos;
     /** How long a command may take before it is judged hung; bounds the wait for a subscription. */
     final long timeoutNanos;
+    /** Bounded barging: the fence value each release of a writer of this space left, and the takes in a row. */
+    final Barging barging;
     private final AutoCloseable onClose;
 
     /**
      * @param onClose closes what this backend owns (the client it made), or nothing for an injected client
      */
     RedisLockBackend(RedisLockStore store, RedisWakeups wakeups, Ticker ticker, Clock clock, Duration poll, Duration timeout,
-            AutoCloseable onClose) {
+            int barge, AutoCloseable onClose) {
         this.store = store;
         this.wakeups = wakeups;
         store.onPublished(wakeups::deliver);
@@ -41,6 +44,7 @@ final class RedisLockBackend implements LockBackend {
         this.clock = clock;
         this.pollNanos = poll.toNanos();
         this.timeoutNanos = timeout.toNanos();
+        this.barging = new Barging(barge);
         this.onClose = onClose;
     }
 

@@ -33,8 +33,11 @@ final class RedisLockStore {
     /** An entry of a lock: a holder or a queued waiter, timed relative to the server's clock. */
     record Entry(String ownerId, Mode mode, boolean waiting, OptionalLong token, long leftMs, long leaseMs, long ageMs) {}
 
-    /** The outcome of {@link #acquire}: granted with a token, or busy with who blocks it. */
-    record Acquired(boolean granted, long token, List<Entry> blockers, long retryMs) {}
+    /**
+     * The outcome of {@link #acquire}: granted with a token (and whether it passed queued
+     * waiters, by barging), or busy with who blocks it.
+     */
+    record Acquired(boolean granted, long token, boolean passed, List<Entry> blockers, long retryMs) {}
 
     /** The outcome of {@link #renew}: renewed, or gone (with the holders now). */
     record Renewed(boolean renewed, List<Entry> holders) {}
@@ -84,13 +87,22 @@ final class RedisLockStore {
      * writer keeps new readers out). A retry by an owner that already holds gets the same grant.
      */
     Acquired acquire(String name, Mode mode, String ownerId, long leaseMs, boolean queue, long queueLeaseMs) {
+        return acquire(name, mode, ownerId, leaseMs, queue, queueLeaseMs, null);
+    }
+
+    /**
+     * {@link #acquire(String, Mode, String, long, boolean, long)}, and with {@code bargeMark} (the
+     * fence value this process's last release of the lock left, or null) a writer passes queued
+     * waiters if the lock is free and still bears that value (docs/redis.md, "Bounded barging").
+     */
+    Acquired acquire(String name, Mode mode, String ownerId, long leaseMs, boolean queue, long queueLeaseMs, String bargeMark) {
         List<Object> r = run(RedisScripts.ACQUIRE, name, ownerId, mode.shortName(), Long.toString(leaseMs), queue ? "1" : "0",
-                Long.toString(queueLeaseMs));
+                Long.toString(queueLeaseMs), bargeMark == null ? "" : bargeMark);
         if ("G".equals(str(r, 0))) {
-            return new Acquired(true, Long.parseLong(str(r, 1)), List.of(), 0);
+            return new Acquired(true, Long.parseLong(str(r, 1)), r.size() > 3 && "P".equals(str(r, 3)), List.of(), 0);
         }
         long now = Long.parseLong(str(r, 1));
-        return new Acquired(false, 0, entries(r, 3, now), Math.max(0, Long.parseLong(str(r, 2))));
+        return new Acquired(false, 0, false, entries(r, 3, now), Math.max(0, Long.parseLong(str(r, 2))));
     }
 
     /** Compare-and-expire: extends the grant of {@code ownerId} with {@code token} to {@code leaseMs} from now. */

@@ -3,6 +3,7 @@ package dev.interlock.redis;
 import dev.interlock.LockBackendException;
 import dev.interlock.LockSpace;
 import dev.interlock.Ticker;
+import dev.interlock.internal.Barging;
 import dev.interlock.internal.DefaultLockSpace;
 import java.time.Clock;
 import java.time.Duration;
@@ -51,6 +52,7 @@ public final class RedisLocks {
         private Duration poll;
         private Duration defaultLease;
         private String description;
+        private Integer barge;
 
         private Builder(UnifiedJedis client) {
             this.client = Objects.requireNonNull(client, "client");
@@ -70,6 +72,17 @@ public final class RedisLocks {
                 throw new IllegalArgumentException("poll must be between 1ms and 10m, was " + poll);
             }
             this.poll = poll;
+            return this;
+        }
+
+        /**
+         * How many times in a row a writer of this space may take back the lock the space has just
+         * released, while nobody else has had it since, ahead of queued waiters (default
+         * {@value Barging#DEFAULT}; 0: strictly in turn). See docs/redis.md, "Bounded barging".
+         */
+        public Builder barge(int times) {
+            requireUnset(this.barge, "barge");
+            this.barge = Barging.parse(Integer.toString(times), "");
             return this;
         }
 
@@ -123,7 +136,8 @@ public final class RedisLocks {
             RedisLockStore store = new RedisLockStore(client, new RedisKeys(p), desc, () -> { });
             store.ping();
             return new RedisLockBackend(store, new RedisWakeups(client, p, desc), Ticker.system(),
-                    Clock.systemUTC(), poll != null ? poll : RedisLocation.DEFAULT_POLL, RedisLocation.DEFAULT_TIMEOUT, () -> { });
+                    Clock.systemUTC(), poll != null ? poll : RedisLocation.DEFAULT_POLL, RedisLocation.DEFAULT_TIMEOUT,
+                    barge != null ? barge : Barging.DEFAULT, () -> { });
         }
     }
 }

@@ -1,7 +1,10 @@
--- acquire: ARGV owner, mode (EX|SH), lease ms, queue (1: this attempt waits), queue lease ms.
--- Returns {'G', token, now} when granted, {'B', now, retry ms, field, value, ...} when busy
--- (the entries that block it, at most 16; retry: when the first of them runs out).
+-- acquire: ARGV owner, mode (EX|SH), lease ms, queue (1: this attempt waits), queue lease ms,
+-- and barge: '' or the fence value the caller's process left when it last released this lock.
+-- Returns {'G', token, now} when granted ({'G', token, now, 'P'} when it passed queued waiters),
+-- {'B', now, retry ms, field, value, ...} when busy (the entries that block it, at most 16;
+-- retry: when the first of them runs out).
 local owner, mode, lease, queue, qlease = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4] == '1', tonumber(ARGV[5])
+local barge = ARGV[6] or ''
 if (mode ~= 'EX' and mode ~= 'SH') or not lease or lease < 1 or not qlease or qlease < 1 then
   return redis.error_reply('ERR interlock acquire: bad arguments')
 end
@@ -50,10 +53,19 @@ end
 for _, h in pairs(holders) do
   if mode == 'EX' or h.mode == 'EX' then block(h) end
 end
+-- Bounded barging (docs/redis.md): a writer may pass the queue when the lock is free and still
+-- bears the fence value its own process's last release left, so nobody has had it since. The
+-- client counts how many times in a row, and stops sending the value at its limit.
+local bargeable = mode == 'EX' and #blocking == 0 and barge ~= '' and barge == fv
+local passed = false
 for o, w in pairs(waiters) do
   if o ~= owner and (mode == 'EX' or w.mode == 'EX')
       and (not me or w.since < me.since or (w.since == me.since and o < owner)) then
-    block(w)
+    if bargeable then
+      passed = true
+    else
+      block(w)
+    end
   end
 end
 
@@ -91,4 +103,7 @@ if me then
   redis.call('HDEL', lock, 'w:' .. owner)
 end
 expire(holders, waiters)
+if passed then
+  return { 'G', token, num(now), 'P' }
+end
 return { 'G', token, num(now) }
