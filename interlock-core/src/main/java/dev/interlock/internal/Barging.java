@@ -16,7 +16,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * atomic take. Thread-safe.
  */
 public final class Barging {
-    /** The default limit: measured on {@code dir:} and {@code redis:} as most of the gain without a wider p99 (docs/benchmarks.md). */
+    /** The default limit: on {@code dir:} most of the gain without a wider p99 (docs/benchmarks.md, "Bounded barging"). */
     public static final int DEFAULT = 4;
     /** The highest limit accepted. */
     public static final int MAX = 1000;
