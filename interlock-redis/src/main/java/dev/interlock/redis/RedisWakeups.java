@@ -75,7 +75,10 @@ final class RedisWakeups implements AutoCloseable {
 
     /**
      * Starts listening on {@code channel} and hands every message on it to {@code listener} (on the
-     * subscriber's thread; it must not block), e.g. a process's loss channel; close to stop.
+     * subscriber's thread; it must not block), e.g. a process's loss channel; close to stop. The
+     * channel stays subscribed after its last watch closes, for as long as the subscriber runs:
+     * one holder after another (a lock taken and given back in a loop) would otherwise send a
+     * SUBSCRIBE and an UNSUBSCRIBE per cycle.
      */
     Watch listen(String channel, java.util.function.Consumer<String> listener) {
         return watch(channel, "", java.util.Objects.requireNonNull(listener, "listener"));
@@ -84,6 +87,7 @@ final class RedisWakeups implements AutoCloseable {
     private Watch watch(String channel, String ownerId, java.util.function.Consumer<String> listener) {
         synchronized (lock) {
             Channel c = channels.computeIfAbsent(channel, Channel::new);
+            c.kept |= listener != null;
             Watch w = new Watch(c, ownerId, listener);
             c.watches.add(w);
             if (c.watches.size() == 1 && ready != null) {
@@ -165,7 +169,7 @@ final class RedisWakeups implements AutoCloseable {
                 }
                 closedWatch = true;
                 channel.watches.remove(this);
-                if (channel.watches.isEmpty() && channels.get(channel.name) == channel) {
+                if (channel.watches.isEmpty() && !channel.kept && channels.get(channel.name) == channel) {
                     channels.remove(channel.name);
                     if (ready != null) {
                         send(() -> ready.unsubscribe(channel.name));
@@ -192,6 +196,8 @@ final class RedisWakeups implements AutoCloseable {
         final String name;
         /** The open watches; guarded by {@link RedisWakeups#lock}. */
         final List<Watch> watches = new ArrayList<>(2);
+        /** Subscribed even without watches (a listened channel); guarded by {@link RedisWakeups#lock}. */
+        boolean kept;
         /** Guarded by this channel. */
         boolean subscribed;
 

@@ -246,6 +246,26 @@ class RedisIT {
         assertThat(l.isValid()).isFalse();
     }
 
+    /**
+     * The process's loss channel is subscribed at its first grant and stays subscribed after the
+     * release: a lock taken and given back in a loop used to send a SUBSCRIBE and an UNSUBSCRIBE
+     * per cycle (1 thread: about 1.2x the cycles/s without them, docs/benchmarks.md).
+     */
+    @Test
+    void lossChannel_staysSubscribedBetweenHolds_noSubscribeChurnPerCycle() {
+        LockSpace locks = space("");
+        RedisLockBackend backend = (RedisLockBackend) ((dev.interlock.internal.DefaultLockSpace) locks).backend();
+        Lease first = locks.tryAcquire("loop").orElseThrow();
+        String channel = keys.lostChannel(first.owner().id());
+        await().atMost(Timing.seconds(10)).until(() -> backend.wakeups.subscribed(channel));
+        first.close();
+        assertThat(backend.wakeups.subscribed(channel)).as("still subscribed after the last holder left").isTrue();
+        for (int i = 0; i < 20; i++) {
+            locks.tryAcquire("loop").orElseThrow().close();
+            assertThat(backend.wakeups.subscribed(channel)).isTrue();
+        }
+    }
+
     @Test
     void status_showsLeaseToken_andQueuedWaitersInOrder() throws Exception {
         LockSpace locks = space("");
