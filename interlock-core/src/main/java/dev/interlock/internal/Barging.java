@@ -5,7 +5,7 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * Bounded barging, the bookkeeping a backend keeps per lock space: a writer of this space may
  * take back the lock this space has just released, while nobody else has had it since, ahead of
- * queued waiters, at most {@link #limit()} times in a row. Each release leaves a <em>mark</em>
+ * queued waiters, at most a limit of times in a row. Each release leaves a <em>mark</em>
  * (what only the next grant changes: {@code dir:}'s free gate, {@code redis:}'s fence value), and
  * the backend lets a writer barge only if the lock still bears that mark.
  *
@@ -19,7 +19,7 @@ public final class Barging {
     /** The default limit: on {@code dir:} most of the gain without a wider p99 (docs/benchmarks.md, "Bounded barging"). */
     public static final int DEFAULT = 4;
     /** The highest limit accepted. */
-    public static final int MAX = 1000;
+    private static final int MAX = 1000;
     private static final int MAX_NAMES = 100_000;
 
     private record Entry(String mark, int streak) {}
@@ -57,10 +57,6 @@ public final class Barging {
         return n;
     }
 
-    public int limit() {
-        return limit;
-    }
-
     /** A writer of this space released {@code name}, leaving the lock with {@code mark}. */
     public void released(String name, String mark) {
         if (limit == 0) {
@@ -84,7 +80,7 @@ public final class Barging {
     /**
      * May a writer that found {@code name} still bearing {@code mark} (so nobody has held it since
      * this space released it) take it although waiters are queued? True, and counted, fewer than
-     * {@link #limit()} times in a row.
+     * the limit of times in a row.
      */
     public boolean barge(String name, String mark) {
         boolean[] ok = {false};
