@@ -86,11 +86,20 @@ final class RedisWakeups implements AutoCloseable {
 
     private Watch watch(String channel, String ownerId, java.util.function.Consumer<String> listener) {
         synchronized (lock) {
-            Channel c = channels.computeIfAbsent(channel, Channel::new);
+            Channel c = channels.get(channel);
+            boolean created = c == null;
+            if (created) {
+                c = new Channel(channel);
+                channels.put(channel, c);
+            }
             c.kept |= listener != null;
             Watch w = new Watch(c, ownerId, listener);
             c.watches.add(w);
-            if (c.watches.size() == 1 && ready != null) {
+            // A channel in the map is subscribed already, or will be when the connection is back
+            // (every channel of the map is subscribed then): a kept channel's next watch sends
+            // nothing, or a lock taken and given back in a loop would SUBSCRIBE at every cycle.
+            if (created && ready != null) {
+                subscribes.incrementAndGet();
                 send(() -> ready.subscribe(channel));
             }
             if (thread == null && !closed) {
@@ -178,6 +187,9 @@ final class RedisWakeups implements AutoCloseable {
             }
         }
     }
+
+    /** SUBSCRIBE commands sent for single channels by {@link #watch}; for tests. */
+    final java.util.concurrent.atomic.AtomicLong subscribes = new java.util.concurrent.atomic.AtomicLong();
 
     /** True if {@code channel} is subscribed, as the server confirmed; for tests. */
     boolean subscribed(String channel) {

@@ -260,10 +260,12 @@ class RedisIT {
         await().atMost(Timing.seconds(10)).until(() -> backend.wakeups.subscribed(channel));
         first.close();
         assertThat(backend.wakeups.subscribed(channel)).as("still subscribed after the last holder left").isTrue();
+        long subscribes = backend.wakeups.subscribes.get();
         for (int i = 0; i < 20; i++) {
             locks.tryAcquire("loop").orElseThrow().close();
             assertThat(backend.wakeups.subscribed(channel)).isTrue();
         }
+        assertThat(backend.wakeups.subscribes.get() - subscribes).as("SUBSCRIBEs sent by the 20 holds that followed").isZero();
     }
 
     @Test
