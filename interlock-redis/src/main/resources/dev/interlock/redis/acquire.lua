@@ -20,6 +20,14 @@ if fv then
     return redis.error_reply('INTERLOCK-DAMAGED ' .. fence)
   end
 end
+-- Nobody holds or waits (no hash): granted without reading or weighing any entry.
+if redis.call('EXISTS', lock) == 0 then
+  local token, at = num(math.max(last + 1, now_us)), num(now)
+  redis.call('SET', fence, token)
+  redis.call('HSET', lock, 'h:' .. owner, mode .. ' ' .. token .. ' ' .. num(now + lease) .. ' ' .. num(lease) .. ' ' .. at)
+  redis.call('PEXPIRE', lock, lease)
+  return { 'G', token, at }
+end
 -- A reader need not read the other readers (prelude: load); a writer must.
 local holders, waiters = load(true, mode == 'SH' and owner or nil)
 if not holders then

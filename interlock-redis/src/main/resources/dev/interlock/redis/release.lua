@@ -4,6 +4,19 @@
 -- was no such grant; when removed, the notice published (the owner id woken, or '*'), or 1 if
 -- nobody waits.
 local owner, token, lost = ARGV[1], ARGV[2], ARGV[3]
+-- The owner's live grant is the only entry: delete the hash, nobody to wake. Anything else (a
+-- dead or damaged entry, a wrong type, others in the hash) takes the full path below.
+local only = redis.pcall('HGET', lock, 'h:' .. owner)
+if type(only) == 'string' and redis.call('HLEN', lock) == 1 then
+  local tok, dl = string.match(only, '^[ES][XH] (%d+) (%d+) %d+ %d+$')
+  if tok and tonumber(dl) > now and (token == '' or tok == token) then
+    redis.call('DEL', lock)
+    if lost and lost ~= '' then
+      redis.call('PUBLISH', lost, owner .. ' ' .. lock)
+    end
+    return 1
+  end
+end
 local holders, waiters = load(true, owner)
 if not holders then
   return waiters

@@ -98,6 +98,30 @@ class RedisIT {
     }
 
     @Test
+    void release_ofTheOnlyEntry_removesItOnlyWhileItIsLiveAndOfThatToken() {
+        // release.lua's short path (the owner's grant is the whole hash) must judge as the full one.
+        LockSpace locks = space("");
+        RedisLockBackend backend = (RedisLockBackend) ((dev.interlock.internal.DefaultLockSpace) locks).backend();
+        RedisClient admin = admin();
+        Lease l = locks.tryAcquire("solo").orElseThrow();
+        String key = keys.lock("solo");
+        String field = "h:" + l.owner().id();
+        assertThat(backend.store.release("solo", l.owner().id(), l.token() + 1)).as("another token").isFalse();
+        assertThat(backend.store.release("solo", "someone-else", l.token())).as("another owner").isFalse();
+        assertThat(admin.hexists(key, field)).isTrue();
+        // The grant's deadline has passed on the server, the hash still lives: not released, pruned.
+        String[] v = admin.hget(key, field).split(" ");
+        v[2] = "1";
+        admin.hset(key, field, String.join(" ", v));
+        admin.pexpire(key, 60_000);
+        assertThat(backend.store.release("solo", l.owner().id(), l.token())).as("a grant whose lease ran out").isFalse();
+        assertThat(admin.exists(key)).as("the dead entry pruned, the empty hash gone").isFalse();
+        Lease again = locks.tryAcquire("solo").orElseThrow();
+        assertThat(backend.store.release("solo", again.owner().id(), again.token())).isTrue();
+        assertThat(admin.exists(key)).isFalse();
+    }
+
+    @Test
     void namesWithBracesSpacesAndFullLength_areDistinctLocks_inOneSlotEach_andListedBack() {
         LockSpace locks = space("");
         List<String> names = List.of("{a}", "a}", "{a", "}{", "{}", "%7B", "%", "a b", " ", "a", "{" + "}".repeat(1022) + "{",
