@@ -170,12 +170,16 @@ public final class JdbcLockBackend implements LockBackend {
 
     private static JdbcLockBackend start(String description, String database, Connections connections, JdbcOptions options, Ticker ticker,
             Clock clock) {
+        LockStore store = null;
         try {
             Dialect dialect = detect(description, connections);
-            LockStore store = new LockStore(description, dialect, options.table(), connections, options.statementTimeout());
+            store = new LockStore(description, dialect, options.table(), connections, options.statementTimeout());
             store.checkTables(options.createTable());
             return new JdbcLockBackend(description, database, connections, store, options, ticker, clock);
         } catch (RuntimeException e) {
+            if (store != null) {
+                store.close();
+            }
             connections.close();
             throw e;
         }
@@ -316,6 +320,7 @@ public final class JdbcLockBackend implements LockBackend {
             listener.close();
         }
         signals.close();
+        store.close();
         connections.close();
     }
 }

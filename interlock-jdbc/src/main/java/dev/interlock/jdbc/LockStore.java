@@ -17,6 +17,9 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -90,6 +93,12 @@ final class LockStore {
     private final Connections connections;
     private final SqlFailures failures;
     private final int queryTimeoutSeconds;
+    /** PostgreSQL: the statement time limit in ms, enforced by {@link #canceller}; 0 elsewhere. */
+    private final long cancelAfterMs;
+    /** PostgreSQL: cancels statements that outrun their limit (see {@link #query}); started at the first statement. */
+    private volatile ScheduledThreadPoolExecutor canceller;
+    /** Set by {@link #close}; guarded by this. */
+    private boolean stopped;
     private final boolean postgres;
     private final String now;
 
@@ -134,6 +143,7 @@ final class LockStore {
         this.queryTimeoutSeconds = (int) Math.max(1, (statementTimeout.toMillis() + 999) / 1000);
         this.failures = new SqlFailures(description, dialect, table, statementTimeout.toMillis());
         this.postgres = dialect instanceof Dialect.Postgres;
+        this.cancelAfterMs = postgres ? Math.max(1, statementTimeout.toMillis()) : 0;
         String n = this.now = dialect.now();
         String plus = dialect.plusMillisParam(n);
         String t = this.table;
@@ -271,14 +281,112 @@ final class LockStore {
 
     private PreparedStatement prepare(Connection c, String sql) throws SQLException {
         PreparedStatement ps = c.prepareStatement(sql);
-        ps.setQueryTimeout(queryTimeoutSeconds);
+        if (cancelAfterMs == 0) {
+            ps.setQueryTimeout(queryTimeoutSeconds);
+        }
         return ps;
     }
 
     private PreparedStatement prepareForKeys(Connection c, String sql) throws SQLException {
         PreparedStatement ps = c.prepareStatement(sql, Statement.RETURN_GENERATED_KEYS);
-        ps.setQueryTimeout(queryTimeoutSeconds);
+        if (cancelAfterMs == 0) {
+            ps.setQueryTimeout(queryTimeoutSeconds);
+        }
         return ps;
+    }
+
+    /*
+     * The statement time limit on PostgreSQL. pgjdbc's setQueryTimeout schedules a cancel on a
+     * java.util.Timer of its own for every statement and takes it back after; the new task is
+     * always that timer's earliest, so each statement wakes the timer's thread twice (schedule,
+     * then purge): ~6 futex calls and ~17 us of a one-thread acquire + release cycle here. The
+     * same cancel (Statement.cancel(), which is all pgjdbc's timeout does) comes from a timer
+     * that keeps a pacing task as its earliest, so scheduling and withdrawing it wakes nobody.
+     * pgjdbc's cancel() is safe against a statement that has just ended: it cancels only a
+     * statement still running, and the statement waits for a cancel under way before it returns.
+     * The other drivers' query timeouts run on the server (MariaDB, H2) or in the statement
+     * itself (SQLite) and keep setQueryTimeout.
+     */
+
+    private ResultSet query(PreparedStatement ps) throws SQLException {
+        ScheduledFuture<?> limit = limit(ps);
+        try {
+            return ps.executeQuery();
+        } finally {
+            withdraw(limit);
+        }
+    }
+
+    private int exec(PreparedStatement ps) throws SQLException {
+        ScheduledFuture<?> limit = limit(ps);
+        try {
+            return ps.executeUpdate();
+        } finally {
+            withdraw(limit);
+        }
+    }
+
+    private ScheduledFuture<?> limit(PreparedStatement ps) {
+        if (cancelAfterMs == 0) {
+            return null;
+        }
+        try {
+            return canceller().schedule(() -> cancel(ps), cancelAfterMs, TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            return null; // closed: the network timeout still bounds the call
+        }
+    }
+
+    private static void withdraw(ScheduledFuture<?> limit) {
+        if (limit != null) {
+            limit.cancel(false);
+        }
+    }
+
+    private void cancel(PreparedStatement ps) {
+        try {
+            log.debug("{} - a statement ran past {} ms: cancelling it", description, cancelAfterMs);
+            ps.cancel();
+        } catch (SQLException | RuntimeException e) {
+            log.debug("{} - cancelling a statement failed: {}", description, e.toString());
+        }
+    }
+
+    private ScheduledThreadPoolExecutor canceller() {
+        ScheduledThreadPoolExecutor e = canceller;
+        if (e == null) {
+            synchronized (this) {
+                e = canceller;
+                if (e == null) {
+                    if (stopped) {
+                        throw new java.util.concurrent.RejectedExecutionException("closed");
+                    }
+                    e = new ScheduledThreadPoolExecutor(1, r -> {
+                        Thread t = new Thread(r, "interlock-jdbc-timeout");
+                        t.setDaemon(true);
+                        return t;
+                    });
+                    e.setRemoveOnCancelPolicy(true);
+                    // The pacer (see DefaultLockSpace.scheduler): a statement's cancel, seconds away, is never the earliest task.
+                    e.scheduleWithFixedDelay(() -> { }, 1, 1, TimeUnit.SECONDS);
+                    canceller = e;
+                }
+            }
+        }
+        return e;
+    }
+
+    /** Stops the statement timer, if it was started. */
+    void close() {
+        ScheduledThreadPoolExecutor e;
+        synchronized (this) {
+            stopped = true;
+            e = canceller;
+            canceller = null;
+        }
+        if (e != null) {
+            e.shutdownNow();
+        }
     }
 
     private static void bind(PreparedStatement ps, Object... params) throws SQLException {
@@ -295,7 +403,7 @@ final class LockStore {
     private int update(Connection c, String sql, Object... params) throws SQLException {
         try (PreparedStatement ps = prepare(c, sql)) {
             bind(ps, params);
-            return ps.executeUpdate();
+            return exec(ps);
         }
     }
 
@@ -527,7 +635,7 @@ final class LockStore {
         if (q != null) {
             try (PreparedStatement ps = prepare(c, q)) {
                 bind(ps, params);
-                try (ResultSet rs = ps.executeQuery()) {
+                try (ResultSet rs = query(ps)) {
                     return rs.next() ? rs.getLong(1) : 0;
                 }
             }
@@ -535,7 +643,7 @@ final class LockStore {
         // MySQL/MariaDB: token = LAST_INSERT_ID(token + 1) reports the new token with the update's result.
         try (PreparedStatement ps = prepareForKeys(c, update)) {
             bind(ps, params);
-            if (ps.executeUpdate() == 0) {
+            if (exec(ps) == 0) {
                 return 0;
             }
             try (ResultSet rs = ps.getGeneratedKeys()) {
@@ -587,7 +695,7 @@ final class LockStore {
         if (q != null) {
             try (PreparedStatement ps = prepare(c, q)) {
                 bind(ps, ms, ms, key, name);
-                try (ResultSet rs = ps.executeQuery()) {
+                try (ResultSet rs = query(ps)) {
                     if (rs.next()) {
                         return new long[] {rs.getLong(1), rs.getLong(2), rs.getLong(3)};
                     }
@@ -596,7 +704,7 @@ final class LockStore {
         } else if (update(c, shJoin, ms, ms, key, name) == 1) {
             try (PreparedStatement ps = prepare(c, "SELECT token, epoch, readers FROM " + table + " WHERE name_key = ?")) {
                 bind(ps, key);
-                try (ResultSet rs = ps.executeQuery()) {
+                try (ResultSet rs = query(ps)) {
                     rs.next();
                     return new long[] {rs.getLong(1), rs.getLong(2), rs.getLong(3)};
                 }
@@ -612,7 +720,7 @@ final class LockStore {
     private boolean exists(Connection c, String key) throws SQLException {
         try (PreparedStatement ps = prepare(c, "SELECT 1 FROM " + table + " WHERE name_key = ?")) {
             bind(ps, key);
-            try (ResultSet rs = ps.executeQuery()) {
+            try (ResultSet rs = query(ps)) {
                 return rs.next();
             }
         }
@@ -637,7 +745,7 @@ final class LockStore {
     private Outcome pgExclusive(Connection c, String key, String name, String owner, long ms) throws SQLException {
         try (PreparedStatement ps = prepare(c, pgExclusiveSql)) {
             bind(ps, key, name, owner, ms, ms);
-            try (ResultSet rs = ps.executeQuery()) {
+            try (ResultSet rs = query(ps)) {
                 return rs.next() ? new Granted(rs.getLong(1), 0) : Busy.BUSY;
             }
         }
@@ -647,7 +755,7 @@ final class LockStore {
     private Outcome pgShared(Connection c, String key, String name, String owner, long ms) throws SQLException {
         try (PreparedStatement ps = prepare(c, pgSharedSql)) {
             bind(ps, key, name, ms, key, owner, ms, ms, key);
-            try (ResultSet rs = ps.executeQuery()) {
+            try (ResultSet rs = query(ps)) {
                 return rs.next() ? new Granted(rs.getLong(1), rs.getLong(2)) : Busy.BUSY;
             }
         }
@@ -691,7 +799,7 @@ final class LockStore {
             }
             try (PreparedStatement ps = prepare(c, sql)) {
                 bind(ps, params);
-                try (ResultSet rs = ps.executeQuery()) {
+                try (ResultSet rs = query(ps)) {
                     return rs.next() ? new Mark(rs.getBoolean(1), rs.getBoolean(2)) : new Mark(false, true);
                 }
             }
@@ -720,7 +828,7 @@ final class LockStore {
     private int pgNotifying(Connection c, String sql, String key, String owner) throws SQLException {
         try (PreparedStatement ps = prepare(c, sql)) {
             bind(ps, key, owner, channel);
-            try (ResultSet rs = ps.executeQuery()) {
+            try (ResultSet rs = query(ps)) {
                 return rs.next() ? rs.getInt(1) : 0;
             }
         }
@@ -744,7 +852,7 @@ final class LockStore {
             if (postgres) {
                 try (PreparedStatement ps = prepare(c, pgRenewSharedSql)) {
                     bind(ps, ms, key, epoch, ms, ms, key, owner);
-                    try (ResultSet rs = ps.executeQuery()) {
+                    try (ResultSet rs = query(ps)) {
                         return rs.next() && rs.getLong(1) == 1;
                     }
                 }
@@ -766,7 +874,7 @@ final class LockStore {
                 if (mode == Mode.EXCLUSIVE) {
                     try (PreparedStatement ps = prepare(c, inspectLock)) {
                         bind(ps, key);
-                        try (ResultSet rs = ps.executeQuery()) {
+                        try (ResultSet rs = query(ps)) {
                             if (!rs.next()) {
                                 return "its row is gone from " + table + " (deleted by hand?)";
                             }
@@ -783,7 +891,7 @@ final class LockStore {
                 try (PreparedStatement ps = prepare(c, "SELECT t.epoch, " + dialect.millisBetween(now, "s.expires_at") + " FROM " + shared
                         + " s JOIN " + table + " t ON t.name_key = s.name_key WHERE s.name_key = ? AND s.owner = ?")) {
                     bind(ps, key, owner);
-                    try (ResultSet rs = ps.executeQuery()) {
+                    try (ResultSet rs = query(ps)) {
                         if (!rs.next()) {
                             return "its shared hold was broken or released (no row for this owner in " + shared + ")";
                         }
@@ -819,7 +927,7 @@ final class LockStore {
             // The holder's row first: whoever deletes it (release or break) is the one who counts it out.
             try (PreparedStatement ps = prepare(c, pgReleaseSharedSql)) {
                 bind(ps, key, owner, key, channel, key);
-                try (ResultSet rs = ps.executeQuery()) {
+                try (ResultSet rs = query(ps)) {
                     return rs.next() && rs.getLong(1) > 0;
                 }
             }
@@ -851,7 +959,7 @@ final class LockStore {
     private Long sharedEpoch(Connection c, String key, String owner) throws SQLException {
         try (PreparedStatement ps = prepare(c, holderEpoch)) {
             bind(ps, key, owner);
-            try (ResultSet rs = ps.executeQuery()) {
+            try (ResultSet rs = query(ps)) {
                 return rs.next() ? rs.getLong(1) : null;
             }
         }
@@ -885,7 +993,7 @@ final class LockStore {
             State s;
             try (PreparedStatement ps = prepare(c, inspectLock)) {
                 bind(ps, key);
-                try (ResultSet rs = ps.executeQuery()) {
+                try (ResultSet rs = query(ps)) {
                     if (!rs.next()) {
                         return Optional.empty();
                     }
@@ -898,7 +1006,7 @@ final class LockStore {
             }
             try (PreparedStatement ps = prepare(c, inspectShared)) {
                 bind(ps, key);
-                try (ResultSet rs = ps.executeQuery()) {
+                try (ResultSet rs = query(ps)) {
                     readHolders(rs, readers, epochs);
                 }
             }
@@ -912,12 +1020,12 @@ final class LockStore {
             Map<String, List<Holder>> readers = new HashMap<>();
             Map<String, Long> epochs = new HashMap<>();
             Map<String, State> states = new HashMap<>();
-            try (PreparedStatement ps = prepare(c, listLocks); ResultSet rs = ps.executeQuery()) {
+            try (PreparedStatement ps = prepare(c, listLocks); ResultSet rs = query(ps)) {
                 while (rs.next()) {
                     states.put(rs.getString("name_key"), state(rs, epochs));
                 }
             }
-            try (PreparedStatement ps = prepare(c, listShared); ResultSet rs = ps.executeQuery()) {
+            try (PreparedStatement ps = prepare(c, listShared); ResultSet rs = query(ps)) {
                 readHolders(rs, readers, epochs);
             }
             List<State> out = new ArrayList<>();

@@ -234,6 +234,29 @@ class PostgresFaultIT {
         }
     }
 
+    @Test
+    void rowLockedByAnotherTransaction_theStatementIsCancelledAtTheTimeout_notAbandonedAtTheNetworkTimeout() throws Exception {
+        String table = TestServers.table();
+        try (LockSpace locks = Interlock.open(url(table, "rowlock")); Connection other = DriverManager.getConnection(url)) {
+            locks.tryAcquire("job").orElseThrow().close();
+            other.setAutoCommit(false);
+            try (Statement st = other.createStatement()) {
+                st.executeQuery("SELECT 1 FROM " + table + " WHERE name = 'job' FOR UPDATE").close();
+                long t = System.nanoTime();
+                assertThatThrownBy(() -> locks.tryAcquire("job")).isInstanceOf(LockBackendException.class);
+                long ms = (System.nanoTime() - t) / 1_000_000;
+                // timeout=2s: cancelled on the server at 2 s (per connection tried), not given up by the
+                // client at the network timeout (7 s), which would leave the statement waiting there.
+                assertThat(ms).as("ms until the call failed").isBetween(1_900L, 6_500L);
+                assertThat(queryLong("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'rowlock' AND wait_event_type = 'Lock'"))
+                        .as("statements of ours still waiting on the server").isZero();
+            } finally {
+                other.rollback();
+            }
+            locks.tryAcquire("job").orElseThrow().close();
+        }
+    }
+
     /** The postmaster (first line of postmaster.pid) and its children. */
     private static List<Long> serverPids() throws IOException {
         Path data = Path.of(queryString("SHOW data_directory"));
