@@ -16,6 +16,7 @@ import dev.interlock.testkit.Timing;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -95,6 +96,45 @@ class RedisIT {
         admin().hset(keys.lock("job"), "h:x", "garbage");
         assertThatThrownBy(() -> locks.tryAcquire("job")).isInstanceOf(LockBackendException.class)
                 .hasMessageContaining("holds entries Interlock did not write");
+    }
+
+    @Test
+    void anUncontendedCycle_isTwoScriptCalls_thatTakeTheShortPaths() {
+        // A server of its own: INFO commandstats counts every client's commands.
+        TestRedis own = TestRedis.privateServer();
+        LockSpace locks = Interlock.open(own.uri(prefix, ""));
+        RedisClient admin = own.admin();
+        open.addAll(List.of(locks, admin, own)); // closed in this order, the server last
+        Lease first = locks.tryAcquire("cycle").orElseThrow(); // scripts loaded
+        RedisLockBackend backend = (RedisLockBackend) ((dev.interlock.internal.DefaultLockSpace) locks).backend();
+        String channel = keys.lostChannel(first.owner().id());
+        await().atMost(Timing.seconds(10)).until(() -> backend.wakeups.subscribed(channel)); // the subscriber's connection is up
+        first.close();
+        Map<String, Long> before = commandCalls(admin);
+        int cycles = 50;
+        for (int i = 0; i < cycles; i++) {
+            locks.tryAcquire("cycle").orElseThrow().close();
+        }
+        Map<String, Long> calls = commandCalls(admin);
+        calls.replaceAll((command, n) -> n - before.getOrDefault(command, 0L));
+        calls.values().removeIf(n -> n == 0);
+        calls.remove("info");
+        // Per cycle: the acquire script (TIME, EXISTS, GET, SET, HSET, PEXPIRE) and the release
+        // script (TIME, HGET, HLEN, DEL); no SUBSCRIBE, no HGETALL of the whole hash.
+        assertThat(calls).as("commands run by %d cycles", cycles).containsOnlyKeys("evalsha", "time", "exists", "get", "set", "hset",
+                "pexpire", "hget", "hlen", "del").containsEntry("evalsha", 2L * cycles);
+    }
+
+    /** Calls per command (lower case) since the server started, from INFO commandstats. */
+    private static Map<String, Long> commandCalls(RedisClient admin) {
+        Map<String, Long> calls = new java.util.HashMap<>();
+        for (String line : admin.info("commandstats").split("\r?\n")) {
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("^cmdstat_([^:]+):calls=(\\d+),").matcher(line);
+            if (m.find()) {
+                calls.put(m.group(1).toLowerCase(java.util.Locale.ROOT), Long.parseLong(m.group(2)));
+            }
+        }
+        return calls;
     }
 
     @Test
