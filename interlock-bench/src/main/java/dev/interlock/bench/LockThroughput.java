@@ -33,7 +33,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.LockThroughput redis 3 interlock redisson shedlock floor
  * }
  * Options (system properties): {@code -Dbench.warmup=3} and {@code -Dbench.seconds=5} (seconds
- * per window), {@code -Dbench.columns=1x1,8x8,8x1}, {@code -Dbench.pg.synchronousCommit=on}.
+ * per window), {@code -Dbench.columns=1x1,8x8,8x1}, {@code -Dbench.pg.synchronousCommit=on},
+ * {@code -Dbench.fork=true} (each measurement in a JVM of its own).
  */
 public final class LockThroughput {
     private LockThroughput() {}
@@ -50,6 +51,10 @@ public final class LockThroughput {
     }
 
     public static void main(String[] args) throws Exception {
+        if (args.length == 5 && args[0].equals("--one")) {
+            one(args[1], args[2], args[3], Column.parse(args[4]));
+            return;
+        }
         if (args.length < 3) {
             System.err.println("usage: LockThroughput jdbc|redis ROUNDS SYSTEM...   (the last system named is the floor of the ratios)");
             System.exit(64);
@@ -101,18 +106,76 @@ public final class LockThroughput {
                     Column col = columns.get(ci);
                     for (int k = 0; k < systems.size(); k++) {
                         String s = systems.get((k + r) % systems.size());
-                        try (LockSystem sys = open(backend, s, where)) {
-                            labels.put(s, sys.label());
-                            double[] m = measure(sys, col, warmup, window);
-                            results.get(s)[ci][r] = m[0];
-                            System.out.printf(Locale.ROOT, "round %d  %-18s %-45s %9.0f cycles/s  (JVM CPU %.0f%%)%n", r + 1,
-                                    col.label(), sys.label(), m[0], m[1] * 100);
+                        String label;
+                        double[] m;
+                        if (FORK) {
+                            Object[] o = forked(backend, s, where, col);
+                            label = (String) o[0];
+                            m = (double[]) o[1];
+                        } else {
+                            try (LockSystem sys = open(backend, s, where)) {
+                                label = sys.label();
+                                m = measure(sys, col, warmup, window);
+                            }
                         }
+                        labels.put(s, label);
+                        results.get(s)[ci][r] = m[0];
+                        System.out.printf(Locale.ROOT, "round %d  %-18s %-45s %9.0f cycles/s  (JVM CPU %.0f%%)%n", r + 1,
+                                col.label(), label, m[0], m[1] * 100);
                     }
                 }
             }
             report(results, labels, columns, systems.get(systems.size() - 1));
         }
+    }
+
+    /**
+     * With {@code -Dbench.fork=true}, each measurement runs in a JVM of its own (same java, class
+     * path and {@code bench.*} properties) against the server this process started: what one
+     * system left behind in the JVM (another client's threads, garbage, JIT state) cannot slow
+     * the next one. Without it, a system measured after Redisson ran slower than the same system
+     * measured first.
+     */
+    private static final boolean FORK = Boolean.getBoolean("bench.fork");
+
+    private static Object[] forked(String backend, String system, String where, Column col) throws Exception {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(ProcessHandle.current().info().command().orElse("java"));
+        for (String k : System.getProperties().stringPropertyNames()) {
+            if (k.startsWith("bench.") && !k.equals("bench.fork")) {
+                cmd.add("-D" + k + "=" + System.getProperty(k));
+            }
+        }
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), LockThroughput.class.getName(), "--one", backend, system,
+                where, col.threads() + "x" + col.names()));
+        Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        String label = null;
+        double[] m = null;
+        try (var out = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(), java.nio.charset.StandardCharsets.UTF_8))) {
+            for (String line; (line = out.readLine()) != null; ) {
+                if (line.startsWith("RESULT\t")) {
+                    String[] f = line.split("\t");
+                    m = new double[] {Double.parseDouble(f[1]), Double.parseDouble(f[2])};
+                    label = f[3];
+                }
+            }
+        }
+        int exit = p.waitFor();
+        if (m == null || exit != 0) {
+            throw new IllegalStateException(system + ": the forked measurement failed (exit " + exit + ")");
+        }
+        return new Object[] {label, m};
+    }
+
+    /** The child of {@link #forked}: one measurement, printed as {@code RESULT<TAB>cycles/s<TAB>cpu<TAB>label}. */
+    private static void one(String backend, String system, String where, Column col) throws Exception {
+        long warmup = TimeUnit.SECONDS.toNanos(Long.getLong("bench.warmup", 3));
+        long window = TimeUnit.SECONDS.toNanos(Long.getLong("bench.seconds", 5));
+        try (LockSystem sys = open(backend, system, where)) {
+            double[] m = measure(sys, col, warmup, window);
+            System.out.println("RESULT\t" + m[0] + "\t" + m[1] + "\t" + sys.label());
+        }
+        System.exit(0); // a client's non-daemon threads must not keep the child alive
     }
 
     static LockSystem open(String backend, String system, String where) throws Exception {
