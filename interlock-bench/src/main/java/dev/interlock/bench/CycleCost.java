@@ -105,8 +105,7 @@ public final class CycleCost {
     }
 
     private static double median(List<double[]> rows, int column) {
-        double[] v = rows.stream().mapToDouble(r -> r[column]).sorted().toArray();
-        return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+        return LockThroughput.median(rows.stream().mapToDouble(r -> r[column]).toArray());
     }
 
     /** Calls and µs per command, from INFO commandstats; empty without a Redis client. */

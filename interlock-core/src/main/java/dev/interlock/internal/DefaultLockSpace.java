@@ -19,7 +19,6 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -150,9 +149,6 @@ public final class DefaultLockSpace implements LockSpace {
         return t;
     }
 
-    /** How often the own timer thread wakes while the space is open (see {@link #scheduler()}). */
-    static final long PACE_MS = 1000;
-
     ScheduledExecutorService scheduler() {
         if (givenScheduler != null) {
             return givenScheduler;
@@ -162,15 +158,8 @@ public final class DefaultLockSpace implements LockSpace {
             synchronized (this) {
                 s = ownScheduler;
                 if (s == null) {
-                    ScheduledThreadPoolExecutor e = new ScheduledThreadPoolExecutor(1, r -> newThread(r, "interlock-timer"));
-                    e.setRemoveOnCancelPolicy(true);
-                    // A pacer keeps the earliest task of the queue less than PACE_MS away, so that a
-                    // lease's renewal and loss check (seconds away) never become the earliest: then
-                    // scheduling and cancelling them does not wake the timer thread. Without it,
-                    // every acquisition in a loop woke that thread once (a futex wake and a context
-                    // switch), for a task it then only waited for again.
-                    e.scheduleWithFixedDelay(() -> { }, PACE_MS, PACE_MS, TimeUnit.MILLISECONDS);
-                    s = ownScheduler = e;
+                    // Paced: scheduling a lease's renewal and loss check wakes no thread (PacedTimer).
+                    s = ownScheduler = PacedTimer.create(r -> newThread(r, "interlock-timer"));
                 }
             }
         }

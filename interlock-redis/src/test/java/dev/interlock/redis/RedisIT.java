@@ -125,11 +125,13 @@ class RedisIT {
                 "pexpire", "hget", "hlen", "del").containsEntry("evalsha", 2L * cycles);
     }
 
+    private static final java.util.regex.Pattern CMDSTAT = java.util.regex.Pattern.compile("^cmdstat_([^:]+):calls=(\\d+),");
+
     /** Calls per command (lower case) since the server started, from INFO commandstats. */
     private static Map<String, Long> commandCalls(RedisClient admin) {
         Map<String, Long> calls = new java.util.HashMap<>();
         for (String line : admin.info("commandstats").split("\r?\n")) {
-            java.util.regex.Matcher m = java.util.regex.Pattern.compile("^cmdstat_([^:]+):calls=(\\d+),").matcher(line);
+            java.util.regex.Matcher m = CMDSTAT.matcher(line);
             if (m.find()) {
                 calls.put(m.group(1).toLowerCase(java.util.Locale.ROOT), Long.parseLong(m.group(2)));
             }
