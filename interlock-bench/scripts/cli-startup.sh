@@ -81,9 +81,11 @@ for jdk in "${jdks[@]}"; do
     for j in "${jars[@]}"; do
         tag=${j%%=*}
         cp "${j#*=}" "$work/$tag.jar"
-        a=$(archive "$tag$rel" "$java" "$rel" "${extra[@]}" "-Djna.boot.library.path=$native" -Dinterlock.cli.training=true \
-            -jar "$work/$tag.jar" run --backend "flock:$work/train" t -- true)
-        base="$java ${flags[*]} ${extra[*]} $a -Djna.boot.library.path=$native -jar $work/$tag.jar"
+        opts=()
+        [ "$tag" = old ] && [ -n "${BASELINE_OPTS:-}" ] && read -r -a opts <<< "$BASELINE_OPTS"
+        a=$(archive "$tag$rel" "$java" "$rel" "${extra[@]}" ${opts[@]+"${opts[@]}"} "-Djna.boot.library.path=$native" \
+            -Dinterlock.cli.training=true -jar "$work/$tag.jar" run --backend "flock:$work/train" t -- true)
+        base="$java ${flags[*]} ${extra[*]} ${opts[*]+${opts[*]}} $a -Djna.boot.library.path=$native -jar $work/$tag.jar"
         args+=(-n "$tag $rel run" "$base run x -- true" -n "$tag $rel status" "$base status x" -n "$tag $rel --help" "$base --help")
         rss_lines+=("$tag $rel run|$base run x -- true")
     done

@@ -66,6 +66,46 @@ public final class Interlock {
         return out;
     }
 
+    /**
+     * The providers of this project's own schemes, by class name. {@link #provider} loads one of
+     * these directly when its module is on the class path: finding it through {@link ServiceLoader}
+     * means reading every {@code META-INF/services} file of the class path and loading every
+     * provider, which costs a command-line start several milliseconds. A scheme of this table is
+     * therefore always served by this project's module; other schemes are found as before.
+     */
+    private static final Map<String, String> OWN_PROVIDERS = Map.of(
+            "mem", "dev.interlock.mem.MemoryBackendProvider",
+            "flock", "dev.interlock.file.flock.FlockBackendProvider",
+            "dir", "dev.interlock.file.dir.DirBackendProvider",
+            "jdbc", "dev.interlock.jdbc.JdbcBackendProvider",
+            "redis", "dev.interlock.redis.RedisBackendProvider",
+            "rediss", "dev.interlock.redis.RedisBackendProvider");
+
+    /** The provider of {@code scheme} (lower case), or null if none is installed. */
+    static LockBackendProvider provider(String scheme) {
+        String own = OWN_PROVIDERS.get(scheme);
+        if (own != null) {
+            try {
+                Class<?> c = Class.forName(own, true, Interlock.class.getClassLoader());
+                if (LockBackendProvider.class.isAssignableFrom(c)) {
+                    LockBackendProvider p = (LockBackendProvider) c.getConstructor().newInstance();
+                    if (p.schemes().contains(scheme)) {
+                        return p;
+                    }
+                }
+            } catch (ReflectiveOperationException | LinkageError | SecurityException e) {
+                // not on the class path, or not readable from here (a module that does not open
+                // the package): ServiceLoader's way below
+            }
+        }
+        for (LockBackendProvider p : ServiceLoader.load(LockBackendProvider.class, Interlock.class.getClassLoader())) {
+            if (p.schemes().contains(scheme)) {
+                return p;
+            }
+        }
+        return null;
+    }
+
     /** Options of a lock space. Each setter may be called once. */
     public static final class Builder {
         private final String uri;
@@ -185,11 +225,10 @@ public final class Interlock {
             String scheme = uri.substring(0, colon).toLowerCase(Locale.ROOT);
             BackendConfig config = BackendConfig.builder(uri).ticker(t).clock(c).defaultLease(lease).options(options)
                     .threadFactory(threadFactory).build();
-            for (LockBackendProvider p : ServiceLoader.load(LockBackendProvider.class, Interlock.class.getClassLoader())) {
-                if (p.schemes().contains(scheme)) {
-                    LockBackend backend = p.open(config);
-                    return new DefaultLockSpace(backend, backend.description(), t, c, scheduler, executor, threadFactory, lease, m);
-                }
+            LockBackendProvider p = provider(scheme);
+            if (p != null) {
+                LockBackend backend = p.open(config);
+                return new DefaultLockSpace(backend, backend.description(), t, c, scheduler, executor, threadFactory, lease, m);
             }
             throw new IllegalArgumentException("no backend for scheme '" + scheme + ":' in '" + shown + "'; installed: "
                     + (availableSchemes().isEmpty() ? "none (add interlock-file to the class path)" : String.join(", ", availableSchemes().keySet())));

@@ -38,12 +38,29 @@ record Env(Map<String, String> vars, Path home, long uid, Path tmpRoot) {
         try {
             for (String line : Files.readAllLines(Path.of("/proc/self/status"), StandardCharsets.US_ASCII)) {
                 if (line.startsWith("Uid:")) {
-                    return Long.parseLong(line.substring(4).trim().split("\\s+")[0]);
+                    return firstNumber(line, 4);
                 }
             }
         } catch (IOException | RuntimeException e) {
             // not Linux: fall through
         }
         return -1;
+    }
+
+    /**
+     * The first run of digits of {@code line} from {@code from} ("Uid:\t1000\t1000..." gives 1000),
+     * or -1. By hand: String.split with a regular expression would compile one, a few milliseconds
+     * of a start on JDK 17.
+     */
+    static long firstNumber(String line, int from) {
+        int i = from;
+        while (i < line.length() && !Character.isDigit(line.charAt(i))) {
+            i++;
+        }
+        int start = i;
+        while (i < line.length() && Character.isDigit(line.charAt(i))) {
+            i++;
+        }
+        return i > start ? Long.parseLong(line.substring(start, i)) : -1;
     }
 }

@@ -16,6 +16,7 @@ public final class Main {
         // process (a fork and an exec at every start) unless this is set; the tool loads only the
         // C library, which the dynamic loader finds by its soname (file.internal.Libc).
         setIfAbsent("jna.platform.library.path", "/usr/lib:/lib");
+        shortLived();
         List<byte[]> raw = RawArgs.read(args);
         String[] decoded = RawArgs.decodeUtf8(args, raw);
         Env env = Env.system();
@@ -29,6 +30,40 @@ public final class Main {
         System.out.flush();
         System.err.flush();
         System.exit(code);
+    }
+
+    /**
+     * What a process that lives for one command should be spared (docs/benchmarks.md, "Command-line
+     * start-up"; each is about a fifth of a {@code run}'s CPU time at start):
+     * <ul>
+     *   <li>JNA's function registration: registering any function makes JNA describe its types to
+     *       libffi by reflection over thirteen structures. The tool calls each function a few times:
+     *       it looks them up and calls them through JNA's {@code Function} instead
+     *       ({@code interlock.natives=jna-call}), on every JDK (FFM's set-up costs more still).</li>
+     *   <li>java.util.logging's configuration: the tool logs through slf4j-simple, but JNA makes a
+     *       java.util.logging logger when it loads, and the JDK's LogManager would then read and
+     *       apply its {@code logging.properties}. A configuration class that configures nothing
+     *       replaces that (java.util.logging prints nothing); a configuration given on the command
+     *       line ({@code -Djava.util.logging.config.file} or {@code .class}) is kept.</li>
+     *   <li>the class path scans of ServiceLoader: slf4j is told its provider (slf4j-simple, which
+     *       the tool bundles), and the core loads this project's backends by name.</li>
+     * </ul>
+     */
+    private static void shortLived() {
+        setIfAbsent("interlock.natives", "jna-call");
+        // slf4j finds its provider with ServiceLoader (reading the class path's service files,
+        // whose first use loads the JDK's jar-URL machinery) unless it is named; named, it says
+        // so on stderr at its "info" level, which only its warnings should reach.
+        setIfAbsent("slf4j.provider", "org.slf4j.simple.SimpleServiceProvider");
+        setIfAbsent("slf4j.internal.verbosity", "WARN");
+        if (System.getProperty("java.util.logging.config.file") == null) {
+            setIfAbsent("java.util.logging.config.class", NoLoggingConfiguration.class.getName());
+        }
+    }
+
+    /** A java.util.logging configuration class that configures nothing (see {@link #shortLived}). */
+    public static final class NoLoggingConfiguration {
+        public NoLoggingConfiguration() {}
     }
 
     /**

@@ -14,12 +14,25 @@ import java.util.regex.Pattern;
  * removes the raw values from any text (a driver's message that echoes the URL).
  */
 public final class Secrets {
-    /** The password of a user-info part: {@code //user:PASSWORD@}. */
-    private static final Pattern USER_INFO = Pattern.compile("(//[^/@:?#;]*:)([^@/?#]*)(@)");
-    /** Password-like parameters in a query ({@code ?a=b&password=x}) or a JDBC property list ({@code ;password=x}). */
-    private static final Pattern PARAM = Pattern.compile(
-            "(?i)([?&;](?:[a-z0-9_.-]*(?:password|passwd|pwd|secret|token|credential|apikey|api_key)[a-z0-9_.-]*|pass|auth)=)([^&;#]*)");
+    /**
+     * The patterns, compiled when a URI first needs them: a URI without '@' and without '=' (a
+     * {@code flock:} or {@code dir:} path) matches neither, and compiling them costs a short
+     * command's start a few milliseconds.
+     */
+    private static final class Patterns {
+        /** The password of a user-info part: {@code //user:PASSWORD@}. */
+        static final Pattern USER_INFO = Pattern.compile("(//[^/@:?#;]*:)([^@/?#]*)(@)");
+        /** Password-like parameters in a query ({@code ?a=b&password=x}) or a JDBC property list ({@code ;password=x}). */
+        static final Pattern PARAM = Pattern.compile(
+                "(?i)([?&;](?:[a-z0-9_.-]*(?:password|passwd|pwd|secret|token|credential|apikey|api_key)[a-z0-9_.-]*|pass|auth)=)([^&;#]*)");
+    }
+
     private static final String MASK = "****";
+
+    /** False if {@code uri} cannot match either pattern: USER_INFO needs an '@', PARAM an '='. */
+    private static boolean mayHoldSecrets(String uri) {
+        return uri.indexOf('@') >= 0 || uri.indexOf('=') >= 0;
+    }
 
     private final List<String> values;
 
@@ -29,22 +42,22 @@ public final class Secrets {
 
     /** {@code uri} with every password-like value replaced by {@code ****}. */
     public static String mask(String uri) {
-        if (uri == null) {
-            return null;
+        if (uri == null || !mayHoldSecrets(uri)) {
+            return uri;
         }
-        String s = USER_INFO.matcher(uri).replaceAll("$1" + MASK + "$3");
-        return PARAM.matcher(s).replaceAll("$1" + MASK);
+        String s = Patterns.USER_INFO.matcher(uri).replaceAll("$1" + MASK + "$3");
+        return Patterns.PARAM.matcher(s).replaceAll("$1" + MASK);
     }
 
     /** The secret values found in {@code uri}, raw and percent-decoded, to scrub from other text. */
     public static Secrets of(String uri) {
         List<String> found = new ArrayList<>();
-        if (uri != null) {
-            Matcher m = USER_INFO.matcher(uri);
+        if (uri != null && mayHoldSecrets(uri)) {
+            Matcher m = Patterns.USER_INFO.matcher(uri);
             while (m.find()) {
                 add(found, m.group(2));
             }
-            m = PARAM.matcher(uri);
+            m = Patterns.PARAM.matcher(uri);
             while (m.find()) {
                 add(found, m.group(2));
             }

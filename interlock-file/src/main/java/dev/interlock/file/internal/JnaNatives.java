@@ -16,9 +16,15 @@ import java.util.concurrent.ConcurrentHashMap;
  * errno per thread after every call.
  */
 final class JnaNatives implements Natives {
+    private final boolean calls;
+
+    JnaNatives(boolean calls) {
+        this.calls = calls;
+    }
+
     @Override
     public String name() {
-        return "jna";
+        return calls ? "jna-call" : "jna";
     }
 
     @Override
@@ -42,7 +48,7 @@ final class JnaNatives implements Natives {
 
     @Override
     public Natives.Files files() {
-        return new Files();
+        return calls ? new CalledFiles() : new Files();
     }
 
     @Override
@@ -157,6 +163,86 @@ final class JnaNatives implements Natives {
                 buf.read(0, into, 0, (int) n);
             }
             return n;
+        }
+    }
+
+    /**
+     * The files group without registration: each function looked up on first call and called
+     * through {@link Function}, as {@link Processes} is. A call costs a few microseconds more than
+     * a registered one, but nothing is paid up front: registering any group makes JNA build its
+     * type descriptions (thirteen structures read by reflection, about 25 ms of a short command's
+     * start on this kind of machine), which a command that calls a dozen functions once each
+     * does not earn back. For short-lived processes ({@code -Dinterlock.natives=jna-call}, as
+     * the command-line tool's launcher sets it); a long-lived one keeps {@link Files}.
+     */
+    static final class CalledFiles implements Natives.Files {
+        private static int call(String name, Object... args) {
+            return function(name).invokeInt(args);
+        }
+
+        private static long callLong(String name, Object... args) {
+            return function(name).invokeLong(args);
+        }
+
+        @Override public int openat(int dirfd, byte[] path, int flags, int mode) { return call("openat", dirfd, path, flags, mode); }
+        @Override public int close(int fd) { return call("close", fd); }
+        @Override public long read(int fd, byte[] buf, long count) { return callLong("read", fd, buf, count); }
+        @Override public long write(int fd, byte[] buf, long count) { return callLong("write", fd, buf, count); }
+        @Override public long pread(int fd, byte[] buf, long count, long offset) { return callLong("pread", fd, buf, count, offset); }
+        @Override public long pwrite(int fd, byte[] buf, long count, long offset) { return callLong("pwrite", fd, buf, count, offset); }
+        @Override public int ftruncate(int fd, long length) { return call("ftruncate", fd, length); }
+        @Override public int fsync(int fd) { return call("fsync", fd); }
+        @Override public int fcntl(int fd, int cmd, int arg) { return call("fcntl", fd, cmd, arg); }
+        @Override public int flock(int fd, int operation) { return call("flock", fd, operation); }
+        @Override public int fchmod(int fd, int mode) { return call("fchmod", fd, mode); }
+        @Override public int fchmodat(int dirfd, byte[] path, int mode, int flags) { return call("fchmodat", dirfd, path, mode, flags); }
+        @Override public int fchown(int fd, int uid, int gid) { return call("fchown", fd, uid, gid); }
+        @Override public int faccessat(int dirfd, byte[] path, int mode, int flags) { return call("faccessat", dirfd, path, mode, flags); }
+        @Override public int mkdirat(int dirfd, byte[] path, int mode) { return call("mkdirat", dirfd, path, mode); }
+
+        @Override
+        public int renameat(int olddirfd, byte[] oldpath, int newdirfd, byte[] newpath) {
+            return call("renameat", olddirfd, oldpath, newdirfd, newpath);
+        }
+
+        @Override public int unlinkat(int dirfd, byte[] path, int flags) { return call("unlinkat", dirfd, path, flags); }
+
+        @Override
+        public int linkat(int olddirfd, byte[] oldpath, int newdirfd, byte[] newpath, int flags) {
+            return call("linkat", olddirfd, oldpath, newdirfd, newpath, flags);
+        }
+
+        @Override
+        public long readlinkat(int dirfd, byte[] path, byte[] buf, long size) {
+            return callLong("readlinkat", dirfd, path, buf, size);
+        }
+
+        @Override
+        public int statx(int dirfd, byte[] path, int flags, int mask, byte[] buf) {
+            return call("statx", dirfd, path, flags, mask, buf);
+        }
+
+        @Override public int fstatfs(int fd, byte[] buf) { return call("fstatfs", fd, buf); }
+        @Override public int geteuid() { return call("geteuid"); }
+
+        @Override
+        public int fsetxattr(int fd, byte[] name, byte[] value, long size, int flags) {
+            return call("fsetxattr", fd, name, value, size, flags);
+        }
+
+        @Override
+        public long fgetxattr(int fd, byte[] name, byte[] value, long size) {
+            return callLong("fgetxattr", fd, name, value, size);
+        }
+
+        @Override
+        public long getdents64(int fd, Pointer buf, long count) {
+            return callLong("syscall", Libc.SYS_GETDENTS64, (long) fd, buf, count);
+        }
+
+        @Override
+        public long getdents64(int fd, byte[] into) {
+            return callLong("syscall", Libc.SYS_GETDENTS64, (long) fd, into, (long) LibcFiles.DENTS_SIZE);
         }
     }
 

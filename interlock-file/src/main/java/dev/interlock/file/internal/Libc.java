@@ -15,7 +15,9 @@ import java.util.Locale;
  * may prefer JNA. On JDK 17–21, or where the jar was built
  * without a JDK 22+ compiler (its {@code META-INF/versions/22} is then empty), through JNA
  * ({@link JnaNatives}). {@code -Dinterlock.natives=jna} forces JNA on any JDK (to compare the two,
- * or to get round a problem with FFM). Both paths behave the same: the tests run on each.
+ * or to get round a problem with FFM); {@code jna-call} forces JNA without registering the file
+ * functions (each looked up and called through JNA's {@code Function}: slower calls, no set-up),
+ * which the command-line tool uses. The paths behave the same: the tests run on each.
  *
  * <p>Linux only. The constants of the bindings are those of the kernel's asm-generic headers,
  * which x86-64 uses, with the values where arm and aarch64 (and ppc) differ; the architectures
@@ -90,11 +92,11 @@ final class Libc {
         static volatile Natives instance;
     }
 
-    /** The path of this process: FFM on JDK 22+ when the jar has it, unless {@code interlock.natives=jna}; else JNA. */
+    /** The path of this process: FFM on JDK 22+ when the jar has it, unless {@code interlock.natives=jna} or {@code jna-call}; else JNA. */
     static final Natives NATIVES = select(System.getProperty("interlock.natives", ""));
 
     static Natives select(String wanted) {
-        if (!wanted.equals("jna") && Runtime.version().feature() >= 22) {
+        if (!wanted.startsWith("jna") && Runtime.version().feature() >= 22) {
             try {
                 Class.forName(FFM_CLASS, true, Libc.class.getClassLoader());
                 Natives ffm = FfmSlot.instance;
@@ -106,7 +108,7 @@ final class Libc {
                 // directory rather than the multi-release jar, or FFM not usable here: JNA
             }
         }
-        return new JnaNatives();
+        return new JnaNatives(wanted.equals("jna-call"));
     }
 
     /** strerror(3), for the error numbers {@link Errno} does not name; null if it cannot be called. */

@@ -23,7 +23,7 @@ import com.sun.jna.Pointer;
  * process pays only for what it calls.
  */
 interface Natives {
-    /** "jna" or "ffm": which path this is, for tests and diagnostics. */
+    /** "jna", "jna-call" or "ffm": which path this is, for tests and diagnostics. */
     String name();
 
     /** The error number left by this thread's last native call through this path. */

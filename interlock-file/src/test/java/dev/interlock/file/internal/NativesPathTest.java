@@ -43,6 +43,11 @@ class NativesPathTest {
     }
 
     @Test
+    void jnaWithoutRegistration_canBeChosenOnEveryJdk() {
+        assertThat(Libc.select("jna-call").name()).isEqualTo("jna-call");
+    }
+
+    @Test
     void beforeJdk22_jnaIsTheOnlyPath() {
         assumeTrue(Runtime.version().feature() < 22);
         assertThat(Libc.select("").name()).isEqualTo("jna");

@@ -15,8 +15,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The same calls give the same results and the same errno on every path this JDK has: JNA always,
- * FFM too on JDK 22+ with the multi-release jar. Arrays in, arrays out (only as far as the call
+ * The same calls give the same results and the same errno on every path this JDK has: JNA always
+ * (registered, and called without registration as the command-line tool does), FFM too on JDK 22+
+ * with the multi-release jar. Arrays in, arrays out (only as far as the call
  * wrote), two paths in one call, struct pollfd written back, errno per call.
  */
 class NativesTest {
@@ -26,6 +27,7 @@ class NativesTest {
     static Stream<Natives> paths() {
         List<Natives> out = new ArrayList<>();
         out.add(Libc.select("jna"));
+        out.add(Libc.select("jna-call"));
         Natives chosen = Libc.select("");
         if (!chosen.name().equals("jna")) {
             out.add(chosen);

@@ -1,0 +1,22 @@
+package dev.interlock.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+
+/** The uid read from /proc/self/status without a regular expression. */
+class EnvTest {
+    @Test
+    void theFirstNumberAfterTheLabel_isTheRealUid() {
+        assertThat(Env.firstNumber("Uid:\t1000\t1001\t1002\t1003", 4)).isEqualTo(1000);
+        assertThat(Env.firstNumber("Uid:   0 0 0 0", 4)).isEqualTo(0);
+        assertThat(Env.firstNumber("Uid:", 4)).isEqualTo(-1);
+    }
+
+    @Test
+    void thisProcess_hasTheUidOfItsUser() throws Exception {
+        Process p = new ProcessBuilder("id", "-u").start();
+        long expected = Long.parseLong(new String(p.getInputStream().readAllBytes()).trim());
+        assertThat(Env.currentUid()).isEqualTo(expected);
+    }
+}
