@@ -1,0 +1,46 @@
+package dev.interlock.file.flock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.interlock.Mode;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Reading who holds a flock(2) lock from /proc/locks. */
+class ProcLocksTest {
+    @TempDir
+    Path tmp;
+
+    @Test
+    void fields_areSplitAtRunsOfBlanks() {
+        assertThat(ProcLocks.fields("1: FLOCK  ADVISORY  WRITE 4242 08:01:1234 0 EOF"))
+                .containsExactly("1:", "FLOCK", "ADVISORY", "WRITE", "4242", "08:01:1234", "0", "EOF");
+        assertThat(ProcLocks.fields(" 2: -> FLOCK\tADVISORY READ 7 00:2a:99 0 EOF "))
+                .containsExactly("2:", "->", "FLOCK", "ADVISORY", "READ", "7", "00:2a:99", "0", "EOF");
+        assertThat(ProcLocks.fields("   ")).isEmpty();
+    }
+
+    @Test
+    void aLockHeldByFlock1_isFoundWithItsPidAndMode() throws Exception {
+        Path file = Files.createFile(tmp.resolve("f"));
+        long dev = (Long) Files.getAttribute(file, "unix:dev");
+        long ino = (Long) Files.getAttribute(file, "unix:ino");
+        int major = (int) (((dev >>> 8) & 0xfff) | ((dev >>> 32) & ~0xfffL));
+        int minor = (int) ((dev & 0xff) | ((dev >>> 12) & ~0xffL));
+        Process holder = new ProcessBuilder("flock", "-x", file.toString(), "sh", "-c", "echo held; read x").start();
+        try {
+            assertThat(new String(holder.getInputStream().readNBytes(5))).isEqualTo("held\n");
+            List<ProcLocks.Entry> found = ProcLocks.flocksOn(major, minor, ino);
+            assertThat(found).extracting(ProcLocks.Entry::mode).containsExactly(Mode.EXCLUSIVE);
+            assertThat(found.get(0).waiting()).isFalse();
+            assertThat(found.get(0).pid()).isPositive();
+        } finally {
+            holder.destroy();
+            holder.waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+}
