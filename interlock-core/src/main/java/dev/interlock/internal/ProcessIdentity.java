@@ -98,8 +98,21 @@ public final class ProcessIdentity {
         }
     }
 
-    private static String sanitizeHost(String h) {
-        return h.replaceAll("[^A-Za-z0-9._-]", "_");
+    /** {@code h} with every character but {@code [A-Za-z0-9._-]} replaced by '_' (by hand: no regex to compile at start). */
+    static String sanitizeHost(String h) {
+        StringBuilder out = null;
+        for (int i = 0; i < h.length(); ) {
+            int c = h.codePointAt(i);
+            boolean ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+            if (!ok && out == null) {
+                out = new StringBuilder(h.length()).append(h, 0, i);
+            }
+            if (out != null) {
+                out.append(ok ? (char) c : '_');
+            }
+            i += Character.charCount(c);
+        }
+        return out == null ? h : out.toString();
     }
 
     static String readBootId() {
