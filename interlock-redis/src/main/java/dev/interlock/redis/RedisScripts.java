@@ -10,7 +10,10 @@ import java.util.HexFormat;
 
 /**
  * The Lua scripts of the store (src/main/resources/dev/interlock/redis/*.lua), each the shared
- * prelude plus its own body, with the SHA-1 that {@code EVALSHA} names it by.
+ * prelude, its own body and the shared library of functions, with the SHA-1 that {@code EVALSHA}
+ * names it by. The library goes where the body has a line {@value #LIBRARY} (after its short
+ * paths: Redis runs the whole text at each call, and a call that returns before the library
+ * creates none of its functions), else right after the prelude.
  */
 enum RedisScripts {
     ACQUIRE("acquire"),
@@ -19,11 +22,17 @@ enum RedisScripts {
     LEAVE("leave"),
     INSPECT("inspect");
 
+    static final String LIBRARY = "--@library\n";
+
     final String source;
     final String sha;
 
     RedisScripts(String file) {
-        this.source = read("prelude") + "\n" + read(file);
+        String body = read(file);
+        int at = body.indexOf(LIBRARY);
+        String library = read("library");
+        this.source = read("prelude") + "\n" + (at < 0 ? library + "\n" + body
+                : body.substring(0, at) + library + "\n" + body.substring(at + LIBRARY.length()));
         this.sha = sha1(source);
     }
 

@@ -28,7 +28,8 @@ if redis.call('EXISTS', lock) == 0 then
   redis.call('PEXPIRE', lock, lease)
   return { 'G', token, at }
 end
--- A reader need not read the other readers (prelude: load); a writer must.
+--@library
+-- A reader need not read the other readers (library: load); a writer must.
 local holders, waiters = load(true, mode == 'SH' and owner or nil)
 if not holders then
   return waiters

@@ -17,6 +17,7 @@ if type(only) == 'string' and redis.call('HLEN', lock) == 1 then
     return 1
   end
 end
+--@library
 local holders, waiters = load(true, owner)
 if not holders then
   return waiters

@@ -1,0 +1,116 @@
+-- Interlock redis: backend, the functions the scripts share (see docs/redis.md). A script's
+-- body names where they go with a line '--@library' (after its short paths, so that a call that
+-- takes one does not create them: Redis runs the whole script text at each call); without that
+-- line they come right after the prelude.
+-- Other readers' entries a light load left unread (see load); expire never shortens the TTL or
+-- deletes the hash while there are any.
+local unread = 0
+
+-- Reads the lock hash. Returns holders and waiters by owner, live ones only (deadline after now),
+-- or nil and an error reply. With prune, expired entries are deleted.
+-- A light load (light: the caller's owner id) leaves other owners' shared holds unread: a
+-- reader's acquire, and a release, renewal or leave of one entry, need only the exclusive holder,
+-- the queue and the caller's own entries, so their cost does not grow with the readers already
+-- there. Dead readers it does not read are pruned by the next full load (a writer's acquire).
+local function load(prune, light)
+  local raw = redis.pcall('HGETALL', lock)
+  if type(raw) == 'table' and raw.err then
+    return nil, redis.error_reply('INTERLOCK-WRONGTYPE ' .. lock)
+  end
+  local holders, waiters, dead = {}, {}, {}
+  for i = 1, #raw, 2 do
+    local f, v = raw[i], raw[i + 1]
+    local kind, owner = string.sub(f, 1, 2), string.sub(f, 3)
+    local e
+    if light and kind == 'h:' and owner ~= light and string.sub(v, 1, 3) == 'SH ' then
+      unread = unread + 1
+      kind = nil
+    elseif kind == 'h:' then
+      local m, tok, dl, ls, since = string.match(v, '^([ES][XH]) (%d+) (%d+) (%d+) (%d+)$')
+      if m then
+        e = { field = f, value = v, mode = m, token = tok, deadline = tonumber(dl), lease = tonumber(ls), since = tonumber(since) }
+      end
+    elseif kind == 'w:' then
+      local m, dl, since = string.match(v, '^([ES][XH]) (%d+) (%d+)$')
+      if m then
+        e = { field = f, value = v, mode = m, deadline = tonumber(dl), since = tonumber(since) }
+      end
+    end
+    if kind == nil then
+      -- a shared hold a light load does not read
+    elseif not e or owner == '' then
+      return nil, redis.error_reply('INTERLOCK-DAMAGED ' .. lock)
+    elseif e.deadline <= now then
+      dead[#dead + 1] = f
+    elseif kind == 'h:' then
+      holders[owner] = e
+    else
+      waiters[owner] = e
+    end
+  end
+  if prune then
+    for i = 1, #dead do
+      redis.call('HDEL', lock, dead[i])
+    end
+  end
+  return holders, waiters
+end
+
+-- Sets the lock hash to expire with its latest deadline, or deletes it when nothing is left.
+local function expire(holders, waiters)
+  local last = 0
+  for _, e in pairs(holders) do
+    if e.deadline > last then last = e.deadline end
+  end
+  for _, e in pairs(waiters) do
+    if e.deadline > last then last = e.deadline end
+  end
+  if unread > 0 then
+    -- Readers left unread may outlive every entry read: only ever lengthen the TTL.
+    local ttl = redis.call('PTTL', lock)
+    if last > 0 and ttl >= 0 and now + ttl < last then
+      redis.call('PEXPIRE', lock, last - now)
+    end
+  elseif last == 0 then
+    redis.call('DEL', lock)
+  else
+    redis.call('PEXPIRE', lock, last - now)
+  end
+end
+
+local function holder_value(mode, token, deadline, lease, since)
+  return mode .. ' ' .. token .. ' ' .. num(deadline) .. ' ' .. num(lease) .. ' ' .. num(since)
+end
+
+-- Appends field and value of each entry (at most max of them) to out.
+local function append(out, entries, max)
+  local n = 0
+  for _, e in pairs(entries) do
+    if n >= max then break end
+    out[#out + 1] = e.field
+    out[#out + 1] = e.value
+    n = n + 1
+  end
+  return out
+end
+
+-- Wakes the waiter whose turn it is (docs/redis.md, "Waiting"): the first in the queue (the
+-- earliest place, ties by owner, as acquire orders them), by publishing its owner id. Every other
+-- queued waiter would only find that one still ahead of it, so waking them all would cost a
+-- failed try each per release. A first waiter that is shared goes in together with the readers
+-- queued behind it: then everyone is woken ('*'). Returns what it published (nil: nobody waits),
+-- so that the caller can also wake a waiter of its own process at once.
+local function wake(waiters)
+  local first, fo = nil, nil
+  for o, w in pairs(waiters) do
+    if not first or w.since < first.since or (w.since == first.since and o < fo) then
+      first, fo = w, o
+    end
+  end
+  if first then
+    local who = first.mode == 'EX' and fo or '*'
+    redis.call('PUBLISH', lock .. ':wake', who)
+    return who
+  end
+  return nil
+end
