@@ -34,9 +34,15 @@ final class BenchServers {
         static Postgres start() {
             String sync = System.getProperty("bench.pg.synchronousCommit", "on");
             try {
-                EmbeddedPostgres pg = EmbeddedPostgres.builder().setDataDirectory(Files.createTempDirectory("bench-pg"))
+                EmbeddedPostgres.Builder b = EmbeddedPostgres.builder().setDataDirectory(Files.createTempDirectory("bench-pg"))
                         .setCleanDataDirectory(true).setPort(freePort()).setServerConfig("synchronous_commit", sync)
-                        .setServerConfig("max_connections", "300").start();
+                        .setServerConfig("max_connections", "300");
+                if (Boolean.getBoolean("bench.pg.statements")) {
+                    // Server time per statement, planning apart (CycleCost prints it).
+                    b.setServerConfig("shared_preload_libraries", "pg_stat_statements")
+                            .setServerConfig("pg_stat_statements.track_planning", "on");
+                }
+                EmbeddedPostgres pg = b.start();
                 return new Postgres(pg, sync);
             } catch (IOException e) {
                 throw new UncheckedIOException("embedded PostgreSQL did not start: " + e.getMessage(), e);

@@ -75,14 +75,17 @@ public final class CycleCost {
                 ours.add(i);
                 floorCommands = delta(s0, s1);
                 ourCommands = delta(s1, s2);
-                System.out.printf(Locale.ROOT, "round %d  floor %7.1f us wall, %6.1f us CPU   Interlock %7.1f us wall, %6.1f us CPU   ratio %.2f%n",
-                        r + 1, f[0], f[1], i[0], i[1], i[0] / f[0]);
+                System.out.printf(Locale.ROOT, "round %d  floor %7.1f us wall, %6.1f us CPU, %6.1f us server   Interlock %7.1f us wall,"
+                        + " %6.1f us CPU, %6.1f us server   ratio %.2f%n", r + 1, f[0], f[1], f[2], i[0], i[1], i[2], i[0] / f[0]);
             }
-            System.out.printf(Locale.ROOT, "%nmedian per cycle      wall µs   JVM CPU µs%n");
-            System.out.printf(Locale.ROOT, "raw floor          %10.1f %12.1f%n", median(floors, 0), median(floors, 1));
-            System.out.printf(Locale.ROOT, "Interlock          %10.1f %12.1f%n", median(ours, 0), median(ours, 1));
-            System.out.printf(Locale.ROOT, "ratio              %10.2f %12.2f%n", median(ours, 0) / median(floors, 0),
-                    median(ours, 1) / median(floors, 1));
+            System.out.printf(Locale.ROOT, "%nmedian per cycle      wall µs   JVM CPU µs   server CPU µs%n");
+            System.out.printf(Locale.ROOT, "raw floor          %10.1f %12.1f %15.1f%n", median(floors, 0), median(floors, 1), median(floors, 2));
+            System.out.printf(Locale.ROOT, "Interlock          %10.1f %12.1f %15.1f%n", median(ours, 0), median(ours, 1), median(ours, 2));
+            System.out.printf(Locale.ROOT, "ratio              %10.2f %12.2f %15.2f%n", median(ours, 0) / median(floors, 0),
+                    median(ours, 1) / median(floors, 1), median(ours, 2) / median(floors, 2));
+            if (Boolean.getBoolean("bench.pg.statements") && backend.equals("jdbc")) {
+                statements(where, rounds * cycles + cycles);
+            }
             if (admin != null) {
                 System.out.printf(Locale.ROOT, "%nRedis commands per cycle (last round), calls and server µs%n");
                 print("raw floor", floorCommands, cycles);
@@ -91,8 +94,9 @@ public final class CycleCost {
         }
     }
 
-    /** Wall and JVM CPU µs per cycle over {@code cycles} cycles. */
+    /** Wall, JVM CPU and server CPU µs per cycle over {@code cycles} cycles. */
     private static double[] run(LockSystem.Locker locker, int cycles) throws Exception {
+        long s0 = serverCpuNanos();
         long c0 = OS.getProcessCpuTime();
         long t0 = System.nanoTime();
         for (int i = 0; i < cycles; i++) {
@@ -101,11 +105,58 @@ public final class CycleCost {
         }
         long t1 = System.nanoTime();
         long c1 = OS.getProcessCpuTime();
-        return new double[] {(t1 - t0) / 1000.0 / cycles, (c1 - c0) / 1000.0 / cycles};
+        long s1 = serverCpuNanos();
+        return new double[] {(t1 - t0) / 1000.0 / cycles, (c1 - c0) / 1000.0 / cycles, (s1 - s0) / 1000.0 / cycles};
+    }
+
+    /**
+     * CPU time of every server process on this host (PostgreSQL's backends and its WAL writer,
+     * or redis-server), from the scheduler's own account ({@code /proc/PID/schedstat}, ns): what
+     * the server spends per cycle, commits and network included. 0 where /proc has no such file.
+     */
+    private static long serverCpuNanos() {
+        long sum = 0;
+        java.io.File[] procs = new java.io.File("/proc").listFiles();
+        if (procs == null) {
+            return 0;
+        }
+        for (java.io.File p : procs) {
+            String n = p.getName();
+            if (n.isEmpty() || !Character.isDigit(n.charAt(0))) {
+                continue;
+            }
+            try {
+                String comm = java.nio.file.Files.readString(p.toPath().resolve("comm")).trim();
+                if (comm.equals("postgres") || comm.startsWith("redis-server")) {
+                    String stat = java.nio.file.Files.readString(p.toPath().resolve("schedstat")).trim();
+                    sum += Long.parseLong(stat.substring(0, stat.indexOf(' ')));
+                }
+            } catch (java.io.IOException | RuntimeException e) {
+                // gone meanwhile
+            }
+        }
+        return sum;
     }
 
     private static double median(List<double[]> rows, int column) {
         return LockThroughput.median(rows.stream().mapToDouble(r -> r[column]).toArray());
+    }
+
+    /** Each statement's calls per cycle and its mean planning and execution time (pg_stat_statements). */
+    private static void statements(String url, int cycles) throws java.sql.SQLException {
+        try (java.sql.Connection c = java.sql.DriverManager.getConnection(url); java.sql.Statement st = c.createStatement()) {
+            st.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+            System.out.printf(Locale.ROOT, "%n  calls/cycle  plans/cycle  plan µs  exec µs  statement%n");
+            try (java.sql.ResultSet rs = st.executeQuery("SELECT calls, plans, mean_plan_time, mean_exec_time, query FROM pg_stat_statements"
+                    + " WHERE calls >= " + (cycles / 100) + " ORDER BY calls * mean_exec_time DESC")) {
+                while (rs.next()) {
+                    String q = rs.getString(5).replaceAll("\\s+", " ");
+                    System.out.printf(Locale.ROOT, "  %11.2f  %11.2f  %7.1f  %7.1f  %s%n", rs.getLong(1) / (double) cycles,
+                            rs.getLong(2) / (double) cycles, rs.getDouble(3) * 1000, rs.getDouble(4) * 1000,
+                            q.length() > 110 ? q.substring(0, 110) + "..." : q);
+                }
+            }
+        }
     }
 
     /** Calls and µs per command, from INFO commandstats; empty without a Redis client. */
