@@ -130,7 +130,8 @@ final class DefaultLockRequest implements LockRequest {
         Duration leaseDuration = lease != null ? lease : space.defaultLease;
         Owner owner = ownerPid > 0 ? ProcessIdentity.current().newOwner(ownerPid, ownerStart) : Owner.newAcquisition();
         DefaultLease.Channel channel = new DefaultLease.Channel();
-        AcquireSpec spec = AcquireSpec.builder(name, mode, owner).lease(leaseDuration).lossChannel(channel).build();
+        AcquireSpec spec = AcquireSpec.builder(name, mode, owner).lease(leaseDuration).lossChannel(channel)
+                .waits(timeoutNanos != 0).build();
         long start = space.ticker.read();
         boolean contended = false;
         try (Attempt attempt = space.backend.attempt(spec)) {

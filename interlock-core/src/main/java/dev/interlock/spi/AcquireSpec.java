@@ -18,6 +18,7 @@ public final class AcquireSpec {
     private final Duration lease;
     private final int permits;
     private final LossChannel lossChannel;
+    private final boolean waits;
 
     private AcquireSpec(Builder b) {
         this.name = Objects.requireNonNull(b.name, "name");
@@ -26,6 +27,7 @@ public final class AcquireSpec {
         this.lease = Objects.requireNonNull(b.lease, "lease");
         this.permits = b.permits;
         this.lossChannel = b.lossChannel;
+        this.waits = b.waits;
     }
 
     /**
@@ -77,12 +79,22 @@ public final class AcquireSpec {
         return lossChannel;
     }
 
+    /**
+     * True if the caller waits when the first try fails (an acquisition with a time limit above
+     * zero, or none), false for a single try. A hint: a backend may queue the first try of a
+     * waiting acquisition at once instead of trying unqueued first, and must still give the place
+     * up when the attempt closes without a grant ({@link Attempt#close()}).
+     */
+    public boolean waits() {
+        return waits;
+    }
+
     @Override
     public String toString() {
         return "AcquireSpec[" + name + " " + mode.shortName() + " owner=" + owner.id() + " lease=" + lease + "]";
     }
 
-    /** Builds an {@link AcquireSpec}; the lease defaults to 30s, one permit, no loss channel. */
+    /** Builds an {@link AcquireSpec}; the lease defaults to 30s, one permit, no loss channel, a single try. */
     public static final class Builder {
         private final String name;
         private final Mode mode;
@@ -90,6 +102,7 @@ public final class AcquireSpec {
         private Duration lease = Duration.ofSeconds(30);
         private int permits = 1;
         private LossChannel lossChannel = NOWHERE;
+        private boolean waits;
 
         private Builder(String name, Mode mode, Owner owner) {
             this.name = name;
@@ -112,6 +125,12 @@ public final class AcquireSpec {
 
         public Builder lossChannel(LossChannel lossChannel) {
             this.lossChannel = Objects.requireNonNull(lossChannel, "lossChannel");
+            return this;
+        }
+
+        /** Whether the caller waits when the first try fails (default: false, a single try). */
+        public Builder waits(boolean waits) {
+            this.waits = waits;
             return this;
         }
 

@@ -74,6 +74,27 @@ final class RedisWakeups implements AutoCloseable {
     }
 
     /**
+     * A watch of {@code channel} for notices to {@code ownerId}, only if the channel is subscribed
+     * already (another waiter of this process watches it, and the server has confirmed it);
+     * otherwise null, and nothing is sent. A try made after this returns a watch cannot miss the
+     * notice of a release that finds it queued.
+     */
+    Watch watchIfSubscribed(String channel, String ownerId) {
+        synchronized (lock) {
+            Channel c = channels.get(channel);
+            if (c == null) {
+                return null;
+            }
+            synchronized (c) {
+                if (!c.subscribed) {
+                    return null;
+                }
+            }
+            return watch(channel, ownerId, null);
+        }
+    }
+
+    /**
      * Starts listening on {@code channel} and hands every message on it to {@code listener} (on the
      * subscriber's thread; it must not block), e.g. a process's loss channel; close to stop. The
      * channel stays subscribed after its last watch closes, for as long as the subscriber runs:

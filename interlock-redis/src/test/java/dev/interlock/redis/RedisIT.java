@@ -401,6 +401,54 @@ class RedisIT {
         assertThat(scripts).as("scripts run for 4 handoffs").isLessThan(12);
     }
 
+    @Test
+    void waiter_queuesAtItsFirstTry_whenAnotherWaiterOfItsProcessKeepsTheChannelSubscribed() throws Exception {
+        LockSpace waiting = space("poll=10m");
+        RedisLockStore store = new RedisLockStore(admin(), keys, "test", () -> { });
+        RedisLockStore.Acquired held = store.acquire("second", Mode.EXCLUSIVE, "holder:1:2:x", 60_000, false, 5000);
+        assertThat(held.granted()).isTrue();
+        RedisClient admin = admin();
+        String lock = keys.lock("second");
+        // The first waiter subscribes, then queues: an unqueued try, then a queued one.
+        Future<Lease> first = pool.submit(() -> {
+            Lease l = waiting.acquire("second", Timing.seconds(30));
+            l.close();
+            return l;
+        });
+        await().atMost(Timing.seconds(10)).until(() -> queuedFields(admin, lock) == 1);
+        // The second finds the channel subscribed and queues at its first try: one script, not two.
+        long before = scriptsRun(admin);
+        Future<Lease> second = pool.submit(() -> waiting.acquire("second", Timing.seconds(30)));
+        await().atMost(Timing.seconds(10)).until(() -> queuedFields(admin, lock) == 2);
+        assertThat(scriptsRun(admin) - before).as("scripts run until the second waiter was queued").isEqualTo(1);
+        store.release("second", "holder:1:2:x", held.token());
+        first.get(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS);
+        second.get(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS).close();
+        assertThat(admin.exists(lock)).as("nothing left queued").isFalse();
+    }
+
+    @Test
+    void singleTry_isNeverQueued_evenWhenTheChannelIsSubscribed() throws Exception {
+        LockSpace waiting = space("poll=10m");
+        RedisLockStore store = new RedisLockStore(admin(), keys, "test", () -> { });
+        RedisLockStore.Acquired held = store.acquire("single", Mode.EXCLUSIVE, "holder:1:2:x", 60_000, false, 5000);
+        RedisClient admin = admin();
+        String lock = keys.lock("single");
+        Future<Lease> first = pool.submit(() -> waiting.acquire("single", Timing.seconds(30)));
+        await().atMost(Timing.seconds(10)).until(() -> queuedFields(admin, lock) == 1);
+        long before = scriptsRun(admin);
+        assertThat(waiting.tryAcquire("single")).isEmpty();
+        assertThat(scriptsRun(admin) - before).as("a single try is one script, with nothing to leave").isEqualTo(1);
+        assertThat(queuedFields(admin, lock)).isEqualTo(1);
+        store.release("single", "holder:1:2:x", held.token());
+        first.get(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS).close();
+    }
+
+    /** Places in the queue of a lock, read without a script. */
+    private static long queuedFields(RedisClient admin, String lock) {
+        return admin.hkeys(lock).stream().filter(f -> f.startsWith("w:")).count();
+    }
+
     /** Scripts the server has run since it started (EVALSHA and EVAL calls, from INFO commandstats). */
     private static long scriptsRun(RedisClient admin) {
         return admin.info("commandstats").lines().filter(l -> l.startsWith("cmdstat_evalsha:") || l.startsWith("cmdstat_eval:"))

@@ -1,0 +1,86 @@
+package dev.interlock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.interlock.mem.MemoryBackendProvider;
+import dev.interlock.spi.AcquireSpec;
+import dev.interlock.spi.Attempt;
+import dev.interlock.spi.BackendConfig;
+import dev.interlock.spi.LockBackend;
+import dev.interlock.spi.LockBackendProvider;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.Test;
+
+/** The core tells a backend whether the caller waits after a failed first try ({@link AcquireSpec#waits()}). */
+class AcquireSpecWaitsTest {
+    static final List<AcquireSpec> SEEN = new CopyOnWriteArrayList<>();
+
+    @Test
+    void waits_isTrueForEveryWaitingCall_andFalseForASingleTry() throws Exception {
+        SEEN.clear();
+        try (LockSpace space = Interlock.open("spec-recorder:waits")) {
+            space.tryAcquire("a").orElseThrow().close();
+            space.acquire("a", Duration.ofSeconds(5)).close();
+            space.acquire("a").close();
+            space.lock("a").acquire(Duration.ZERO).close();
+        }
+        assertThat(SEEN).extracting(AcquireSpec::waits).containsExactly(false, true, true, false);
+        assertThat(AcquireSpec.builder("a", Mode.EXCLUSIVE, Owner.newAcquisition()).build().waits()).isFalse();
+    }
+
+    /** mem: underneath, every spec recorded; registered in this module's test resources. */
+    public static final class RecordingProvider implements LockBackendProvider {
+        public RecordingProvider() {}
+
+        @Override
+        public Set<String> schemes() {
+            return Set.of("spec-recorder");
+        }
+
+        @Override
+        public String description() {
+            return "mem: with every AcquireSpec recorded (tests)";
+        }
+
+        @Override
+        public LockBackend open(BackendConfig config) {
+            LockBackend mem = new MemoryBackendProvider().open(BackendConfig.builder("mem:" + config.location()).build());
+            return new LockBackend() {
+                @Override
+                public String description() {
+                    return mem.description();
+                }
+
+                @Override
+                public boolean leaseBased() {
+                    return mem.leaseBased();
+                }
+
+                @Override
+                public Attempt attempt(AcquireSpec spec) {
+                    SEEN.add(spec);
+                    return mem.attempt(spec);
+                }
+
+                @Override
+                public LockInfo inspect(String name) {
+                    return mem.inspect(name);
+                }
+
+                @Override
+                public List<LockInfo> list() {
+                    return mem.list();
+                }
+
+                @Override
+                public void close() {
+                    mem.close();
+                }
+            };
+        }
+    }
+}
