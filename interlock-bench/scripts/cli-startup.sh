@@ -80,12 +80,14 @@ for jdk in "${jdks[@]}"; do
     rss_lines+=("hello $rel|$hello")
     for j in "${jars[@]}"; do
         tag=${j%%=*}
-        cp "${j#*=}" "$work/$tag.jar"
+        # A copy per JDK: a start-up archive records its jar's modification time, and a JDK 17
+        # archive whose jar was copied again (for the next JDK) is silently not used.
+        cp "${j#*=}" "$work/$tag$rel.jar"
         opts=()
         [ "$tag" = old ] && [ -n "${BASELINE_OPTS:-}" ] && read -r -a opts <<< "$BASELINE_OPTS"
         a=$(archive "$tag$rel" "$java" "$rel" "${extra[@]}" ${opts[@]+"${opts[@]}"} "-Djna.boot.library.path=$native" \
-            -Dinterlock.cli.training=true -jar "$work/$tag.jar" run --backend "flock:$work/train" t -- true)
-        base="$java ${flags[*]} ${extra[*]} ${opts[*]+${opts[*]}} $a -Djna.boot.library.path=$native -jar $work/$tag.jar"
+            -Dinterlock.cli.training=true -jar "$work/$tag$rel.jar" run --backend "flock:$work/train" t -- true)
+        base="$java ${flags[*]} ${extra[*]} ${opts[*]+${opts[*]}} $a -Djna.boot.library.path=$native -jar $work/$tag$rel.jar"
         args+=(-n "$tag $rel run" "$base run x -- true" -n "$tag $rel status" "$base status x" -n "$tag $rel --help" "$base --help")
         rss_lines+=("$tag $rel run|$base run x -- true")
     done
