@@ -32,6 +32,22 @@ class AcquireSpecWaitsTest {
         assertThat(AcquireSpec.builder("a", Mode.EXCLUSIVE, Owner.newAcquisition()).build().waits()).isFalse();
     }
 
+    @Test
+    void aGrantMadeBeforeItsTry_countsItsLeaseFromThen() throws Exception {
+        AGE_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+        try (LockSpace space = Interlock.open("spec-recorder:age")) {
+            Lease l = space.lock("a").lease(Duration.ofSeconds(30)).acquire(Duration.ofSeconds(1));
+            Duration left = Duration.between(java.time.Instant.now(), l.validUntil());
+            // A lease of 30 s that began 10 s before the try: about 20 s left, never 30.
+            org.assertj.core.api.Assertions.assertThat(left).isBetween(Duration.ofSeconds(15), Duration.ofSeconds(20));
+            l.close();
+        } finally {
+            AGE_NANOS = 0;
+        }
+    }
+
+    static volatile long AGE_NANOS;
+
     /** mem: underneath, every spec recorded; registered in this module's test resources. */
     public static final class RecordingProvider implements LockBackendProvider {
         public RecordingProvider() {}
@@ -63,7 +79,54 @@ class AcquireSpecWaitsTest {
                 @Override
                 public Attempt attempt(AcquireSpec spec) {
                     SEEN.add(spec);
-                    return mem.attempt(spec);
+                    Attempt a = mem.attempt(spec);
+                    return new Attempt() {
+                        @Override
+                        public java.util.Optional<dev.interlock.spi.Grant> tryAcquire() {
+                            long age = AGE_NANOS;
+                            return a.tryAcquire().map(g -> age == 0 ? g : new dev.interlock.spi.Grant() {
+                                @Override
+                                public long token() {
+                                    return g.token();
+                                }
+
+                                @Override
+                                public java.time.Instant acquiredAt() {
+                                    return g.acquiredAt();
+                                }
+
+                                @Override
+                                public long leaseAgeNanos() {
+                                    return age;
+                                }
+
+                                @Override
+                                public void renew(Duration lease) {
+                                    g.renew(lease);
+                                }
+
+                                @Override
+                                public void release() {
+                                    g.release();
+                                }
+                            });
+                        }
+
+                        @Override
+                        public void await(long nanos) throws InterruptedException {
+                            a.await(nanos);
+                        }
+
+                        @Override
+                        public List<dev.interlock.HolderInfo> blockers() {
+                            return a.blockers();
+                        }
+
+                        @Override
+                        public void close() {
+                            a.close();
+                        }
+                    };
                 }
 
                 @Override

@@ -142,7 +142,9 @@ final class DefaultLockRequest implements LockRequest {
                     if (space.metered) {
                         space.acquiredMetric(name, mode, tryStart - start, contended);
                     }
-                    return DefaultLease.start(space, spec, grant.get(), tryStart, fixed, holdAtLeast, listeners, channel);
+                    // A grant made before this try (handed over by a release) counts from then.
+                    long leaseStart = tryStart - Math.max(0, grant.get().leaseAgeNanos());
+                    return DefaultLease.start(space, spec, grant.get(), leaseStart, fixed, holdAtLeast, listeners, channel);
                 }
                 contended = true;
                 long waited = space.ticker.read() - start;

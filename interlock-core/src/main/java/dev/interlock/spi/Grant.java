@@ -16,6 +16,17 @@ public interface Grant {
     Instant acquiredAt();
 
     /**
+     * How long before the try that returns it this grant's lease began where the backend keeps
+     * it, in nanoseconds: for a grant made before that try (a release that handed the lock straight
+     * to this waiter), measured by the backend when the try returns; 0 (the default) when the
+     * lease began during the try. The core counts the lease from the try's start less this, so a
+     * holder never believes in a lease that the backend's clock has already ended.
+     */
+    default long leaseAgeNanos() {
+        return 0;
+    }
+
+    /**
      * How this grant stays held (see {@link LeaseKind}); null (the default) means
      * {@link LeaseKind#RENEWED} if {@link LockBackend#leaseBased()}, else {@link LeaseKind#NONE}.
      */

@@ -49,13 +49,18 @@ final class RedisAttempt implements Attempt {
     private final String ownerId;
     private final long leaseMs;
     private final long queueLeaseMs;
-    private RedisWakeups.Watch watch;
+    private volatile RedisWakeups.Watch watch;
     private boolean queued;
     private boolean granted;
     private boolean uncertain;
     private long versionAtTry;
     private long retryNanos = Long.MAX_VALUE;
     private List<HolderInfo> blockers = List.of();
+    /** In this space's registry of queued writers (see RedisLockBackend#handed). */
+    private boolean registered;
+    /** A grant a release of this space handed over (0: none), and the ticker reading by which it began. */
+    private volatile long handedToken;
+    private volatile long handedStartedBy;
 
     RedisAttempt(RedisLockBackend backend, AcquireSpec spec) {
         this.backend = backend;
@@ -65,13 +70,58 @@ final class RedisAttempt implements Attempt {
         this.queueLeaseMs = Math.min(leaseMs, QUEUE_LEASE_MAX.toMillis());
     }
 
+    String ownerId() {
+        return ownerId;
+    }
+
+    long leaseMs() {
+        return leaseMs;
+    }
+
+    /** From a release of this space: the server has made {@code token} this attempt's grant (docs/redis.md, "Hand-off"). */
+    void handOver(long token, long startedBy) {
+        handedStartedBy = startedBy;
+        handedToken = token;
+        RedisWakeups.Watch w = watch;
+        if (w != null) {
+            w.poke();
+        }
+    }
+
+    /** From now on this attempt keeps a place in the queue; a writer's place makes it a candidate for hand-offs. */
+    private void queue() {
+        queued = true;
+        if (!registered && spec.mode() == Mode.EXCLUSIVE) {
+            registered = true;
+            backend.queuedWriter(spec.name(), ownerId, this);
+        }
+    }
+
+    private void unregister() {
+        if (registered) {
+            registered = false;
+            backend.notQueuedWriter(spec.name(), ownerId);
+        }
+    }
+
     @Override
     public Optional<Grant> tryAcquire() {
+        long handed = handedToken;
+        if (handed != 0) {
+            // Handed over by a release of this space: held on the server already, no script needed.
+            granted = true;
+            unregister();
+            backend.barging.inTurn(spec.name());
+            long age = backend.ticker.read() - handedStartedBy; // measured after the core's try began: on the safe side
+            return Optional.of(new RedisGrant(backend, spec, handed, backend.clock.instant(), Math.max(0, age)));
+        }
         if (watch == null && spec.waits()) {
             // Another waiter of this process keeps the lock's channel subscribed: this attempt can
             // queue at its first try, as it would at its second, and save the unqueued try.
             watch = backend.wakeups.watchIfSubscribed(backend.store.keys().channel(spec.name()), ownerId);
-            queued = watch != null;
+            if (watch != null) {
+                queue();
+            }
         }
         versionAtTry = watch != null ? watch.version() : 0;
         String mark = spec.mode() == Mode.EXCLUSIVE ? backend.barging.mark(spec.name()) : null;
@@ -85,6 +135,7 @@ final class RedisAttempt implements Attempt {
         uncertain = false;
         if (r.granted()) {
             granted = true;
+            unregister();
             if (r.passed()) {
                 backend.barging.barge(spec.name(), mark);
             } else if (spec.mode() == Mode.EXCLUSIVE) {
@@ -101,7 +152,7 @@ final class RedisAttempt implements Attempt {
     public void await(long nanos) throws InterruptedException {
         if (watch == null) {
             watch = backend.wakeups.watch(backend.store.keys().channel(spec.name()), ownerId);
-            queued = true;
+            queue();
             watch.awaitSubscribed(Math.min(nanos, backend.timeoutNanos));
             checkInterrupt();
             return;
@@ -127,6 +178,9 @@ final class RedisAttempt implements Attempt {
 
     @Override
     public void close() {
+        // First out of the registry, then the leave script: a release that handed this attempt the
+        // lock before the leave has its grant dropped by the leave (leave.lua).
+        unregister();
         if (watch != null) {
             watch.close();
         }

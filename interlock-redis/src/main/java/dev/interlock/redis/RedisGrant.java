@@ -6,6 +6,7 @@ import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Grant;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.stream.Collectors;
 
 /**
@@ -21,7 +22,15 @@ final class RedisGrant implements Grant {
     private final RedisLockBackend backend;
     private final AutoCloseable told;
 
+    /** How long before the try that returned it a handed-over lease began (see Grant#leaseAgeNanos). */
+    private final long leaseAgeNanos;
+
     RedisGrant(RedisLockBackend backend, AcquireSpec spec, long token, Instant acquiredAt) {
+        this(backend, spec, token, acquiredAt, 0);
+    }
+
+    RedisGrant(RedisLockBackend backend, AcquireSpec spec, long token, Instant acquiredAt, long leaseAgeNanos) {
+        this.leaseAgeNanos = leaseAgeNanos;
         this.backend = backend;
         this.store = backend.store;
         this.spec = spec;
@@ -38,6 +47,11 @@ final class RedisGrant implements Grant {
     @Override
     public Instant acquiredAt() {
         return acquiredAt;
+    }
+
+    @Override
+    public long leaseAgeNanos() {
+        return leaseAgeNanos;
     }
 
     @Override
@@ -64,8 +78,15 @@ final class RedisGrant implements Grant {
     @Override
     public void release() {
         try {
-            if (store.release(spec.name(), spec.owner().id(), token) && spec.mode() == dev.interlock.Mode.EXCLUSIVE) {
+            List<String> candidates = backend.handOffCandidates(spec.name());
+            // Before the script: a waiter the release hands the lock to counts its lease from here.
+            long sentAt = backend.ticker.read();
+            RedisLockStore.Released r = store.release(spec.name(), spec.owner().id(), token, candidates);
+            if (r.released() && spec.mode() == dev.interlock.Mode.EXCLUSIVE) {
                 backend.barging.released(spec.name(), Long.toString(token));
+            }
+            if (r.handedTo() != null) {
+                backend.handed(spec.name(), r.handedTo(), r.handedToken(), sentAt);
             }
         } finally {
             backend.stopListening(spec, told);

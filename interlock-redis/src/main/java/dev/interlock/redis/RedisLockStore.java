@@ -45,6 +45,9 @@ final class RedisLockStore {
     /** What {@link #inspect} saw: live holders, queued waiters in order, the last token issued. */
     record Snapshot(List<Entry> holders, List<Entry> waiters, OptionalLong lastToken) {}
 
+    /** A release: whether the grant was there, and the waiter it was handed to (null: none) with its token. */
+    record Released(boolean released, String handedTo, long handedToken) {}
+
     private final UnifiedJedis client;
     private final RedisKeys keys;
     private final String description;
@@ -117,6 +120,33 @@ final class RedisLockStore {
     /** Compare-and-delete: removes the grant of {@code ownerId} with {@code token}; true if it was there. */
     boolean release(String name, String ownerId, long token) {
         return run1(RedisScripts.RELEASE, name, ownerId, Long.toString(token), "");
+    }
+
+    /**
+     * {@link #release(String, String, long)}, handing the lock to the first queued waiter if it is
+     * one of {@code candidates} (owner id and lease ms, in pairs: writers of this process waiting
+     * for the lock; docs/redis.md, "Hand-off").
+     */
+    Released release(String name, String ownerId, long token, List<String> candidates) {
+        if (candidates.isEmpty()) {
+            return new Released(release(name, ownerId, token), null, 0);
+        }
+        String[] args = new String[3 + candidates.size()];
+        args[0] = ownerId;
+        args[1] = Long.toString(token);
+        args[2] = "";
+        for (int i = 0; i < candidates.size(); i++) {
+            args[3 + i] = candidates.get(i);
+        }
+        Object r = exec(RedisScripts.RELEASE, name, args);
+        if (r instanceof List) {
+            @SuppressWarnings("unchecked")
+            List<Object> handed = (List<Object>) r;
+            if ("H".equals(str(handed, 0))) {
+                return new Released(true, str(handed, 1), Long.parseLong(str(handed, 2)));
+            }
+        }
+        return new Released(done(name, r), null, 0);
     }
 
     /** Removes the grant of {@code ownerId} whatever its token (breaking a lock, or cleaning up an uncertain try). */
@@ -194,7 +224,10 @@ final class RedisLockStore {
 
     /** For release and leave: 0 (nothing done), 1 (done), or the notice published to wake a waiter (done). */
     private boolean run1(RedisScripts script, String name, String... args) {
-        Object r = exec(script, name, args);
+        return done(name, exec(script, name, args));
+    }
+
+    private boolean done(String name, Object r) {
         if (r instanceof byte[] || r instanceof String) {
             String notice = r instanceof byte[] ? new String((byte[]) r, java.nio.charset.StandardCharsets.UTF_8) : (String) r;
             published.accept(keys.channel(name), notice);

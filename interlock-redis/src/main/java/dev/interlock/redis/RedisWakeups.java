@@ -162,6 +162,11 @@ final class RedisWakeups implements AutoCloseable {
             notifyAll();
         }
 
+        /** Ends a wait of this watch's owner as a notice would (a lock handed to it in this process). */
+        void poke() {
+            bump();
+        }
+
         /** Waits until the server has confirmed the subscription, at most {@code nanos}; true if it has. */
         boolean awaitSubscribed(long nanos) throws InterruptedException {
             long end = System.nanoTime() + nanos;

@@ -94,23 +94,72 @@ local function append(out, entries, max)
   return out
 end
 
--- Wakes the waiter whose turn it is (docs/redis.md, "Waiting"): the first in the queue (the
--- earliest place, ties by owner, as acquire orders them), by publishing its owner id. Every other
--- queued waiter would only find that one still ahead of it, so waking them all would cost a
--- failed try each per release. A first waiter that is shared goes in together with the readers
--- queued behind it: then everyone is woken ('*'). Returns what it published (nil: nobody waits),
--- so that the caller can also wake a waiter of its own process at once.
-local function wake(waiters)
+-- The waiter whose turn it is: the first in the queue (the earliest place, ties by owner, as
+-- acquire orders them). Returns its entry and owner id, or nil.
+local function first_waiter(waiters)
   local first, fo = nil, nil
   for o, w in pairs(waiters) do
     if not first or w.since < first.since or (w.since == first.since and o < fo) then
       first, fo = w, o
     end
   end
+  return first, fo
+end
+
+-- Wakes the waiter whose turn it is (docs/redis.md, "Waiting") by publishing its owner id.
+-- Every other queued waiter would only find that one still ahead of it, so waking them all would
+-- cost a failed try each per release. A first waiter that is shared goes in together with the
+-- readers queued behind it: then everyone is woken ('*'). Returns what it published (nil: nobody
+-- waits), so that the caller can also wake a waiter of its own process at once.
+local function wake(waiters)
+  local first, fo = first_waiter(waiters)
   if first then
     local who = first.mode == 'EX' and fo or '*'
     redis.call('PUBLISH', lock .. ':wake', who)
     return who
   end
   return nil
+end
+
+-- Hands the lock to the waiter whose turn it is, if it is a writer of the caller's process:
+-- candidates are owner id and lease ms pairs in ARGV from index 'from' on (docs/redis.md,
+-- "Hand-off"). Only when nothing else holds the lock, not even a reader left unread. The grant is
+-- the one acquire would have made at the waiter's next try. Returns {'H', owner, token}, or nil.
+local function hand(holders, waiters, from)
+  if #ARGV < from + 1 or next(holders) ~= nil or unread > 0 then
+    return nil
+  end
+  local first, fo = first_waiter(waiters)
+  if not first or first.mode ~= 'EX' then
+    return nil
+  end
+  local lease = nil
+  for i = from, #ARGV - 1, 2 do
+    if ARGV[i] == fo then
+      lease = tonumber(ARGV[i + 1])
+      break
+    end
+  end
+  if not lease or lease < 1 then
+    return nil
+  end
+  local fv = redis.pcall('GET', fence)
+  local last = 0
+  if type(fv) == 'table' then
+    return nil -- a fence of the wrong type: the waiter's own try will report it
+  elseif fv then
+    last = tonumber(fv)
+    if not last or last < 0 or last ~= math.floor(last) then
+      return nil
+    end
+  end
+  local token = num(math.max(last + 1, now_us))
+  redis.call('SET', fence, token)
+  waiters[fo] = nil
+  redis.call('HDEL', lock, first.field)
+  local e = { field = 'h:' .. fo, mode = 'EX', token = token, deadline = now + lease, since = now }
+  e.value = holder_value('EX', token, e.deadline, lease, now)
+  holders[fo] = e
+  redis.call('HSET', lock, e.field, e.value)
+  return { 'H', fo, token }
 end

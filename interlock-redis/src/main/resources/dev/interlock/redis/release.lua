@@ -1,7 +1,9 @@
--- release: ARGV owner, token ('' to match any token of that owner: breaking a lock), and the
--- owner's loss channel ('' for none): a break tells the holder's process there at once.
--- Compare-and-delete: removes only this owner's grant; wakes the next waiter. Returns 0 if there
--- was no such grant; when removed, the notice published (the owner id woken, or '*'), or 1 if
+-- release: ARGV owner, token ('' to match any token of that owner: breaking a lock), the
+-- owner's loss channel ('' for none): a break tells the holder's process there at once; then
+-- owner id and lease ms of each writer of the caller's process that waits for this lock, if any.
+-- Compare-and-delete: removes only this owner's grant; hands the lock to the next waiter if it is
+-- one of those writers, else wakes it. Returns 0 if there was no such grant; when removed,
+-- {'H', owner, token} when handed, the notice published (the owner id woken, or '*'), or 1 if
 -- nobody waits.
 local owner, token, lost = ARGV[1], ARGV[2], ARGV[3]
 -- The owner's live grant is the only entry: delete the hash, nobody to wake. Anything else (a
@@ -29,8 +31,12 @@ if not h or (token ~= '' and h.token ~= token) then
 end
 holders[owner] = nil
 redis.call('HDEL', lock, h.field)
+local handed = hand(holders, waiters, 4)
 expire(holders, waiters)
 if lost and lost ~= '' then
   redis.call('PUBLISH', lost, owner .. ' ' .. lock)
+end
+if handed then
+  return handed
 end
 return wake(waiters) or 1
