@@ -80,7 +80,7 @@ final class RedisGrant implements Grant {
         try {
             List<String> candidates = backend.handOffCandidates(spec.name());
             // Before the script: a waiter the release hands the lock to counts its lease from here.
-            long sentAt = backend.ticker.read();
+            long sentAt = candidates.isEmpty() ? 0 : backend.ticker.read();
             RedisLockStore.Released r = store.release(spec.name(), spec.owner().id(), token, candidates);
             if (r.released() && spec.mode() == dev.interlock.Mode.EXCLUSIVE) {
                 backend.barging.released(spec.name(), Long.toString(token));

@@ -98,15 +98,8 @@ if #blocking > 0 then
   return append({ 'B', num(now), num(retry) }, blocking, 16)
 end
 
--- Granted. The token never goes back: one more than the last, and at least the server's time in
--- microseconds, so that it keeps increasing even if the counter is lost (a restart without
--- persistence, a failover to a replica that missed the last writes).
-local token = num(math.max(last + 1, now_us))
-redis.call('SET', fence, token)
-local e = { field = 'h:' .. owner, mode = mode, token = token, deadline = now + lease, since = now }
-e.value = holder_value(mode, token, e.deadline, lease, now)
-holders[owner] = e
-redis.call('HSET', lock, e.field, e.value)
+-- Granted (library: grant, which says why the token never goes back).
+local token = grant(holders, owner, mode, lease, last).token
 if me then
   waiters[owner] = nil
   redis.call('HDEL', lock, 'w:' .. owner)

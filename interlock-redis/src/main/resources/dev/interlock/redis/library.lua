@@ -82,6 +82,21 @@ local function holder_value(mode, token, deadline, lease, since)
   return mode .. ' ' .. token .. ' ' .. num(deadline) .. ' ' .. num(lease) .. ' ' .. num(since)
 end
 
+-- Grants the lock to owner in mode for lease ms, after the fence value last: sets the fence to the
+-- new token and adds the holder entry (to holders as well). The token never goes back: one more
+-- than the last, and at least the server's time in microseconds, so that it keeps increasing even
+-- if the counter is lost (a restart without persistence, a failover to a replica that missed the
+-- last writes). Returns the entry.
+local function grant(holders, owner, mode, lease, last)
+  local token = num(math.max(last + 1, now_us))
+  redis.call('SET', fence, token)
+  local e = { field = 'h:' .. owner, mode = mode, token = token, deadline = now + lease, since = now }
+  e.value = holder_value(mode, token, e.deadline, lease, now)
+  holders[owner] = e
+  redis.call('HSET', lock, e.field, e.value)
+  return e
+end
+
 -- Appends field and value of each entry (at most max of them) to out.
 local function append(out, entries, max)
   local n = 0
@@ -153,13 +168,7 @@ local function hand(holders, waiters, from)
       return nil
     end
   end
-  local token = num(math.max(last + 1, now_us))
-  redis.call('SET', fence, token)
   waiters[fo] = nil
   redis.call('HDEL', lock, first.field)
-  local e = { field = 'h:' .. fo, mode = 'EX', token = token, deadline = now + lease, since = now }
-  e.value = holder_value('EX', token, e.deadline, lease, now)
-  holders[fo] = e
-  redis.call('HSET', lock, e.field, e.value)
-  return { 'H', fo, token }
+  return { 'H', fo, grant(holders, fo, 'EX', lease, last).token }
 end
