@@ -20,9 +20,14 @@ public final class Main {
         List<byte[]> raw = RawArgs.read(args);
         String[] decoded = RawArgs.decodeUtf8(args, raw);
         Env env = Env.system();
-        int code = FastPath.execute(env, raw, decoded);
-        if (code == FastPath.NOT_HANDLED) {
-            code = commandLine(env, raw, decoded).execute(decoded);
+        int code;
+        try {
+            code = FastPath.execute(env, raw, decoded);
+            if (code == FastPath.NOT_HANDLED) {
+                code = commandLine(env, raw, decoded).execute(decoded);
+            }
+        } catch (LinkageError e) {
+            code = nativeFailure(e);
         }
         if (Boolean.getBoolean("interlock.cli.training")) {
             train(env, decoded);
@@ -175,6 +180,23 @@ public final class Main {
         }
         setIfAbsent("org.slf4j.simpleLogger.showShortLogName", "true");
         setIfAbsent("org.slf4j.simpleLogger.levelInBrackets", "true");
+    }
+
+    /**
+     * What a command says when it cannot call C (JNA's native part cannot be loaded, say, where
+     * the temporary directory is mounted noexec): the first failure's message, which says what to
+     * do, rather than the "Could not initialize class" of every later use. Exit 69.
+     */
+    static int nativeFailure(LinkageError e) {
+        String message = null;
+        for (Throwable t = e; t != null && message == null; t = t.getCause()) {
+            if (t instanceof UnsatisfiedLinkError && t.getMessage() != null) {
+                message = t.getMessage();
+            }
+        }
+        System.out.flush();
+        System.err.println("interlock: " + (message != null ? message : "cannot call the C library: " + e.getMessage()));
+        return ExitCodes.UNAVAILABLE;
     }
 
     static void setIfAbsent(String key, String value) {

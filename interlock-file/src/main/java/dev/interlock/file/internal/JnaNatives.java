@@ -67,6 +67,8 @@ final class JnaNatives implements Natives {
     }
 
     private static volatile NativeLibrary library;
+    /** Why JNA or the C library could not be loaded, once that was tried; thrown again (a copy) at every later call. */
+    private static volatile UnsatisfiedLinkError failure;
 
     /** The C library; throws UnsatisfiedLinkError with a clear message where it cannot be used. */
     static NativeLibrary library() {
@@ -75,19 +77,48 @@ final class JnaNatives implements Natives {
             if (Libc.UNSUPPORTED != null) {
                 throw new UnsatisfiedLinkError(Libc.UNSUPPORTED);
             }
-            l = open();
-            library = l;
+            UnsatisfiedLinkError f = failure;
+            if (f == null) {
+                try {
+                    l = open();
+                    library = l;
+                    return l;
+                } catch (LinkageError e) {
+                    f = cannotLoad(e);
+                    failure = f;
+                }
+            }
+            UnsatisfiedLinkError again = new UnsatisfiedLinkError(f.getMessage());
+            again.initCause(f.getCause());
+            throw again;
         }
         return l;
+    }
+
+    /**
+     * The first failure says why (JNA's class initialiser throws it once; every later use of the
+     * class is a bare "Could not initialize class"): keep its message, with what to do about it.
+     */
+    private static UnsatisfiedLinkError cannotLoad(LinkageError e) {
+        String why = e.getMessage() == null ? e.toString() : e.getMessage();
+        UnsatisfiedLinkError u = new UnsatisfiedLinkError("cannot call the C library through JNA: " + why
+                + " (JNA loads its native part from jna.boot.library.path, or unpacks it into jna.tmpdir or"
+                + " java.io.tmpdir, which must then be writable and not mounted noexec)");
+        u.initCause(e);
+        return u;
     }
 
     /**
      * glibc's C library by its soname first: JNA's name for it, "c", makes it try "libc.so" (a
      * linker script that dlopen refuses, when the dev package is installed at all) and then run
      * {@code ldconfig -p} in a child process to find the real file, which cost every start a fork
-     * and an exec. Other C libraries (musl) are found by that search as before.
+     * and an exec. Other C libraries (musl) are found by that search as before. JNA itself is
+     * loaded first, outside that retry: its own failure must not be taken for a missing soname.
      */
     private static NativeLibrary open() {
+        if (Native.POINTER_SIZE <= 0) {
+            throw new UnsatisfiedLinkError("JNA did not load");
+        }
         try {
             return NativeLibrary.getInstance("libc.so.6");
         } catch (UnsatisfiedLinkError e) {
