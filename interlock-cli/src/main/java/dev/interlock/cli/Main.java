@@ -17,6 +17,10 @@ public final class Main {
         // C library, which the dynamic loader finds by its soname (file.internal.Libc).
         setIfAbsent("jna.platform.library.path", "/usr/lib:/lib");
         shortLived();
+        if (args.length > 0 && (args[0].equals("status") || args[0].equals("list"))) {
+            // The commands that read /proc/locks (flock:): keep its reads cheap.
+            startDaemon(new WarmProcLocks(), "interlock-proc-locks");
+        }
         List<byte[]> raw = RawArgs.read(args);
         String[] decoded = RawArgs.decodeUtf8(args, raw);
         Env env = Env.system();
@@ -64,6 +68,25 @@ public final class Main {
         if (System.getProperty("java.util.logging.config.file") == null) {
             setIfAbsent("java.util.logging.config.class", NoLoggingConfiguration.class.getName());
         }
+    }
+
+    /**
+     * Reads /proc/locks every few milliseconds until the command has read it (at most a second):
+     * the kernel makes the first read of a quiet period wait for an RCU grace period, 5–15 ms on
+     * the development VM, and the read {@code status} makes of it on {@code flock:} is then a
+     * cheap one (see {@link dev.interlock.file.internal.ProcLocksFile}).
+     */
+    private static final class WarmProcLocks implements Runnable {
+        @Override
+        public void run() {
+            dev.interlock.file.internal.ProcLocksFile.keepWarm(1_000_000_000L);
+        }
+    }
+
+    private static void startDaemon(Runnable task, String name) {
+        Thread t = new Thread(task, name);
+        t.setDaemon(true);
+        t.start();
     }
 
     /** A java.util.logging configuration class that configures nothing (see {@link #shortLived}). */

@@ -1,10 +1,7 @@
 package dev.interlock.file.flock;
 
 import dev.interlock.Mode;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
+import dev.interlock.file.internal.ProcLocksFile;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -20,15 +17,10 @@ final class ProcLocks {
 
     static List<Entry> flocksOn(int devMajor, int devMinor, long ino) {
         List<Entry> out = new ArrayList<>();
-        List<String> lines;
-        try {
-            lines = Files.readAllLines(Path.of("/proc/locks"), StandardCharsets.US_ASCII);
-        } catch (IOException e) {
-            return out;
-        }
+        List<String> lines = lines(ProcLocksFile.read());
         // No String.format and no regular expression: their first use costs a short command
         // (interlock status) a few milliseconds, more than reading the file.
-        String suffix = ":" + ino;
+        String suffix = ":".concat(Long.toString(ino));
         for (String line : lines) {
             String[] f = fields(line);
             int i = 1;
@@ -58,6 +50,19 @@ final class ProcLocks {
             } catch (NumberFormatException ignored) {
                 // not a line we understand
             }
+        }
+        return out;
+    }
+
+    /** The lines of {@code text}, without their line ends. */
+    static List<String> lines(String text) {
+        List<String> out = new ArrayList<>();
+        int start = 0;
+        while (start < text.length()) {
+            int nl = text.indexOf('\n', start);
+            int end = nl < 0 ? text.length() : nl;
+            out.add(text.substring(start, end));
+            start = end + 1;
         }
         return out;
     }

@@ -25,6 +25,38 @@ class ProcLocksTest {
     }
 
     @Test
+    void lines_splitAtLineEnds_withOrWithoutALastOne() {
+        assertThat(ProcLocks.lines("a\nb c\n")).containsExactly("a", "b c");
+        assertThat(ProcLocks.lines("a\n\nb")).containsExactly("a", "", "b");
+        assertThat(ProcLocks.lines("")).isEmpty();
+    }
+
+    @Test
+    void aLongProcLocks_isReadToItsEnd() throws Exception {
+        // 800 locks of this process: /proc/locks is then more than twice the 16 KiB read at once,
+        // and the lock taken last is listed last (the kernel appends).
+        List<java.nio.channels.FileChannel> held = new java.util.ArrayList<>();
+        try {
+            for (int i = 0; i < 800; i++) {
+                java.nio.channels.FileChannel c = java.nio.channels.FileChannel.open(tmp.resolve("l" + i),
+                        java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE);
+                held.add(c);
+                assertThat(c.tryLock()).isNotNull(); // fcntl locks: listed as POSIX, skipped by flocksOn
+            }
+            String text = dev.interlock.file.internal.ProcLocksFile.read();
+            assertThat(text.length()).isGreaterThan(2 * 16384);
+            assertThat(ProcLocks.lines(text)).hasSizeGreaterThanOrEqualTo(800);
+            Path last = tmp.resolve("l799");
+            long ino = (Long) Files.getAttribute(last, "unix:ino");
+            assertThat(text).contains(":" + ino + " ");
+        } finally {
+            for (java.nio.channels.FileChannel c : held) {
+                c.close();
+            }
+        }
+    }
+
+    @Test
     void aLockHeldByFlock1_isFoundWithItsPidAndMode() throws Exception {
         Path file = Files.createFile(tmp.resolve("f"));
         long dev = (Long) Files.getAttribute(file, "unix:dev");

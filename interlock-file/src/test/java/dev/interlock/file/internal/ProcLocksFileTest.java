@@ -1,0 +1,29 @@
+package dev.interlock.file.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/** Keeping /proc/locks cheap to read while a short command starts. */
+class ProcLocksFileTest {
+    @Test
+    void keepWarm_stopsOnceSomebodyElseHasRead() throws Exception {
+        int before = ProcLocksFile.warmReads();
+        CompletableFuture<Integer> warm = CompletableFuture.supplyAsync(() -> ProcLocksFile.keepWarm(TimeUnit.MINUTES.toNanos(1)));
+        long limit = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (ProcLocksFile.warmReads() == before && System.nanoTime() - limit < 0) {
+            Thread.onSpinWait();
+        }
+        assertThat(ProcLocksFile.warmReads()).as("keepWarm read /proc/locks").isGreaterThan(before);
+        ProcLocksFile.read();
+        // One minute if it did not notice; it checks after each read, every few milliseconds.
+        assertThat(warm.get(30, TimeUnit.SECONDS)).isPositive();
+    }
+
+    @Test
+    void keepWarm_endsAtItsTimeLimit_whenNobodyReads() {
+        assertThat(ProcLocksFile.keepWarm(0)).isZero();
+    }
+}
