@@ -17,9 +17,13 @@ public final class Main {
         // C library, which the dynamic loader finds by its soname (file.internal.Libc).
         setIfAbsent("jna.platform.library.path", "/usr/lib:/lib");
         shortLived();
-        if (args.length > 0 && (args[0].equals("status") || args[0].equals("list"))) {
-            // The commands that read /proc/locks (flock:): keep its reads cheap.
-            startDaemon(new WarmProcLocks(), "interlock-proc-locks");
+        if (args.length > 0 && !args[0].startsWith("-") && !args[0].equals("help")) {
+            // A command (not help or the version, which call no C): load the native path meanwhile,
+            // and for the commands that read /proc/locks (flock:), keep its reads cheap.
+            if (args[0].equals("status") || args[0].equals("list")) {
+                startDaemon(new WarmProcLocks(), "interlock-proc-locks");
+            }
+            startDaemon(new PrepareNatives(), "interlock-natives");
         }
         List<byte[]> raw = RawArgs.read(args);
         String[] decoded = RawArgs.decodeUtf8(args, raw);
@@ -67,6 +71,20 @@ public final class Main {
         setIfAbsent("slf4j.internal.verbosity", "WARN");
         if (System.getProperty("java.util.logging.config.file") == null) {
             setIfAbsent("java.util.logging.config.class", NoLoggingConfiguration.class.getName());
+        }
+    }
+
+    /**
+     * Loads the native path (JNA or FFM, and the java.util.logging logger JNA makes) on a thread of
+     * its own, in parallel with the main thread's parsing and planning: about a tenth of a
+     * {@code run}'s start on JDK 17, and nearly every command needs it. The main thread's first
+     * native call waits for it (the JVM's class initialisation lock) if it is not done yet; a
+     * failure met here is met again, with its reason, by that call ({@link #nativeFailure}).
+     */
+    private static final class PrepareNatives implements Runnable {
+        @Override
+        public void run() {
+            dev.interlock.file.internal.LibcFiles.prepare();
         }
     }
 

@@ -175,6 +175,20 @@ public final class LibcFiles {
         return N.geteuid();
     }
 
+    /**
+     * Loads and links this process's native path now (JNA's library and logger, or the FFM
+     * bindings) with one harmless call: for a short-lived process that does this on a thread of its
+     * own while its main thread parses and plans (the command-line tool). Never throws: a native
+     * path that cannot load fails again, with its message, where a function is really called.
+     */
+    public static void prepare() {
+        try {
+            N.geteuid();
+        } catch (RuntimeException | LinkageError e) {
+            // reported by the first real call
+        }
+    }
+
     // ---- extended attributes, for fenced files (dev.interlock.file.AtomicFile, docs/fencing.md) ----
     // Added with AtomicFile; to be ported with the rest of this class to any other native path.
 
