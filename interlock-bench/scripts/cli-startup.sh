@@ -10,7 +10,9 @@
 # archive) to the same run: the before/after of docs/benchmarks.md. Needs hyperfine and GNU time
 # (Debian packages). Prints the machine, hyperfine's table, the CPU times and peak RSS, and the
 # ratios. Run it on a quiet machine: other processes inflate and scatter wall times (the
-# user+sys CPU times scatter less).
+# user+sys CPU times scatter less). INTERLEAVE=ROUNDS adds the same commands timed in
+# interleaved rounds (interleave.py), which a machine whose load drifts during the run skews
+# less than hyperfine's one command after the other: use it for before/after comparisons.
 set -euo pipefail
 
 runs=${1:-30}
@@ -98,6 +100,14 @@ echo "machine: $(nproc) cpus, $(awk '/model name/ {$1=$2=$3=""; print; exit}' /p
 echo
 hyperfine -N --style basic --warmup 3 --runs "$runs" --export-json "$work/h.json" "${args[@]}" >/dev/null
 
+if [ -n "${INTERLEAVE:-}" ]; then
+    pairs=()
+    for ((i = 0; i < ${#args[@]}; i += 3)); do
+        pairs+=("${args[i+1]}=${args[i+2]}")
+    done
+    python3 "$root/interlock-bench/scripts/interleave.py" "$INTERLEAVE" "${pairs[@]}" > "$work/interleaved"
+fi
+
 # Peak RSS: median of 11 runs each.
 : > "$work/rss"
 for line in "${rss_lines[@]}"; do
@@ -138,3 +148,7 @@ for x in r:
         line += f", peak RSS {int(rss[name])/int(rss['hello ' + name.split()[1]]):.2f}x"
     print(line)
 PY
+if [ -n "${INTERLEAVE:-}" ]; then
+    echo
+    cat "$work/interleaved"
+fi
