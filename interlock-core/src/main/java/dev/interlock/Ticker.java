@@ -14,6 +14,6 @@ public interface Ticker {
 
     /** {@link System#nanoTime()}: CLOCK_MONOTONIC on Linux, comparable across processes of one host. */
     static Ticker system() {
-        return System::nanoTime;
+        return SystemTicker.INSTANCE;
     }
 }

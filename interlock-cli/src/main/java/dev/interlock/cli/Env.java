@@ -2,7 +2,6 @@ package dev.interlock.cli;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Objects;
@@ -35,11 +34,13 @@ record Env(Map<String, String> vars, Path home, long uid, Path tmpRoot) {
 
     /** The real uid, from /proc/self/status (no native call needed). */
     static long currentUid() {
-        try {
-            for (String line : Files.readAllLines(Path.of("/proc/self/status"), StandardCharsets.US_ASCII)) {
-                if (line.startsWith("Uid:")) {
-                    return firstNumber(line, 4);
-                }
+        try (java.io.FileInputStream in = new java.io.FileInputStream("/proc/self/status")) {
+            String text = new String(in.readAllBytes(), StandardCharsets.ISO_8859_1);
+            int at = text.startsWith("Uid:") ? 0 : text.indexOf("\nUid:");
+            if (at >= 0) {
+                int from = at == 0 ? 0 : at + 1;
+                int end = text.indexOf('\n', from);
+                return firstNumber(text.substring(from, end < 0 ? text.length() : end), 4);
             }
         } catch (IOException | RuntimeException e) {
             // not Linux: fall through

@@ -4,8 +4,6 @@ import dev.interlock.Owner;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.OptionalLong;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
@@ -39,8 +37,13 @@ public final class ProcessIdentity {
             synchronized (ProcessIdentity.class) {
                 p = current;
                 if (p == null) {
-                    long pid = ProcessHandle.current().pid();
-                    p = current = new ProcessIdentity(hostName(), pid, startTicks(pid).orElse(-1), readBootId());
+                    // pid and start time from one read of /proc/self/stat: ProcessHandle.current()
+                    // would initialise the JDK's process-reaper machinery, a tenth of a short
+                    // command's start on JDK 17, for a number.
+                    long[] self = selfStat();
+                    long pid = self != null ? self[0] : ProcessHandle.current().pid();
+                    long start = self != null ? self[1] : startTicks(pid).orElse(-1);
+                    p = current = new ProcessIdentity(hostName(), pid, start, readBootId());
                 }
             }
         }
@@ -77,10 +80,31 @@ public final class ProcessIdentity {
         return new Owner(host, pid, startTicks, hex.length() == 16 ? hex : "0".repeat(16 - hex.length()) + hex);
     }
 
+    /** {pid, start ticks} of this process from /proc/self/stat, or null if it cannot be read. */
+    static long[] selfStat() {
+        try {
+            String stat = read("/proc/self/stat", StandardCharsets.US_ASCII);
+            long pid = Long.parseLong(stat.substring(0, stat.indexOf(' ')));
+            return new long[] {pid, startTicksFromStat(stat)};
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    /**
+     * A small file (of /proc) through java.io: java.nio's channel, buffers and file system cost a
+     * short command's start more than the read.
+     */
+    private static String read(String path, java.nio.charset.Charset charset) throws IOException {
+        try (java.io.FileInputStream in = new java.io.FileInputStream(path)) {
+            return new String(in.readAllBytes(), charset);
+        }
+    }
+
     /** The host name from the kernel (UTS namespace aware); never does a DNS lookup if avoidable. */
     static String hostName() {
         try {
-            String h = Files.readString(Path.of("/proc/sys/kernel/hostname"), StandardCharsets.UTF_8).trim();
+            String h = read("/proc/sys/kernel/hostname", StandardCharsets.UTF_8).trim();
             if (!h.isEmpty()) {
                 return sanitizeHost(h);
             }
@@ -117,7 +141,7 @@ public final class ProcessIdentity {
 
     static String readBootId() {
         try {
-            return Files.readString(Path.of("/proc/sys/kernel/random/boot_id"), StandardCharsets.US_ASCII).trim();
+            return read("/proc/sys/kernel/random/boot_id", StandardCharsets.US_ASCII).trim();
         } catch (IOException | RuntimeException e) {
             return "";
         }
@@ -132,14 +156,18 @@ public final class ProcessIdentity {
             return OptionalLong.empty();
         }
         try {
-            String stat = Files.readString(Path.of("/proc/" + pid + "/stat"), StandardCharsets.US_ASCII);
-            // The command name (field 2) may contain spaces and parentheses: fields resume after the last ')'.
-            int close = stat.lastIndexOf(')');
-            String[] f = stat.substring(close + 2).split(" ");
-            // f[0] is field 3 (state); field 22 is f[19].
-            return OptionalLong.of(Long.parseLong(f[19]));
+            return OptionalLong.of(startTicksFromStat(read("/proc/".concat(Long.toString(pid)).concat("/stat"), StandardCharsets.US_ASCII)));
         } catch (IOException | RuntimeException e) {
             return OptionalLong.empty();
         }
+    }
+
+    /** Field 22 of a /proc/PID/stat line: the start time in clock ticks since boot. */
+    static long startTicksFromStat(String stat) {
+        // The command name (field 2) may contain spaces and parentheses: fields resume after the last ')'.
+        int close = stat.lastIndexOf(')');
+        String[] f = stat.substring(close + 2).split(" ");
+        // f[0] is field 3 (state); field 22 is f[19].
+        return Long.parseLong(f[19]);
     }
 }
