@@ -12,9 +12,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * Where C cannot be called (JNA's native part cannot be found or unpacked: a temporary directory
  * mounted noexec, a stripped install), every command that needs it says so and what to do, exit
- * 69, instead of a stack trace of "Could not initialize class com.sun.jna.NativeLibrary". The
- * native path is loaded on a thread of its own while the command starts, so this also checks that
- * the failure met first on that thread still reaches the user with its reason.
+ * 69, instead of a stack trace of "Could not initialize class com.sun.jna.NativeLibrary".
  */
 class NativeFailureProcessTest {
     @TempDir

@@ -178,15 +178,40 @@ public final class LibcFiles {
     /**
      * Loads and links this process's native path now (JNA's library and logger, or the FFM
      * bindings) with one harmless call: for a short-lived process that does this on a thread of its
-     * own while its main thread parses and plans (the command-line tool). Never throws: a native
-     * path that cannot load fails again, with its message, where a function is really called.
+     * own while its main thread parses and plans (the command-line tool). Only where loading
+     * leaves no trace: on the FFM path, or where JNA finds its native part in
+     * {@code jna.boot.library.path} (as the launcher arranges); elsewhere JNA would unpack it into
+     * a cache directory (~/.cache/JNA), which a command that fails before it calls C (a
+     * {@code status} of a lock space that does not exist) must not leave behind. Never throws: a
+     * native path that cannot load fails again, with its message, where a function is really
+     * called.
+     *
+     * @return true if it loaded the native path (or tried to)
      */
-    public static void prepare() {
+    public static boolean prepare() {
         try {
+            if (!Libc.NATIVES.name().equals("ffm") && !jnaBootLibraryPresent()) {
+                return false;
+            }
             N.geteuid();
         } catch (RuntimeException | LinkageError e) {
             // reported by the first real call
         }
+        return true;
+    }
+
+    private static boolean jnaBootLibraryPresent() {
+        String path = System.getProperty("jna.boot.library.path");
+        if (path == null || path.isEmpty()) {
+            return false;
+        }
+        String file = System.mapLibraryName("jnidispatch");
+        for (String dir : path.split(java.io.File.pathSeparator)) {
+            if (!dir.isEmpty() && new java.io.File(dir, file).isFile()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     // ---- extended attributes, for fenced files (dev.interlock.file.AtomicFile, docs/fencing.md) ----
