@@ -20,7 +20,7 @@ public final class Main {
         if (args.length > 0 && !args[0].startsWith("-") && !args[0].equals("help")) {
             // A command (not help or the version, which call no C): load the native path meanwhile,
             // and for the commands that read /proc/locks (flock:), keep its reads cheap.
-            if (args[0].equals("status") || args[0].equals("list")) {
+            if ((args[0].equals("status") || args[0].equals("list")) && namesFlock(args)) {
                 startDaemon(new WarmProcLocks(), "interlock-proc-locks");
             }
             startDaemon(new PrepareNatives(), "interlock-natives");
@@ -99,6 +99,30 @@ public final class Main {
         public void run() {
             dev.interlock.file.internal.ProcLocksFile.keepWarm(1_000_000_000L);
         }
+    }
+
+    /**
+     * True if the command's lock space is a {@code flock:} one as far as a cheap look can tell
+     * ({@code --backend}, else {@code $INTERLOCK_BACKEND}, else the default, which is): only then
+     * is /proc/locks kept warm, since every read of it briefly stops the host's file locking.
+     */
+    static boolean namesFlock(String[] args) {
+        String uri = null;
+        for (int i = 1; i < args.length && uri == null; i++) {
+            String a = args[i];
+            if (a.equals("--")) {
+                break;
+            }
+            if (a.equals("--backend") && i + 1 < args.length) {
+                uri = args[i + 1];
+            } else if (a.startsWith("--backend=")) {
+                uri = a.substring("--backend=".length());
+            }
+        }
+        if (uri == null) {
+            uri = System.getenv(DefaultBackend.ENV);
+        }
+        return uri == null || uri.isEmpty() || uri.startsWith("flock:");
     }
 
     private static void startDaemon(Runnable task, String name) {
