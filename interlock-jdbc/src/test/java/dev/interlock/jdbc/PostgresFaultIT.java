@@ -99,6 +99,24 @@ class PostgresFaultIT {
         }
     }
 
+    @Test
+    void release_commitsAsynchronously_evenWhereCommitsAreSynchronous() throws Exception {
+        String table = TestServers.table();
+        // Interlock's sessions commit synchronously (pgjdbc's options parameter), unlike this server.
+        try (LockSpace locks = Interlock.open(url(table, "async") + "&options=-c%20synchronous_commit%3Don")) {
+            locks.tryAcquire("warm-up").orElseThrow().close();
+            try (Connection c = DriverManager.getConnection(url); Statement st = c.createStatement()) {
+                Lease l = locks.lock("released").lease(Duration.ofMinutes(5)).fixedLease().tryAcquire().orElseThrow();
+                assertThat(unflushed(st)).as("WAL not yet flushed after a grant").isZero();
+                l.close();
+                // A lost release only keeps the lock until its lease runs out: its commit need not wait for the disk.
+                assertThat(unflushed(st)).as("WAL not yet flushed after the release").isPositive();
+                assertThat(locks.tryAcquire("released")).as("the release is visible at once").isPresent();
+                assertThat(unflushed(st)).as("the next grant flushes it").isZero();
+            }
+        }
+    }
+
     /** Bytes of WAL inserted but not yet flushed to disk. */
     private static long unflushed(Statement st) throws SQLException {
         try (ResultSet rs = st.executeQuery("SELECT pg_current_wal_insert_lsn() - pg_current_wal_flush_lsn()")) {
