@@ -95,9 +95,12 @@ public final class Main {
      * cheap one (see {@link dev.interlock.file.internal.ProcLocksFile}).
      */
     private static final class WarmProcLocks implements Runnable {
+        /** Taken on the main thread, before the command can have read /proc/locks itself. */
+        private final int readsBefore = dev.interlock.file.internal.ProcLocksFile.reads();
+
         @Override
         public void run() {
-            dev.interlock.file.internal.ProcLocksFile.keepWarm(1_000_000_000L);
+            dev.interlock.file.internal.ProcLocksFile.keepWarm(readsBefore, 1_000_000_000L);
         }
     }
 

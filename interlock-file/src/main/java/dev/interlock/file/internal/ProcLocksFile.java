@@ -56,16 +56,21 @@ public final class ProcLocksFile {
         }
     }
 
+    /** How many times {@link #read} has been called in this process; the start of {@link #keepWarm}. */
+    public static int reads() {
+        return READS.get();
+    }
+
     /**
      * Reads /proc/locks now and again every few milliseconds, discarding what it reads, until
-     * somebody else has {@linkplain #read read} it or {@code maxNanos} have passed: for a short
-     * command that will read it (on a thread of its own, started first). The command's own read
-     * is then a fresh one that does not wait for the kernel. Uses only java.io, so that it needs
-     * nothing loaded. Returns how many times it read.
+     * somebody has {@linkplain #read read} it since {@link #reads()} returned {@code readsBefore},
+     * or {@code maxNanos} have passed: for a short command that will read it (on a thread of its
+     * own, started first). The command's own read is then a fresh one that does not wait for the
+     * kernel. Uses only java.io, so that it needs nothing loaded. Returns how many times it read.
      */
-    public static int keepWarm(long maxNanos) {
+    public static int keepWarm(int readsBefore, long maxNanos) {
         long end = System.nanoTime() + maxNanos;
-        int before = READS.get();
+        int before = readsBefore;
         int reads = 0;
         byte[] buf = new byte[16384];
         while (READS.get() == before && System.nanoTime() - end < 0) {

@@ -11,7 +11,8 @@ class ProcLocksFileTest {
     @Test
     void keepWarm_stopsOnceSomebodyElseHasRead() throws Exception {
         int before = ProcLocksFile.warmReads();
-        CompletableFuture<Integer> warm = CompletableFuture.supplyAsync(() -> ProcLocksFile.keepWarm(TimeUnit.MINUTES.toNanos(1)));
+        int reads = ProcLocksFile.reads();
+        CompletableFuture<Integer> warm = CompletableFuture.supplyAsync(() -> ProcLocksFile.keepWarm(reads, TimeUnit.MINUTES.toNanos(1)));
         long limit = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (ProcLocksFile.warmReads() == before && System.nanoTime() - limit < 0) {
             Thread.onSpinWait();
@@ -24,6 +25,13 @@ class ProcLocksFileTest {
 
     @Test
     void keepWarm_endsAtItsTimeLimit_whenNobodyReads() {
-        assertThat(ProcLocksFile.keepWarm(0)).isZero();
+        assertThat(ProcLocksFile.keepWarm(ProcLocksFile.reads(), 0)).isZero();
+    }
+
+    @Test
+    void keepWarm_startedAfterTheCommandsRead_stopsAtOnce() {
+        int before = ProcLocksFile.reads();
+        ProcLocksFile.read(); // the command was quicker than the thread that keeps it warm
+        assertThat(ProcLocksFile.keepWarm(before, TimeUnit.MINUTES.toNanos(1))).isZero();
     }
 }
