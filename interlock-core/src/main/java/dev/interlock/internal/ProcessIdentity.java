@@ -156,7 +156,7 @@ public final class ProcessIdentity {
             return OptionalLong.empty();
         }
         try {
-            return OptionalLong.of(startTicksFromStat(read("/proc/".concat(Long.toString(pid)).concat("/stat"), StandardCharsets.US_ASCII)));
+            return OptionalLong.of(startTicksFromStat(read("/proc/" + pid + "/stat", StandardCharsets.US_ASCII)));
         } catch (IOException | RuntimeException e) {
             return OptionalLong.empty();
         }

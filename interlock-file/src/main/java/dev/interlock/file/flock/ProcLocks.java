@@ -20,7 +20,7 @@ final class ProcLocks {
         List<String> lines = lines(ProcLocksFile.read());
         // No String.format and no regular expression: their first use costs a short command
         // (interlock status) a few milliseconds, more than reading the file.
-        String suffix = ":".concat(Long.toString(ino));
+        String suffix = ":" + ino;
         for (String line : lines) {
             String[] f = fields(line);
             int i = 1;

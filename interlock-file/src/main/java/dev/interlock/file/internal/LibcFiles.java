@@ -185,19 +185,15 @@ public final class LibcFiles {
      * {@code status} of a lock space that does not exist) must not leave behind. Never throws: a
      * native path that cannot load fails again, with its message, where a function is really
      * called.
-     *
-     * @return true if it loaded the native path (or tried to)
      */
-    public static boolean prepare() {
+    public static void prepare() {
         try {
-            if (!Libc.NATIVES.name().equals("ffm") && !jnaBootLibraryPresent()) {
-                return false;
+            if (Libc.NATIVES.name().equals("ffm") || jnaBootLibraryPresent()) {
+                N.geteuid();
             }
-            N.geteuid();
         } catch (RuntimeException | LinkageError e) {
             // reported by the first real call
         }
-        return true;
     }
 
     private static boolean jnaBootLibraryPresent() {

@@ -33,7 +33,7 @@ class ProcLocksTest {
 
     @Test
     void aLongProcLocks_isReadToItsEnd() throws Exception {
-        // 800 locks of this process: /proc/locks is then more than twice the 16 KiB read at once,
+        // 800 locks of this process: /proc/locks is then longer than 32 KiB, more than one read,
         // and the lock taken last is listed last (the kernel appends).
         List<java.nio.channels.FileChannel> held = new java.util.ArrayList<>();
         try {
