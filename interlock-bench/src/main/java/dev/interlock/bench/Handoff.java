@@ -58,11 +58,15 @@ public final class Handoff {
      */
     private static final long WARM_MS = Long.getLong("bench.handoffWarmMs", 1000);
 
+    /** {@code -Dbench.blocks=N}: the kinds take turns in N blocks of their rounds (default 1: one after the other). */
+    private static final int BLOCKS = Integer.getInteger("bench.blocks", 1);
+
     private Handoff() {}
 
     /** The locks this harness can time, by the name given on the command line. */
     private static final Map<String, String> KINDS = Map.of(
             "raw", "raw flock(2) blocking (flock(1) equivalent)",
+            "raw-token", "raw flock(2) blocking + a token read and written",
             "flock", "interlock flock:",
             "flock-inotify", "interlock flock: (inotify wait, as before KernelWait)",
             "dir", "interlock dir: (inotify wake-up)",
@@ -78,35 +82,62 @@ public final class Handoff {
         Path base = Path.of(args.length > 1 ? args[1] : System.getProperty("java.io.tmpdir"));
         List<String> kinds = args.length > 2 ? List.of(args).subList(2, args.length) : List.of("raw", "flock");
         System.out.printf("handoff latency, lock directories under %s; ratios against %s%n", base, kinds.get(0));
-        long[] first = null;
         BenchServers.Postgres pg = null;
         BenchServers.Redis redis = null;
         try {
-            for (String k : kinds) {
-                String[] kr = k.split(":", 2); // KIND or KIND:ROUNDS (seed000 takes 100 ms a round)
-                String where = null;
-                String label = KINDS.get(kr[0]);
+            int n = kinds.size();
+            String[] kind = new String[n];
+            String[] label = new String[n];
+            String[] where = new String[n];
+            int[] kindRounds = new int[n];
+            for (int i = 0; i < n; i++) {
+                String[] kr = kinds.get(i).split(":", 2); // KIND or KIND:ROUNDS (seed000 takes 100 ms a round)
+                kind[i] = kr[0];
+                kindRounds[i] = kr.length > 1 ? Integer.parseInt(kr[1]) : rounds;
                 if (kr[0].startsWith("jdbc/")) {
                     if (pg == null) {
                         pg = BenchServers.Postgres.start();
                     }
-                    where = pg.url();
+                    where[i] = pg.url();
                 } else if (kr[0].startsWith("redis/")) {
                     if (redis == null) {
                         redis = BenchServers.Redis.start();
                     }
-                    where = redis.uri();
-                } else if (label == null) {
+                    where[i] = redis.uri();
+                } else if (KINDS.get(kr[0]) == null) {
                     throw new IllegalArgumentException("unknown kind '" + kr[0] + "'; known: " + KINDS.keySet() + ", jdbc/SYSTEM, redis/SYSTEM");
                 }
-                label = label(kr[0], where);
-                long[] t = run(kr[0], kr.length > 1 ? Integer.parseInt(kr[1]) : rounds, base, where);
-                report(label, t);
-                if (first == null) {
-                    first = t;
-                } else {
-                    System.out.printf(Locale.ROOT, "%-45s p50 %.2fx, p99 %.2fx%n", "  ratio to " + kinds.get(0),
-                            pct(t, 50) / (double) pct(first, 50), pct(t, 99) / (double) pct(first, 99));
+                label[i] = label(kr[0], where[i]);
+            }
+            // Blocks: each kind runs its rounds in BLOCKS parts, the kinds taking turns (in reverse
+            // order every other block), so that a VM growing busier or quieter during the run weighs
+            // on every kind alike; each block's p50 is also compared with the first kind's.
+            long[][] all = new long[n][];
+            double[][] blockP50 = new double[n][BLOCKS];
+            for (int b = 0; b < BLOCKS; b++) {
+                for (int j = 0; j < n; j++) {
+                    int i = b % 2 == 0 ? j : n - 1 - j;
+                    long[] t = run(kind[i], Math.max(1, kindRounds[i] / BLOCKS), base, where[i]);
+                    blockP50[i][b] = pct(t, 50);
+                    all[i] = all[i] == null ? t : concat(all[i], t);
+                    Arrays.sort(all[i]);
+                }
+            }
+            for (int i = 0; i < n; i++) {
+                report(label[i], all[i]);
+                if (i > 0) {
+                    System.out.printf(Locale.ROOT, "%-45s p50 %.2fx, p99 %.2fx", "  ratio to " + kinds.get(0),
+                            pct(all[i], 50) / (double) pct(all[0], 50), pct(all[i], 99) / (double) pct(all[0], 99));
+                    if (BLOCKS > 1) {
+                        double[] r = new double[BLOCKS];
+                        for (int b = 0; b < BLOCKS; b++) {
+                            r[b] = blockP50[i][b] / blockP50[0][b];
+                        }
+                        Arrays.sort(r);
+                        System.out.printf(Locale.ROOT, "; p50 ratio per block %.2f-%.2fx, median %.2fx", r[0], r[BLOCKS - 1],
+                                BLOCKS % 2 == 1 ? r[BLOCKS / 2] : (r[BLOCKS / 2 - 1] + r[BLOCKS / 2]) / 2);
+                    }
+                    System.out.println();
                 }
             }
         } finally {
@@ -117,6 +148,12 @@ public final class Handoff {
                 redis.close();
             }
         }
+    }
+
+    private static long[] concat(long[] a, long[] b) {
+        long[] c = Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, c, a.length, b.length);
+        return c;
     }
 
     /** How the results name {@code kind}: its line in {@link #KINDS}, or the server system's own label. */
@@ -254,6 +291,7 @@ public final class Handoff {
     static Locker locker(String kind, String dirOrUrl) throws Exception {
         return kind.contains("/") ? new SystemLocker(serverSystem(kind, dirOrUrl))
                 : kind.equals("raw") ? new RawLocker(Path.of(dirOrUrl))
+                : kind.equals("raw-token") ? new RawTokenLocker(Path.of(dirOrUrl))
                 : kind.equals("seed000") ? new Seed000Locker(Path.of(dirOrUrl))
                 : kind.equals("flock-inotify") ? inotifyFlock(dirOrUrl)
                 : kind.equals("dir-fair") ? new InterlockLocker("dir:" + dirOrUrl + "?barge=0")
@@ -329,6 +367,49 @@ public final class Handoff {
         @Override
         public void release() {
             LibcFiles.close(fd);
+        }
+
+        @Override
+        public void close() {}
+    }
+
+    /**
+     * The floor of any fenced flock(2) lock: the raw blocking lock, then the least a holder must do
+     * to issue a fencing token that only grows (read the last one from the lock file, write the
+     * next one back): one pread(2) and one pwrite(2) of a 20-digit counter, no holder record, no
+     * lease. What Interlock's {@code flock:} adds on top of it is its own cost; what this adds on top
+     * of {@code raw} is the token's.
+     */
+    static final class RawTokenLocker implements Locker {
+        final RawLocker raw;
+        final byte[] buf = new byte[20];
+        long token;
+
+        RawTokenLocker(Path dir) {
+            raw = new RawLocker(dir);
+        }
+
+        @Override
+        public void acquire() {
+            raw.acquire();
+            long n = LibcFiles.pread(raw.fd, buf, buf.length, 0);
+            long last = 0;
+            for (int i = 0; i < n; i++) {
+                last = last * 10 + (buf[i] - '0');
+            }
+            token = last + 1;
+            long v = token;
+            for (int i = buf.length - 1; i >= 0; i--, v /= 10) {
+                buf[i] = (byte) ('0' + v % 10);
+            }
+            if (LibcFiles.pwrite(raw.fd, buf, buf.length, 0) != buf.length) {
+                throw new IllegalStateException("pwrite failed");
+            }
+        }
+
+        @Override
+        public void release() {
+            raw.release();
         }
 
         @Override
