@@ -67,6 +67,7 @@ public final class Handoff {
     private static final Map<String, String> KINDS = Map.of(
             "raw", "raw flock(2) blocking (flock(1) equivalent)",
             "raw-token", "raw flock(2) blocking + a token read and written",
+            "raw-mapped-token", "raw flock(2) blocking + a token in a mapped page",
             "flock", "interlock flock:",
             "flock-inotify", "interlock flock: (inotify wait, as before KernelWait)",
             "dir", "interlock dir: (inotify wake-up)",
@@ -292,6 +293,7 @@ public final class Handoff {
         return kind.contains("/") ? new SystemLocker(serverSystem(kind, dirOrUrl))
                 : kind.equals("raw") ? new RawLocker(Path.of(dirOrUrl))
                 : kind.equals("raw-token") ? new RawTokenLocker(Path.of(dirOrUrl))
+                : kind.equals("raw-mapped-token") ? new RawMappedTokenLocker(Path.of(dirOrUrl))
                 : kind.equals("seed000") ? new Seed000Locker(Path.of(dirOrUrl))
                 : kind.equals("flock-inotify") ? inotifyFlock(dirOrUrl)
                 : kind.equals("dir-fair") ? new InterlockLocker("dir:" + dirOrUrl + "?barge=0")
@@ -405,6 +407,40 @@ public final class Handoff {
             if (LibcFiles.pwrite(raw.fd, buf, buf.length, 0) != buf.length) {
                 throw new IllegalStateException("pwrite failed");
             }
+        }
+
+        @Override
+        public void release() {
+            raw.release();
+        }
+
+        @Override
+        public void close() {}
+    }
+
+    /**
+     * A fenced lock without a system call for its token: the raw lock, and the counter in a
+     * shared mapping of the lock file's first bytes, kept for the life of the process. What a
+     * token costs when it is two memory accesses.
+     */
+    static final class RawMappedTokenLocker implements Locker {
+        final RawLocker raw;
+        final MappedByteBuffer page;
+        long token;
+
+        RawMappedTokenLocker(Path dir) throws IOException {
+            raw = new RawLocker(dir);
+            try (FileChannel ch = FileChannel.open(dir.resolve("raw-mapped"), StandardOpenOption.CREATE, StandardOpenOption.READ,
+                    StandardOpenOption.WRITE)) {
+                page = ch.map(FileChannel.MapMode.READ_WRITE, 0, 8);
+            }
+        }
+
+        @Override
+        public void acquire() {
+            raw.acquire();
+            token = page.getLong(0) + 1;
+            page.putLong(0, token);
         }
 
         @Override
