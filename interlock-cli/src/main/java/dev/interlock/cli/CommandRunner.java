@@ -3,14 +3,13 @@ package dev.interlock.cli;
 import dev.interlock.LockLostException;
 import dev.interlock.file.internal.Errno;
 import dev.interlock.file.internal.LibcProcesses;
+import dev.interlock.internal.Log;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.List;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import sun.misc.Signal;
 
 /**
@@ -35,7 +34,7 @@ import sun.misc.Signal;
  * </ol>
  */
 final class CommandRunner implements AutoCloseable {
-    private static final Logger log = LoggerFactory.getLogger(CommandRunner.class);
+    private static final Log log = Log.of(CommandRunner.class);
     static final String[] FORWARDED = {"INT", "TERM", "HUP"};
 
     private final PrintWriter err;

@@ -3,14 +3,13 @@ package dev.interlock.cli;
 import dev.interlock.file.internal.Errno;
 import dev.interlock.file.internal.LibcFiles;
 import dev.interlock.file.internal.LibcProcesses;
+import dev.interlock.internal.Log;
 import dev.interlock.internal.ProcessIdentity;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The guard of a command run under a lease, which dies with the JVM: a small {@code /bin/sh}
@@ -37,7 +36,7 @@ import org.slf4j.LoggerFactory;
  * the group ends them with it.
  */
 final class Sentinel implements AutoCloseable {
-    private static final Logger log = LoggerFactory.getLogger(Sentinel.class);
+    private static final Log log = Log.of(Sentinel.class);
     // A timer is a subshell: sleep, TERM the group, sleep, KILL it. Disarming it (USR1) kills and
     // reaps its sleep, so nothing of an old timer is left in the group.
     static final String SCRIPT = "trap '' HUP INT QUIT TERM TSTP TTIN TTOU\n"

@@ -5,6 +5,7 @@ import com.sun.jna.Native;
 import com.sun.jna.Pointer;
 import dev.interlock.file.internal.Errno;
 import dev.interlock.file.internal.LibcProcesses;
+import dev.interlock.internal.Log;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -110,7 +111,7 @@ final class Spawner {
                 }
                 if (closeFrom >= 0 && !LibcProcesses.addCloseFrom(actions, closeFrom)) {
                     // glibc < 2.34: the JVM's other descriptors are close-on-exec in the main; nothing more to do.
-                    org.slf4j.LoggerFactory.getLogger(Spawner.class).debug("posix_spawn_file_actions_addclosefrom_np unavailable");
+                    Log.of(Spawner.class).debug("posix_spawn_file_actions_addclosefrom_np unavailable");
                 }
                 List<Memory> keep = new ArrayList<>();
                 Memory argvArray = new Memory((long) (argv.size() + 1) * Native.POINTER_SIZE);

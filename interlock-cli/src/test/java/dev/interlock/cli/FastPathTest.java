@@ -227,12 +227,12 @@ class FastPathTest {
     }
 
     /**
-     * What a {@code run} loads, in a real process: not picocli, not the calendar and locale data
-     * of a date format nobody shows, and no child process before the command's own (JNA's
-     * {@code ldconfig -p}).
+     * What a {@code run} loads, in a real process: not picocli, not slf4j (it logs nothing the tool
+     * shows), not the calendar and locale data of a date format nobody shows, and no child process
+     * before the command's own (JNA's {@code ldconfig -p}).
      */
     @Test
-    void run_loadsNeitherPicocliNorCalendarsNorSpawnsLdconfig() throws Exception {
+    void run_loadsNeitherPicocliNorSlf4jNorCalendarsNorSpawnsLdconfig() throws Exception {
         Path locks = Files.createDirectories(tmp.resolve("locks"));
         Path log = tmp.resolve("classes.log");
         List<String> jvm = new ArrayList<>(List.of("-Xlog:class+load=info:file=" + log));
@@ -242,7 +242,34 @@ class FastPathTest {
         String loaded = Files.readString(log, StandardCharsets.UTF_8);
         assertThat(loaded).contains("dev.interlock.cli.FastPath ")
                 .doesNotContain("picocli.CommandLine ")
+                .doesNotContain("org.slf4j.LoggerFactory ")
                 .doesNotContain("java.util.GregorianCalendar ")
                 .doesNotContain("java.lang.ProcessBuilder ");
+    }
+
+    /** slf4j left unstarted still shows every warning: a lock directory any user can write. */
+    @Test
+    void run_withoutVerbose_stillWarns() throws Exception {
+        Path locks = Files.createDirectories(tmp.resolve("open-locks"));
+        Files.setPosixFilePermissions(locks, java.nio.file.attribute.PosixFilePermissions.fromString("rwxrwxrwx"));
+        try (CliProcess p = CliProcess.start(List.of(), Map.of(), "run", "--backend", "flock:" + locks, "x", "--", "true")) {
+            assertThat(p.exitCode()).as(p.err()).isEqualTo(0);
+            assertThat(p.err()).contains("[WARN]").contains("is writable by every user");
+        }
+    }
+
+    /** {@code --verbose}, or a level given to a logger of ours, shows the debug lines. */
+    @Test
+    void run_verboseOrALoggerLevel_showsDebugLines() throws Exception {
+        Path locks = Files.createDirectories(tmp.resolve("locks"));
+        try (CliProcess p = CliProcess.start(List.of(), Map.of(), "run", "--verbose", "--backend", "flock:" + locks, "x", "--", "true")) {
+            assertThat(p.exitCode()).as(p.err()).isEqualTo(0);
+            assertThat(p.err()).contains("[DEBUG]").contains("acquired 'x'").contains("started pid");
+        }
+        List<String> jvm = List.of("-Dorg.slf4j.simpleLogger.log.dev.interlock.internal=debug");
+        try (CliProcess p = CliProcess.start(jvm, Map.of(), "run", "--backend", "flock:" + locks, "x", "--", "true")) {
+            assertThat(p.exitCode()).as(p.err()).isEqualTo(0);
+            assertThat(p.err()).contains("[DEBUG]").contains("acquired 'x'").doesNotContain("started pid");
+        }
     }
 }

@@ -21,8 +21,6 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import java.util.function.LongConsumer;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * A lease and its watchdog, built so that a slow or hung backend can never make a holder believe
@@ -49,7 +47,7 @@ import org.slf4j.LoggerFactory;
  * {@code interlock.checkIntervalMs} (10s) for a removed or replaced lock file.
  */
 final class DefaultLease implements Lease {
-    private static final Logger log = LoggerFactory.getLogger(DefaultLease.class);
+    private static final Log log = Log.of(DefaultLease.class);
 
     private enum State { HELD, CLOSED, LOST }
 

@@ -23,12 +23,10 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /** Internal API: the one {@link LockSpace} implementation, over any {@link LockBackend}. */
 public final class DefaultLockSpace implements LockSpace {
-    private static final Logger log = LoggerFactory.getLogger(DefaultLockSpace.class);
+    private static final Log log = Log.of(DefaultLockSpace.class);
     /** How often kernel locks are checked for a removed or replaced lock file. */
     static final Duration KERNEL_LOCK_CHECK = Duration.ofMillis(Long.getLong("interlock.checkIntervalMs", 10_000));
 

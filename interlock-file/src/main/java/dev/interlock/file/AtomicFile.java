@@ -4,6 +4,7 @@ import dev.interlock.Lease;
 import dev.interlock.LockSpace;
 import dev.interlock.file.internal.LibcFiles;
 import dev.interlock.file.internal.ReplaceTarget;
+import dev.interlock.internal.Log;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -11,8 +12,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.function.UnaryOperator;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * A file replaced atomically: readers, and the file after a crash at any moment, see the old
@@ -56,7 +55,7 @@ public final class AtomicFile {
     /** The extended attribute that carries a file's fencing token: ASCII decimal digits (docs/fencing.md). */
     public static final String FENCE_ATTRIBUTE = ReplaceTarget.FENCE_ATTRIBUTE;
 
-    private static final Logger LOG = LoggerFactory.getLogger(AtomicFile.class);
+    private static final Log LOG = Log.of(AtomicFile.class);
 
     private final Path path;
 

@@ -3,6 +3,7 @@ package dev.interlock.jdbc;
 import dev.interlock.HolderInfo;
 import dev.interlock.LockBackendException;
 import dev.interlock.Mode;
+import dev.interlock.internal.Log;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
 import dev.interlock.spi.Grant;
@@ -10,8 +11,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * One acquisition of a {@code jdbc:} lock.
@@ -39,7 +38,7 @@ import org.slf4j.LoggerFactory;
  * being received, up to {@link PgListener#FALLBACK_POLL_MS}).
  */
 final class JdbcAttempt implements Attempt {
-    private static final Logger log = LoggerFactory.getLogger(JdbcAttempt.class);
+    private static final Log log = Log.of(JdbcAttempt.class);
     static final long QUEUE_LEASE_MAX_MS = 5000;
     private static final long FIRST_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 

@@ -2,6 +2,7 @@ package dev.interlock.jdbc;
 
 import dev.interlock.LockBackendException;
 import dev.interlock.Mode;
+import dev.interlock.internal.Log;
 import dev.interlock.internal.PacedTimer;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -21,8 +22,6 @@ import java.util.Set;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The lock table and the statements on it, with no knowledge of the lock SPI: plain methods that
@@ -55,7 +54,7 @@ import org.slf4j.LoggerFactory;
  * </ul>
  */
 final class LockStore {
-    private static final Logger log = LoggerFactory.getLogger(LockStore.class);
+    private static final Log log = Log.of(LockStore.class);
 
     static final List<String> LOCK_COLUMNS = List.of("name_key", "name", "token", "owner", "expires_at", "acquired_at",
             "lease_ms", "readers", "shared_until", "epoch", "waiter", "waiter_until");

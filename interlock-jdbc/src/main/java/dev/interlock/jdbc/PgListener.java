@@ -1,5 +1,6 @@
 package dev.interlock.jdbc;
 
+import dev.interlock.internal.Log;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.sql.Connection;
@@ -7,8 +8,6 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * One LISTEN connection per PostgreSQL lock space, shared by all its waiters: every release
@@ -25,7 +24,7 @@ import org.slf4j.LoggerFactory;
  * needs no driver at compile time.
  */
 final class PgListener implements AutoCloseable {
-    private static final Logger log = LoggerFactory.getLogger(PgListener.class);
+    private static final Log log = Log.of(PgListener.class);
     /** Longest wait of a waiter between tries while notifications arrive. */
     static final long FALLBACK_POLL_MS = 1000;
     private static final int RECEIVE_MS = 500;

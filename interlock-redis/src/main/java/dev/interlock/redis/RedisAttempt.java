@@ -4,6 +4,7 @@ import dev.interlock.HolderInfo;
 import dev.interlock.LockBackendException;
 import dev.interlock.Mode;
 import dev.interlock.internal.LockNames;
+import dev.interlock.internal.Log;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
 import dev.interlock.spi.Grant;
@@ -12,8 +13,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * One acquisition of a {@code redis:} lock.
@@ -40,7 +39,7 @@ import org.slf4j.LoggerFactory;
  * </ol>
  */
 final class RedisAttempt implements Attempt {
-    private static final Logger log = LoggerFactory.getLogger(RedisAttempt.class);
+    private static final Log log = Log.of(RedisAttempt.class);
     /** The longest lease of a place in the queue: a stopped waiter holds up others for this long at most. */
     static final Duration QUEUE_LEASE_MAX = Duration.ofSeconds(5);
 

@@ -4,6 +4,7 @@ import dev.interlock.HolderInfo;
 import dev.interlock.LockInfo;
 import dev.interlock.Owner;
 import dev.interlock.internal.Barging;
+import dev.interlock.internal.Log;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
 import dev.interlock.spi.LockBackend;
@@ -215,7 +216,7 @@ final class RedisLockBackend implements LockBackend {
             try {
                 onClose.close();
             } catch (Exception e) {
-                org.slf4j.LoggerFactory.getLogger(RedisLockBackend.class).debug("{} - closing the client failed: {}", description(),
+                Log.of(RedisLockBackend.class).debug("{} - closing the client failed: {}", description(),
                         e.getMessage());
             }
         }

@@ -1,13 +1,12 @@
 package dev.interlock.redis;
 
+import dev.interlock.internal.Log;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import redis.clients.jedis.JedisPubSub;
 import redis.clients.jedis.UnifiedJedis;
 
@@ -30,7 +29,7 @@ import redis.clients.jedis.UnifiedJedis;
  * waiter's wait is bounded by.
  */
 final class RedisWakeups implements AutoCloseable {
-    private static final Logger log = LoggerFactory.getLogger(RedisWakeups.class);
+    private static final Log log = Log.of(RedisWakeups.class);
     private static final long MAX_BACKOFF_MS = 2000;
 
     private final UnifiedJedis client;

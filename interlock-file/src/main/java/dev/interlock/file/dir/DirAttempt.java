@@ -12,6 +12,7 @@ import dev.interlock.file.dir.DirEntries.Waiter;
 import dev.interlock.file.internal.InotifyWatcher;
 import dev.interlock.file.internal.Waker;
 import dev.interlock.internal.LockNames;
+import dev.interlock.internal.Log;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
 import dev.interlock.spi.Grant;
@@ -19,8 +20,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * One acquisition of a {@code dir:} lock (see {@link DirLockBackend} and docs/dir-protocol.md).
@@ -37,7 +36,7 @@ import org.slf4j.LoggerFactory;
  * a free lock for seconds, not for the lease of the lock it waits for.
  */
 final class DirAttempt implements Attempt {
-    private static final Logger log = LoggerFactory.getLogger(DirAttempt.class);
+    private static final Log log = Log.of(DirAttempt.class);
     /** Listings in one try without exactly one gate before the directory is declared damaged. */
     private static final int GATE_PATIENCE = 20;
     private static final java.util.regex.Pattern NOT_HOST = java.util.regex.Pattern.compile("[^A-Za-z0-9._-]");

@@ -5,12 +5,11 @@ import dev.interlock.file.dir.DirEntries.Beat;
 import dev.interlock.file.dir.DirEntries.Gate;
 import dev.interlock.file.dir.DirEntries.Holder;
 import dev.interlock.file.dir.DirEntries.Reader;
+import dev.interlock.internal.Log;
 import dev.interlock.spi.Grant;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * A granted {@code dir:} lock. A writer's heartbeat is the {@code g} of its gate name
@@ -22,7 +21,7 @@ import org.slf4j.LoggerFactory;
  * was made in (see {@link DirLockDir#moved()}).
  */
 final class DirGrant implements Grant {
-    private static final Logger log = LoggerFactory.getLogger(DirGrant.class);
+    private static final Log log = Log.of(DirGrant.class);
     private final DirLockDir dir;
     private final boolean writer;
     private final long token;

@@ -16,6 +16,7 @@ import dev.interlock.file.internal.LibcFiles;
 import dev.interlock.file.internal.Waker;
 import dev.interlock.internal.Barging;
 import dev.interlock.internal.LockNames;
+import dev.interlock.internal.Log;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
 import dev.interlock.spi.BackendConfig;
@@ -32,8 +33,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The {@code dir:} backend: NFS-safe lock files in a directory shared by many hosts, with no
@@ -54,7 +53,7 @@ import org.slf4j.LoggerFactory;
  * Thread-safe.
  */
 final class DirLockBackend implements LockBackend {
-    private static final Logger log = LoggerFactory.getLogger(DirLockBackend.class);
+    private static final Log log = Log.of(DirLockBackend.class);
     static final String NAME_RECORD = "name";
     static final String MARKER = ".interlock-dir";
     static final String MARKER_TEXT = "interlock-dir " + DirEntries.FORMAT + "\n";

@@ -12,6 +12,7 @@ import dev.interlock.file.internal.LibcEvents;
 import dev.interlock.file.internal.LibcFiles;
 import dev.interlock.file.internal.Waker;
 import dev.interlock.internal.LockNames;
+import dev.interlock.internal.Log;
 import dev.interlock.internal.ProcessIdentity;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
@@ -36,8 +37,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.IntToLongFunction;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * {@code flock:/dir}: kernel flock(2) locks on files in one directory, for one host.
@@ -99,7 +98,7 @@ import org.slf4j.LoggerFactory;
  * unless the wall clock is stepped back.
  */
 final class FlockBackend implements LockBackend {
-    private static final Logger log = LoggerFactory.getLogger(FlockBackend.class);
+    private static final Log log = Log.of(FlockBackend.class);
     static final String GATES = ".gates";
     private static final byte[] GATES_BYTES = LibcFiles.cstring(GATES);
     private static final byte[] DOT = LibcFiles.cstring(".");

@@ -1,5 +1,6 @@
 package dev.interlock.file.internal;
 
+import dev.interlock.internal.Log;
 import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.spi.AbstractInterruptibleChannel;
@@ -11,8 +12,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Internal API of Interlock (not for applications; may change in any release): the one inotify
@@ -58,7 +57,7 @@ import org.slf4j.LoggerFactory;
  * that keeps the file open).
  */
 public final class InotifyWatcher {
-    private static final Logger log = LoggerFactory.getLogger(InotifyWatcher.class);
+    private static final Log log = Log.of(InotifyWatcher.class);
     private static final InotifyWatcher PROCESS = new InotifyWatcher();
     /** Room for 512 events without names, or about 30 with the longest names. */
     private static final int BUFFER = 8192;

@@ -1,13 +1,12 @@
 package dev.interlock.file.internal;
 
+import dev.interlock.internal.Log;
 import java.io.IOException;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.spi.AbstractInterruptibleChannel;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Internal API of Interlock (not for applications; may change in any release): a blocking
@@ -34,7 +33,7 @@ import org.slf4j.LoggerFactory;
  * and when a timer cannot be created, callers wait through inotify.
  */
 public final class KernelWait {
-    private static final Logger log = LoggerFactory.getLogger(KernelWait.class);
+    private static final Log log = Log.of(KernelWait.class);
 
     /** The signal the JDK interrupts blocking I/O with: SIGRTMAX-2 (64 - 2 on Linux with glibc and musl). */
     static final int SIGNAL = 62;
