@@ -147,6 +147,33 @@ class LauncherTest {
         assertThat(launch("--version")).isEqualTo("java " + jdk17);
     }
 
+    /**
+     * The jar on the class path with the main class named (no -jar, whose reading of the jar costs
+     * every start), and on JDK 22+ the manifest's Enable-Native-Access as an option; a java whose
+     * release the launcher cannot tell gets -jar, which reads the manifest itself.
+     */
+    @Test
+    void classPathAndMainClass_withNativeAccessFrom22_orJarWhereTheReleaseIsUnknown() throws Exception {
+        env.put("INTERLOCK_NO_TRAIN", "1");
+        String jar = install.resolve("lib/interlock.jar").toString();
+        Path jdk17 = jdk("jdk-17", "17.0.15");
+        env.put("INTERLOCK_JAVA", jdk17.toString());
+        launch("run", "x", "--", "on17");
+        assertThat(runCall(" on17")).endsWith(" -cp " + jar + " dev.interlock.cli.Main run x -- on17")
+                .doesNotContain("--enable-native-access").doesNotContain("-jar");
+
+        Path jdk25 = jdk("jdk-25", "25.0.3");
+        env.put("INTERLOCK_JAVA", jdk25.toString());
+        launch("run", "x", "--", "on25");
+        assertThat(runCall(" on25")).endsWith(" --enable-native-access=ALL-UNNAMED -cp " + jar + " dev.interlock.cli.Main run x -- on25");
+
+        Path unknown = Files.createDirectories(tmp.resolve("unknown/bin"));
+        Files.copy(jdk25.resolve("bin/java"), unknown.resolve("java"));
+        env.put("INTERLOCK_JAVA", unknown.resolve("java").toString());
+        launch("run", "x", "--", "unknown");
+        assertThat(runCall(" unknown")).endsWith(" -jar " + jar + " run x -- unknown").doesNotContain(" -cp ");
+    }
+
     @Test
     void javaThroughALink_isKnownByTheJdkItIsIn() throws Exception {
         Path jdk25 = jdk(tmp.resolve("real/jdk-25"), "25.0.3");
