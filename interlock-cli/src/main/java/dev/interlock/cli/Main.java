@@ -25,6 +25,7 @@ public final class Main {
                 startDaemon(new WarmProcLocks(), "interlock-proc-locks");
             }
             startDaemon(new PrepareNatives(), "interlock-natives");
+            openClassPathForJna();
         }
         List<byte[]> raw = RawArgs.read(args);
         String[] decoded = RawArgs.decodeUtf8(args, raw);
@@ -86,6 +87,22 @@ public final class Main {
         @Override
         public void run() {
             dev.interlock.file.internal.LibcFiles.prepare();
+        }
+    }
+
+    /**
+     * The part of the natives thread's work the main thread can do first, while that thread is
+     * busy with the JDK's method-handle set-up: JNA's start makes java.util.logging start, which
+     * looks for a {@code System.LoggerFinder} service, and that lookup is what first opens the jar
+     * on the class path (the start-up archive holds the classes) and the JDK's module image, ~5 ms
+     * on JDK 17 on the path every command waits for. Done here, the same lookup on that thread
+     * finds both open; the main thread, which would otherwise wait for JNA, parses afterwards.
+     */
+    private static void openClassPathForJna() {
+        try {
+            ClassLoader.getSystemClassLoader().getResources("META-INF/services/java.lang.System$LoggerFinder").hasMoreElements();
+        } catch (java.io.IOException | RuntimeException e) {
+            // only a head start: the natives thread does the same lookup and reports what fails
         }
     }
 
