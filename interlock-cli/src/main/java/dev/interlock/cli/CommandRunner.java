@@ -8,8 +8,8 @@ import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.List;
 import java.util.OptionalInt;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.FutureTask;
 import sun.misc.Signal;
 
 /**
@@ -115,8 +115,10 @@ final class CommandRunner implements AutoCloseable {
                 }
             });
         }
-        CompletableFuture<Integer> status = new CompletableFuture<>();
-        Thread reaper = new Thread(() -> reap(pid, group, status), "interlock-reaper");
+        // A FutureTask, not a CompletableFuture: that one sets up the fork-join pool's statics when it
+        // loads (a millisecond of a short command's start).
+        FutureTask<Integer> status = new FutureTask<>(() -> reap(pid, group));
+        Thread reaper = new Thread(status, "interlock-reaper");
         reaper.setDaemon(true);
         reaper.start();
         waiter = Thread.currentThread();
@@ -230,7 +232,7 @@ final class CommandRunner implements AutoCloseable {
         terminate(group);
     }
 
-    private static int awaitUninterruptibly(CompletableFuture<Integer> f) {
+    private static int awaitUninterruptibly(FutureTask<Integer> f) {
         boolean interrupted = false;
         try {
             while (true) {
@@ -249,7 +251,8 @@ final class CommandRunner implements AutoCloseable {
         }
     }
 
-    private void reap(int pid, int group, CompletableFuture<Integer> status) {
+    /** Waits for the command to end (not to stop): its status, as waitpid gives it. */
+    private int reap(int pid, int group) {
         int[] st = new int[1];
         while (true) {
             int r = LibcProcesses.waitpid(pid, st, interactive ? LibcProcesses.WUNTRACED : 0);
@@ -258,8 +261,7 @@ final class CommandRunner implements AutoCloseable {
                 if (errno == Errno.EINTR) {
                     continue;
                 }
-                status.completeExceptionally(new IllegalStateException("waitpid(" + pid + ") failed: " + Errno.describe(errno)));
-                return;
+                throw new IllegalStateException("waitpid(" + pid + ") failed: " + Errno.describe(errno));
             }
             if (ExitCodes.stopped(st[0])) {
                 if (interactive) {
@@ -271,8 +273,7 @@ final class CommandRunner implements AutoCloseable {
                 }
                 continue;
             }
-            status.complete(st[0]);
-            return;
+            return st[0];
         }
     }
 

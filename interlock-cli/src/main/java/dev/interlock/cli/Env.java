@@ -34,18 +34,29 @@ record Env(Map<String, String> vars, Path home, long uid, Path tmpRoot) {
 
     /** The real uid, from /proc/self/status (no native call needed). */
     static long currentUid() {
+        String uid = statusField("Uid");
+        return uid == null ? -1 : firstNumber(uid, 0);
+    }
+
+    /**
+     * The value of the {@code name:} line of /proc/self/status (after the colon, untrimmed), or
+     * null where there is none (not Linux). Through java.io: java.nio's file channels would load
+     * and set up their native library, a millisecond of a short command's start.
+     */
+    static String statusField(String name) {
         try (java.io.FileInputStream in = new java.io.FileInputStream("/proc/self/status")) {
             String text = new String(in.readAllBytes(), StandardCharsets.ISO_8859_1);
-            int at = text.startsWith("Uid:") ? 0 : text.indexOf("\nUid:");
+            String key = name + ":";
+            int at = text.startsWith(key) ? 0 : text.indexOf("\n" + key);
             if (at >= 0) {
-                int from = at == 0 ? 0 : at + 1;
+                int from = (at == 0 ? 0 : at + 1) + key.length();
                 int end = text.indexOf('\n', from);
-                return firstNumber(text.substring(from, end < 0 ? text.length() : end), 4);
+                return text.substring(from, end < 0 ? text.length() : end);
             }
         } catch (IOException | RuntimeException e) {
-            // not Linux: fall through
+            // not Linux: none
         }
-        return -1;
+        return null;
     }
 
     /**

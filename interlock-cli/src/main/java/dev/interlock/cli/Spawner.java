@@ -6,10 +6,6 @@ import com.sun.jna.Pointer;
 import dev.interlock.file.internal.Errno;
 import dev.interlock.file.internal.LibcProcesses;
 import dev.interlock.internal.Log;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -53,16 +49,12 @@ final class Spawner {
      * from a shell or from flock(1); every other signal is reset to its default action.
      */
     static long ignoredAtStart() {
+        String mask = Env.statusField("SigIgn");
         try {
-            for (String line : Files.readAllLines(Path.of("/proc/self/status"), StandardCharsets.US_ASCII)) {
-                if (line.startsWith("SigIgn:")) {
-                    return Long.parseUnsignedLong(line.substring(7).trim(), 16);
-                }
-            }
-        } catch (IOException | RuntimeException e) {
-            // not Linux: reset everything
+            return mask == null ? 0 : Long.parseUnsignedLong(mask.trim(), 16);
+        } catch (NumberFormatException e) {
+            return 0; // not as Linux writes it: reset everything
         }
-        return 0;
     }
 
     /**

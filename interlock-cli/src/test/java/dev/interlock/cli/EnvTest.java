@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import org.junit.jupiter.api.Test;
 
-/** The uid read from /proc/self/status without a regular expression. */
+/** The fields read from /proc/self/status without a regular expression. */
 class EnvTest {
     @Test
     void theFirstNumberAfterTheLabel_isTheRealUid() {
@@ -18,5 +18,13 @@ class EnvTest {
         Process p = new ProcessBuilder("id", "-u").start();
         long expected = Long.parseLong(new String(p.getInputStream().readAllBytes()).trim());
         assertThat(Env.currentUid()).isEqualTo(expected);
+    }
+
+    @Test
+    void aStatusField_isTheTextAfterItsLabel_andAMissingOneIsNull() {
+        assertThat(Env.statusField("SigIgn")).matches("\\s*[0-9a-f]{16}");
+        assertThat(Env.statusField("Uid")).startsWith("\t").contains(Long.toString(Env.currentUid()));
+        assertThat(Env.statusField("Pid")).isEqualTo("\t" + ProcessHandle.current().pid());
+        assertThat(Env.statusField("NoSuchField")).isNull();
     }
 }
