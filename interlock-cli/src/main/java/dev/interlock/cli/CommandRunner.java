@@ -8,9 +8,12 @@ import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.List;
 import java.util.OptionalInt;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.FutureTask;
+import java.util.function.Consumer;
 import sun.misc.Signal;
+import sun.misc.SignalHandler;
 
 /**
  * Runs the command of {@code interlock run} while the lock is held, and watches over it.
@@ -33,7 +36,7 @@ import sun.misc.Signal;
  *       without it.</li>
  * </ol>
  */
-final class CommandRunner implements AutoCloseable {
+final class CommandRunner implements AutoCloseable, Consumer<LockLostException> {
     private static final Log log = Log.of(CommandRunner.class);
     static final String[] FORWARDED = {"INT", "TERM", "HUP"};
 
@@ -116,8 +119,15 @@ final class CommandRunner implements AutoCloseable {
             });
         }
         // A FutureTask, not a CompletableFuture: that one sets up the fork-join pool's statics when it
-        // loads (a millisecond of a short command's start).
-        FutureTask<Integer> status = new FutureTask<>(() -> reap(pid, group));
+        // loads (a millisecond of a short command's start). Here and below, classes rather than
+        // lambdas on the path of every run: on JDK 17 each lambda's first call links it through
+        // java.lang.invoke (~0.3 ms apiece, a tenth of the main thread's CPU in all).
+        FutureTask<Integer> status = new FutureTask<>(new Callable<Integer>() {
+            @Override
+            public Integer call() {
+                return reap(pid, group);
+            }
+        });
         Thread reaper = new Thread(status, "interlock-reaper");
         reaper.setDaemon(true);
         reaper.start();
@@ -279,27 +289,34 @@ final class CommandRunner implements AutoCloseable {
 
     private void forward(String name) {
         try {
-            Signal.handle(new Signal(name), s -> {
-                int g;
-                synchronized (this) {
-                    g = pgid;
-                    if (g <= 0) {
-                        pendingSignal = s.getNumber();
-                    }
-                }
-                if (!exited && g > 0) {
-                    log.debug("forwarding SIG{} to process group {}", name, g);
-                    LibcProcesses.kill(-g, s.getNumber());
-                } else if (exited) {
-                    signalAfterExit = s.getNumber();
-                    Thread w = waiter;
-                    if (w != null) {
-                        w.interrupt();
-                    }
+            Signal.handle(new Signal(name), new SignalHandler() {
+                @Override
+                public void handle(Signal s) {
+                    forwarded(name, s);
                 }
             });
         } catch (IllegalArgumentException e) {
             log.debug("cannot handle SIG{}: {}", name, e.getMessage()); // ignored at start (nohup): stays ignored
+        }
+    }
+
+    private void forwarded(String name, Signal s) {
+        int g;
+        synchronized (this) {
+            g = pgid;
+            if (g <= 0) {
+                pendingSignal = s.getNumber();
+            }
+        }
+        if (!exited && g > 0) {
+            log.debug("forwarding SIG{} to process group {}", name, g);
+            LibcProcesses.kill(-g, s.getNumber());
+        } else if (exited) {
+            signalAfterExit = s.getNumber();
+            Thread w = waiter;
+            if (w != null) {
+                w.interrupt();
+            }
         }
     }
 
@@ -309,6 +326,12 @@ final class CommandRunner implements AutoCloseable {
     }
 
     /** The lease listener: stop the command because the lock is gone. */
+    @Override
+    public void accept(LockLostException e) {
+        lost(e);
+    }
+
+    /** Stops the command because the lock is gone. */
     void lost(LockLostException e) {
         int g;
         synchronized (this) {

@@ -166,7 +166,7 @@ final class RunCommand implements Callable<Integer> {
                         Leases.onBehalfOf(request, sentinel.pid(), sentinel.startTicks());
                     }
                 }
-                request.onLost(runner::lost);
+                request.onLost(runner); // not runner::lost: a class, not a lambda to link (CommandRunner)
                 Lease held;
                 try {
                     held = request.acquire(Duration.ZERO);

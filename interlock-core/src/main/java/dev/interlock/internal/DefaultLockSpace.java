@@ -138,13 +138,28 @@ public final class DefaultLockSpace implements LockSpace {
         return backend.breakLock(n, java.util.Objects.requireNonNull(ownerId, "ownerId"));
     }
 
-    private Thread newThread(Runnable r, String name) {
-        if (threadFactory != null) {
-            return threadFactory.newThread(r);
+    /**
+     * The threads of this space: the given factory's, else daemon threads named {@code name}.
+     * A class rather than lambdas (here and at the other few spots a command-line {@code run}
+     * passes through): on JDK 17, without an AOT cache, each lambda is linked through
+     * java.lang.invoke at its first use, about a tenth of the command's main-thread CPU in all.
+     */
+    private final class Threads implements ThreadFactory {
+        private final String name;
+
+        Threads(String name) {
+            this.name = name;
         }
-        Thread t = new Thread(r, name);
-        t.setDaemon(true);
-        return t;
+
+        @Override
+        public Thread newThread(Runnable r) {
+            if (threadFactory != null) {
+                return threadFactory.newThread(r);
+            }
+            Thread t = new Thread(r, name);
+            t.setDaemon(true);
+            return t;
+        }
     }
 
     ScheduledExecutorService scheduler() {
@@ -157,7 +172,7 @@ public final class DefaultLockSpace implements LockSpace {
                 s = ownScheduler;
                 if (s == null) {
                     // Paced: scheduling a lease's renewal and loss check wakes no thread (PacedTimer).
-                    s = ownScheduler = PacedTimer.create(r -> newThread(r, "interlock-timer"));
+                    s = ownScheduler = PacedTimer.create(new Threads("interlock-timer"));
                 }
             }
         }
@@ -199,7 +214,7 @@ public final class DefaultLockSpace implements LockSpace {
     /** Up to {@code threads} threads, started on demand and ended after 30s idle; an unbounded queue. */
     private ThreadPoolExecutor pool(int threads, String name) {
         ThreadPoolExecutor e = new ThreadPoolExecutor(threads, threads, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
-                r -> newThread(r, name));
+                new Threads(name));
         e.allowCoreThreadTimeOut(true);
         return e;
     }
@@ -240,7 +255,12 @@ public final class DefaultLockSpace implements LockSpace {
         }
         long period = KERNEL_LOCK_CHECK.toNanos();
         try {
-            scheduler().scheduleWithFixedDelay(this::sweep, period, period, TimeUnit.NANOSECONDS);
+            scheduler().scheduleWithFixedDelay(new Runnable() {
+                @Override
+                public void run() {
+                    sweep();
+                }
+            }, period, period, TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException e) {
             // closing
         }

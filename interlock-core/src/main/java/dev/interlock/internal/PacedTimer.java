@@ -22,11 +22,17 @@ public final class PacedTimer {
 
     private PacedTimer() {}
 
+    /** The pacing task: nothing to do. A class, not a lambda (linking one costs a command-line start on JDK 17). */
+    private static final class Pace implements Runnable {
+        @Override
+        public void run() {}
+    }
+
     /** A started one-thread timer with its pacing task; its thread comes from {@code threads}. */
     public static ScheduledThreadPoolExecutor create(ThreadFactory threads) {
         ScheduledThreadPoolExecutor e = new ScheduledThreadPoolExecutor(1, threads);
         e.setRemoveOnCancelPolicy(true);
-        e.scheduleWithFixedDelay(() -> { }, PACE_MS, PACE_MS, TimeUnit.MILLISECONDS);
+        e.scheduleWithFixedDelay(new Pace(), PACE_MS, PACE_MS, TimeUnit.MILLISECONDS);
         return e;
     }
 }

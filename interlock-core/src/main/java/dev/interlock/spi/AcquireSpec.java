@@ -10,7 +10,11 @@ import java.util.Objects;
  * Immutable; fields added in later versions come with defaults, so backends keep compiling.
  */
 public final class AcquireSpec {
-    private static final LossChannel NOWHERE = (reason, cause) -> { };
+    /** A class, not a lambda: linking one costs a command-line start on JDK 17 (docs/benchmarks.md). */
+    private static final LossChannel NOWHERE = new LossChannel() {
+        @Override
+        public void lost(String reason, Throwable cause) {}
+    };
 
     private final String name;
     private final Mode mode;

@@ -155,7 +155,12 @@ final class FlockBackend implements LockBackend {
     }
 
     static FlockBackend open(BackendConfig config) {
-        return open(config, LibcFiles::fileSystemType);
+        return open(config, new IntToLongFunction() { // a class, not a lambda: see DefaultLockSpace.Threads
+            @Override
+            public long applyAsLong(int fd) {
+                return LibcFiles.fileSystemType(fd);
+            }
+        });
     }
 
     /**
@@ -512,7 +517,13 @@ final class FlockBackend implements LockBackend {
     long clockToken() {
         Instant now = clock.instant();
         long micros = now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
-        return lastTimeToken.accumulateAndGet(micros, (prev, clockNow) -> Math.max(prev + 1, clockNow));
+        while (true) { // accumulateAndGet without a lambda to link at every command's start
+            long prev = lastTimeToken.get();
+            long next = Math.max(prev + 1, micros);
+            if (lastTimeToken.compareAndSet(prev, next)) {
+                return next;
+            }
+        }
     }
 
     /** Reads the start of a lock file (all of it up to 64 KiB); lenOut[0] is the length, or -1 on error. */
