@@ -9,7 +9,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import picocli.CommandLine;
 
 /**
  * The command lines scripts run in loops ({@code run}, {@code status}, {@code --version}), parsed
@@ -302,8 +301,49 @@ final class FastPath {
      * True if picocli would print help in colour (to a terminal, unless NO_COLOR and the like
      * say otherwise): the rendered texts have none, so picocli prints that help itself.
      */
-    private static boolean colours() {
-        return CommandLine.Help.Ansi.AUTO.enabled();
+    static boolean colours() {
+        return colours(System.getProperty("picocli.ansi"), System.getenv(), new Terminal());
+    }
+
+    /**
+     * picocli's rule ({@code CommandLine.Help.Ansi.AUTO.enabled()} on a system that is not
+     * Windows), given the {@code picocli.ansi} property, the environment and whether standard input
+     * and output are a terminal (asked last, only if the rest does not decide). Not asked of
+     * picocli itself: its classes are Java 5 bytecode, which no start-up archive can hold, and its
+     * check loads some thirty of them (~8 ms of a {@code --help} on JDK 25). FastPathTest holds
+     * this to picocli's answer under each variable it reads.
+     */
+    static boolean colours(String ansi, java.util.Map<String, String> env, java.util.function.BooleanSupplier terminal) {
+        if (ansi == null || ansi.equalsIgnoreCase("AUTO")) {
+            if (env.get("NO_COLOR") != null) {
+                return false;
+            }
+            String force = env.get("CLICOLOR_FORCE");
+            if (force != null && !force.equals("0")) {
+                return true;
+            }
+            if ("0".equals(env.get("CLICOLOR")) || "OFF".equals(env.get("ConEmuANSI"))) {
+                return false;
+            }
+            return terminal.getAsBoolean();
+        }
+        return ansi.equalsIgnoreCase("TTY") ? terminal.getAsBoolean() : Boolean.parseBoolean(ansi);
+    }
+
+    /** Whether standard input and output are a terminal, as picocli tells (System.console()). */
+    static final class Terminal implements java.util.function.BooleanSupplier {
+        @Override
+        public boolean getAsBoolean() {
+            java.io.Console console = System.console();
+            if (console == null) {
+                return false;
+            }
+            try { // JDK 22+: a console even where the streams are redirected; isTerminal says which
+                return (Boolean) java.io.Console.class.getMethod("isTerminal").invoke(console);
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                return true; // before JDK 22, a console is a terminal
+            }
+        }
     }
 
     private static Duration duration(String value) {

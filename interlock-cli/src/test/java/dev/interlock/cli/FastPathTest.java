@@ -209,6 +209,75 @@ class FastPathTest {
         }
     }
 
+    /** The help's colour rule, against made-up environments and both answers of the terminal. */
+    @Test
+    void colours_followPicoclisRule() {
+        java.util.function.BooleanSupplier tty = () -> true;
+        java.util.function.BooleanSupplier pipe = () -> false;
+        assertThat(FastPath.colours(null, Map.of(), tty)).isTrue();
+        assertThat(FastPath.colours(null, Map.of(), pipe)).isFalse();
+        assertThat(FastPath.colours("auto", Map.of("NO_COLOR", ""), tty)).isFalse();
+        assertThat(FastPath.colours(null, Map.of("NO_COLOR", "1", "CLICOLOR_FORCE", "1"), tty)).isFalse();
+        assertThat(FastPath.colours(null, Map.of("CLICOLOR_FORCE", "1"), pipe)).isTrue();
+        assertThat(FastPath.colours(null, Map.of("CLICOLOR_FORCE", "0"), pipe)).isFalse();
+        assertThat(FastPath.colours(null, Map.of("CLICOLOR", "0"), tty)).isFalse();
+        assertThat(FastPath.colours(null, Map.of("ConEmuANSI", "OFF"), tty)).isFalse();
+        assertThat(FastPath.colours("tty", Map.of("CLICOLOR_FORCE", "1"), pipe)).isFalse();
+        assertThat(FastPath.colours("TTY", Map.of(), tty)).isTrue();
+        assertThat(FastPath.colours("true", Map.of("NO_COLOR", "1"), pipe)).isTrue();
+        assertThat(FastPath.colours("false", Map.of("CLICOLOR_FORCE", "1"), tty)).isFalse();
+    }
+
+    /**
+     * The same rule in real processes, each answering with the tool's rule and picocli's own
+     * check: every variable and property picocli reads, output to a pipe, and (through
+     * util-linux's {@code script}, where present) to a terminal.
+     */
+    @Test
+    void colours_agreeWithPicocli_inRealProcesses() throws Exception {
+        List<Map<String, String>> envs = List.of(Map.of(), Map.of("NO_COLOR", "1"), Map.of("CLICOLOR_FORCE", "1"),
+                Map.of("CLICOLOR_FORCE", "0"), Map.of("CLICOLOR", "0"), Map.of("ConEmuANSI", "OFF"),
+                Map.of("NO_COLOR", "1", "CLICOLOR_FORCE", "1"));
+        List<List<String>> props = List.of(List.of(), List.of("-Dpicocli.ansi=true"), List.of("-Dpicocli.ansi=false"),
+                List.of("-Dpicocli.ansi=tty"), List.of("-Dpicocli.ansi=AUTO"));
+        boolean script = new java.io.File("/usr/bin/script").canExecute();
+        int checked = 0;
+        for (Map<String, String> env : envs) {
+            for (List<String> jvm : props) {
+                for (boolean terminal : script ? new boolean[] {false, true} : new boolean[] {false}) {
+                    if (terminal && !jvm.isEmpty() && !env.isEmpty()) {
+                        continue; // the terminal matters where nothing else decides
+                    }
+                    ProcessBuilder pb = dev.interlock.testkit.ChildJvm.builder(ColoursProbe.class, jvm);
+                    for (String v : List.of("NO_COLOR", "CLICOLOR_FORCE", "CLICOLOR", "ConEmuANSI")) {
+                        pb.environment().remove(v);
+                    }
+                    pb.environment().putAll(env);
+                    if (terminal) {
+                        pb.command(List.of("/usr/bin/script", "-qec", shellQuoted(pb.command()), "/dev/null"));
+                    }
+                    pb.redirectErrorStream(true);
+                    Process p = pb.start();
+                    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+                    assertThat(p.waitFor()).as(out).isZero();
+                    String[] answers = out.lines().reduce((a, b) -> b).orElse("").trim().split(" ");
+                    assertThat(answers).as("env %s, %s, terminal %s: %s", env, jvm, terminal, out).hasSize(2);
+                    assertThat(answers[0]).as("env %s, %s, terminal %s", env, jvm, terminal).isEqualTo(answers[1]);
+                    checked++;
+                }
+            }
+        }
+        assertThat(checked).isGreaterThanOrEqualTo(envs.size() * props.size());
+    }
+
+    private static String shellQuoted(List<String> words) {
+        StringBuilder b = new StringBuilder();
+        for (String w : words) {
+            b.append(b.length() == 0 ? "" : " ").append('\'').append(w.replace("'", "'\\''")).append('\'');
+        }
+        return b.toString();
+    }
+
     /** The launcher's training run also loads what {@code status} loads, for the start-up archive. */
     @Test
     void trainingRun_alsoLoadsStatus() throws Exception {
