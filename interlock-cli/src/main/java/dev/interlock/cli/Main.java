@@ -21,10 +21,10 @@ public final class Main {
         if (args.length > 0 && !args[0].startsWith("-") && !args[0].equals("help")) {
             // A command (not help or the version, which call no C): load the native path meanwhile,
             // and for the commands that read /proc/locks (flock:), keep its reads cheap.
+            startDaemon(new PrepareNatives(), "interlock-natives");
             if ((args[0].equals("status") || args[0].equals("list")) && namesFlock(args)) {
                 startDaemon(new WarmProcLocks(), "interlock-proc-locks");
             }
-            startDaemon(new PrepareNatives(), "interlock-natives");
             openClassPathForJna();
         }
         List<byte[]> raw = RawArgs.read(args);
@@ -169,6 +169,9 @@ public final class Main {
             return;
         }
         PrintWriter discard = new PrintWriter(java.io.Writer.nullWriter());
+        // The thread status starts in main() (not started here): a class missing from the archive
+        // is read from the jar, which then opens on the main thread before anything else.
+        new WarmProcLocks();
         FastPath.execute(env, null, new String[] {"status", "--backend", run.backend.uri, run.name}, discard, discard);
         FastPath.execute(env, null, new String[] {"--help"}, discard, discard);
     }

@@ -278,7 +278,10 @@ class FastPathTest {
         return b.toString();
     }
 
-    /** The launcher's training run also loads what {@code status} loads, for the start-up archive. */
+    /**
+     * The launcher's training run also loads what {@code status} and {@code --help} load, for the
+     * start-up archive: a class missing from it is read from the jar, which opens the jar first.
+     */
     @Test
     void trainingRun_alsoLoadsStatus() throws Exception {
         Path locks = Files.createDirectories(tmp.resolve("locks"));
@@ -288,7 +291,8 @@ class FastPathTest {
             assertThat(p.exitCode()).as(p.err()).isEqualTo(0);
             assertThat(p.out()).isEmpty();
         }
-        assertThat(Files.readString(log, StandardCharsets.UTF_8)).contains("dev.interlock.cli.LockTable ");
+        assertThat(Files.readString(log, StandardCharsets.UTF_8)).contains("dev.interlock.cli.LockTable ")
+                .contains("dev.interlock.cli.Main$WarmProcLocks ").contains("dev.interlock.cli.HelpTexts ");
     }
 
     private static String withoutTimes(String s) {
