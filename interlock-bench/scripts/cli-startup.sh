@@ -76,8 +76,8 @@ for jdk in "${jdks[@]}"; do
     rel=$(release "$jdk")
     extra=()
     [ "$rel" -ge 22 ] && extra=(--enable-native-access=ALL-UNNAMED)
-    a=$(archive "hello$rel" "$java" "$rel" -jar "$work/hello.jar")
-    hello="$java ${flags[*]} $a -jar $work/hello.jar"
+    a=$(archive "hello$rel" "$java" "$rel" -cp "$work/hello.jar" Hello)
+    hello="$java ${flags[*]} $a -cp $work/hello.jar Hello"
     args+=(-n "hello $rel" "$hello")
     rss_lines+=("hello $rel|$hello")
     for j in "${jars[@]}"; do
@@ -87,9 +87,13 @@ for jdk in "${jdks[@]}"; do
         cp "${j#*=}" "$work/$tag$rel.jar"
         opts=()
         [ "$tag" = old ] && [ -n "${BASELINE_OPTS:-}" ] && read -r -a opts <<< "$BASELINE_OPTS"
+        # As bin/interlock starts it: the jar on the class path and the main class named (the
+        # baseline jar with -jar, as the launcher did before).
+        launch=(-cp "$work/$tag$rel.jar" dev.interlock.cli.Main)
+        [ "$tag" = old ] && launch=(-jar "$work/$tag$rel.jar")
         a=$(archive "$tag$rel" "$java" "$rel" "${extra[@]}" ${opts[@]+"${opts[@]}"} "-Djna.boot.library.path=$native" \
-            -Dinterlock.cli.training=true -jar "$work/$tag$rel.jar" run --backend "flock:$work/train" t -- true)
-        base="$java ${flags[*]} ${extra[*]} ${opts[*]+${opts[*]}} $a -Djna.boot.library.path=$native -jar $work/$tag$rel.jar"
+            -Dinterlock.cli.training=true "${launch[@]}" run --backend "flock:$work/train" t -- true)
+        base="$java ${flags[*]} ${extra[*]} ${opts[*]+${opts[*]}} $a -Djna.boot.library.path=$native ${launch[*]}"
         args+=(-n "$tag $rel run" "$base run x -- true" -n "$tag $rel status" "$base status x" -n "$tag $rel --help" "$base --help")
         rss_lines+=("$tag $rel run|$base run x -- true")
     done
