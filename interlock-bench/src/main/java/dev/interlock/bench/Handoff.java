@@ -68,6 +68,7 @@ public final class Handoff {
             "raw", "raw flock(2) blocking (flock(1) equivalent)",
             "raw-token", "raw flock(2) blocking + a token read and written",
             "raw-mapped-token", "raw flock(2) blocking + a token in a mapped page",
+            "raw-dir", "raw directory lock: mkdir(2), inotify wait, a token read and written",
             "flock", "interlock flock:",
             "flock-inotify", "interlock flock: (inotify wait, as before KernelWait)",
             "dir", "interlock dir: (inotify wake-up)",
@@ -294,6 +295,7 @@ public final class Handoff {
                 : kind.equals("raw") ? new RawLocker(Path.of(dirOrUrl))
                 : kind.equals("raw-token") ? new RawTokenLocker(Path.of(dirOrUrl))
                 : kind.equals("raw-mapped-token") ? new RawMappedTokenLocker(Path.of(dirOrUrl))
+                : kind.equals("raw-dir") ? new RawDirLocker(Path.of(dirOrUrl))
                 : kind.equals("seed000") ? new Seed000Locker(Path.of(dirOrUrl))
                 : kind.equals("flock-inotify") ? inotifyFlock(dirOrUrl)
                 : kind.equals("dir-fair") ? new InterlockLocker("dir:" + dirOrUrl + "?barge=0")
@@ -394,6 +396,11 @@ public final class Handoff {
         @Override
         public void acquire() {
             raw.acquire();
+            issue();
+        }
+
+        /** Reads the last token from the open lock file and writes the next one. */
+        void issue() {
             long n = LibcFiles.pread(raw.fd, buf, buf.length, 0);
             long last = 0;
             for (int i = 0; i < n; i++) {
@@ -446,6 +453,53 @@ public final class Handoff {
         @Override
         public void release() {
             raw.release();
+        }
+
+        @Override
+        public void close() {}
+    }
+
+    /**
+     * The floor of a fenced directory lock on one host, against which {@code dir:} is measured: the
+     * lock is a directory made with mkdir(2) (atomic, on NFS too) and removed to release; a waiter
+     * sleeps in a blocking read of an inotify descriptor watching the lock directory for removals,
+     * and tries again after each; the holder then reads and writes a 20-digit token in a file kept
+     * open. No holder record, no queue, no stale-lock recovery, no gate: what {@code dir:} adds
+     * on top of it is its own cost.
+     */
+    static final class RawDirLocker implements Locker {
+        static final byte[] LOCK = LibcFiles.cstring("raw-dir.lock");
+        final RawTokenLocker token;
+        final int dirFd;
+        final int inotify;
+        final byte[] events = new byte[4096];
+
+        RawDirLocker(Path dir) {
+            token = new RawTokenLocker(dir);
+            dirFd = LibcFiles.openat(LibcFiles.AT_FDCWD, LibcFiles.path(dir), LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY
+                    | LibcFiles.O_CLOEXEC, 0);
+            inotify = dev.interlock.file.internal.LibcEvents.inotify_init1(dev.interlock.file.internal.LibcEvents.IN_CLOEXEC);
+            if (dirFd < 0 || inotify < 0 || dev.interlock.file.internal.LibcEvents.inotify_add_watch(inotify, LibcFiles.path(dir),
+                    dev.interlock.file.internal.LibcEvents.IN_DELETE) < 0) {
+                throw new IllegalStateException("cannot watch " + dir);
+            }
+            token.raw.fd = LibcFiles.openat(dirFd, LibcFiles.cstring("raw-dir.token"), LibcFiles.O_RDWR | LibcFiles.O_CREAT
+                    | LibcFiles.O_CLOEXEC, 0666);
+        }
+
+        @Override
+        public void acquire() {
+            while (LibcFiles.mkdirat(dirFd, LOCK, 0700) != 0) {
+                if (LibcFiles.read(inotify, events, events.length) < 0) { // asleep until something is removed
+                    throw new IllegalStateException("inotify read failed");
+                }
+            }
+            token.issue();
+        }
+
+        @Override
+        public void release() {
+            LibcFiles.unlinkat(dirFd, LOCK, LibcFiles.AT_REMOVEDIR);
         }
 
         @Override
