@@ -121,7 +121,7 @@ final class CommandRunner implements AutoCloseable, Consumer<LockLostException> 
         // A FutureTask, not a CompletableFuture: that one sets up the fork-join pool's statics when it
         // loads (a millisecond of a short command's start). Here and below, classes rather than
         // lambdas on the path of every run: on JDK 17 each lambda's first call links it through
-        // java.lang.invoke (~0.3 ms apiece, a tenth of the main thread's CPU in all).
+        // java.lang.invoke (with the run's other lambdas, a tenth of the main thread's CPU).
         FutureTask<Integer> status = new FutureTask<>(new Callable<Integer>() {
             @Override
             public Integer call() {

@@ -48,6 +48,19 @@ public final class Log {
         }
     }
 
+    /** As {@link #debug(String, Object...)} without an array (acquire and release log through these). */
+    public void debug(String format, Object arg) {
+        if (!belowWarningsOff) {
+            logger().debug(format, arg);
+        }
+    }
+
+    public void debug(String format, Object arg1, Object arg2) {
+        if (!belowWarningsOff) {
+            logger().debug(format, arg1, arg2);
+        }
+    }
+
     public void info(String format, Object... args) {
         if (!belowWarningsOff) {
             logger().info(format, args);
