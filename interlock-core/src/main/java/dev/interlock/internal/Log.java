@@ -31,7 +31,8 @@ public final class Log {
 
     /**
      * Says that debug and info messages are shown nowhere in this process (the command-line tool
-     * without {@code --verbose}): they are dropped here, and slf4j starts only for a warning.
+     * without {@code --verbose}): from then on, for the life of the process, they are dropped here,
+     * and slf4j starts only for a warning.
      */
     public static void belowWarningsOff() {
         belowWarningsOff = true;
