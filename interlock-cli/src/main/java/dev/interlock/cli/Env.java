@@ -40,23 +40,33 @@ record Env(Map<String, String> vars, Path home, long uid, Path tmpRoot) {
 
     /**
      * The value of the {@code name:} line of /proc/self/status (after the colon, untrimmed), or
-     * null where there is none (not Linux). Through java.io: java.nio's file channels would load
-     * and set up their native library, a millisecond of a short command's start.
+     * null where there is none (not Linux). The file is read once per process (its first use:
+     * the uid, at start), so that a run reads it once for the uid and the signals ignored at start.
      */
     static String statusField(String name) {
-        try (java.io.FileInputStream in = new java.io.FileInputStream("/proc/self/status")) {
-            String text = new String(in.readAllBytes(), StandardCharsets.ISO_8859_1);
-            String key = name + ":";
-            int at = text.startsWith(key) ? 0 : text.indexOf("\n" + key);
-            if (at >= 0) {
-                int from = (at == 0 ? 0 : at + 1) + key.length();
-                int end = text.indexOf('\n', from);
-                return text.substring(from, end < 0 ? text.length() : end);
-            }
-        } catch (IOException | RuntimeException e) {
-            // not Linux: none
+        String text = SelfStatus.TEXT;
+        String key = name + ":";
+        int at = text.startsWith(key) ? 0 : text.indexOf("\n" + key);
+        if (at < 0) {
+            return null;
         }
-        return null;
+        int from = (at == 0 ? 0 : at + 1) + key.length();
+        int end = text.indexOf('\n', from);
+        return text.substring(from, end < 0 ? text.length() : end);
+    }
+
+    /** /proc/self/status as first read, or "" (not Linux). */
+    private static final class SelfStatus {
+        static final String TEXT = read();
+
+        /** Through java.io: java.nio's file channels would load and set up their native library. */
+        private static String read() {
+            try (java.io.FileInputStream in = new java.io.FileInputStream("/proc/self/status")) {
+                return new String(in.readAllBytes(), StandardCharsets.ISO_8859_1);
+            } catch (IOException | RuntimeException e) {
+                return "";
+            }
+        }
     }
 
     /**
