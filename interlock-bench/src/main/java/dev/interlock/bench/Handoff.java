@@ -3,6 +3,7 @@ package dev.interlock.bench;
 import dev.interlock.Interlock;
 import dev.interlock.Lease;
 import dev.interlock.LockSpace;
+import dev.interlock.file.internal.LibcEvents;
 import dev.interlock.file.internal.LibcFiles;
 import java.io.IOException;
 import java.lang.invoke.MethodHandles;
@@ -396,24 +397,25 @@ public final class Handoff {
         @Override
         public void acquire() {
             raw.acquire();
-            issue();
+            token = issue(raw.fd, buf);
         }
 
-        /** Reads the last token from the open lock file and writes the next one. */
-        void issue() {
-            long n = LibcFiles.pread(raw.fd, buf, buf.length, 0);
+        /** Reads the last token from the open file {@code fd} and writes the next one, which it returns. */
+        static long issue(int fd, byte[] buf) {
+            long n = LibcFiles.pread(fd, buf, buf.length, 0);
             long last = 0;
             for (int i = 0; i < n; i++) {
                 last = last * 10 + (buf[i] - '0');
             }
-            token = last + 1;
+            long token = last + 1;
             long v = token;
             for (int i = buf.length - 1; i >= 0; i--, v /= 10) {
                 buf[i] = (byte) ('0' + v % 10);
             }
-            if (LibcFiles.pwrite(raw.fd, buf, buf.length, 0) != buf.length) {
+            if (LibcFiles.pwrite(fd, buf, buf.length, 0) != buf.length) {
                 throw new IllegalStateException("pwrite failed");
             }
+            return token;
         }
 
         @Override
@@ -469,21 +471,21 @@ public final class Handoff {
      */
     static final class RawDirLocker implements Locker {
         static final byte[] LOCK = LibcFiles.cstring("raw-dir.lock");
-        final RawTokenLocker token;
         final int dirFd;
         final int inotify;
+        final int tokenFd;
         final byte[] events = new byte[4096];
+        final byte[] buf = new byte[20];
+        long token;
 
         RawDirLocker(Path dir) {
-            token = new RawTokenLocker(dir);
             dirFd = LibcFiles.openat(LibcFiles.AT_FDCWD, LibcFiles.path(dir), LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY
                     | LibcFiles.O_CLOEXEC, 0);
-            inotify = dev.interlock.file.internal.LibcEvents.inotify_init1(dev.interlock.file.internal.LibcEvents.IN_CLOEXEC);
-            if (dirFd < 0 || inotify < 0 || dev.interlock.file.internal.LibcEvents.inotify_add_watch(inotify, LibcFiles.path(dir),
-                    dev.interlock.file.internal.LibcEvents.IN_DELETE) < 0) {
+            inotify = LibcEvents.inotify_init1(LibcEvents.IN_CLOEXEC);
+            if (dirFd < 0 || inotify < 0 || LibcEvents.inotify_add_watch(inotify, LibcFiles.path(dir), LibcEvents.IN_DELETE) < 0) {
                 throw new IllegalStateException("cannot watch " + dir);
             }
-            token.raw.fd = LibcFiles.openat(dirFd, LibcFiles.cstring("raw-dir.token"), LibcFiles.O_RDWR | LibcFiles.O_CREAT
+            tokenFd = LibcFiles.openat(dirFd, LibcFiles.cstring("raw-dir.token"), LibcFiles.O_RDWR | LibcFiles.O_CREAT
                     | LibcFiles.O_CLOEXEC, 0666);
         }
 
@@ -494,7 +496,7 @@ public final class Handoff {
                     throw new IllegalStateException("inotify read failed");
                 }
             }
-            token.issue();
+            token = RawTokenLocker.issue(tokenFd, buf);
         }
 
         @Override
