@@ -245,6 +245,17 @@ public abstract class LockSpaceContract {
     }
 
     @Test
+    void acquire_withTheInterruptFlagSet_throwsEvenIfTheLockIsFree_andHoldsNothing() {
+        Thread.currentThread().interrupt();
+        try {
+            assertThatThrownBy(() -> locks.acquire("intr-free", Timing.seconds(10))).isInstanceOf(InterruptedException.class);
+        } finally {
+            Thread.interrupted();
+        }
+        assertThat(locks.status("intr-free").isFree()).isTrue();
+    }
+
+    @Test
     void waitingWriter_keepsNewReadersOut() throws Exception {
         Lease reader = locks.tryAcquire("rw", Mode.SHARED).orElseThrow();
         LockSpace writerSpace = other();
@@ -413,6 +424,31 @@ public abstract class LockSpaceContract {
             }
             timer.advance(Duration.ofSeconds(10));
             s.tryAcquire("after").orElseThrow().close();
+        }
+    }
+
+    /**
+     * The lease rule: a lease lost at its loss point tells its holder at once and is never
+     * released to others before its end unless the holder closes it. Fake time for the holder;
+     * the backend and the other space keep real time, so the lease is far from over there.
+     */
+    @Test
+    void fixedLease_lostAtItsLossPoint_staysHeldAgainstOthers_untilItsHolderClosesIt() {
+        assumeTrue(uri() != null, "this test needs uri() to open a space on fake time");
+        FakeTicker ticker = new FakeTicker();
+        ManualScheduler timer = new ManualScheduler(ticker);
+        try (LockSpace s = Interlock.builder(uri()).ticker(ticker).scheduler(timer).executor(timer).open()) {
+            Lease l = s.lock("margin").lease(Duration.ofSeconds(30)).fixedLease().tryAcquire().orElseThrow();
+            assumeTrue(!l.validUntil().equals(Instant.MAX), "locks of this backend do not expire");
+            List<LockLostException> told = new CopyOnWriteArrayList<>();
+            l.onLost(told::add);
+            timer.advance(Duration.ofSeconds(25));
+            assertThat(told).as("told at the loss point, 24s of 30s").hasSize(1);
+            assertThat(l.isValid()).isFalse();
+            assertThat(other().tryAcquire("margin")).as("not released before the end of the lease").isEmpty();
+            l.close();
+            assertThat(told).hasSize(1);
+            other().tryAcquire("margin").orElseThrow().close();
         }
     }
 
