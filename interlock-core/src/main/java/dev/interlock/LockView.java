@@ -182,6 +182,7 @@ public final class LockView implements Lock {
     /** {@link #lockInterruptibly()}, with {@code options} for the acquisition if one is made (see the class comment). */
     public void lockInterruptibly(Consumer<? super LockRequest> options) throws InterruptedException {
         Objects.requireNonNull(options, "options");
+        checkInterrupt();
         if (reenter()) {
             return;
         }
@@ -215,6 +216,7 @@ public final class LockView implements Lock {
     public boolean tryLock(Duration timeout, Consumer<? super LockRequest> options) throws InterruptedException {
         Objects.requireNonNull(timeout, "timeout");
         Objects.requireNonNull(options, "options");
+        checkInterrupt();
         try {
             if (reenter()) {
                 return true;
@@ -227,6 +229,13 @@ public final class LockView implements Lock {
             return true;
         } catch (LockTimeoutException e) {
             return false;
+        }
+    }
+
+    /** As {@link ReentrantLock}: an interruptible lock call on an interrupted thread throws, even a reentry. */
+    private void checkInterrupt() throws InterruptedException {
+        if (Thread.interrupted()) {
+            throw new InterruptedException(space.uri() + " - interrupted before locking " + dev.interlock.internal.LockNames.quote(name));
         }
     }
 
