@@ -452,6 +452,27 @@ public abstract class LockSpaceContract {
         }
     }
 
+    /**
+     * A fixed lease shorter than the 100ms that renewed leases need (ShedLock's short
+     * {@code lockAtMostFor}) is honoured where locks expire, and ignored by kernel locks.
+     */
+    @Test
+    void fixedLeaseOf50ms_isAccepted_andFreesTheLockAfterIt() {
+        Lease l = locks.lock("short").lease(Duration.ofMillis(50)).fixedLease().tryAcquire().orElseThrow();
+        try {
+            assumeTrue(!l.validUntil().equals(Instant.MAX), "locks of this backend do not expire");
+            LockSpace o = other();
+            await().atMost(Timing.seconds(10)).until(() -> {
+                Optional<Lease> next = o.tryAcquire("short");
+                next.ifPresent(Lease::close);
+                return next.isPresent();
+            });
+            assertThat(l.isValid()).isFalse();
+        } finally {
+            l.close();
+        }
+    }
+
     @Test
     void tokens_ofTheSameName_increaseAcrossSpacesAndModes() {
         long last = 0;
