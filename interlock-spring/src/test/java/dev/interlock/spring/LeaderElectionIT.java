@@ -47,8 +47,12 @@ class LeaderElectionIT {
         final List<long[]> events = new CopyOnWriteArrayList<>(); // {kind (1 granted, 0 revoked, 2 ready), nanos}
 
         Node(String uri) throws IOException {
-            process = ChildJvm.builder(LeaderWorker.class, List.of(), uri, "leader", Long.toString(TTL_MS), Long.toString(HEARTBEAT_MS))
-                    .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+            this(uri, "renewed");
+        }
+
+        Node(String uri, String lease) throws IOException {
+            process = ChildJvm.builder(LeaderWorker.class, List.of(), uri, "leader", Long.toString(TTL_MS), Long.toString(HEARTBEAT_MS),
+                    lease).redirectError(ProcessBuilder.Redirect.INHERIT).start();
             Thread reader = new Thread(() -> {
                 try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
                     for (String line; (line = r.readLine()) != null; ) {
@@ -168,6 +172,26 @@ class LeaderElectionIT {
                 assertThat(a.count(1)).as("the old leader is not elected again while the other lives").isEqualTo(2);
                 assertThat(ms(failover)).as("a killed leader is replaced within its time to live and a heartbeat")
                         .isLessThanOrEqualTo(TTL_MS + HEARTBEAT_MS + SLACK_MS);
+            }
+        }
+    }
+
+    /**
+     * Without background renewal (Spring's JDBC way) the heartbeat is what keeps the lease: a
+     * healthy leader stays the only leader for many times its time to live.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"postgres", "redis"})
+    void withoutBackgroundRenewal_theHeartbeatKeepsTheOneLeader(String backend) throws Exception {
+        String uri = backend.equals("postgres") ? TestServers.postgresUri() : TestServers.redisUri();
+        try (Node a = new Node(uri, "fixed")) {
+            await().atMost(Timing.seconds(60)).until(a::leader);
+            try (Node b = new Node(uri, "fixed")) {
+                await().atMost(Timing.seconds(60)).until(() -> b.count(2) == 1);
+                await().during(Duration.ofMillis(TTL_MS * 3)).atMost(Duration.ofMillis(TTL_MS * 4))
+                        .until(() -> a.leader() && !b.leader());
+                assertThat(a.count(0)).as("never stepped down").isZero();
+                assertThat(b.count(1)).as("never elected").isZero();
             }
         }
     }

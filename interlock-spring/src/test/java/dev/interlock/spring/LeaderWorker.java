@@ -14,7 +14,8 @@ import org.springframework.integration.support.leader.LockRegistryLeaderInitiato
  * then {@code granted NANOS} and {@code revoked NANOS} (this host's monotonic clock, which every
  * process of the host shares) as leadership comes and goes; stops when its standard input closes.
  *
- * <p>Arguments: {@code URI ROLE TTL_MS HEARTBEAT_MS}.
+ * <p>Arguments: {@code URI ROLE TTL_MS HEARTBEAT_MS [fixed]}; {@code fixed} turns the background
+ * renewal off ({@link InterlockLockRegistry#setRenewInBackground(boolean)}), Spring's JDBC way.
  */
 public final class LeaderWorker {
     private LeaderWorker() {}
@@ -28,6 +29,7 @@ public final class LeaderWorker {
         try (LockSpace space = Interlock.open(uri)) {
             InterlockLockRegistry registry = new InterlockLockRegistry(space);
             registry.setDefaultTtl(ttl);
+            registry.setRenewInBackground(!(args.length > 4 && args[4].equals("fixed")));
             LockRegistryLeaderInitiator initiator = new LockRegistryLeaderInitiator(registry, new Candidate() {
                 @Override
                 public String getRole() {
