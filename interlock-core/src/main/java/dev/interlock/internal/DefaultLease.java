@@ -81,6 +81,8 @@ final class DefaultLease implements Lease {
     private volatile ScheduledFuture<?> lossTask;
     /** The release at the deadline of a lease lost at its loss point; null until then. */
     private volatile ScheduledFuture<?> endTask;
+    /** close() was called on the lost lease: its holder has stopped. */
+    private volatile boolean holderClosed;
     /** The grant was released (or given up to its expiry) after a loss: a loss is released once. */
     private final AtomicBoolean releasedAfterLoss = new AtomicBoolean();
     /** Ticker time of the grant: the start of the hold time of metrics. */
@@ -415,6 +417,9 @@ final class DefaultLease implements Lease {
     private void releaseAtTheEnd() {
         long wait = deadline - space.ticker.read();
         endTask = space.schedule(this::endDue, Math.max(wait, MIN_STEP));
+        if (holderClosed) {
+            space.execute(this::closeLost); // the holder closed it meanwhile; never a backend call on the timer
+        }
     }
 
     private void endDue() {
@@ -701,6 +706,7 @@ final class DefaultLease implements Lease {
      * and best effort, like every release after a loss; later calls do nothing.
      */
     private void closeLost() {
+        holderClosed = true;
         ScheduledFuture<?> end = endTask;
         if (end == null || releasedAfterLoss.get()) {
             return; // released at the loss already, or being released
