@@ -84,7 +84,9 @@ public interface Lease extends AutoCloseable {
 
     /**
      * Registers a listener told once, on a background thread, when this lease is lost (not when it
-     * is closed). If the lease is already lost, the listener runs at once on the calling thread.
+     * is closed; but a lease lost before it was closed is told so, on the closing thread if no
+     * background thread has told it yet). If the lease is already lost, the listener runs at once
+     * on the calling thread.
      *
      * @return this lease
      */
