@@ -93,6 +93,15 @@ public abstract class LockSpaceContract {
         return false;
     }
 
+    /**
+     * A space on this test's namespace on {@code ticker}, whose time passes only when {@code timer}
+     * advances it (the timer also runs the space's backend calls); skips the test without {@link #uri()}.
+     */
+    private LockSpace openOnFakeTime(FakeTicker ticker, ManualScheduler timer) {
+        assumeTrue(uri() != null, "this test needs uri() to open a space on fake time");
+        return Interlock.builder(uri()).ticker(ticker).scheduler(timer).executor(timer).open();
+    }
+
     /** A second, independent space on the same namespace. */
     protected LockSpace other() {
         LockSpace s = openSpace();
@@ -403,10 +412,9 @@ public abstract class LockSpaceContract {
 
     @Test
     void backendCutOff_leaseIsDeclaredLostBeforeItsDeadline_andRecovers() {
-        assumeTrue(uri() != null, "this test needs uri() to open a space on fake time");
         FakeTicker ticker = new FakeTicker();
         ManualScheduler timer = new ManualScheduler(ticker);
-        try (LockSpace s = Interlock.builder(uri()).ticker(ticker).scheduler(timer).executor(timer).open()) {
+        try (LockSpace s = openOnFakeTime(ticker, timer)) {
             Lease l = s.lock("cut").lease(Duration.ofSeconds(10)).tryAcquire().orElseThrow();
             List<LockLostException> told = new CopyOnWriteArrayList<>();
             l.onLost(told::add);
@@ -434,10 +442,9 @@ public abstract class LockSpaceContract {
      */
     @Test
     void fixedLease_lostAtItsLossPoint_staysHeldAgainstOthers_untilItsHolderClosesIt() {
-        assumeTrue(uri() != null, "this test needs uri() to open a space on fake time");
         FakeTicker ticker = new FakeTicker();
         ManualScheduler timer = new ManualScheduler(ticker);
-        try (LockSpace s = Interlock.builder(uri()).ticker(ticker).scheduler(timer).executor(timer).open()) {
+        try (LockSpace s = openOnFakeTime(ticker, timer)) {
             Lease l = s.lock("margin").lease(Duration.ofSeconds(30)).fixedLease().tryAcquire().orElseThrow();
             assumeTrue(!l.validUntil().equals(Instant.MAX), "locks of this backend do not expire");
             List<LockLostException> told = new CopyOnWriteArrayList<>();
