@@ -14,9 +14,18 @@ import java.util.function.Consumer;
  *
  * <p><b>Validity:</b> a lease is valid from acquisition until it is closed or lost. Lease-based
  * backends renew it in the background (unless a fixed lease was asked for); if renewal keeps
- * failing, the lease is declared lost <em>before</em> its deadline on the local monotonic clock,
- * and the {@link #onLost lost listeners} run. Kernel locks ({@code flock:}) do not expire; they
+ * failing, or a fixed lease runs, until a fifth of the lease remains (its <em>loss point</em>, on
+ * the local monotonic clock), the lease is lost. Kernel locks ({@code flock:}) do not expire; they
  * are checked periodically and declared lost if the lock file was removed or replaced.
+ *
+ * <p><b>The lease rule:</b> a lease lost at its loss point tells its holder at once
+ * ({@link #isValid()} is false from that instant, and the {@link #onLost lost listeners} run) and
+ * is never released to others before its end (its deadline) unless the holder closes it. The fifth
+ * that remains is the holder's time to stop; closing the lease says it has, and frees the lock at
+ * once (or at its {@link LockRequest#holdAtLeast hold-at-least} time). A loss the backend reports
+ * (the lock was broken, taken over, its file removed) is released at once, owner-checked. A lease
+ * whose loss point passed while this process was paused is lost all the same: a {@link #close()}
+ * or {@link #renew()} that comes before the background timer reports the loss first, once.
  *
  * <p><b>Fencing:</b> {@link #token()} strictly increases with every acquisition of the name, so a
  * downstream system that remembers the highest token it has seen can reject writes from a
@@ -46,7 +55,8 @@ public interface Lease extends AutoCloseable {
     Instant validUntil();
 
     /**
-     * True while the lease is held and its deadline has not passed on the monotonic clock. False
+     * True while the lease is held and its loss point (a fifth of the lease before its deadline)
+     * has not passed on the monotonic clock, whether or not the background timer has run. False
      * once closed or lost. Cheap; does not contact the backend.
      */
     boolean isValid();
@@ -74,7 +84,9 @@ public interface Lease extends AutoCloseable {
 
     /**
      * Registers a listener told once, on a background thread, when this lease is lost (not when it
-     * is closed). If the lease is already lost, the listener runs at once on the calling thread.
+     * is closed; but a lease lost before it was closed is told so, on the closing thread if no
+     * background thread has told it yet). If the lease is already lost, the listener runs at once
+     * on the calling thread.
      *
      * @return this lease
      */
@@ -82,6 +94,8 @@ public interface Lease extends AutoCloseable {
 
     /**
      * Releases the lock. Idempotent: the second and later calls do nothing. Safe from any thread.
+     * A lease that was lost before it was closed (see the lease rule above) reports the loss to
+     * its listeners, once, and is released, owner-checked, so others need not wait for its end.
      *
      * @throws LockBackendException if the backend failed to release; a lease-based lock then frees when its lease runs out
      */

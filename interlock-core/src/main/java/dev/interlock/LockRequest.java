@@ -21,7 +21,8 @@ public interface LockRequest {
     /**
      * The lease duration on lease-based backends (default: the backend's, e.g. 30s). The lease is
      * renewed in the background at a third of this period unless {@link #fixedLease()} is set.
-     * Ignored by kernel locks, which do not expire.
+     * Ignored by kernel locks, which do not expire. A renewed lease must be at least 100ms and a
+     * fixed one at least 1ms; the acquisition throws {@link IllegalArgumentException} otherwise.
      *
      * @throws IllegalArgumentException if not positive
      */

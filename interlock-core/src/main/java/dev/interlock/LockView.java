@@ -25,8 +25,16 @@ import java.util.function.Consumer;
  * lost (renewal failing, broken). The {@code Lock} interface has no way to say so: check
  * {@link #lease()} (its {@link Lease#isValid()}, its fencing {@link Lease#token()}) before work that
  * must not run unlocked, or acquire with {@link LockSpace#lock(String)} and an
- * {@link LockRequest#onLost} listener instead. {@link #unlock()} of a lost lease releases nothing
- * and does not throw.
+ * {@link LockRequest#onLost} listener instead. {@link #unlock()} of a lost lease does not throw.
+ *
+ * <p><b>A reentry checks the lease:</b> locking again a view whose lease is no longer valid (lost,
+ * or past its loss point) fails, as a first acquisition by another process may already be near:
+ * {@link #tryLock()} and {@link #tryLock(long, TimeUnit)} return false, {@link #lock()} and
+ * {@link #lockInterruptibly()} throw {@link LockLostException}. The thread's holding is dropped
+ * then (every hold: {@link #unlock()} throws {@link IllegalMonitorStateException} and the next lock
+ * makes a new acquisition), so that code which locks again as a heartbeat, as Spring's leader
+ * initiator does, steps down and can later be elected anew. The lost lease is left to the core:
+ * kept from others until its end, as every lease lost at its loss point is.
  *
  * <p>{@link #lock()} waits uninterruptibly, as the interface demands; {@link #lockInterruptibly()}
  * and {@link #tryLock(long, TimeUnit)} can be interrupted. {@link #newCondition()} is not
@@ -102,18 +110,32 @@ public final class LockView implements Lock {
         }
     }
 
-    /** If the calling thread holds the view already, counts one more hold and returns true. */
+    /**
+     * If the calling thread holds the view already, counts one more hold and returns true.
+     *
+     * @throws LockLostException if it does but the lease is no longer valid; the holding is dropped
+     */
     private boolean reenter() {
+        Lease lost;
         state.lock();
         try {
-            if (owner == Thread.currentThread()) {
+            if (owner != Thread.currentThread()) {
+                return false;
+            }
+            if (lease.isValid()) {
                 holds++;
                 return true;
             }
-            return false;
+            lost = lease;
+            owner = null;
+            holds = 0;
+            lease = null;
         } finally {
             state.unlock();
         }
+        throw new LockLostException(space.uri(), name, space.uri() + " - " + dev.interlock.internal.LockNames.quote(name)
+                + " was locked again by its holder, but its lease (token " + lost.token() + ") is no longer valid: the thread"
+                + " no longer holds it", null);
     }
 
     private void held(Lease l) {
@@ -160,16 +182,22 @@ public final class LockView implements Lock {
     /** {@link #lockInterruptibly()}, with {@code options} for the acquisition if one is made (see the class comment). */
     public void lockInterruptibly(Consumer<? super LockRequest> options) throws InterruptedException {
         Objects.requireNonNull(options, "options");
+        checkInterrupt();
         if (reenter()) {
             return;
         }
         held(request(options).acquire());
     }
 
+    /** One attempt, no wait; false also for a reentry whose lease is no longer valid (see the class comment). */
     @Override
     public boolean tryLock() {
-        if (reenter()) {
-            return true;
+        try {
+            if (reenter()) {
+                return true;
+            }
+        } catch (LockLostException e) {
+            return false;
         }
         Optional<Lease> l = space.lock(name).mode(mode).tryAcquire();
         l.ifPresent(this::held);
@@ -188,14 +216,26 @@ public final class LockView implements Lock {
     public boolean tryLock(Duration timeout, Consumer<? super LockRequest> options) throws InterruptedException {
         Objects.requireNonNull(timeout, "timeout");
         Objects.requireNonNull(options, "options");
-        if (reenter()) {
-            return true;
+        checkInterrupt();
+        try {
+            if (reenter()) {
+                return true;
+            }
+        } catch (LockLostException e) {
+            return false;
         }
         try {
             held(request(options).acquire(timeout.isNegative() ? Duration.ZERO : timeout));
             return true;
         } catch (LockTimeoutException e) {
             return false;
+        }
+    }
+
+    /** As {@link ReentrantLock}: an interruptible lock call on an interrupted thread throws, even a reentry. */
+    private void checkInterrupt() throws InterruptedException {
+        if (Thread.interrupted()) {
+            throw new InterruptedException(space.uri() + " - interrupted before locking " + dev.interlock.internal.LockNames.quote(name));
         }
     }
 

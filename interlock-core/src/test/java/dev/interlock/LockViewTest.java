@@ -126,10 +126,10 @@ class LockViewTest {
             lock.lock(r -> r.lease(Duration.ofHours(1)));
             assertThat(lock.getHoldCount()).isEqualTo(2);
             assertThat(lock.lease()).as("a reentry makes no acquisition").contains(lease);
-            now.addAndGet(Duration.ofMillis(1900).toNanos());
+            now.addAndGet(Duration.ofMillis(1500).toNanos());
             assertThat(lease.isValid()).isTrue();
-            now.addAndGet(Duration.ofMillis(200).toNanos());
-            assertThat(lease.isValid()).as("the 2s fixed lease of the options ran out").isFalse();
+            now.addAndGet(Duration.ofMillis(100).toNanos());
+            assertThat(lease.isValid()).as("the 2s fixed lease of the options reached its loss point").isFalse();
             lock.unlock();
             lock.unlock();
             lock.lockInterruptibly(r -> r.onLost(e -> lost.countDown()).mode(Mode.SHARED));
@@ -140,5 +140,43 @@ class LockViewTest {
         } finally {
             MemoryBackend.forget(ns2);
         }
+    }
+
+    @Test
+    void aReentry_afterTheLossPoint_fails_andDropsTheHolding_soThatTheNextLockAcquiresAnew() throws Exception {
+        AtomicLong now = new AtomicLong();
+        String ns2 = UUID.randomUUID().toString();
+        try (LockSpace timed = Interlock.builder("mem:" + ns2).ticker(now::get).open()) {
+            LockView lock = timed.asLock("leader");
+            assertThat(lock.tryLock(Duration.ZERO, r -> r.lease(Duration.ofSeconds(10)))).isTrue();
+            long token = lock.lease().orElseThrow().token();
+            now.addAndGet(Duration.ofSeconds(5).toNanos());
+            assertThat(lock.tryLock()).as("a heartbeat within the lease").isTrue();
+            lock.unlock();
+            now.addAndGet(Duration.ofSeconds(10).toNanos()); // stopped past the lease: no renewal ran
+            assertThat(lock.tryLock()).as("a heartbeat after the loss point").isFalse();
+            assertThat(lock.isHeldByCurrentThread()).isFalse();
+            assertThatThrownBy(lock::unlock).isInstanceOf(IllegalMonitorStateException.class);
+            assertThat(lock.tryLock()).as("a new acquisition").isTrue();
+            assertThat(lock.lease().orElseThrow().token()).isGreaterThan(token);
+            now.addAndGet(Duration.ofSeconds(25).toNanos()); // past the loss point of the default 30s lease
+            assertThatThrownBy(lock::lock).isInstanceOf(LockLostException.class).hasMessageContaining("no longer valid");
+            assertThat(lock.isLocked()).isFalse();
+        } finally {
+            MemoryBackend.forget(ns2);
+        }
+    }
+
+    @Test
+    void lockInterruptibly_withTheInterruptFlagSet_throwsEvenIfTheLockIsFree() {
+        LockView lock = locks.asLock("job");
+        Thread.currentThread().interrupt();
+        assertThatThrownBy(lock::lockInterruptibly).isInstanceOf(InterruptedException.class);
+        assertThat(lock.isLocked()).isFalse();
+        assertThat(locks.status("job").isFree()).isTrue();
+        Thread.currentThread().interrupt();
+        lock.lock(); // uninterruptible: acquires, and keeps the flag
+        assertThat(Thread.interrupted()).isTrue();
+        lock.unlock();
     }
 }

@@ -39,9 +39,14 @@ import java.util.function.LongConsumer;
  * <p><b>Lease-based grants:</b> the deadline is measured on the monotonic ticker from the moment
  * just before the request that granted (or renewed) it, so it is never later than the backend's
  * own expiry. A renewal is due every third of the lease; when renewals fail, or one has not
- * answered, and less than a fifth of the lease remains, the timer declares the lease lost while
- * the backend still holds it for us, so the holder stops before anyone else can take the lock.
- * A renewal that succeeds after that is undone by the release that follows every loss.
+ * answered (or the lease is fixed), and less than a fifth of the lease remains, the lease is
+ * lost: its <em>loss point</em>.
+ *
+ * <p><b>The lease rule</b> ({@link Lease}): a lease lost at its loss point is released at its
+ * deadline by the timer ({@link #releaseAtTheEnd}), or earlier by {@link #close()}; the release
+ * at the end also undoes a renewal that succeeded late. A loss the backend found is released at
+ * once. {@link #isValid()}, {@link #close()} and renewals compare the ticker with the loss point
+ * themselves, so a pause that kept the timer from running changes nothing.
  *
  * <p><b>Kernel grants</b> do not expire; the space's sweep has them checked every
  * {@code interlock.checkIntervalMs} (10s) for a removed or replaced lock file.
@@ -74,6 +79,12 @@ final class DefaultLease implements Lease {
     private final AtomicReference<LockLostException> lostCause = new AtomicReference<>();
     private volatile ScheduledFuture<?> renewTask;
     private volatile ScheduledFuture<?> lossTask;
+    /** The release at the deadline of a lease lost at its loss point; null until then. */
+    private volatile ScheduledFuture<?> endTask;
+    /** close() was called on the lost lease: its holder has stopped. */
+    private volatile boolean holderClosed;
+    /** The grant was released (or given up to its expiry) after a loss: a loss is released once. */
+    private final AtomicBoolean releasedAfterLoss = new AtomicBoolean();
     /** Ticker time of the grant: the start of the hold time of metrics. */
     private final long grantedAt;
     /**
@@ -223,18 +234,26 @@ final class DefaultLease implements Lease {
             scheduleLossCheck();
             return;
         }
-        String why;
+        loseAtLossPoint(now);
+    }
+
+    /** True if this lease expires and its loss point has come on the ticker. */
+    private boolean pastLossPoint(long now) {
+        return leaseBased && now - lossPoint() >= 0;
+    }
+
+    /** Declares the loss of a lease whose loss point has come (see the class comment). */
+    private LockLostException loseAtLossPoint(long now) {
+        long left = TimeUnit.NANOSECONDS.toMillis(Math.max(0, deadline - now));
+        String end = left > 0 ? "; nobody else can take the lock for " + left + "ms more, unless this holder closes it"
+                : "";
         if (fixed) {
-            why = "the fixed lease of " + TimeUnit.NANOSECONDS.toMillis(leaseNanos) + "ms ran out";
-        } else {
-            long left = TimeUnit.NANOSECONDS.toMillis(Math.max(0, deadline - now));
-            Throwable last = lastFailure;
-            why = (renewing.get() && last == null ? "renewal did not answer in time" : "renewal kept failing")
-                    + " and the lease would run out in " + left + "ms";
-            lose(why, last);
-            return;
+            return lose("the fixed lease of " + TimeUnit.NANOSECONDS.toMillis(leaseNanos) + "ms ran out" + end, null, true);
         }
-        lose(why, null);
+        Throwable last = lastFailure;
+        String why = renewing.get() && last == null ? "renewal did not answer in time"
+                : last == null ? "the lease was not renewed in time (was this process paused?)" : "renewal kept failing";
+        return lose(why + " and the lease would run out in " + left + "ms" + end, last, true);
     }
 
     // ---------------------------------------------------------------- executor side (backend calls)
@@ -283,6 +302,11 @@ final class DefaultLease implements Lease {
      */
     private void renewNow(long nanos) {
         long t = space.ticker.read();
+        if (held() && pastLossPoint(t)) {
+            // The timer has not run yet (a pause): the lease is lost all the same, and a renewal
+            // now would hide that from the holder.
+            throw loseAtLossPoint(t);
+        }
         // The call should not outlast the loss point: after it, the timer has declared the loss anyway.
         long limit = leaseBased ? Math.max(MIN_STEP, lossPoint() - t) : DefaultLockSpace.KERNEL_LOCK_CHECK.toNanos();
         try {
@@ -341,11 +365,17 @@ final class DefaultLease implements Lease {
         }
     }
 
-    /**
-     * Marks the lease lost (once), stops its timers, tells the listeners on the executor and
-     * releases the lock there, best effort (after any backend call in flight).
-     */
+    /** A loss the backend found (the lock is gone or taken): released at once. */
     private LockLostException lose(String why, Throwable cause) {
+        return lose(why, cause, false);
+    }
+
+    /**
+     * Marks the lease lost (once), stops its timers, tells the listeners on the notifier and
+     * releases the lock on the executor, best effort (after any backend call in flight): at once,
+     * or at the deadline if {@code keepUntilEnd} (a loss at the loss point, see the class comment).
+     */
+    private LockLostException lose(String why, Throwable cause, boolean keepUntilEnd) {
         LockLostException e = cause instanceof LockLostException && why.equals(cause.getMessage())
                 ? (LockLostException) cause
                 : new LockLostException(backendName, spec.name(),
@@ -372,8 +402,28 @@ final class DefaultLease implements Lease {
         if (!space.notify(() -> tellListeners(e))) {
             tellListeners(e);
         }
-        space.execute(this::releaseAfterLoss);
+        if (keepUntilEnd) {
+            releaseAtTheEnd();
+        } else {
+            space.execute(this::releaseAfterLoss);
+        }
         return e;
+    }
+
+    /**
+     * Timer: queues the release of a lease lost at its loss point for its deadline, not before.
+     * If the space is closing, nothing is released: the backend lets the lease run out.
+     */
+    private void releaseAtTheEnd() {
+        long wait = deadline - space.ticker.read();
+        endTask = space.schedule(this::endDue, Math.max(wait, MIN_STEP));
+        if (holderClosed) {
+            space.execute(this::closeLost); // the holder closed it meanwhile; never a backend call on the timer
+        }
+    }
+
+    private void endDue() {
+        space.execute(this::releaseAfterLoss);
     }
 
     private void tellListeners(LockLostException e) {
@@ -439,6 +489,9 @@ final class DefaultLease implements Lease {
     }
 
     private void releaseAfterLoss() {
+        if (!releasedAfterLoss.compareAndSet(false, true)) {
+            return;
+        }
         io.lock();
         try {
             grant.release();
@@ -498,11 +551,7 @@ final class DefaultLease implements Lease {
 
     @Override
     public boolean isValid() {
-        if (!held()) {
-            return false;
-        }
-        long d = deadline;
-        return d == Long.MAX_VALUE || space.ticker.read() - d < 0;
+        return held() && !pastLossPoint(space.ticker.read());
     }
 
     @Override
@@ -585,7 +634,15 @@ final class DefaultLease implements Lease {
 
     @Override
     public void close() {
+        if (held() && pastLossPoint(space.ticker.read())) {
+            // Lost before it was closed, though the timer has not said so yet (a pause): the loss
+            // is reported, once, before close() returns, and then released as the holder asks.
+            tellListeners(loseAtLossPoint(space.ticker.read()));
+        }
         if (!state.compareAndSet(State.HELD, State.CLOSED)) {
+            if (state.get() == State.LOST) {
+                closeLost();
+            }
             return;
         }
         cancelTimers();
@@ -641,6 +698,30 @@ final class DefaultLease implements Lease {
         }
         log.debug("{} - '{}' closed, its lease now ends in {}ms (hold at least)", backendName, spec.name(),
                 TimeUnit.NANOSECONDS.toMillis(keepNanos));
+    }
+
+    /**
+     * close() of a lost lease: the holder has stopped, so a lease kept until its end (lost at its
+     * loss point) is released now, or at its hold-at-least time if that comes first. Owner-checked
+     * and best effort, like every release after a loss; later calls do nothing.
+     */
+    private void closeLost() {
+        holderClosed = true;
+        ScheduledFuture<?> end = endTask;
+        if (end == null || releasedAfterLoss.get()) {
+            return; // released at the loss already, or being released
+        }
+        long now = space.ticker.read();
+        long until = holdUntil;
+        if (until != Long.MIN_VALUE && until - now > 0) {
+            if (until - deadline < 0 && end.cancel(false)) {
+                endTask = space.schedule(this::endDue, until - now);
+            }
+            return;
+        }
+        end.cancel(false);
+        releaseAfterLoss();
+        log.debug("{} - released lost '{}' on close", backendName, spec.name());
     }
 
     /** Releases the grant (from the space, when a hold-at-least time ran out or the space closes). */

@@ -45,10 +45,7 @@ final class DefaultLockRequest implements LockRequest {
         if (lease.isNegative() || lease.isZero()) {
             throw new IllegalArgumentException("lease must be positive, was " + lease);
         }
-        if (lease.toMillis() < 100) {
-            throw new IllegalArgumentException("lease must be at least 100ms, was " + lease.toMillis() + "ms");
-        }
-        this.lease = lease;
+        this.lease = lease; // how short it may be depends on fixedLease() and the backend: checked in run()
         return this;
     }
 
@@ -127,7 +124,12 @@ final class DefaultLockRequest implements LockRequest {
      */
     private Lease run(long timeoutNanos) throws InterruptedException {
         space.checkOpen();
+        if (timeoutNanos != 0 && Thread.interrupted()) {
+            // As java.util.concurrent does: an interrupted thread does not acquire, even a free lock.
+            throw new InterruptedException(space.description + " - interrupted before acquiring " + LockNames.quote(name));
+        }
         Duration leaseDuration = lease != null ? lease : space.defaultLease;
+        checkLease(leaseDuration);
         Owner owner = ownerPid > 0 ? ProcessIdentity.current().newOwner(ownerPid, ownerStart) : Owner.newAcquisition();
         DefaultLease.Channel channel = new DefaultLease.Channel();
         AcquireSpec spec = AcquireSpec.builder(name, mode, owner).lease(leaseDuration).lossChannel(channel)
@@ -161,6 +163,24 @@ final class DefaultLockRequest implements LockRequest {
                 }
                 attempt.await(remaining);
             }
+        }
+    }
+
+    /** The shortest lease renewed in the background: a renewal every third of it, at most every 33ms. */
+    static final Duration MIN_RENEWED_LEASE = Duration.ofMillis(100);
+
+    /**
+     * A fixed lease may be as short as a millisecond (backends keep leases in whole milliseconds);
+     * a renewed one at least {@link #MIN_RENEWED_LEASE}; kernel locks ignore the lease.
+     */
+    private void checkLease(Duration leaseDuration) {
+        if (!space.backend.leaseBased()) {
+            return;
+        }
+        if (fixed ? leaseDuration.toMillis() < 1 : leaseDuration.compareTo(MIN_RENEWED_LEASE) < 0) {
+            throw new IllegalArgumentException(space.description + " - a lease " + (fixed ? "" : "renewed in the background ")
+                    + "must be at least " + (fixed ? "1ms" : MIN_RENEWED_LEASE.toMillis() + "ms") + ", was "
+                    + (leaseDuration.toMillis() < 1 ? leaseDuration.toNanos() / 1000 + "µs" : leaseDuration.toMillis() + "ms") + (fixed ? "" : "; a shorter one works as a fixed lease (fixedLease())"));
         }
     }
 

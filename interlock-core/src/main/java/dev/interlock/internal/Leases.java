@@ -20,6 +20,9 @@ public final class Leases {
         return lease instanceof DefaultLease ? ((DefaultLease) lease).grant().inheritableDescriptor() : OptionalInt.empty();
     }
 
+    /** The shortest lease that may be renewed in the background (a fixed one may be shorter). */
+    public static final Duration MIN_RENEWED_LEASE = DefaultLockRequest.MIN_RENEWED_LEASE;
+
     /** True if the space's locks expire unless renewed, so they die with this JVM. */
     public static boolean leaseBased(LockSpace space) {
         return space instanceof DefaultLockSpace && ((DefaultLockSpace) space).backend.leaseBased();

@@ -57,6 +57,17 @@ import org.springframework.integration.support.locks.RenewableLockRegistry;
  * after freeing the thread's hold, as Spring's JDBC and Redis locks do when their row or key
  * expired.
  *
+ * <p><b>A reentry checks the lease.</b> A lock call by the thread that holds the lock
+ * ({@code tryLock()}, as Spring's {@code LockRegistryLeaderInitiator} does as its heartbeat)
+ * counts one more hold only if the lease is still valid ({@link Lease#isValid()}: held, and its
+ * loss point not passed, even if this process was stopped and no timer has run since); with
+ * {@link #setRenewInBackground(boolean) setRenewInBackground(false)} it renews the lease too, as
+ * Spring's JDBC lock refreshes its row. Otherwise the call fails ({@code tryLock} returns false,
+ * {@code lock()} throws {@link LockLostException}) and the thread's holding is dropped, every
+ * hold of it: {@code unlock()} then throws {@link IllegalMonitorStateException}, and the next
+ * lock call makes a new acquisition. A leader whose lease ran out so steps down at its next
+ * heartbeat, and nobody else is given the lock before the lease's end (see {@link Lease}).
+ *
  * <p><b>Where it differs from Spring's registries:</b> {@code unlock()} knows of a loss that this
  * process has seen (the lease ran out on the local monotonic clock, a renewal or
  * {@link #renewLock} found the lock gone, or the backend announced a break, as {@code redis:}
@@ -306,6 +317,8 @@ public final class InterlockLockRegistry
         /** The owner's hold count and lease: read and written by the owner thread only. */
         private int holds;
         private Lease lease;
+        /** The lease is not renewed in the background: a reentry renews it (owner thread only). */
+        private boolean renewOnReentry;
         /** Bumped (opaquely: a lost bump only delays expiry) by every obtain and acquisition. */
         private int uses;
         /** The registry's view of the last use, guarded by the registry's expiry (synchronized). */
@@ -483,16 +496,18 @@ public final class InterlockLockRegistry
          */
         private boolean acquire(Consumer<LockRequest> options, long timeoutNanos) throws InterruptedException {
             Thread me = Thread.currentThread();
+            if (timeoutNanos != 0 && Thread.interrupted()) {
+                // As ReentrantLock does: an interruptible call on an interrupted thread throws, even on a free lock.
+                throw new InterruptedException("interrupted before locking '" + name + "' in " + registry.space.uri());
+            }
             InterlockLock t = target();
             if (t.owner == me) {
-                t.holds++;
-                return true;
+                return t.reenter(timeoutNanos);
             }
             InterlockLock l = enter();
             try {
                 if (l.owner == me) { // this object was forgotten while the thread held the current one
-                    l.holds++;
-                    return true;
+                    return l.reenter(timeoutNanos);
                 }
                 LockRequest r = registry.space.lock(name);
                 if (options != null) {
@@ -516,12 +531,46 @@ public final class InterlockLockRegistry
                 }
                 l.lease = got;
                 l.holds = 1;
+                l.renewOnReentry = !registry.renewInBackground;
                 OWNER.setRelease(l, me);
                 l.used();
                 return true;
             } finally {
                 l.exit();
             }
+        }
+
+        /**
+         * A lock call by the thread that holds this lock: one more hold if the lease is still valid
+         * (renewed first when nothing renews it in the background, as Spring's JDBC lock refreshes
+         * its row); otherwise the thread's holding is dropped, and the call fails.
+         *
+         * @return false if the lease is no longer valid and the call may fail by returning
+         * @throws LockLostException if it is no longer valid and the call cannot return false ({@code lock()})
+         */
+        private boolean reenter(long timeoutNanos) {
+            Lease held = lease;
+            if (held.isValid()) {
+                try {
+                    if (renewOnReentry) {
+                        held.renew();
+                    }
+                    holds++;
+                    return true;
+                } catch (LockLostException e) {
+                    // dropped below
+                }
+            }
+            // Not closed: a lease lost at its loss point stays the core's, kept from others until its end.
+            lease = null;
+            holds = 0;
+            OWNER.setRelease(this, null);
+            if (timeoutNanos >= 0) {
+                return false;
+            }
+            throw new LockLostException(registry.space.uri(), name, "lock '" + name + "' in " + registry.space.uri()
+                    + " was locked again by its holder, but its lease (fencing token " + held.token() + ") is no longer valid:"
+                    + " the thread no longer holds it", null);
         }
 
         /**

@@ -234,6 +234,24 @@ abstract class RegistryContract {
         })).isTrue();
     }
 
+    /** {@link java.util.concurrent.locks.Lock#lockInterruptibly()}: an interrupted thread does not acquire, even a free lock. */
+    @Test
+    void anInterruptedThread_lockInterruptibly_throws_andExecuteLockedDoesNotRunTheTask() {
+        InterlockLock lock = registry.obtain("job");
+        boolean[] ran = {false};
+        try {
+            Thread.currentThread().interrupt();
+            assertThatThrownBy(lock::lockInterruptibly).isInstanceOf(InterruptedException.class);
+            Thread.currentThread().interrupt();
+            assertThatThrownBy(() -> registry.executeLocked("job", () -> ran[0] = true)).isInstanceOf(InterruptedException.class);
+        } finally {
+            Thread.interrupted();
+        }
+        assertThat(ran[0]).isFalse();
+        assertThat(lock.isLocked()).isFalse();
+        assertThat(space.status("job").isFree()).isTrue();
+    }
+
     @Test
     void conditions_areRefusedWithAReason() {
         assertThatThrownBy(() -> registry.obtain("job").newCondition()).isInstanceOf(UnsupportedOperationException.class)

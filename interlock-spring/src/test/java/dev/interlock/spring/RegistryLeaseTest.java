@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.interlock.Interlock;
 import dev.interlock.Lease;
+import dev.interlock.LockLostException;
 import dev.interlock.LockSpace;
 import dev.interlock.mem.MemoryBackend;
 import dev.interlock.spring.InterlockLockRegistry.InterlockLock;
@@ -13,6 +14,7 @@ import dev.interlock.testkit.ManualScheduler;
 import java.time.Duration;
 import java.util.ConcurrentModificationException;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -89,6 +91,74 @@ class RegistryLeaseTest {
         assertThatThrownBy(lock::unlock).isInstanceOf(ConcurrentModificationException.class);
         assertThatThrownBy(() -> registry.setDefaultTtl(Duration.ZERO)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("default time to live must be positive");
+    }
+
+    // ---------------------------------------------------------------- reentry as a heartbeat (LockRegistryLeaderInitiator)
+
+    /**
+     * Spring's leader initiator calls {@code tryLock()} again on the lock it holds as its
+     * heartbeat and steps down when that fails. A leader stopped (SIGSTOP) past its loss point
+     * must fail its next heartbeat, though no timer has run since, and nobody else may be leader
+     * before the lease's end.
+     */
+    @Test
+    void aHeartbeatReentry_afterAStopPastTheLossPoint_fails_andNobodyElseGetsTheLockBeforeTheEnd() throws Exception {
+        InterlockLockRegistry otherNode = new InterlockLockRegistry(space, ticker);
+        InterlockLock leader = registry.obtain("leader");
+        assertThat(leader.tryLock(Duration.ZERO, Duration.ofSeconds(10))).isTrue();
+        scheduler.advance(Duration.ofSeconds(5));
+        assertThat(leader.tryLock()).as("a heartbeat of a live leader").isTrue();
+        leader.unlock();
+        ticker.advance(Duration.ofMillis(7500)); // stopped until 12.5s: renewed last at 3.3s, its loss point is 11.3s, its end 13.3s
+        assertThat(otherNode.obtain("leader").tryLock()).as("before the end of the stopped leader's lease").isFalse();
+        assertThat(leader.tryLock()).as("the stopped leader's first heartbeat").isFalse();
+        assertThat(leader.isHeldByCurrentThread()).isFalse();
+        assertThatThrownBy(leader::unlock).isInstanceOf(IllegalMonitorStateException.class);
+        assertThat(otherNode.obtain("leader").tryLock()).as("still before the end").isFalse();
+        scheduler.advance(Duration.ofMillis(900)); // the timer runs again: the loss, then the release at the end
+        InterlockLock second = otherNode.obtain("leader");
+        assertThat(second.tryLock()).as("the other node is elected after the end").isTrue();
+        assertThat(leader.tryLock()).as("the old leader stays out").isFalse();
+        second.unlock();
+    }
+
+    @Test
+    void aLockReentry_onALostLease_throws_andDropsTheHolding() {
+        InterlockLock lock = registry.obtain("job");
+        lock.lock(Duration.ofSeconds(10));
+        lock.lock();
+        ticker.advance(Duration.ofSeconds(9));
+        assertThatThrownBy(lock::lock).isInstanceOf(LockLostException.class).hasMessageContaining("no longer valid");
+        assertThat(lock.getHoldCount()).isZero();
+    }
+
+    @Test
+    void withoutBackgroundRenewal_aHeartbeatReentryRenewsTheLease_asSpringsJdbcLockDoes() throws Exception {
+        registry.setRenewInBackground(false);
+        InterlockLock leader = registry.obtain("leader");
+        assertThat(leader.tryLock(Duration.ZERO, Duration.ofSeconds(5))).isTrue();
+        for (int i = 0; i < 20; i++) {
+            scheduler.advance(Duration.ofSeconds(2));
+            assertThat(leader.tryLock(0, TimeUnit.MILLISECONDS)).as("heartbeat %d", i).isTrue();
+            leader.unlock();
+        }
+        assertThat(lease(leader).isValid()).isTrue();
+        assertThat(backend.calls().renewals()).isEqualTo(20);
+        scheduler.advance(Duration.ofSeconds(5));
+        assertThat(leader.tryLock()).as("no heartbeat for a whole time to live").isFalse();
+    }
+
+    @Test
+    void interruptibleCalls_withTheInterruptFlagSet_throw_evenOnAFreeOrHeldLock() throws Exception {
+        InterlockLock lock = registry.obtain("job");
+        Thread.currentThread().interrupt();
+        assertThatThrownBy(lock::lockInterruptibly).isInstanceOf(InterruptedException.class);
+        assertThat(space.status("job").isFree()).as("nothing acquired").isTrue();
+        lock.lock();
+        Thread.currentThread().interrupt();
+        assertThatThrownBy(() -> lock.tryLock(1, TimeUnit.SECONDS)).isInstanceOf(InterruptedException.class);
+        assertThat(lock.getHoldCount()).isEqualTo(1);
+        lock.unlock();
     }
 
     /**

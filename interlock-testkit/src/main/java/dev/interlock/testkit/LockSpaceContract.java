@@ -93,6 +93,15 @@ public abstract class LockSpaceContract {
         return false;
     }
 
+    /**
+     * A space on this test's namespace on {@code ticker}, whose time passes only when {@code timer}
+     * advances it (the timer also runs the space's backend calls); skips the test without {@link #uri()}.
+     */
+    private LockSpace openOnFakeTime(FakeTicker ticker, ManualScheduler timer) {
+        assumeTrue(uri() != null, "this test needs uri() to open a space on fake time");
+        return Interlock.builder(uri()).ticker(ticker).scheduler(timer).executor(timer).open();
+    }
+
     /** A second, independent space on the same namespace. */
     protected LockSpace other() {
         LockSpace s = openSpace();
@@ -245,6 +254,17 @@ public abstract class LockSpaceContract {
     }
 
     @Test
+    void acquire_withTheInterruptFlagSet_throwsEvenIfTheLockIsFree_andHoldsNothing() {
+        Thread.currentThread().interrupt();
+        try {
+            assertThatThrownBy(() -> locks.acquire("intr-free", Timing.seconds(10))).isInstanceOf(InterruptedException.class);
+        } finally {
+            Thread.interrupted();
+        }
+        assertThat(locks.status("intr-free").isFree()).isTrue();
+    }
+
+    @Test
     void waitingWriter_keepsNewReadersOut() throws Exception {
         Lease reader = locks.tryAcquire("rw", Mode.SHARED).orElseThrow();
         LockSpace writerSpace = other();
@@ -392,10 +412,9 @@ public abstract class LockSpaceContract {
 
     @Test
     void backendCutOff_leaseIsDeclaredLostBeforeItsDeadline_andRecovers() {
-        assumeTrue(uri() != null, "this test needs uri() to open a space on fake time");
         FakeTicker ticker = new FakeTicker();
         ManualScheduler timer = new ManualScheduler(ticker);
-        try (LockSpace s = Interlock.builder(uri()).ticker(ticker).scheduler(timer).executor(timer).open()) {
+        try (LockSpace s = openOnFakeTime(ticker, timer)) {
             Lease l = s.lock("cut").lease(Duration.ofSeconds(10)).tryAcquire().orElseThrow();
             List<LockLostException> told = new CopyOnWriteArrayList<>();
             l.onLost(told::add);
@@ -413,6 +432,51 @@ public abstract class LockSpaceContract {
             }
             timer.advance(Duration.ofSeconds(10));
             s.tryAcquire("after").orElseThrow().close();
+        }
+    }
+
+    /**
+     * The lease rule: a lease lost at its loss point tells its holder at once and is never
+     * released to others before its end unless the holder closes it. Fake time for the holder;
+     * the backend and the other space keep real time, so the lease is far from over there.
+     */
+    @Test
+    void fixedLease_lostAtItsLossPoint_staysHeldAgainstOthers_untilItsHolderClosesIt() {
+        FakeTicker ticker = new FakeTicker();
+        ManualScheduler timer = new ManualScheduler(ticker);
+        try (LockSpace s = openOnFakeTime(ticker, timer)) {
+            Lease l = s.lock("margin").lease(Duration.ofSeconds(30)).fixedLease().tryAcquire().orElseThrow();
+            assumeTrue(!l.validUntil().equals(Instant.MAX), "locks of this backend do not expire");
+            List<LockLostException> told = new CopyOnWriteArrayList<>();
+            l.onLost(told::add);
+            timer.advance(Duration.ofSeconds(25));
+            assertThat(told).as("told at the loss point, 24s of 30s").hasSize(1);
+            assertThat(l.isValid()).isFalse();
+            assertThat(other().tryAcquire("margin")).as("not released before the end of the lease").isEmpty();
+            l.close();
+            assertThat(told).hasSize(1);
+            other().tryAcquire("margin").orElseThrow().close();
+        }
+    }
+
+    /**
+     * A fixed lease shorter than the 100ms that renewed leases need (ShedLock's short
+     * {@code lockAtMostFor}) is honoured where locks expire, and ignored by kernel locks.
+     */
+    @Test
+    void fixedLeaseOf50ms_isAccepted_andFreesTheLockAfterIt() {
+        Lease l = locks.lock("short").lease(Duration.ofMillis(50)).fixedLease().tryAcquire().orElseThrow();
+        try {
+            assumeTrue(!l.validUntil().equals(Instant.MAX), "locks of this backend do not expire");
+            LockSpace o = other();
+            await().atMost(Timing.seconds(10)).until(() -> {
+                Optional<Lease> next = o.tryAcquire("short");
+                next.ifPresent(Lease::close);
+                return next.isPresent();
+            });
+            assertThat(l.isValid()).isFalse();
+        } finally {
+            l.close();
         }
     }
 

@@ -114,12 +114,93 @@ class LeaseWatchdogTest {
     }
 
     @Test
-    void isValid_followsTheMonotonicDeadline_evenIfTheWatchdogNeverRan() {
+    void isValid_endsAtTheLossPoint_evenIfTheWatchdogNeverRan() {
         Lease l = locks.lock("job").lease(Duration.ofSeconds(10)).tryAcquire().orElseThrow();
-        ticker.advance(Duration.ofSeconds(9));
+        ticker.advance(Duration.ofMillis(7999));
         assertThat(l.isValid()).isTrue();
-        ticker.advance(Duration.ofSeconds(2));
-        assertThat(l.isValid()).as("a paused watchdog does not extend validity").isFalse();
+        ticker.advance(Duration.ofMillis(1));
+        assertThat(l.isValid()).as("a paused watchdog does not extend validity past the loss point (8s of 10s)").isFalse();
+    }
+
+    // ---------------------------------------------------------------- the lease rule: lost at the loss point, kept until the end
+
+    @Test
+    void fixedLease_lostAtItsLossPoint_isKeptFromOthersUntilItsEnd() {
+        Lease l = locks.lock("job").lease(Duration.ofSeconds(10)).fixedLease().tryAcquire().orElseThrow();
+        List<LockLostException> told = new ArrayList<>();
+        l.onLost(told::add);
+        scheduler.advance(Duration.ofSeconds(8));
+        assertThat(told).as("told at the loss point").hasSize(1);
+        assertThat(l.isValid()).isFalse();
+        scheduler.advance(Duration.ofMillis(1999));
+        assertThat(backend.calls().releases()).as("not released before the end of the lease").isZero();
+        assertThat(locks.tryAcquire("job")).as("nobody else enters before lockAtMostFor").isEmpty();
+        scheduler.advance(Duration.ofMillis(1));
+        assertThat(backend.calls().releases()).as("released at its end").isEqualTo(1);
+        locks.tryAcquire("job").orElseThrow().close();
+        l.close();
+        assertThat(told).hasSize(1);
+        assertThat(backend.calls().releases()).as("a late close releases nothing more").isEqualTo(2);
+    }
+
+    @Test
+    void lostAtTheLossPoint_thenClosedByTheHolder_isReleasedAtOnce() {
+        Lease l = locks.lock("job").lease(Duration.ofSeconds(10)).fixedLease().tryAcquire().orElseThrow();
+        scheduler.advance(Duration.ofMillis(8500));
+        assertThat(l.isValid()).isFalse();
+        l.close(); // the holder has stopped: others need not wait for the end
+        assertThat(backend.calls().releases()).isEqualTo(1);
+        locks.tryAcquire("job").orElseThrow().close();
+        scheduler.advance(Duration.ofSeconds(5));
+        assertThat(backend.calls().releases()).as("the release at the end does not run again").isEqualTo(2);
+    }
+
+    @Test
+    void lostAtTheLossPoint_closedBeforeItsHoldAtLeastTime_isKeptUntilThen() {
+        Lease l = locks.lock("job").lease(Duration.ofSeconds(10)).fixedLease().holdAtLeast(Duration.ofSeconds(9))
+                .tryAcquire().orElseThrow();
+        scheduler.advance(Duration.ofMillis(8500));
+        l.close();
+        assertThat(locks.tryAcquire("job")).as("held at least 9s").isEmpty();
+        scheduler.advance(Duration.ofMillis(500));
+        locks.tryAcquire("job").orElseThrow().close();
+    }
+
+    @Test
+    void pausedPastTheLossPoint_thenClosed_reportsTheLossOnce_beforeCloseReturns() {
+        Lease l = locks.lock("job").lease(Duration.ofSeconds(10)).tryAcquire().orElseThrow();
+        List<LockLostException> told = new ArrayList<>();
+        l.onLost(told::add);
+        ticker.advance(Duration.ofSeconds(15)); // the whole process was stopped: no timer ran
+        l.close();
+        assertThat(told).as("lost before it was closed").singleElement()
+                .satisfies(e -> assertThat(e).hasMessageContaining("not renewed in time"));
+        scheduler.advance(Duration.ofMinutes(1));
+        l.close();
+        assertThat(told).as("once").hasSize(1);
+        locks.tryAcquire("job").orElseThrow().close();
+    }
+
+    @Test
+    void closedBeforeTheLossPoint_reportsNoLoss() {
+        Lease l = locks.lock("job").lease(Duration.ofSeconds(10)).tryAcquire().orElseThrow();
+        List<LockLostException> told = new ArrayList<>();
+        l.onLost(told::add);
+        ticker.advance(Duration.ofMillis(7999));
+        l.close();
+        scheduler.advance(Duration.ofMinutes(1));
+        assertThat(told).isEmpty();
+    }
+
+    @Test
+    void pausedPastTheLossPoint_thenRenewed_saysLost_andDoesNotRenew() {
+        Lease l = locks.lock("job").lease(Duration.ofSeconds(10)).fixedLease().tryAcquire().orElseThrow();
+        List<LockLostException> told = new ArrayList<>();
+        l.onLost(told::add);
+        ticker.advance(Duration.ofSeconds(9));
+        assertThatThrownBy(l::renew).isInstanceOf(LockLostException.class).hasMessageContaining("fixed lease");
+        assertThat(told).hasSize(1);
+        assertThat(backend.calls().renewals()).isZero();
     }
 
     @Test
@@ -146,9 +227,32 @@ class LeaseWatchdogTest {
     }
 
     @Test
-    void leaseShorterThan100ms_isRejected() {
-        assertThatThrownBy(() -> locks.lock("job").lease(Duration.ofMillis(50)))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least 100ms");
+    void renewedLeaseShorterThan100ms_isRejected_sayingWhatWorks() {
+        assertThatThrownBy(() -> locks.lock("job").lease(Duration.ofMillis(50)).tryAcquire())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least 100ms").hasMessageContaining("fixedLease()");
+    }
+
+    @Test
+    void fixedLeaseShorterThan100ms_isHonoured() {
+        Lease l = locks.lock("job").lease(Duration.ofMillis(50)).fixedLease().tryAcquire().orElseThrow();
+        scheduler.advance(Duration.ofMillis(40));
+        assertThat(l.isValid()).isFalse();
+        assertThat(locks.tryAcquire("job")).isEmpty();
+        scheduler.advance(Duration.ofMillis(10));
+        locks.tryAcquire("job").orElseThrow().close();
+        assertThatThrownBy(() -> locks.lock("job").lease(Duration.ofNanos(999_999)).fixedLease().tryAcquire())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least 1ms, was 999µs");
+    }
+
+    @Test
+    void acquire_withTheInterruptFlagSet_throwsEvenIfTheLockIsFree() {
+        Thread.currentThread().interrupt();
+        assertThatThrownBy(() -> locks.acquire("job", Duration.ofSeconds(1))).isInstanceOf(InterruptedException.class);
+        assertThat(Thread.interrupted()).as("the flag is cleared, as java.util.concurrent does").isFalse();
+        assertThat(locks.status("job").isFree()).isTrue();
+        Thread.currentThread().interrupt();
+        assertThatThrownBy(() -> locks.acquire("job")).isInstanceOf(InterruptedException.class);
+        assertThat(locks.status("job").isFree()).isTrue();
     }
 
     @Test
