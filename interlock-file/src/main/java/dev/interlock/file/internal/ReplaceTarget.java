@@ -545,6 +545,9 @@ public final class ReplaceTarget implements AutoCloseable {
             byte[] ctmp = LibcFiles.cstring(t.name());
             Stat there = lstat(ctmp, t.shown());
             if (!t.stat().sameFile(there)) {
+                if (token >= 0) {
+                    refuseIfFencedSince(token); // withdrawn by a newer holder's commit
+                }
                 throw new AtomicFileException(Reason.IO, "the temporary file " + t.shown() + " in " + directory()
                         + " was removed or replaced while the new content was made (by someone else who can write that directory, or by an"
                         + " update of the same file under another lock name); " + path() + " is unchanged");
@@ -557,6 +560,7 @@ public final class ReplaceTarget implements AutoCloseable {
                         throw new FencedWriteException(path(), token, landed);
                     }
                 }
+                withdrawOlderWrites(t, token, gated);
             } else if (current != null) {
                 setFenceValue(t, current); // an unfenced write keeps the file's token
                 if (LibcFiles.fsync(t.fd()) != 0) {
@@ -570,8 +574,12 @@ public final class ReplaceTarget implements AutoCloseable {
                         + path() + "; it is unchanged");
             }
             if (LibcFiles.renameat(dirfd, ctmp, dirfd, cname) != 0) {
+                int errno = Errno.last();
+                if (errno == Errno.ENOENT && token >= 0) {
+                    refuseIfFencedSince(token); // a newer holder withdrew our temporary file: see withdrawOlderWrites
+                }
                 throw new AtomicFileException(Reason.IO, "cannot rename " + t.shown() + " over " + path() + ": "
-                        + Errno.describeLast() + "; it is unchanged");
+                        + Errno.describe(errno) + "; it is unchanged");
             }
         } finally {
             if (gated) {
@@ -581,6 +589,80 @@ public final class ReplaceTarget implements AutoCloseable {
         LibcFiles.fsync(dirfd); // some file systems cannot flush a directory (EINVAL); the rename is done either way
         Stat now = lstatOrNull(cname);
         return t.stat().sameFile(now);
+    }
+
+    /**
+     * Removes the temporary files of this file that carry a smaller fencing token than
+     * {@code token}: writes prepared by older holders, which must never land now. A stale holder
+     * whose rename is held up after its checks (a hard NFS mount cut off from its server sends
+     * the rename again when the link returns, long after its lease ran out and the next holder
+     * wrote) then renames a name the server no longer has, and the server refuses it (ENOENT),
+     * instead of putting old content over newer. Its temporary file exists before its lease ends
+     * (it was made and flushed before the checks), so before any newer holder gets here; the
+     * listing opens the directory anew (on NFS that revalidates it). Without the gate (which orders
+     * writers of this host on its own), a directory that cannot be listed refuses the write.
+     * Unfenced temporary files, and those with this token or a larger one, are left alone.
+     */
+    private void withdrawOlderWrites(Temp ours, long token, boolean gated) throws AtomicFileException {
+        List<LibcFiles.DirEntry> entries = LibcFiles.readDirectory(dirfd);
+        if (entries == null) {
+            if (gated) {
+                return;
+            }
+            throw new AtomicFileException(Reason.IO, "cannot list " + directory() + " to withdraw older holders' writes of "
+                    + text(name) + " (" + Errno.describeLast() + "); " + path() + " is unchanged");
+        }
+        for (LibcFiles.DirEntry e : entries) {
+            if (!isOurTemp(e.name()) || Arrays.equals(e.name(), ours.name())) {
+                continue;
+            }
+            byte[] c = LibcFiles.cstring(e.name());
+            int fd = LibcFiles.openat(dirfd, c, LibcFiles.O_RDONLY | LibcFiles.O_NOFOLLOW | LibcFiles.O_NONBLOCK | LibcFiles.O_NOCTTY
+                    | LibcFiles.O_CLOEXEC, 0);
+            if (fd < 0) {
+                continue; // gone (renamed or removed meanwhile), a link, or not ours to read: left alone
+            }
+            try {
+                LibcFiles.Statx st = LibcFiles.fstat(fd);
+                if (st == null || !st.isRegularFile()) {
+                    continue;
+                }
+                byte[] raw = fenceValue(fd);
+                OptionalLong theirs = raw == null ? OptionalLong.empty() : tokenOrEmpty(raw);
+                if (theirs.isPresent() && Long.compareUnsigned(theirs.getAsLong(), token) < 0 && st.sameFile(LibcFiles.lstatAt(dirfd, c))) {
+                    LibcFiles.unlinkat(dirfd, c, 0); // ENOENT: renamed or removed meanwhile, which is as good
+                }
+            } finally {
+                LibcFiles.close(fd);
+            }
+        }
+    }
+
+    /** After a fenced rename found its temporary file gone: a FencedWriteException if a larger token has landed since. */
+    private void refuseIfFencedSince(long token) throws AtomicFileException {
+        byte[] current = currentFence();
+        if (current != null) {
+            long landed = parseToken(current);
+            if (Long.compareUnsigned(landed, token) > 0) {
+                throw new FencedWriteException(path(), token, landed);
+            }
+        }
+    }
+
+    private static OptionalLong tokenOrEmpty(byte[] raw) {
+        if (raw.length < 1 || raw.length > 19 || (raw[0] == '0' && raw.length > 1)) {
+            return OptionalLong.empty();
+        }
+        for (byte b : raw) {
+            if (b < '0' || b > '9') {
+                return OptionalLong.empty();
+            }
+        }
+        try {
+            return OptionalLong.of(Long.parseLong(new String(raw, StandardCharsets.US_ASCII)));
+        } catch (NumberFormatException e) {
+            return OptionalLong.empty();
+        }
     }
 
     /** The raw fence attribute of what the file's name holds now; null if none (or no file, or not a regular file). */
