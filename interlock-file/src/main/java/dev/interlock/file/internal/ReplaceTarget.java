@@ -59,6 +59,9 @@ import java.util.OptionalLong;
  * description). The commit holds it exclusively while it reads the file's fencing token, compares,
  * checks the lease and renames, so two fenced writers (one of them a stale holder, who by
  * definition no longer holds the lock) cannot both pass the check; see {@code docs/fencing.md}.
+ * Where it cannot be taken (NFS, unless mounted {@code local_lock=flock}), a fenced write needs
+ * a lease: the lease keeps two holders from running at once, and the newer one's commit
+ * withdraws the older one's temporary file, so the older one's rename cannot land after it.
  */
 public final class ReplaceTarget implements AutoCloseable {
     public static final String TEMP_PREFIX = ".interlock-";
@@ -76,6 +79,8 @@ public final class ReplaceTarget implements AutoCloseable {
     private final byte[] name;
     private final byte[] cname;
     private final byte[] tempStem;
+    /** False only for {@link #openWithoutGate}: a file system where flock(2) on a directory fails. */
+    private final boolean gateAvailable;
 
     /** What statx(2) says about a file: type and permission bits, owner, group, identity. */
     public record Stat(int mode, int uid, int gid, long devMajor, long devMinor, long ino) {
@@ -106,7 +111,8 @@ public final class ReplaceTarget implements AutoCloseable {
         }
     }
 
-    private ReplaceTarget(int dirfd, byte[] dirPath, byte[] name) {
+    private ReplaceTarget(int dirfd, byte[] dirPath, byte[] name, boolean gateAvailable) {
+        this.gateAvailable = gateAvailable;
         this.dirfd = dirfd;
         this.dirPath = dirPath;
         this.name = name;
@@ -122,6 +128,18 @@ public final class ReplaceTarget implements AutoCloseable {
      *     missing, {@link Reason#IO} if the directory cannot be opened
      */
     public static ReplaceTarget open(byte[] file) throws AtomicFileException {
+        return open(file, true);
+    }
+
+    /**
+     * For tests: {@link #open(Path)} on a file system that grants no flock(2) on a directory, as
+     * an NFS mount without {@code local_lock=flock} (no such file system is at hand in tests).
+     */
+    static ReplaceTarget openWithoutGate(Path file) throws AtomicFileException {
+        return open(file.toString().getBytes(Libc.PATH_CHARSET), false);
+    }
+
+    private static ReplaceTarget open(byte[] file, boolean gateAvailable) throws AtomicFileException {
         String shown = text(file);
         if (file.length == 0) {
             throw new AtomicFileException(Reason.BAD_PATH, "the file name is empty: name the file to replace");
@@ -151,7 +169,7 @@ public final class ReplaceTarget implements AutoCloseable {
         }
         try {
             fd = aboveStdio(fd);
-            return new ReplaceTarget(fd, realPath(fd, parent), last);
+            return new ReplaceTarget(fd, realPath(fd, parent), last, gateAvailable);
         } catch (AtomicFileException | RuntimeException e) {
             LibcFiles.close(fd);
             throw e;
@@ -527,7 +545,7 @@ public final class ReplaceTarget implements AutoCloseable {
      * @return true if the file now is the temporary file; false if its name was changed again right after the rename
      * @throws FencedWriteException if the file carries a larger token than {@code token}
      * @throws AtomicFileException {@link Reason#LEASE_NOT_VALID} if the lease is no longer valid,
-     *     {@link Reason#FENCE_UNSUPPORTED} if a fenced write cannot take the gate, {@link Reason#IO} if the file
+     *     {@link Reason#FENCE_UNSUPPORTED} if a fenced write without a lease cannot take the gate, {@link Reason#IO} if the file
      *     cannot be flushed or renamed, or the temporary name no longer holds it
      */
     public boolean commit(Temp t, long token, Lease lease) throws AtomicFileException {
@@ -536,10 +554,12 @@ public final class ReplaceTarget implements AutoCloseable {
                     + Errno.describeLast() + "; " + path() + " is unchanged");
         }
         boolean gated = gate(LibcFiles.LOCK_EX);
-        if (!gated && token >= 0) {
+        if (!gated && token >= 0 && lease == null) {
+            // Without the gate, the lease orders writers that both run (withdrawOlderWrites handles a late one).
             throw new AtomicFileException(Reason.FENCE_UNSUPPORTED, "cannot fence writes to " + path() + ": flock(2) on its"
-                    + " directory " + directory() + " failed (" + Errno.describeLast() + "), and the token check and the rename"
-                    + " must not race; put the file on a local file system, or write it unfenced; " + path() + " is unchanged");
+                    + " directory " + directory() + " failed (" + Errno.describeLast() + "), and a fenced write without a lease"
+                    + " needs it, so that the token check and the rename cannot race; write it under a lease (updateFenced,"
+                    + " update --token), put the file on a local file system, or write it unfenced; " + path() + " is unchanged");
         }
         try {
             byte[] ctmp = LibcFiles.cstring(t.name());
@@ -694,6 +714,9 @@ public final class ReplaceTarget implements AutoCloseable {
 
     /** Takes the gate (flock on the directory); false, errno set, if this file system cannot. */
     private boolean gate(int op) {
+        if (!gateAvailable) {
+            return false;
+        }
         while (true) {
             if (LibcFiles.flock(dirfd, op) == 0) {
                 return true;
