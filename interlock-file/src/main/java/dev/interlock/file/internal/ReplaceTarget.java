@@ -60,7 +60,7 @@ import java.util.OptionalLong;
  * checks the lease and renames, so two fenced writers (one of them a stale holder, who by
  * definition no longer holds the lock) cannot both pass the check; see {@code docs/fencing.md}.
  * Where it cannot be taken (NFS, unless mounted {@code local_lock=flock}), a fenced write needs
- * a lease: the lease keeps two holders from running at once, and the newer one's commit
+ * a lease: the lease it is made under keeps two writers from committing at once, and the newer one's commit
  * withdraws the older one's temporary file, so the older one's rename cannot land after it.
  */
 public final class ReplaceTarget implements AutoCloseable {
@@ -555,7 +555,7 @@ public final class ReplaceTarget implements AutoCloseable {
         }
         boolean gated = gate(LibcFiles.LOCK_EX);
         if (!gated && token >= 0 && lease == null) {
-            // Without the gate, the lease orders writers that both run (withdrawOlderWrites handles a late one).
+            // Without the gate, the lease keeps writers from committing at once (withdrawOlderWrites handles a late one).
             throw new AtomicFileException(Reason.FENCE_UNSUPPORTED, "cannot fence writes to " + path() + ": flock(2) on its"
                     + " directory " + directory() + " failed (" + Errno.describeLast() + "), and a fenced write without a lease"
                     + " needs it, so that the token check and the rename cannot race; write it under a lease (updateFenced,"
