@@ -294,7 +294,13 @@ final class VerifyRunDir {
     List<Path> removeOnceEveryHostRead(long deadlineNanos) throws InterruptedException {
         Backoff backoff = new Backoff(pace, deadlineNanos);
         while (true) {
-            Map<Path, List<String>> hosts = look(backoff);
+            Map<Path, List<String>> hosts;
+            try {
+                hosts = look(backoff);
+            } catch (CliException e) {
+                // Removed meanwhile (nothing left to remove), or it cannot be listed: then it is left.
+                return Files.exists(run) ? List.of(run.resolve(HOSTS)) : List.of();
+            }
             List<Path> unread = new ArrayList<>();
             if (hosts != null) {
                 hosts.forEach((dir, markers) -> {

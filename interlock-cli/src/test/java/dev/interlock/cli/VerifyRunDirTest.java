@@ -62,8 +62,8 @@ class VerifyRunDirTest {
 
     @Test
     void await_listingsThatLag_areLookedAtAgain_untilEveryHostIsSeen() throws Exception {
-        Path shared = Files.createDirectories(tmp.resolve("shared"));
-        VerifyRunDir lead = VerifyRunDir.lead(shared, "r1", PLAN, VerifyRunDir.View.FILE_SYSTEM, pace);
+        VerifyRunDir lead = leadRun();
+        Path shared = lead.run.getParent();
         Path a = lead.newHostDir("a");
         Path b = lead.newHostDir("b");
         NfsClientView view = new NfsClientView(tmp, 6);
@@ -83,8 +83,8 @@ class VerifyRunDirTest {
 
     @Test
     void await_theRunRemovedUnderAJoiner_isExit69_withWhatHappened_notAnInternalError() throws Exception {
-        Path shared = Files.createDirectories(tmp.resolve("shared"));
-        VerifyRunDir lead = VerifyRunDir.lead(shared, "r1", PLAN, VerifyRunDir.View.FILE_SYSTEM, pace);
+        VerifyRunDir lead = leadRun();
+        Path shared = lead.run.getParent();
         Path a = lead.newHostDir("a");
         lead.mark(a, "host");
         VerifyRunDir joiner = VerifyRunDir.join(shared, "r1", Duration.ofMinutes(2), new NfsClientView(tmp, 0), pace);
@@ -99,8 +99,7 @@ class VerifyRunDirTest {
 
     @Test
     void removeOnceEveryHostRead_waitsForALateHost_thenRemovesTheRun() throws Exception {
-        Path shared = Files.createDirectories(tmp.resolve("shared"));
-        VerifyRunDir lead = VerifyRunDir.lead(shared, "r1", PLAN, VerifyRunDir.View.FILE_SYSTEM, pace);
+        VerifyRunDir lead = leadRun();
         Path a = lead.newHostDir("a");
         Path b = lead.newHostDir("b");
         lead.mark(a, "merged");
@@ -115,8 +114,7 @@ class VerifyRunDirTest {
 
     @Test
     void removeOnceEveryHostRead_aHostThatNeverSaysItRead_leavesTheRunInPlace_andIsNamed() throws Exception {
-        Path shared = Files.createDirectories(tmp.resolve("shared"));
-        VerifyRunDir lead = VerifyRunDir.lead(shared, "r1", PLAN, VerifyRunDir.View.FILE_SYSTEM, pace);
+        VerifyRunDir lead = leadRun();
         Path a = lead.newHostDir("a");
         Path b = lead.newHostDir("b");
         lead.mark(a, "merged");
@@ -126,6 +124,11 @@ class VerifyRunDirTest {
         assertThat(unread).containsExactly(b);
         assertThat(lead.run.resolve("plan")).exists();
         assertThat(pace.elapsed()).isEqualTo(Duration.ofMinutes(2));
+    }
+
+    /** The lead's run r1 in {@code tmp/shared}, made on the real file system. */
+    private VerifyRunDir leadRun() throws IOException {
+        return VerifyRunDir.lead(Files.createDirectories(tmp.resolve("shared")), "r1", PLAN, VerifyRunDir.View.FILE_SYSTEM, pace);
     }
 
     /**

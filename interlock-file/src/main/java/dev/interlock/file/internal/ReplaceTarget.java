@@ -515,16 +515,9 @@ public final class ReplaceTarget implements AutoCloseable {
 
     /** The token in an attribute value: 1 to 19 ASCII digits, no sign, no leading zero (except "0"), within a long. */
     private long parseToken(byte[] raw) throws AtomicFileException {
-        boolean ok = raw.length >= 1 && raw.length <= 19 && !(raw[0] == '0' && raw.length > 1);
-        for (int i = 0; ok && i < raw.length; i++) {
-            ok = raw[i] >= '0' && raw[i] <= '9';
-        }
-        if (ok) {
-            try {
-                return Long.parseLong(new String(raw, StandardCharsets.US_ASCII));
-            } catch (NumberFormatException e) {
-                ok = false;
-            }
+        OptionalLong token = tokenOrEmpty(raw);
+        if (token.isPresent()) {
+            return token.getAsLong();
         }
         throw new AtomicFileException(Reason.IO, path() + " carries a fencing attribute " + FENCE_ATTRIBUTE + " that is not a"
                 + " token (decimal digits): \"" + new String(raw, StandardCharsets.ISO_8859_1) + "\"; it was not written by"
@@ -669,6 +662,7 @@ public final class ReplaceTarget implements AutoCloseable {
         }
     }
 
+    /** The token in an attribute value (see {@link #parseToken}), or empty if it holds none. */
     private static OptionalLong tokenOrEmpty(byte[] raw) {
         if (raw.length < 1 || raw.length > 19 || (raw[0] == '0' && raw.length > 1)) {
             return OptionalLong.empty();
