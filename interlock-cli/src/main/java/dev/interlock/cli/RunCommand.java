@@ -81,10 +81,8 @@ import picocli.CommandLine.Spec;
                 "  N:COMMAND's own exit status",
                 "128+N:COMMAND was killed by signal N (143: SIGTERM)",
                 "  1:the lock is busy (-n) or the wait ran out (-w); set with -E",
-                " 64:usage error: bad option or DURATION, no '--' or no COMMAND, bad NAME",
-                "    or URI",
-                " 69:the backend is unusable (directory missing and not creatable, not",
-                "    writable, unsafe)",
+                " 64:usage error: bad option or DURATION, no '--' or no COMMAND, bad NAME or URI",
+                " 69:the backend is unusable (directory missing and not creatable, not writable, unsafe)",
                 " 75:the lock was lost while COMMAND ran; COMMAND was stopped",
                 "126:COMMAND could not be executed (permission denied, not executable)",
                 "127:COMMAND was not found"})

@@ -87,16 +87,15 @@ import picocli.CommandLine.Spec;
                 "  0:FILE was replaced with COMMAND's output",
                 "  N:COMMAND's own non-zero status; FILE is unchanged",
                 "128+N:COMMAND was killed by signal N; FILE is unchanged",
-                " 64:usage error: no '--' or no COMMAND, bad NAME or URI, FILE is not a",
-                "    regular file (a directory, FIFO, device, socket or symbolic link), or its",
-                "    directory does not exist",
+                " 64:usage error: no '--' or no COMMAND, bad NAME or URI, FILE is not a regular file (a directory,"
+                        + " FIFO, device, socket or symbolic link), or its directory does not exist",
                 " 69:the backend is unusable",
                 " 71:the system refused to start COMMAND, or /proc is not mounted",
-                " 73:FILE could not be read, or the temporary file could not be created with",
-                "    FILE's owner and group, written or renamed (EX_CANTCREAT); FILE is unchanged",
+                " 73:FILE could not be read, or the temporary file could not be created with FILE's owner and group,"
+                        + " written or renamed (EX_CANTCREAT); FILE is unchanged",
                 " 75:the lock was lost before FILE could be replaced; FILE is unchanged",
-                " 77:--token T was refused: a write with a larger token already landed on FILE",
-                "    (the lock T came with was lost since); FILE is unchanged",
+                " 77:--token T was refused: a write with a larger token already landed on FILE (the lock T came with"
+                        + " was lost since); FILE is unchanged",
                 "126:COMMAND could not be executed",
                 "127:COMMAND was not found"})
 final class UpdateCommand implements Callable<Integer> {

@@ -11,6 +11,7 @@ import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
@@ -20,6 +21,7 @@ import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -66,7 +68,7 @@ import picocli.CommandLine.Spec;
                 " 1:incomplete: a worker failed or hung, a host did not join, nothing was acquired",
                 " 2:mutual exclusion VIOLATED (the evidence is printed)",
                 "64:usage error",
-                "69:the backend is unusable or unreachable (the reason is printed)"})
+                "69:the backend, or a run's shared directory, is unusable or unreachable (the reason is printed)"})
 final class VerifyCommand implements Callable<Integer> {
     /** The name of the default shared directory inside a {@code dir:} or {@code flock:} lock directory (ignored by both). */
     static final String SHARED_IN_LOCK_DIR = ".interlock-verify";
@@ -221,7 +223,12 @@ final class VerifyCommand implements Callable<Integer> {
             VerifyReport report = run(uri, shown, lockName, runFor, work, counter, runDir, waitHosts, warnings);
             Path kept = runDir != null ? (keep != null ? keep.toAbsolutePath() : null) : (keep != null ? work : null);
             if (runDir != null && keep != null) {
-                VerifyFiles.copyTree(runDir.run, createKeep(keep));
+                try {
+                    VerifyFiles.copyTree(runDir.run, createKeep(keep));
+                } catch (IOException e) {
+                    throw new CliException(ExitCodes.UNAVAILABLE, "cannot copy the run directory " + runDir.run + " to --keep " + keep
+                            + ": " + VerifyWorker.reason(e), e);
+                }
             }
             progress.clear();
             PrintWriter out = spec.commandLine().getOut();
@@ -232,7 +239,7 @@ final class VerifyCommand implements Callable<Integer> {
             }
             out.flush();
             if (runDir != null) {
-                finishMulti(runDir, work, generated, uri, lockName);
+                finishMulti(runDir, work, generated, uri, lockName, waitHosts);
             } else if (generated && lockDir.isPresent()) {
                 VerifyFiles.removeLockFiles(scheme, lockDir.get(), lockName);
             }
@@ -258,14 +265,15 @@ final class VerifyCommand implements Callable<Integer> {
                 counter, runDir != null ? work.getFileName().toString() : host);
         VerifyWorkers.Outcome outcome;
         List<Path> hostDirs;
+        int kills;
         try (VerifyWorkers workers = new VerifyWorkers(setup)) {
             liveWorkers = workers;
             progress.show("starting " + processes + " worker processes");
             workers.start(processes);
             if (runDir != null) {
-                VerifyRunDir.mark(work, "ready");
+                runDir.mark(work, "ready");
                 int expected = runDir.plan().hosts();
-                List<Path> ready = runDir.await("ready", System.nanoTime() + waitHosts.toNanos(),
+                List<Path> ready = runDir.await("ready", runDir.deadlineIn(waitHosts),
                         n -> progress.show("waiting for hosts: " + n + " of " + expected + " ready"));
                 if (ready.size() < expected) {
                     throw new CliException(VerifyReport.INCOMPLETE, "only " + ready.size() + " of " + expected + " hosts of run "
@@ -273,16 +281,28 @@ final class VerifyCommand implements Callable<Integer> {
                             + " 'interlock verify --join " + runDir.runId + "' on the same lock space and shared directory");
                 }
             }
-            int kills = crashTest ? KILLS : 0;
+            kills = crashTest ? KILLS : 0;
             long total = runFor.toNanos();
             outcome = workers.run(runFor, kills, (elapsed, sections, killed) -> progress.show(String.format(Locale.ROOT,
                     "verify: %.1fs of %s, %d acquisitions%s", elapsed / 1e9, Durations.format(Duration.ofNanos(total)), sections,
                     killed > 0 ? ", " + killed + " killed" : "")));
         }
-        VerifyReport.writeHost(work, setup.host(), CheckWorker.clockId(), processes, outcome);
+        if (kills > 0 && outcome.killed().size() < kills) {
+            warnings.add("crash test: " + outcome.killed().size() + " of the " + kills + " kills asked for were made here: after the"
+                    + " last request no worker on this host entered an exclusive section before the end (a longer --duration gives"
+                    + " them time)");
+        }
+        try {
+            VerifyReport.writeHost(work, setup.host(), CheckWorker.clockId(), processes, outcome);
+        } catch (NoSuchFileException e) {
+            if (runDir != null) {
+                throw runDir.gone("leave this host's records");
+            }
+            throw e;
+        }
         if (runDir != null) {
             int expected = runDir.plan().hosts();
-            hostDirs = runDir.await("host", System.nanoTime() + waitHosts.toNanos() + runFor.toNanos(),
+            hostDirs = runDir.await("host", runDir.deadlineIn(waitHosts.plus(runFor)),
                     n -> progress.show("waiting for hosts to finish: " + n + " of " + expected));
             if (hostDirs.size() < expected) {
                 problems.add("only " + hostDirs.size() + " of " + expected + " hosts finished; the others' sections are missing,"
@@ -313,15 +333,28 @@ final class VerifyCommand implements Callable<Integer> {
         return VerifyReport.analyze(s, logs, 0, counterText, problems, warnings);
     }
 
-    /** Marks this host merged; the lead waits (briefly) for every host to have read, then removes the run. */
-    private void finishMulti(VerifyRunDir runDir, Path work, boolean generated, String uri, String lockName)
-            throws IOException, InterruptedException {
-        VerifyRunDir.mark(work, "merged");
+    /**
+     * Marks this host merged (it has read everything); the lead then waits up to {@code waitHosts}
+     * for every host to have done so and removes the run, or leaves it and says why.
+     */
+    private void finishMulti(VerifyRunDir runDir, Path work, boolean generated, String uri, String lockName, Duration waitHosts)
+            throws InterruptedException {
+        runDir.mark(work, "merged");
         if (lead == null) {
             return;
         }
-        runDir.await("merged", System.nanoTime() + Duration.ofSeconds(30).toNanos(), n -> { });
-        VerifyFiles.deleteTree(runDir.run);
+        progress.show("waiting for every host to read the records");
+        List<Path> unread = runDir.removeOnceEveryHostRead(runDir.deadlineIn(waitHosts));
+        progress.clear();
+        if (!unread.isEmpty()) {
+            PrintWriter err = spec.commandLine().getErr();
+            err.println("interlock verify: left the run directory " + runDir.run + ": " + unread.size() + " host(s) did not say"
+                    + " within " + Durations.format(waitHosts) + " that they had read it (" + unread.stream().map(p -> p.getFileName()
+                    .toString()).collect(Collectors.joining(", ")) + "); remove it (rm -r " + runDir.run + ") once every host has"
+                    + " printed its result");
+            err.flush();
+            return;
+        }
         Path shared = runDir.run.getParent();
         if (sharedDir == null && shared.getFileName().toString().equals(SHARED_IN_LOCK_DIR)) {
             try {

@@ -45,7 +45,9 @@ import java.util.concurrent.ThreadLocalRandom;
  *       an exclusive section and waits there to be killed; {@code END} when done;</li>
  *   <li>in: {@code GO} starts the loop; {@code KILLME} makes the next section exclusive and the
  *       worker stay in it (after reading the counter, and at random before or after writing it)
- *       until it is killed with SIGKILL; {@code STOP} ends the loop (a wait for the lock is
+ *       until it is killed with SIGKILL, or spared: {@code SPARE} (verify killed another worker)
+ *       takes KILLME back, and a worker staying in its section then finishes it as any other;
+ *       {@code STOP} spares too and ends the loop (a wait for the lock is
  *       interrupted; a section in progress is finished). The end of input means {@code verify}
  *       is gone: the worker halts at once, wherever it is.</li>
  * </ul>
@@ -170,18 +172,21 @@ public final class VerifyWorker {
                 long enter = System.nanoTime();
                 long token = lease.token();
                 long read = readCounter(counter, token, log);
-                if (killMe && !stopping()) {
+                boolean written = false;
+                if (killMe && victim && !stopping()) {
                     Section here = new Section(source, true, token, read, clock, asked, enter, enter);
-                    boolean writeFirst = rnd.nextBoolean() && read >= 0;
-                    if (writeFirst) {
+                    written = rnd.nextBoolean() && read >= 0;
+                    if (written) {
                         writeCounter(counter, read + 1);
                     }
                     out.println("IN " + here.format());
-                    while (true) {
-                        Thread.sleep(60_000); // until SIGKILL (or the end of input: halt)
+                    synchronized (monitor) {
+                        while (victim && !stop) {
+                            monitor.wait(); // until SIGKILL, SPARE or STOP (or the end of input: halt)
+                        }
                     }
                 }
-                if (exclusive && read >= 0) {
+                if (exclusive && read >= 0 && !written) {
                     writeCounter(counter, read + 1);
                 }
                 long exit = System.nanoTime();
@@ -275,9 +280,16 @@ public final class VerifyWorker {
                     case "KILLME":
                         victim = true;
                         break;
+                    case "SPARE":
+                        synchronized (monitor) {
+                            victim = false;
+                            monitor.notifyAll();
+                        }
+                        break;
                     case "STOP":
                         synchronized (monitor) {
                             stop = true;
+                            monitor.notifyAll();
                             if (waiting) {
                                 main.interrupt();
                             }

@@ -284,6 +284,24 @@ class CommandLineTest {
                 .contains("update").contains("verify");
     }
 
+    /**
+     * picocli reads each exit code line as CODE:TEXT and drops a line without a ':' (issue 32:
+     * {@code run --help} lost the ends of 64 and 69): each code is one line, wrapped by picocli.
+     */
+    @Test
+    void help_everyExitCodeLineIsACode_soNoTextIsDropped() {
+        CommandLine top = Main.commandLine(Env.system(), null);
+        for (CommandLine c : java.util.stream.Stream.concat(java.util.stream.Stream.of(top), top.getSubcommands().values().stream())
+                .toList()) {
+            CommandLine.Command command = c.getCommand().getClass().getAnnotation(CommandLine.Command.class);
+            assertThat(command.exitCodeList()).as(c.getCommandName()).allMatch(line -> line.contains(":"));
+        }
+        assertThat(run("run", "--help")).isEqualTo(0);
+        assertThat(out.toString().replaceAll("\\s+", " ")).contains("64 usage error: bad option or DURATION, no '--' or no"
+                + " COMMAND, bad NAME or URI").contains("69 the backend is unusable (directory missing and not creatable, not"
+                + " writable, unsafe)");
+    }
+
     @Test
     void version_printsIt() {
         assertThat(run("--version")).isEqualTo(0);

@@ -275,4 +275,44 @@ class AtomicFileTest {
         assertThat(dead).doesNotExist();
         assertThat(temps()).isEmpty();
     }
+
+    /**
+     * Issue 32: a holder cut off from an NFS server by a hard mount has its rename sent again when
+     * the link returns, after the next holder wrote. A newer fenced commit withdraws an older
+     * holder's prepared write (its temporary file, fenced with a smaller token, its writer alive),
+     * so that rename finds no such name and the server refuses it; the older holder, if it goes on,
+     * is refused as fenced. Temporary files with no token or a newer one are left alone.
+     */
+    @Test
+    void fencedCommit_withdrawsAnOlderHoldersPreparedWrite_soItsLateRenameIsRefused() throws Exception {
+        Path f = Files.writeString(tmp.resolve("f"), "old\n");
+        try (ReplaceTarget stale = ReplaceTarget.open(f); ReplaceTarget unfenced = ReplaceTarget.open(f);
+                ReplaceTarget newest = ReplaceTarget.open(f)) {
+            ReplaceTarget.Temp six = stale.createTemp(null);
+            ReplaceTarget.Temp none = unfenced.createTemp(null);
+            ReplaceTarget.Temp eight = newest.createTemp(null);
+            try {
+                stale.write(six, bytes("from token 6\n"));
+                stale.setFence(six, 6);
+                newest.setFence(eight, 8);
+                Path sixPath = tmp.resolve(six.shown());
+
+                AtomicFile.of(f).write(bytes("from token 7\n"), 7);
+
+                assertThat(sixPath).as("the older holder's write is withdrawn").doesNotExist();
+                assertThat(temps()).containsExactlyInAnyOrder(none.shown(), eight.shown());
+                assertThatThrownBy(() -> Files.move(sixPath, f, java.nio.file.StandardCopyOption.ATOMIC_MOVE))
+                        .as("its late rename").isInstanceOf(java.nio.file.NoSuchFileException.class);
+                assertThatThrownBy(() -> stale.commit(six, 6, null)).isInstanceOfSatisfying(FencedWriteException.class,
+                        e -> assertThat(e.currentToken()).isEqualTo(7));
+                assertThat(Files.readString(f)).isEqualTo("from token 7\n");
+            } finally {
+                dev.interlock.file.internal.LibcFiles.close(six.fd());
+                unfenced.removeTemp(none);
+                dev.interlock.file.internal.LibcFiles.close(none.fd());
+                newest.removeTemp(eight);
+                dev.interlock.file.internal.LibcFiles.close(eight.fd());
+            }
+        }
+    }
 }

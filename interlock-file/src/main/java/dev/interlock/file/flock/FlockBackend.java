@@ -10,6 +10,7 @@ import dev.interlock.file.internal.InotifyWatcher;
 import dev.interlock.file.internal.KernelWait;
 import dev.interlock.file.internal.LibcEvents;
 import dev.interlock.file.internal.LibcFiles;
+import dev.interlock.file.internal.ProcLocksFile;
 import dev.interlock.file.internal.Waker;
 import dev.interlock.internal.LockNames;
 import dev.interlock.internal.Log;
@@ -584,7 +585,10 @@ final class FlockBackend implements LockBackend {
         if (id == null || !id.isRegularFile()) {
             return new LockInfo(name, List.of(), 0);
         }
-        List<ProcLocks.Entry> kernel = ProcLocks.flocksOn((int) id.devMajor(), (int) id.devMinor(), id.ino());
+        // On a network file system (allowed), a holder may have locked through another mount of the share.
+        List<ProcLocks.Entry> kernel = networkAllowed
+                ? ProcLocks.flocksOn(NfsMountDevices.sameShare(id.devMajor(), id.devMinor()), id.ino(), ProcLocksFile.read())
+                : ProcLocks.flocksOn((int) id.devMajor(), (int) id.devMinor(), id.ino());
         LockFileContent content = readContent(d, fileBytes);
         List<LockFileContent.Record> unused = new ArrayList<>(content == null ? List.of() : content.records);
         unused.sort(NEWEST_FIRST);

@@ -16,8 +16,13 @@ final class ProcLocks {
     record Entry(Mode mode, long pid, boolean waiting) {}
 
     static List<Entry> flocksOn(int devMajor, int devMinor, long ino) {
+        return flocksOn(new long[] {NfsMountDevices.device(devMajor, devMinor)}, ino, ProcLocksFile.read());
+    }
+
+    /** The flock(2) locks on inode {@code ino} of any of {@code devices} ({@link NfsMountDevices#device}), in {@code procLocks}. */
+    static List<Entry> flocksOn(long[] devices, long ino, String procLocks) {
         List<Entry> out = new ArrayList<>();
-        List<String> lines = lines(ProcLocksFile.read());
+        List<String> lines = lines(procLocks);
         // No String.format and no regular expression: their first use costs a short command
         // (interlock status) a few milliseconds, more than reading the file.
         String suffix = ":" + ino;
@@ -41,7 +46,7 @@ final class ProcLocks {
                 continue;
             }
             try {
-                if (Integer.parseInt(parts[0], 16) != devMajor || Integer.parseInt(parts[1], 16) != devMinor
+                if (!contains(devices, NfsMountDevices.device(Long.parseLong(parts[0], 16), Long.parseLong(parts[1], 16)))
                         || Long.parseLong(parts[2]) != ino) {
                     continue;
                 }
@@ -52,6 +57,15 @@ final class ProcLocks {
             }
         }
         return out;
+    }
+
+    private static boolean contains(long[] a, long v) {
+        for (long x : a) {
+            if (x == v) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The lines of {@code text}, without their line ends. */

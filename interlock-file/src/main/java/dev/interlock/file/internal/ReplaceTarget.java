@@ -59,6 +59,9 @@ import java.util.OptionalLong;
  * description). The commit holds it exclusively while it reads the file's fencing token, compares,
  * checks the lease and renames, so two fenced writers (one of them a stale holder, who by
  * definition no longer holds the lock) cannot both pass the check; see {@code docs/fencing.md}.
+ * Where it cannot be taken (NFS, unless mounted {@code local_lock=flock}), a fenced write needs
+ * a lease: the lease it is made under keeps two writers from committing at once, and the newer one's commit
+ * withdraws the older one's temporary file, so the older one's rename cannot land after it.
  */
 public final class ReplaceTarget implements AutoCloseable {
     public static final String TEMP_PREFIX = ".interlock-";
@@ -76,6 +79,8 @@ public final class ReplaceTarget implements AutoCloseable {
     private final byte[] name;
     private final byte[] cname;
     private final byte[] tempStem;
+    /** False only for {@link #openWithoutGate}: a file system where flock(2) on a directory fails. */
+    private final boolean gateAvailable;
 
     /** What statx(2) says about a file: type and permission bits, owner, group, identity. */
     public record Stat(int mode, int uid, int gid, long devMajor, long devMinor, long ino) {
@@ -106,7 +111,8 @@ public final class ReplaceTarget implements AutoCloseable {
         }
     }
 
-    private ReplaceTarget(int dirfd, byte[] dirPath, byte[] name) {
+    private ReplaceTarget(int dirfd, byte[] dirPath, byte[] name, boolean gateAvailable) {
+        this.gateAvailable = gateAvailable;
         this.dirfd = dirfd;
         this.dirPath = dirPath;
         this.name = name;
@@ -122,6 +128,18 @@ public final class ReplaceTarget implements AutoCloseable {
      *     missing, {@link Reason#IO} if the directory cannot be opened
      */
     public static ReplaceTarget open(byte[] file) throws AtomicFileException {
+        return open(file, true);
+    }
+
+    /**
+     * For tests: {@link #open(Path)} on a file system that grants no flock(2) on a directory, as
+     * an NFS mount without {@code local_lock=flock} (no such file system is at hand in tests).
+     */
+    static ReplaceTarget openWithoutGate(Path file) throws AtomicFileException {
+        return open(file.toString().getBytes(Libc.PATH_CHARSET), false);
+    }
+
+    private static ReplaceTarget open(byte[] file, boolean gateAvailable) throws AtomicFileException {
         String shown = text(file);
         if (file.length == 0) {
             throw new AtomicFileException(Reason.BAD_PATH, "the file name is empty: name the file to replace");
@@ -151,7 +169,7 @@ public final class ReplaceTarget implements AutoCloseable {
         }
         try {
             fd = aboveStdio(fd);
-            return new ReplaceTarget(fd, realPath(fd, parent), last);
+            return new ReplaceTarget(fd, realPath(fd, parent), last, gateAvailable);
         } catch (AtomicFileException | RuntimeException e) {
             LibcFiles.close(fd);
             throw e;
@@ -497,16 +515,9 @@ public final class ReplaceTarget implements AutoCloseable {
 
     /** The token in an attribute value: 1 to 19 ASCII digits, no sign, no leading zero (except "0"), within a long. */
     private long parseToken(byte[] raw) throws AtomicFileException {
-        boolean ok = raw.length >= 1 && raw.length <= 19 && !(raw[0] == '0' && raw.length > 1);
-        for (int i = 0; ok && i < raw.length; i++) {
-            ok = raw[i] >= '0' && raw[i] <= '9';
-        }
-        if (ok) {
-            try {
-                return Long.parseLong(new String(raw, StandardCharsets.US_ASCII));
-            } catch (NumberFormatException e) {
-                ok = false;
-            }
+        OptionalLong token = tokenOrEmpty(raw);
+        if (token.isPresent()) {
+            return token.getAsLong();
         }
         throw new AtomicFileException(Reason.IO, path() + " carries a fencing attribute " + FENCE_ATTRIBUTE + " that is not a"
                 + " token (decimal digits): \"" + new String(raw, StandardCharsets.ISO_8859_1) + "\"; it was not written by"
@@ -527,7 +538,7 @@ public final class ReplaceTarget implements AutoCloseable {
      * @return true if the file now is the temporary file; false if its name was changed again right after the rename
      * @throws FencedWriteException if the file carries a larger token than {@code token}
      * @throws AtomicFileException {@link Reason#LEASE_NOT_VALID} if the lease is no longer valid,
-     *     {@link Reason#FENCE_UNSUPPORTED} if a fenced write cannot take the gate, {@link Reason#IO} if the file
+     *     {@link Reason#FENCE_UNSUPPORTED} if a fenced write without a lease cannot take the gate, {@link Reason#IO} if the file
      *     cannot be flushed or renamed, or the temporary name no longer holds it
      */
     public boolean commit(Temp t, long token, Lease lease) throws AtomicFileException {
@@ -536,15 +547,20 @@ public final class ReplaceTarget implements AutoCloseable {
                     + Errno.describeLast() + "; " + path() + " is unchanged");
         }
         boolean gated = gate(LibcFiles.LOCK_EX);
-        if (!gated && token >= 0) {
+        if (!gated && token >= 0 && lease == null) {
+            // Without the gate, the lease keeps writers from committing at once (withdrawOlderWrites handles a late one).
             throw new AtomicFileException(Reason.FENCE_UNSUPPORTED, "cannot fence writes to " + path() + ": flock(2) on its"
-                    + " directory " + directory() + " failed (" + Errno.describeLast() + "), and the token check and the rename"
-                    + " must not race; put the file on a local file system, or write it unfenced; " + path() + " is unchanged");
+                    + " directory " + directory() + " failed (" + Errno.describeLast() + "), and a fenced write without a lease"
+                    + " needs it, so that the token check and the rename cannot race; write it under a lease (updateFenced,"
+                    + " update --token), put the file on a local file system, or write it unfenced; " + path() + " is unchanged");
         }
         try {
             byte[] ctmp = LibcFiles.cstring(t.name());
             Stat there = lstat(ctmp, t.shown());
             if (!t.stat().sameFile(there)) {
+                if (token >= 0) {
+                    refuseIfFencedSince(token); // withdrawn by a newer holder's commit
+                }
                 throw new AtomicFileException(Reason.IO, "the temporary file " + t.shown() + " in " + directory()
                         + " was removed or replaced while the new content was made (by someone else who can write that directory, or by an"
                         + " update of the same file under another lock name); " + path() + " is unchanged");
@@ -557,6 +573,7 @@ public final class ReplaceTarget implements AutoCloseable {
                         throw new FencedWriteException(path(), token, landed);
                     }
                 }
+                withdrawOlderWrites(t, token, gated);
             } else if (current != null) {
                 setFenceValue(t, current); // an unfenced write keeps the file's token
                 if (LibcFiles.fsync(t.fd()) != 0) {
@@ -570,8 +587,12 @@ public final class ReplaceTarget implements AutoCloseable {
                         + path() + "; it is unchanged");
             }
             if (LibcFiles.renameat(dirfd, ctmp, dirfd, cname) != 0) {
+                int errno = Errno.last();
+                if (errno == Errno.ENOENT && token >= 0) {
+                    refuseIfFencedSince(token); // a newer holder withdrew our temporary file: see withdrawOlderWrites
+                }
                 throw new AtomicFileException(Reason.IO, "cannot rename " + t.shown() + " over " + path() + ": "
-                        + Errno.describeLast() + "; it is unchanged");
+                        + Errno.describe(errno) + "; it is unchanged");
             }
         } finally {
             if (gated) {
@@ -581,6 +602,81 @@ public final class ReplaceTarget implements AutoCloseable {
         LibcFiles.fsync(dirfd); // some file systems cannot flush a directory (EINVAL); the rename is done either way
         Stat now = lstatOrNull(cname);
         return t.stat().sameFile(now);
+    }
+
+    /**
+     * Removes the temporary files of this file that carry a smaller fencing token than
+     * {@code token}: writes prepared by older holders, which must never land now. A stale holder
+     * whose rename is held up after its checks (a hard NFS mount cut off from its server sends
+     * the rename again when the link returns, long after its lease ran out and the next holder
+     * wrote) then renames a name the server no longer has, and the server refuses it (ENOENT),
+     * instead of putting old content over newer. Its temporary file exists before its lease ends
+     * (it was made and flushed before the checks), so before any newer holder gets here; the
+     * listing opens the directory anew (on NFS that revalidates it). Without the gate (which orders
+     * writers of this host on its own), a directory that cannot be listed refuses the write.
+     * Unfenced temporary files, and those with this token or a larger one, are left alone.
+     */
+    private void withdrawOlderWrites(Temp ours, long token, boolean gated) throws AtomicFileException {
+        List<LibcFiles.DirEntry> entries = LibcFiles.readDirectory(dirfd);
+        if (entries == null) {
+            if (gated) {
+                return;
+            }
+            throw new AtomicFileException(Reason.IO, "cannot list " + directory() + " to withdraw older holders' writes of "
+                    + text(name) + " (" + Errno.describeLast() + "); " + path() + " is unchanged");
+        }
+        for (LibcFiles.DirEntry e : entries) {
+            if (!isOurTemp(e.name()) || Arrays.equals(e.name(), ours.name())) {
+                continue;
+            }
+            byte[] c = LibcFiles.cstring(e.name());
+            int fd = LibcFiles.openat(dirfd, c, LibcFiles.O_RDONLY | LibcFiles.O_NOFOLLOW | LibcFiles.O_NONBLOCK | LibcFiles.O_NOCTTY
+                    | LibcFiles.O_CLOEXEC, 0);
+            if (fd < 0) {
+                continue; // gone (renamed or removed meanwhile), a link, or not ours to read: left alone
+            }
+            try {
+                LibcFiles.Statx st = LibcFiles.fstat(fd);
+                if (st == null || !st.isRegularFile()) {
+                    continue;
+                }
+                byte[] raw = fenceValue(fd);
+                OptionalLong theirs = raw == null ? OptionalLong.empty() : tokenOrEmpty(raw);
+                if (theirs.isPresent() && Long.compareUnsigned(theirs.getAsLong(), token) < 0 && st.sameFile(LibcFiles.lstatAt(dirfd, c))) {
+                    LibcFiles.unlinkat(dirfd, c, 0); // ENOENT: renamed or removed meanwhile, which is as good
+                }
+            } finally {
+                LibcFiles.close(fd);
+            }
+        }
+    }
+
+    /** After a fenced rename found its temporary file gone: a FencedWriteException if a larger token has landed since. */
+    private void refuseIfFencedSince(long token) throws AtomicFileException {
+        byte[] current = currentFence();
+        if (current != null) {
+            long landed = parseToken(current);
+            if (Long.compareUnsigned(landed, token) > 0) {
+                throw new FencedWriteException(path(), token, landed);
+            }
+        }
+    }
+
+    /** The token in an attribute value (see {@link #parseToken}), or empty if it holds none. */
+    private static OptionalLong tokenOrEmpty(byte[] raw) {
+        if (raw.length < 1 || raw.length > 19 || (raw[0] == '0' && raw.length > 1)) {
+            return OptionalLong.empty();
+        }
+        for (byte b : raw) {
+            if (b < '0' || b > '9') {
+                return OptionalLong.empty();
+            }
+        }
+        try {
+            return OptionalLong.of(Long.parseLong(new String(raw, StandardCharsets.US_ASCII)));
+        } catch (NumberFormatException e) {
+            return OptionalLong.empty();
+        }
     }
 
     /** The raw fence attribute of what the file's name holds now; null if none (or no file, or not a regular file). */
@@ -612,6 +708,9 @@ public final class ReplaceTarget implements AutoCloseable {
 
     /** Takes the gate (flock on the directory); false, errno set, if this file system cannot. */
     private boolean gate(int op) {
+        if (!gateAvailable) {
+            return false;
+        }
         while (true) {
             if (LibcFiles.flock(dirfd, op) == 0) {
                 return true;
