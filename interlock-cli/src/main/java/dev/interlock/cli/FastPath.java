@@ -130,6 +130,7 @@ final class FastPath {
         RunCommand c = new RunCommand();
         c.backend = new BackendOption();
         c.verbosity = new Verbosity();
+        c.waiting = new WaitOptions();
         boolean conflictSet = false;
         String name = null;
         int i = 1;
@@ -158,17 +159,17 @@ final class FastPath {
                     break;
                 case "-n":
                 case "--no-wait":
-                    if (value != null || c.noWait) {
+                    if (value != null || c.waiting.noWait) {
                         return null;
                     }
-                    c.noWait = true;
+                    c.waiting.noWait = true;
                     break;
                 case "-q":
                 case "--quiet":
-                    if (value != null || c.quiet) {
+                    if (value != null || c.waiting.quiet) {
                         return null;
                     }
-                    c.quiet = true;
+                    c.waiting.quiet = true;
                     break;
                 case "-v":
                 case "--verbose":
@@ -202,10 +203,10 @@ final class FastPath {
                         }
                         c.holdAtLeast = d;
                     } else {
-                        if (c.wait != null) {
+                        if (c.waiting.wait != null) {
                             return null;
                         }
-                        c.wait = d;
+                        c.waiting.wait = d;
                     }
                     break;
                 }
@@ -221,7 +222,7 @@ final class FastPath {
                     if (n < 0 || conflictSet) {
                         return null;
                     }
-                    c.conflictExitCode = n;
+                    c.waiting.conflictExitCode = n;
                     conflictSet = true;
                     break;
                 }
@@ -242,7 +243,7 @@ final class FastPath {
             }
         }
         // One NAME before '--', a COMMAND after it; -n and -w together is picocli's error to tell.
-        if (name == null || i + 1 >= args.length || (c.noWait && c.wait != null)) {
+        if (name == null || i + 1 >= args.length || (c.waiting.noWait && c.waiting.wait != null)) {
             return null;
         }
         c.name = name;

@@ -56,7 +56,7 @@ final class InterlockCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        throw new CommandLine.ParameterException(spec.commandLine(), "missing command: run, update, status, list, break or help");
+        throw new CommandLine.ParameterException(spec.commandLine(), "missing command: run, update, status, list, break, verify or help");
     }
 
     /** The version from the jar manifest, or "development build". */

@@ -322,14 +322,23 @@ public final class Main {
         CommandLine c = ex.getCommandLine();
         PrintWriter err = c.getErr();
         String message = ex.getMessage();
-        if (ex instanceof CommandLine.UnmatchedArgumentException && c.getParent() == null) {
+        boolean suggest = true;
+        if (ex instanceof CommandLine.UnmatchedArgumentException) {
             List<String> unmatched = ((CommandLine.UnmatchedArgumentException) ex).getUnmatched();
-            if (!unmatched.isEmpty() && !unmatched.get(0).startsWith("-")) {
-                message = "unknown command '" + unmatched.get(0) + "': use run, status, list, break or help";
+            if (!unmatched.isEmpty() && !unmatched.get(0).startsWith("-") && c.getParent() == null) {
+                message = "unknown command '" + unmatched.get(0) + "': use run, update, status, list, break, verify or help";
+            } else if (!unmatched.isEmpty()) {
+                String misplaced = OptionOwners.misplaced(c.getParent() == null ? null : c.getCommandName(), unmatched.get(0));
+                if (misplaced != null) {
+                    message = misplaced;
+                    suggest = false;
+                }
             }
         }
         err.println("interlock: " + message);
-        CommandLine.UnmatchedArgumentException.printSuggestions(ex, err);
+        if (suggest) {
+            CommandLine.UnmatchedArgumentException.printSuggestions(ex, err);
+        }
         err.println("Try '" + c.getCommandSpec().qualifiedName() + " --help' for more information.");
         err.flush();
         return ExitCodes.USAGE;

@@ -55,8 +55,8 @@ class FastPathTest {
     }
 
     static String describe(RunCommand c) {
-        return "shared=" + c.shared + " noWait=" + c.noWait + " wait=" + c.wait + " E=" + c.conflictExitCode
-                + " quiet=" + c.quiet + " backend=" + c.backend.uri + " lease=" + c.lease + " holdAtLeast="
+        return "shared=" + c.shared + " noWait=" + c.waiting.noWait + " wait=" + c.waiting.wait + " E=" + c.waiting.conflictExitCode
+                + " quiet=" + c.waiting.quiet + " backend=" + c.backend.uri + " lease=" + c.lease + " holdAtLeast="
                 + c.holdAtLeast + " verbose=" + c.verbosity.verbose + " name=" + c.name + " command=" + c.command;
     }
 
