@@ -218,6 +218,9 @@ public final class Main {
         if (all || wanted.equals("verify")) {
             cmd.addSubcommand(new VerifyCommand());
         }
+        if (all || wanted.equals("completion")) {
+            cmd.addSubcommand(new CompletionCommand());
+        }
         if (all) {
             cmd.addSubcommand(new CommandLine.HelpCommand());
         }
@@ -234,7 +237,7 @@ public final class Main {
         return cmd;
     }
 
-    private static final List<String> SUBCOMMANDS = List.of("run", "status", "list", "break", "update", "verify");
+    private static final List<String> SUBCOMMANDS = List.of("run", "status", "list", "break", "update", "verify", "completion");
 
     /** The first argument that is not an option of the top command (which takes no values). */
     private static String firstWord(String[] args) {
@@ -326,7 +329,7 @@ public final class Main {
         if (ex instanceof CommandLine.UnmatchedArgumentException) {
             List<String> unmatched = ((CommandLine.UnmatchedArgumentException) ex).getUnmatched();
             if (!unmatched.isEmpty() && !unmatched.get(0).startsWith("-") && c.getParent() == null) {
-                message = "unknown command '" + unmatched.get(0) + "': use run, update, status, list, break, verify or help";
+                message = "unknown command '" + unmatched.get(0) + "': use run, update, status, list, break, verify, completion or help";
             } else if (!unmatched.isEmpty()) {
                 String misplaced = OptionOwners.misplaced(c.getParent() == null ? null : c.getCommandName(), unmatched.get(0));
                 if (misplaced != null) {

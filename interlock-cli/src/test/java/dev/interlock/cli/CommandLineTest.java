@@ -259,7 +259,7 @@ class CommandLineTest {
     @Test
     void unknownCommand_is64_andListsTheCommands() {
         assertThat(run("rn", "x", "--", "true")).isEqualTo(64);
-        assertThat(err.toString()).contains("unknown command 'rn': use run, update, status, list, break, verify or help");
+        assertThat(err.toString()).contains("unknown command 'rn': use run, update, status, list, break, verify, completion or help");
     }
 
     @Test
