@@ -11,8 +11,9 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * The command lines scripts run in loops ({@code run}, {@code status}, {@code --version}), parsed
- * without picocli, and the help of the tool and of those two commands ({@link HelpTexts}).
+ * The command lines scripts run in loops ({@code run}, {@code status}, {@code --version}) and
+ * shells at every start ({@code completion bash|zsh}), parsed without picocli, and the help of the
+ * tool and of {@code run} and {@code status} ({@link HelpTexts}).
  *
  * <p>picocli builds its model of a command by reflection over the annotations at every start,
  * which cost about as much as the rest of {@code run} together (docs/benchmarks.md). This parser
@@ -36,6 +37,7 @@ final class FastPath {
         switch (args[0]) {
             case "run":
             case "status":
+            case "completion":
             case "--version":
             case "-V":
             case "--help":
@@ -91,6 +93,19 @@ final class FastPath {
                     }
                 });
             }
+            case "completion":
+                // Run by a shell's start-up file at every new shell: the script, without picocli.
+                if (args.length != 2 || !(args[1].equals("bash") || args[1].equals("zsh"))) {
+                    return NOT_HANDLED;
+                }
+                return guarded("interlock completion", false, err, new Body() {
+                    @Override
+                    public int run() {
+                        out.print(CompletionScript.read());
+                        out.flush();
+                        return ExitCodes.OK;
+                    }
+                });
             case "--version":
             case "-V":
                 if (args.length != 1) {

@@ -18,8 +18,8 @@ public final class Main {
         // C library, which the dynamic loader finds by its soname (file.internal.Libc).
         setIfAbsent("jna.platform.library.path", "/usr/lib:/lib");
         shortLived();
-        if (args.length > 0 && !args[0].startsWith("-") && !args[0].equals("help")) {
-            // A command (not help or the version, which call no C): load the native path meanwhile,
+        if (args.length > 0 && !args[0].startsWith("-") && !args[0].equals("help") && !args[0].equals("completion")) {
+            // A command (not help, the version or the completion script, which call no C): load the native path meanwhile,
             // and for the commands that read /proc/locks (flock:), keep its reads cheap.
             startDaemon(new PrepareNatives(), "interlock-natives");
             if ((args[0].equals("status") || args[0].equals("list")) && namesFlock(args)) {
