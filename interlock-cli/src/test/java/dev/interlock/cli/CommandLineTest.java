@@ -322,6 +322,13 @@ class CommandLineTest {
     }
 
     @Test
+    void update_leaseTooShort_is64_asForRun() throws IOException {
+        assertThat(run("update", "--backend", backend(), "--lease", "10ms", tmp.resolve("f").toString(), "--", "true")).isEqualTo(64);
+        assertThat(err.toString()).contains("bad --lease").contains("at least 100ms");
+        assertThat(tmp.resolve("f")).doesNotExist();
+    }
+
+    @Test
     void list_names_printsOnlyTheNames_oneALine() throws IOException {
         String b = backend();
         assertThat(run("run", "--backend", b, "b.lock", "--", "true")).isZero();
