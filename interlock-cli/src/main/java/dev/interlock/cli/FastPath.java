@@ -11,8 +11,9 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * The command lines scripts run in loops ({@code run}, {@code status}, {@code --version}), parsed
- * without picocli, and the help of the tool and of those two commands ({@link HelpTexts}).
+ * The command lines scripts run in loops ({@code run}, {@code status}, {@code --version}) and
+ * shells at every start ({@code completion bash|zsh}), parsed without picocli, and the help of the
+ * tool and of {@code run} and {@code status} ({@link HelpTexts}).
  *
  * <p>picocli builds its model of a command by reflection over the annotations at every start,
  * which cost about as much as the rest of {@code run} together (docs/benchmarks.md). This parser
@@ -36,6 +37,7 @@ final class FastPath {
         switch (args[0]) {
             case "run":
             case "status":
+            case "completion":
             case "--version":
             case "-V":
             case "--help":
@@ -91,6 +93,19 @@ final class FastPath {
                     }
                 });
             }
+            case "completion":
+                // Run by a shell's start-up file at every new shell: the script, without picocli.
+                if (args.length != 2 || !(args[1].equals("bash") || args[1].equals("zsh"))) {
+                    return NOT_HANDLED;
+                }
+                return guarded("interlock completion", false, err, new Body() {
+                    @Override
+                    public int run() {
+                        out.print(CompletionScript.read());
+                        out.flush();
+                        return ExitCodes.OK;
+                    }
+                });
             case "--version":
             case "-V":
                 if (args.length != 1) {
@@ -130,6 +145,7 @@ final class FastPath {
         RunCommand c = new RunCommand();
         c.backend = new BackendOption();
         c.verbosity = new Verbosity();
+        c.waiting = new WaitOptions();
         boolean conflictSet = false;
         String name = null;
         int i = 1;
@@ -158,17 +174,17 @@ final class FastPath {
                     break;
                 case "-n":
                 case "--no-wait":
-                    if (value != null || c.noWait) {
+                    if (value != null || c.waiting.noWait) {
                         return null;
                     }
-                    c.noWait = true;
+                    c.waiting.noWait = true;
                     break;
                 case "-q":
                 case "--quiet":
-                    if (value != null || c.quiet) {
+                    if (value != null || c.waiting.quiet) {
                         return null;
                     }
-                    c.quiet = true;
+                    c.waiting.quiet = true;
                     break;
                 case "-v":
                 case "--verbose":
@@ -202,10 +218,10 @@ final class FastPath {
                         }
                         c.holdAtLeast = d;
                     } else {
-                        if (c.wait != null) {
+                        if (c.waiting.wait != null) {
                             return null;
                         }
-                        c.wait = d;
+                        c.waiting.wait = d;
                     }
                     break;
                 }
@@ -221,7 +237,7 @@ final class FastPath {
                     if (n < 0 || conflictSet) {
                         return null;
                     }
-                    c.conflictExitCode = n;
+                    c.waiting.conflictExitCode = n;
                     conflictSet = true;
                     break;
                 }
@@ -242,7 +258,7 @@ final class FastPath {
             }
         }
         // One NAME before '--', a COMMAND after it; -n and -w together is picocli's error to tell.
-        if (name == null || i + 1 >= args.length || (c.noWait && c.wait != null)) {
+        if (name == null || i + 1 >= args.length || (c.waiting.noWait && c.waiting.wait != null)) {
             return null;
         }
         c.name = name;

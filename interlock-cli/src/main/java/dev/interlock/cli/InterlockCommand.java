@@ -32,7 +32,7 @@ import picocli.CommandLine.Spec;
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
                 " 0:success (run: the command's own status)",
-                " 1:run: the lock is busy (-n) or the wait ran out (-w); see -E",
+                " 1:run, update: the lock is busy (-n) or the wait ran out (-w); see -E",
                 " 2:verify: mutual exclusion was violated",
                 "64:usage error (bad option, duration, lock name or URI)",
                 "69:the backend is unusable or unreachable",
@@ -56,7 +56,7 @@ final class InterlockCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        throw new CommandLine.ParameterException(spec.commandLine(), "missing command: run, update, status, list, break or help");
+        throw new CommandLine.ParameterException(spec.commandLine(), "missing command: run, update, status, list, break, verify, completion or help");
     }
 
     /** The version from the jar manifest, or "development build". */

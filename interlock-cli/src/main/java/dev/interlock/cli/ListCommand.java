@@ -1,7 +1,11 @@
 package dev.interlock.cli;
 
+import dev.interlock.LockInfo;
 import dev.interlock.LockSpace;
+import java.io.PrintWriter;
+import java.util.List;
 import java.util.concurrent.Callable;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -9,7 +13,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
-/** {@code interlock list [--backend URI] [--json]}. */
+/** {@code interlock list [--backend URI] [--json | --names]}. */
 @Command(mixinStandardHelpOptions = true,
         name = "list",
         header = "List the locks of a lock space and their holders.",
@@ -41,13 +45,29 @@ final class ListCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print JSON instead of a table.")
     boolean json;
 
+    @Option(names = "--names", description = "Print only the names, one a line (for scripts and shell completion).")
+    boolean names;
+
     @Mixin
     Verbosity verbosity;
 
     @Override
     public Integer call() {
+        if (json && names) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--json and --names exclude each other");
+        }
         try (LockSpace space = backend.open(top.env, false)) {
-            StatusCommand.print(spec.commandLine().getOut(), space.uri(), space.list(), json);
+            List<LockInfo> locks = space.list();
+            PrintWriter out = spec.commandLine().getOut();
+            if (names) {
+                // A name has no control characters (LockNames), so one a line is unambiguous.
+                for (LockInfo info : locks) {
+                    out.println(info.name());
+                }
+                out.flush();
+            } else {
+                StatusCommand.print(out, space.uri(), locks, json);
+            }
         }
         return ExitCodes.OK;
     }

@@ -18,8 +18,8 @@ public final class Main {
         // C library, which the dynamic loader finds by its soname (file.internal.Libc).
         setIfAbsent("jna.platform.library.path", "/usr/lib:/lib");
         shortLived();
-        if (args.length > 0 && !args[0].startsWith("-") && !args[0].equals("help")) {
-            // A command (not help or the version, which call no C): load the native path meanwhile,
+        if (args.length > 0 && !args[0].startsWith("-") && !args[0].equals("help") && !args[0].equals("completion")) {
+            // A command (not help, the version or the completion script, which call no C): load the native path meanwhile,
             // and for the commands that read /proc/locks (flock:), keep its reads cheap.
             startDaemon(new PrepareNatives(), "interlock-natives");
             if ((args[0].equals("status") || args[0].equals("list")) && namesFlock(args)) {
@@ -218,6 +218,9 @@ public final class Main {
         if (all || wanted.equals("verify")) {
             cmd.addSubcommand(new VerifyCommand());
         }
+        if (all || wanted.equals("completion")) {
+            cmd.addSubcommand(new CompletionCommand());
+        }
         if (all) {
             cmd.addSubcommand(new CommandLine.HelpCommand());
         }
@@ -234,7 +237,7 @@ public final class Main {
         return cmd;
     }
 
-    private static final List<String> SUBCOMMANDS = List.of("run", "status", "list", "break", "update", "verify");
+    private static final List<String> SUBCOMMANDS = List.of("run", "status", "list", "break", "update", "verify", "completion");
 
     /** The first argument that is not an option of the top command (which takes no values). */
     private static String firstWord(String[] args) {
@@ -322,14 +325,23 @@ public final class Main {
         CommandLine c = ex.getCommandLine();
         PrintWriter err = c.getErr();
         String message = ex.getMessage();
-        if (ex instanceof CommandLine.UnmatchedArgumentException && c.getParent() == null) {
+        boolean suggest = true;
+        if (ex instanceof CommandLine.UnmatchedArgumentException) {
             List<String> unmatched = ((CommandLine.UnmatchedArgumentException) ex).getUnmatched();
-            if (!unmatched.isEmpty() && !unmatched.get(0).startsWith("-")) {
-                message = "unknown command '" + unmatched.get(0) + "': use run, status, list, break or help";
+            if (!unmatched.isEmpty() && !unmatched.get(0).startsWith("-") && c.getParent() == null) {
+                message = "unknown command '" + unmatched.get(0) + "': use run, update, status, list, break, verify, completion or help";
+            } else if (!unmatched.isEmpty()) {
+                String misplaced = OptionOwners.misplaced(c.getParent() == null ? null : c.getCommandName(), unmatched.get(0));
+                if (misplaced != null) {
+                    message = misplaced;
+                    suggest = false;
+                }
             }
         }
         err.println("interlock: " + message);
-        CommandLine.UnmatchedArgumentException.printSuggestions(ex, err);
+        if (suggest) {
+            CommandLine.UnmatchedArgumentException.printSuggestions(ex, err);
+        }
         err.println("Try '" + c.getCommandSpec().qualifiedName() + " --help' for more information.");
         err.flush();
         return ExitCodes.USAGE;

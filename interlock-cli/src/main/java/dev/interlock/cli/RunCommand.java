@@ -1,14 +1,10 @@
 package dev.interlock.cli;
 
-import dev.interlock.HolderInfo;
 import dev.interlock.Lease;
 import dev.interlock.LockBackendException;
-import dev.interlock.LockInfo;
 import dev.interlock.LockRequest;
 import dev.interlock.LockSpace;
-import dev.interlock.LockTimeoutException;
 import dev.interlock.Mode;
-import dev.interlock.internal.DefaultLockSpace;
 import dev.interlock.internal.Leases;
 import dev.interlock.internal.LockNames;
 import java.io.PrintWriter;
@@ -96,19 +92,8 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = {"-s", "--shared"}, description = "Take a shared lock (many holders at once) instead of an exclusive one.")
     boolean shared;
 
-    @Option(names = {"-n", "--no-wait"}, description = "Do not wait: if the lock is busy, exit at once with the conflict code.")
-    boolean noWait;
-
-    @Option(names = {"-w", "--wait"}, paramLabel = "DURATION", converter = Durations.class,
-            description = "Wait at most DURATION for the lock, then exit with the conflict code (-w 0 is -n).")
-    Duration wait;
-
-    @Option(names = {"-E", "--conflict-exit-code"}, paramLabel = "N", converter = ExitCodeConverter.class,
-            description = "Exit status (0-255) when the lock is busy or the wait runs out. Default: ${DEFAULT-VALUE}.")
-    int conflictExitCode = ExitCodes.CONFLICT;
-
-    @Option(names = {"-q", "--quiet"}, description = "Say nothing about waiting or conflicts (errors are still reported).")
-    boolean quiet;
+    @Mixin
+    WaitOptions waiting;
 
     @Mixin
     BackendOption backend;
@@ -144,7 +129,6 @@ final class RunCommand implements Callable<Integer> {
      */
     int execute(PrintWriter out, PrintWriter err) {
         BackendOption.checkName(name);
-        boolean tryOnly = noWait || (wait != null && wait.isZero());
         try (LockSpace space = backend.open(top.env)) {
             boolean leaseBased = Leases.leaseBased(space);
             Duration leaseUsed = lease != null ? lease : Leases.defaultLease(space);
@@ -170,25 +154,11 @@ final class RunCommand implements Callable<Integer> {
                     }
                 }
                 request.onLost(runner); // not runner::lost: a class, not a lambda to link (CommandRunner)
-                Lease held;
-                try {
-                    held = request.acquire(Duration.ZERO);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new CliException(ExitCodes.SIGNAL_BASE + 2, "interrupted while trying " + LockNames.quote(name));
-                } catch (LockTimeoutException busy) {
-                    if (tryOnly) {
-                        if (!quiet) {
-                            err.println("interlock: " + LockNames.quote(name) + " is busy (" + DefaultLockSpace.describe(busy.blockers()) + ")");
-                        }
-                        return conflictExitCode;
-                    }
-                    Optional<Lease> waited = waitFor(space, request, err);
-                    if (waited.isEmpty()) {
-                        return conflictExitCode;
-                    }
-                    held = waited.get();
+                Optional<Lease> got = waiting.acquire(space, request, name, err);
+                if (got.isEmpty()) {
+                    return waiting.conflictExitCode;
                 }
+                Lease held = got.get();
                 long acquiredAt = System.nanoTime();
                 try {
                     if (runner.sentinel() != null) {
@@ -235,46 +205,6 @@ final class RunCommand implements Callable<Integer> {
             long term = deadline - margin - now;
             sentinel.arm(term, term + grace.toNanos());
         });
-    }
-
-    /** Waits for the lock; says once, after a second, who holds it. Empty if the wait ran out. */
-    private Optional<Lease> waitFor(LockSpace space, LockRequest request, PrintWriter err) {
-        Thread notice = null;
-        if (!quiet) {
-            notice = new Thread(() -> {
-                try {
-                    Thread.sleep(1000);
-                } catch (InterruptedException e) {
-                    return;
-                }
-                String who;
-                try {
-                    who = holders(space);
-                } catch (RuntimeException e) {
-                    who = "holder unknown";
-                }
-                err.println("interlock: waiting for " + LockNames.quote(name) + " (" + who + ")"
-                        + (wait != null ? " up to " + Durations.format(wait) : ""));
-                err.flush();
-            }, "interlock-notice");
-            notice.setDaemon(true);
-            notice.start();
-        }
-        try {
-            return Optional.of(wait == null ? request.acquire() : request.acquire(wait));
-        } catch (LockTimeoutException e) {
-            if (!quiet) {
-                err.println("interlock: gave up: " + e.getMessage());
-            }
-            return Optional.empty();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new CliException(ExitCodes.SIGNAL_BASE + 2, "interrupted while waiting for " + LockNames.quote(name));
-        } finally {
-            if (notice != null) {
-                notice.interrupt();
-            }
-        }
     }
 
     private int runUnder(Lease lease, CommandRunner runner, PrintWriter out, PrintWriter err, long acquiredAt) {
@@ -336,17 +266,6 @@ final class RunCommand implements Callable<Integer> {
         return out;
     }
 
-    /** Who holds {@code name} or is queued before us, from a fresh look at the lock. */
-    private String holders(LockSpace space) {
-        LockInfo info = space.status(name);
-        if (info.isFree() && info.queued().isEmpty()) {
-            return "it was just released";
-        }
-        List<HolderInfo> all = new ArrayList<>(info.holders());
-        all.addAll(info.queued());
-        return DefaultLockSpace.describe(all);
-    }
-
     /**
      * SIGTERM to SIGKILL when the lock is lost: 10s, and at most a tenth of the lease on
      * lease-based backends. A lease whose renewals fail is declared lost a fifth of the lease
@@ -372,8 +291,8 @@ final class RunCommand implements Callable<Integer> {
         if (command.size() < after) {
             throw new CommandLine.ParameterException(spec.commandLine(), "the lock NAME must come before '--': " + synopsis);
         }
-        if (noWait && wait != null) {
-            throw usage("-n/--no-wait and -w/--wait exclude each other");
+        if (waiting.conflict() != null) {
+            throw usage(waiting.conflict());
         }
     }
 

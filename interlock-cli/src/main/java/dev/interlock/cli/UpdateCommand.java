@@ -3,6 +3,7 @@ package dev.interlock.cli;
 import dev.interlock.Lease;
 import dev.interlock.LockBackendException;
 import dev.interlock.LockLostException;
+import dev.interlock.LockRequest;
 import dev.interlock.LockSpace;
 import dev.interlock.file.AtomicFileException;
 import dev.interlock.file.internal.Errno;
@@ -15,9 +16,11 @@ import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -41,7 +44,8 @@ import picocli.CommandLine.Spec;
 @Command(mixinStandardHelpOptions = true,
         name = "update",
         header = "Replace FILE with what COMMAND makes of it, under a lock.",
-        customSynopsis = {"interlock update [--backend URI] [--lock NAME] [--token T] FILE -- COMMAND [ARG...]"},
+        customSynopsis = {"interlock update [-n | -w DURATION] [-E N] [-q] [--backend URI] [--lock NAME]",
+                "                 [--lease DURATION] [--token T] FILE -- COMMAND [ARG...]"},
         description = {"",
                 "Takes the lock (exclusive; NAME defaults to 'update:' plus FILE's real path:",
                 "its directory's path with every link resolved, then its name), runs COMMAND",
@@ -50,7 +54,8 @@ import picocli.CommandLine.Spec;
                 "still held, the temporary file is flushed to disk and renamed over FILE",
                 "(atomically: readers see the old or the new content, never a mix), with FILE's",
                 "owner, group and mode. Otherwise FILE is left as it was and the temporary file",
-                "removed. The lock is released in every case.",
+                "removed. The lock is released in every case. Like run, it waits for the lock",
+                "as long as it takes unless -n or -w say otherwise.",
                 "",
                 "Concurrent updates never lose one another's changes: each reads what the",
                 "previous one wrote. COMMAND gets INTERLOCK_NAME, INTERLOCK_OWNER,",
@@ -86,6 +91,7 @@ import picocli.CommandLine.Spec;
         exitCodeList = {
                 "  0:FILE was replaced with COMMAND's output",
                 "  N:COMMAND's own non-zero status; FILE is unchanged",
+                "  1:the lock is busy (-n) or the wait ran out (-w); set with -E",
                 "128+N:COMMAND was killed by signal N; FILE is unchanged",
                 " 64:usage error: no '--' or no COMMAND, bad NAME or URI, FILE is not a regular file (a directory,"
                         + " FIFO, device, socket or symbolic link), or its directory does not exist",
@@ -108,6 +114,9 @@ final class UpdateCommand implements Callable<Integer> {
     CommandSpec spec;
 
     @Mixin
+    WaitOptions waiting;
+
+    @Mixin
     BackendOption backend;
 
     @Mixin
@@ -115,6 +124,11 @@ final class UpdateCommand implements Callable<Integer> {
 
     @Option(names = "--lock", paramLabel = "NAME", description = "Lock name (default: 'update:' and FILE's real path).")
     String lockName;
+
+    @Option(names = "--lease", paramLabel = "DURATION", converter = Durations.class,
+            description = "Lease of lease-based backends (dir:, jdbc:, redis:), renewed while COMMAND"
+                    + " runs. Default: the backend's (30s). Ignored by flock:, whose locks do not expire.")
+    Duration lease;
 
     @Option(names = "--token", paramLabel = "T", description = "Fence the write with token T (a non-negative integer, such as $INTERLOCK_TOKEN).")
     String token;
@@ -134,15 +148,20 @@ final class UpdateCommand implements Callable<Integer> {
             target.check(); // a FIFO, device or link is an error at once, not after waiting for the lock
             String name = BackendOption.checkName(lockName != null ? lockName : "update:" + target.path());
             try (LockSpace space = backend.open(top.env)) {
-                Lease lease;
-                try {
-                    lease = space.lock(name).acquire();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new CliException(ExitCodes.SIGNAL_BASE + 2, "interrupted while waiting for " + LockNames.quote(name));
+                LockRequest request = space.lock(name);
+                if (lease != null) {
+                    try {
+                        request.lease(lease);
+                    } catch (IllegalArgumentException e) {
+                        throw new CommandLine.ParameterException(spec.commandLine(), "bad --lease: " + e.getMessage());
+                    }
                 }
-                try (lease) {
-                    return updateUnder(lease, target, fence, err);
+                Optional<Lease> got = waiting.acquire(space, request, name, err);
+                if (got.isEmpty()) {
+                    return waiting.conflictExitCode;
+                }
+                try (Lease held = got.get()) {
+                    return updateUnder(held, target, fence, err);
                 }
             } catch (LockBackendException e) {
                 throw new CliException(ExitCodes.UNAVAILABLE, e.getMessage(), e);
@@ -383,10 +402,13 @@ final class UpdateCommand implements Callable<Integer> {
     }
 
     private void checkCommandLine() {
-        String synopsis = "interlock update [--backend URI] [--lock NAME] FILE -- COMMAND [ARG...]";
+        String synopsis = "interlock update [OPTIONS] FILE -- COMMAND [ARG...]";
         int after = AfterDash.count(spec, synopsis);
         if (command.size() != after) {
             throw new CommandLine.ParameterException(spec.commandLine(), "FILE must be the one argument before '--': " + synopsis);
+        }
+        if (waiting.conflict() != null) {
+            throw new CommandLine.ParameterException(spec.commandLine(), waiting.conflict());
         }
     }
 }

@@ -259,7 +259,7 @@ class CommandLineTest {
     @Test
     void unknownCommand_is64_andListsTheCommands() {
         assertThat(run("rn", "x", "--", "true")).isEqualTo(64);
-        assertThat(err.toString()).contains("unknown command 'rn': use run, status, list, break or help");
+        assertThat(err.toString()).contains("unknown command 'rn': use run, update, status, list, break, verify, completion or help");
     }
 
     @Test
@@ -306,5 +306,55 @@ class CommandLineTest {
     void version_printsIt() {
         assertThat(run("--version")).isEqualTo(0);
         assertThat(out.toString()).startsWith("interlock ");
+    }
+
+    @Test
+    void optionOfAnotherCommand_is64_andNamesTheCommandsThatTakeIt() {
+        assertThat(run("update", "--json", "f", "--", "true")).isEqualTo(64);
+        assertThat(err.toString()).contains("interlock: update does not take --json; status, list and verify do")
+                .contains("Try 'interlock update --help'");
+        err.getBuffer().setLength(0);
+        assertThat(run("break", "--wait=5s", "x")).isEqualTo(64);
+        assertThat(err.toString()).contains("break does not take --wait; run and update do");
+        err.getBuffer().setLength(0);
+        assertThat(run("status", "-q", "x")).isEqualTo(64);
+        assertThat(err.toString()).contains("status does not take -q; run and update do");
+        err.getBuffer().setLength(0);
+        assertThat(run("--json", "list")).isEqualTo(64);
+        assertThat(err.toString()).contains("--json is an option of status, list and verify, not of interlock itself");
+    }
+
+    @Test
+    void optionOfNoCommand_keepsPicocliSuggestions() {
+        assertThat(run("update", "--no-wiat", "f", "--", "true")).isEqualTo(64);
+        assertThat(err.toString()).contains("Unknown option: '--no-wiat'").contains("--no-wait");
+    }
+
+    @Test
+    void update_takesTheWaitingOptionsOfRun() {
+        assertThat(run("update", "-n", "-w", "1s", "f", "--", "true")).isEqualTo(64);
+        assertThat(err.toString()).contains("-n/--no-wait and -w/--wait exclude each other");
+        err.getBuffer().setLength(0);
+        assertThat(run("update", "-w", "5 minutes", "f", "--", "true")).isEqualTo(64);
+        assertThat(err.toString()).contains("'--wait'").contains("500ms, 30s, 5m, 1h");
+    }
+
+    @Test
+    void update_leaseTooShort_is64_asForRun() throws IOException {
+        assertThat(run("update", "--backend", backend(), "--lease", "10ms", tmp.resolve("f").toString(), "--", "true")).isEqualTo(64);
+        assertThat(err.toString()).contains("bad --lease").contains("at least 100ms");
+        assertThat(tmp.resolve("f")).doesNotExist();
+    }
+
+    @Test
+    void list_names_printsOnlyTheNames_oneALine() throws IOException {
+        String b = backend();
+        assertThat(run("run", "--backend", b, "b.lock", "--", "true")).isZero();
+        assertThat(run("run", "--backend", b, "a lock", "--", "true")).isZero();
+        out.getBuffer().setLength(0);
+        assertThat(run("list", "--names", "--backend", b)).as(err.toString()).isZero();
+        assertThat(out.toString()).isEqualTo("a lock\nb.lock\n");
+        assertThat(run("list", "--names", "--json", "--backend", b)).isEqualTo(64);
+        assertThat(err.toString()).contains("--json and --names exclude each other");
     }
 }

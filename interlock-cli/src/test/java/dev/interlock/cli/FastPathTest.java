@@ -55,8 +55,8 @@ class FastPathTest {
     }
 
     static String describe(RunCommand c) {
-        return "shared=" + c.shared + " noWait=" + c.noWait + " wait=" + c.wait + " E=" + c.conflictExitCode
-                + " quiet=" + c.quiet + " backend=" + c.backend.uri + " lease=" + c.lease + " holdAtLeast="
+        return "shared=" + c.shared + " noWait=" + c.waiting.noWait + " wait=" + c.waiting.wait + " E=" + c.waiting.conflictExitCode
+                + " quiet=" + c.waiting.quiet + " backend=" + c.backend.uri + " lease=" + c.lease + " holdAtLeast="
                 + c.holdAtLeast + " verbose=" + c.verbosity.verbose + " name=" + c.name + " command=" + c.command;
     }
 
@@ -138,7 +138,8 @@ class FastPathTest {
     void otherCommands_areLeftToPicocli() {
         for (String[] args : List.of(new String[0],
                 new String[] {"list"}, new String[] {"-v", "run", "x", "--", "true"}, new String[] {"--version", "x"},
-                new String[] {"help", "list"}, new String[] {"--help", "run"}, new String[] {"list", "--help"})) {
+                new String[] {"help", "list"}, new String[] {"--help", "run"}, new String[] {"list", "--help"},
+                new String[] {"completion"}, new String[] {"completion", "fish"}, new String[] {"completion", "-v", "bash"})) {
             StringWriter out = new StringWriter();
             StringWriter err = new StringWriter();
             assertThat(FastPath.execute(env(), null, args, new PrintWriter(out), new PrintWriter(err)))
@@ -163,7 +164,9 @@ class FastPathTest {
                 new String[] {"status", "--backend", "flock:" + locks, "--json", "x", ""},
                 new String[] {"status", "--backend", "flock:" + locks, "x"},
                 new String[] {"--version"},
-                new String[] {"-V"});
+                new String[] {"-V"},
+                new String[] {"completion", "bash"},
+                new String[] {"completion", "zsh"});
         for (String[] args : lines) {
             StringWriter fastOut = new StringWriter();
             StringWriter fastErr = new StringWriter();

@@ -1,6 +1,7 @@
 package dev.interlock.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.interlock.testkit.ExclusionChecker;
 import dev.interlock.testkit.Timing;
@@ -229,5 +230,30 @@ class UpdateProcessTest {
         }
         assertThat(Files.readString(f)).isEqualTo("x");
         assertThat(leftovers()).isEmpty();
+    }
+
+    /** The same -n, -w, -E and -q as run: a busy lock is the conflict code, and -q says nothing of it. */
+    @Test
+    void busyLock_noWaitOrWaitRunsOut_isTheConflictCode_quietSaysNothing_fileUnchanged() throws Exception {
+        Path f = data.resolve("config");
+        Files.writeString(f, "keep me\n");
+        Path ready = tmp.resolve("holder.ready");
+        CliProcess holder = CliProcess.start("run", "--backend", backend, "cfg", "--", "sh", "-c", "echo $$ > " + ready + "; read line");
+        await().atMost(Timing.seconds(20)).until(() -> Files.exists(ready) && Files.size(ready) > 0 || !holder.process.isAlive());
+        try (CliProcess busy = CliProcess.start("update", "-n", "--lock", "cfg", "--backend", backend, f.toString(), "--", "echo", "new")) {
+            assertThat(busy.exitCode()).isEqualTo(1);
+            assertThat(busy.err()).contains("'cfg' is busy (held EX by ");
+        }
+        try (CliProcess quiet = CliProcess.start("update", "-q", "-w", "200ms", "-E", "9", "--lock", "cfg", "--backend", backend,
+                f.toString(), "--", "echo", "new")) {
+            assertThat(quiet.exitCode()).isEqualTo(9);
+            assertThat(quiet.err()).isEmpty();
+        }
+        assertThat(Files.readString(f)).isEqualTo("keep me\n");
+        RunProcessTest.release(holder);
+        try (CliProcess free = CliProcess.start("update", "-n", "-q", "--lock", "cfg", "--backend", backend, f.toString(), "--", "echo", "new")) {
+            assertThat(free.exitCode()).as(free.err()).isZero();
+        }
+        assertThat(Files.readString(f)).isEqualTo("new\n");
     }
 }
