@@ -34,7 +34,9 @@ public final class RedisBackendProvider implements LockBackendProvider {
         RedisClient client = client(loc);
         try {
             String description = loc.description();
-            RedisLockStore store = new RedisLockStore(client, new RedisKeys(loc.prefix), description, () -> client.getPool().clear());
+            // The client gives up on an answer after the timeout: a request the server runs later must change nothing.
+            RedisLockStore store = new RedisLockStore(client, new RedisKeys(loc.prefix), description, () -> client.getPool().clear(),
+                    new ServerDeadlines(loc.timeout.toMillis(), System::nanoTime));
             store.ping();
             redis.clients.jedis.JedisClientConfig cfg = clientConfig(loc);
             redis.clients.jedis.HostAndPort at = new redis.clients.jedis.HostAndPort(loc.host, loc.port);

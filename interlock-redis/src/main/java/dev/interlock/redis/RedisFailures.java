@@ -70,6 +70,10 @@ final class RedisFailures {
         }
         String code = firstWord(msg).toUpperCase(Locale.ROOT);
         switch (code) {
+            case LATE:
+                return new LockBackendException(description, name, where + "the Redis server ran the request only after this"
+                        + " client had stopped waiting for its answer (was it paused or overloaded?); the request changed nothing"
+                        + ", try again", e, true);
             case "LOADING":
                 return new LockBackendException(description, name, where + "the Redis server is still loading its data; try again"
                         + " shortly", e, true);
@@ -96,6 +100,23 @@ final class RedisFailures {
                             + " disabled or renamed); Interlock needs EVAL and EVALSHA", e, false);
                 }
                 return new LockBackendException(description, name, where + "the Redis server refused the command: " + msg, e, false);
+        }
+    }
+
+    /** The error code of a script that found its deadline passed (ServerDeadlines): {@code INTERLOCK-LATE <server ms>}. */
+    private static final String LATE = "INTERLOCK-LATE";
+
+    /** The server's time in a refusal of a request that came too late ({@link ServerDeadlines}), or -1 if {@code e} is none. */
+    static long lateAt(LockBackendException e) {
+        JedisDataException data = find(e, JedisDataException.class);
+        String msg = data == null || data.getMessage() == null ? "" : data.getMessage();
+        if (!firstWord(msg).equals(LATE)) {
+            return -1;
+        }
+        try {
+            return Long.parseLong(msg.substring(LATE.length()).trim());
+        } catch (NumberFormatException e2) {
+            return -1;
         }
     }
 

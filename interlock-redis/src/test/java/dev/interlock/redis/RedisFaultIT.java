@@ -169,6 +169,79 @@ class RedisFaultIT {
         assertThat(l.isValid()).isFalse();
     }
 
+    /**
+     * Issue 25: a waiter that gives up while the server is paused leaves its place in the queue,
+     * and a try the server runs at the resume, behind; nobody uses them, and the next waiter used
+     * to wait them out (a place for 5 s, a grant for a whole lease).
+     */
+    @Test
+    void serverPausedUnderAWaiterThatGivesUp_itLeavesNothing_theNextAcquireIsGrantedAtTheResume() throws Exception {
+        TestRedis redis = closeLater(TestRedis.privateServer());
+        long pid = pid(redis);
+        LockSpace holder = closeLater(Interlock.open(redis.uri(prefix, "")));
+        LockSpace giving = closeLater(Interlock.open(redis.uri(prefix, "timeout=200ms&poll=50ms")));
+        LockSpace next = closeLater(Interlock.open(redis.uri(prefix, "")));
+        Lease held = holder.lock("ghost").lease(Duration.ofSeconds(30)).tryAcquire().orElseThrow();
+        Future<Lease> givesUp = pool.submit(() -> giving.lock("ghost").lease(Duration.ofSeconds(30)).acquire(Duration.ofMillis(1500)));
+        await().atMost(Timing.seconds(10)).until(() -> holder.status("ghost").waiters() == 1);
+        long resumedAt;
+        signal("-STOP", pid);
+        try {
+            // Its tries get no answer while the server is stopped; it gives up.
+            await().atMost(Timing.seconds(10)).until(givesUp::isDone);
+        } finally {
+            signal("-CONT", pid);
+            resumedAt = System.nanoTime();
+        }
+        assertThatThrownBy(givesUp::get).as("the waiter got no lease").hasCauseInstanceOf(dev.interlock.LockException.class);
+        held.close();
+        try (Lease l = next.acquire("ghost", Timing.seconds(20))) {
+            assertThat(Duration.ofNanos(System.nanoTime() - resumedAt)).as("granted soon after the resume").isLessThan(Duration.ofSeconds(1));
+        }
+    }
+
+    /**
+     * Issue 25: the holder's lease runs out on the server while it is paused; the try of a waiter
+     * that gave up meanwhile, run at the resume, must not be granted to nobody.
+     */
+    @Test
+    void serverPausedPastTheHoldersLease_theTryOfAWaiterThatGaveUpGrantsNothing() throws Exception {
+        TestRedis redis = closeLater(TestRedis.privateServer());
+        long pid = pid(redis);
+        RedisClient admin = closeLater(redis.admin());
+        RedisLockStore elsewhere = new RedisLockStore(admin, new RedisKeys(prefix), "test", () -> { });
+        LockSpace giving = closeLater(Interlock.open(redis.uri(prefix, "timeout=200ms&poll=50ms")));
+        LockSpace next = closeLater(Interlock.open(redis.uri(prefix, "")));
+        long lease = 1000;
+        long grantedAt = System.nanoTime();
+        assertThat(elsewhere.acquire("ghost", dev.interlock.Mode.EXCLUSIVE, "elsewhere:1:2:x", lease, false, lease).granted()).isTrue();
+        Future<Lease> givesUp = pool.submit(() -> giving.lock("ghost").lease(Duration.ofSeconds(30)).acquire(Duration.ofMillis(1500)));
+        await().atMost(Timing.seconds(10)).until(() -> next.status("ghost").waiters() == 1);
+        long resumedAt;
+        signal("-STOP", pid);
+        try {
+            // The server's clock goes on while it is stopped: once the lease has run out there, the
+            // try it runs at the resume finds the lock free.
+            await().atMost(Timing.seconds(10)).until(() -> givesUp.isDone()
+                    && System.nanoTime() - grantedAt > TimeUnit.MILLISECONDS.toNanos(lease + 200));
+        } finally {
+            signal("-CONT", pid);
+            resumedAt = System.nanoTime();
+        }
+        assertThatThrownBy(givesUp::get).as("the waiter got no lease").hasCauseInstanceOf(dev.interlock.LockException.class);
+        try (Lease l = next.acquire("ghost", Timing.seconds(20))) {
+            assertThat(Duration.ofNanos(System.nanoTime() - resumedAt)).as("granted soon after the resume").isLessThan(Duration.ofSeconds(1));
+        }
+    }
+
+    private static long pid(TestRedis redis) {
+        try (RedisClient admin = redis.admin()) {
+            Matcher m = Pattern.compile("process_id:(\\d+)").matcher(admin.info("server"));
+            assertThat(m.find()).isTrue();
+            return Long.parseLong(m.group(1));
+        }
+    }
+
     private static long subscribers(RedisClient admin, String channel) {
         List<?> r = (List<?>) admin.sendCommand(Protocol.Command.PUBSUB, "NUMSUB", channel);
         return (Long) r.get(1);
