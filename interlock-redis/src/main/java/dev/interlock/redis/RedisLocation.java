@@ -1,12 +1,15 @@
 package dev.interlock.redis;
 
 import dev.interlock.internal.Barging;
+import dev.interlock.internal.UriOptions;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.function.UnaryOperator;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -28,6 +31,8 @@ final class RedisLocation {
     static final Duration DEFAULT_POLL = Duration.ofSeconds(1);
     static final int DEFAULT_POOL = 16;
     static final String FORM = "redis://[[USER]:PASSWORD@]HOST[:PORT][/DB][?prefix=P&timeout=2s&poll=1s&pool=16&barge=4] (rediss:// for TLS)";
+    /** The options a redis URI takes. */
+    static final List<String> OPTIONS = List.of("prefix", "timeout", "poll", "pool", "barge");
     private static final Pattern DURATION = Pattern.compile("(\\d{1,9})(ms|s|m|h)");
 
     final boolean tls;
@@ -119,43 +124,33 @@ final class RedisLocation {
         Duration poll = DEFAULT_POLL;
         int pool = DEFAULT_POOL;
         int barge = Barging.DEFAULT;
-        String query = uri.getRawQuery();
-        if (query != null) {
-            for (String kv : query.split("&")) {
-                if (kv.isEmpty()) {
-                    continue;
-                }
-                int eq = kv.indexOf('=');
-                String key = eq < 0 ? kv : kv.substring(0, eq);
-                String value = eq < 0 ? "" : decode(kv.substring(eq + 1));
-                switch (key) {
-                    case "prefix":
-                        prefix = RedisKeys.checkPrefix(value);
-                        break;
-                    case "timeout":
-                        timeout = duration(key, value, Duration.ofMillis(10), Duration.ofMinutes(10));
-                        break;
-                    case "poll":
-                        poll = duration(key, value, Duration.ofMillis(1), Duration.ofMinutes(10));
-                        break;
-                    case "pool":
-                        try {
-                            pool = Integer.parseInt(value);
-                        } catch (NumberFormatException e) {
-                            pool = -1;
-                        }
-                        if (pool < 2 || pool > 1024) {
-                            throw new IllegalArgumentException("redis URI option pool must be a number of connections from 2 to 1024, was '"
-                                    + value + "'");
-                        }
-                        break;
-                    case "barge":
-                        barge = Barging.parse(value, "redis URI option ");
-                        break;
-                    default:
-                        throw new IllegalArgumentException("unknown redis URI option '" + key
-                                + "'; the options are prefix, timeout, poll, pool and barge: " + FORM);
-                }
+        Map<String, String> options = UriOptions.parse(uri.getRawQuery(), "redis:", OPTIONS, RedisLocation::decode);
+        for (Map.Entry<String, String> option : options.entrySet()) {
+            String key = option.getKey();
+            String value = option.getValue();
+            switch (key) {
+                case "prefix":
+                    prefix = RedisKeys.checkPrefix(value);
+                    break;
+                case "timeout":
+                    timeout = duration(key, value, Duration.ofMillis(10), Duration.ofMinutes(10));
+                    break;
+                case "poll":
+                    poll = duration(key, value, Duration.ofMillis(1), Duration.ofMinutes(10));
+                    break;
+                case "pool":
+                    try {
+                        pool = Integer.parseInt(value);
+                    } catch (NumberFormatException e) {
+                        pool = -1;
+                    }
+                    if (pool < 2 || pool > 1024) {
+                        throw new IllegalArgumentException("redis URI option pool must be a number of connections from 2 to 1024, was '"
+                                + value + "'");
+                    }
+                    break;
+                default: // barge: the options are exactly these
+                    barge = Barging.parse(value, "redis URI option ");
             }
         }
         return new RedisLocation(scheme.equals("rediss"), host, port, db, user, password, prefix, timeout, poll, pool, barge);

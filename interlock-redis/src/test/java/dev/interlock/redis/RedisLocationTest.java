@@ -67,7 +67,9 @@ class RedisLocationTest {
         assertThatThrownBy(() -> RedisLocation.parse("redis://:Hunter2pw@h/x", NO_ENV)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("database number").hasMessageNotContaining("Hunter2pw");
         assertThatThrownBy(() -> RedisLocation.parse("redis://:Hunter2pw@h?colour=red", NO_ENV))
-                .hasMessageContaining("unknown redis URI option 'colour'").hasMessageNotContaining("Hunter2pw");
+                .hasMessageContaining("unknown option 'colour'").hasMessageContaining("prefix=...").hasMessageNotContaining("Hunter2pw");
+        assertThatThrownBy(() -> RedisLocation.parse("redis://:Hunter2pw@h?prefx=a", NO_ENV))
+                .hasMessageContaining("did you mean 'prefix'?").hasMessageNotContaining("Hunter2pw");
         assertThatThrownBy(() -> RedisLocation.parse("redis://:Hunter2pw@h?timeout=soon", NO_ENV))
                 .hasMessageContaining("timeout must be a duration").hasMessageNotContaining("Hunter2pw");
         assertThatThrownBy(() -> RedisLocation.parse("redis://:Hunter2pw@h?timeout=0ms", NO_ENV))
