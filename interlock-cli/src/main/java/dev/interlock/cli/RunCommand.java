@@ -185,6 +185,16 @@ final class RunCommand implements Callable<Integer> {
                         return conflictExitCode;
                     }
                     held = waited.get();
+                } catch (LockBackendException failed) {
+                    if (tryOnly || !failed.isTransient()) {
+                        throw failed;
+                    }
+                    // A fault at the first try: the wait rides it out as it would any later one (docs/cli.md).
+                    Optional<Lease> waited = waitFor(space, request, err);
+                    if (waited.isEmpty()) {
+                        return conflictExitCode;
+                    }
+                    held = waited.get();
                 }
                 long acquiredAt = System.nanoTime();
                 try {

@@ -275,6 +275,54 @@ class PostgresFaultIT {
         }
     }
 
+    /**
+     * Issue 25: a grant that reaches the caller after a pause longer than its lease (as this
+     * process counts it) was returned already lost. It must be given back and the wait go on.
+     * The pause is seen through the space's ticker, which jumps while the try is held up on the
+     * stopped server.
+     */
+    @Test
+    void grantThatArrivesTooLate_isGivenBack_andAcquireReturnsALiveLease() throws Exception {
+        String table = TestServers.table();
+        AtomicLong jump = new AtomicLong();
+        try (LockSpace locks = Interlock.builder(url(table, "late")).ticker(() -> System.nanoTime() + jump.get()).open()) {
+            locks.tryAcquire("late").orElseThrow().close(); // the row exists: the try is one statement
+            Duration lease = Duration.ofSeconds(2);
+            java.util.concurrent.atomic.AtomicReference<Thread> acquiring = new java.util.concurrent.atomic.AtomicReference<>();
+            Future<Lease> acquired;
+            List<Long> pids = serverPids();
+            signal("STOP", pids);
+            try {
+                acquired = pool.submit(() -> {
+                    acquiring.set(Thread.currentThread());
+                    return locks.lock("late").lease(lease).acquire(Duration.ofSeconds(30));
+                });
+                await().atMost(Timing.seconds(10)).until(() -> inCall(acquiring.get(), "dev.interlock.jdbc.LockStore"));
+                jump.addAndGet(2 * lease.toNanos());
+            } finally {
+                signal("CONT", pids);
+            }
+            try (Lease l = acquired.get(20, TimeUnit.SECONDS)) {
+                assertThat(l.isValid()).as("a live lease, not one already lost").isTrue();
+                assertThat(l.validUntil()).isAfter(java.time.Instant.now());
+                assertThat(locks.status("late").holders()).as("only the live grant: the late one was given back").hasSize(1);
+            }
+        }
+    }
+
+    /** True while {@code t} runs code of {@code className} (a call held up on a stopped server). */
+    private static boolean inCall(Thread t, String className) {
+        if (t == null) {
+            return false;
+        }
+        for (StackTraceElement f : t.getStackTrace()) {
+            if (f.getClassName().equals(className)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** The postmaster (first line of postmaster.pid) and its children. */
     private static List<Long> serverPids() throws IOException {
         Path data = Path.of(queryString("SHOW data_directory"));

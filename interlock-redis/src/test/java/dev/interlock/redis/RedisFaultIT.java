@@ -234,6 +234,82 @@ class RedisFaultIT {
         }
     }
 
+    /**
+     * Issue 25: a grant that reaches the caller after a pause longer than its lease (as this
+     * process counts it) was returned already lost. It must be given back and the wait go on.
+     * The pause is seen through the space's ticker, which jumps while the try is held up on the
+     * stopped server; the server's own lease is fresh when it answers.
+     */
+    @Test
+    void grantThatArrivesTooLate_isGivenBack_andAcquireReturnsALiveLease() throws Exception {
+        TestRedis redis = closeLater(TestRedis.privateServer());
+        long pid = pid(redis);
+        AtomicLong jump = new AtomicLong();
+        LockSpace locks = closeLater(Interlock.builder(redis.uri(prefix, "")).ticker(() -> System.nanoTime() + jump.get()).open());
+        Duration lease = Duration.ofSeconds(2);
+        AtomicReference<Thread> acquiring = new AtomicReference<>();
+        Future<Lease> acquired;
+        signal("-STOP", pid);
+        try {
+            acquired = pool.submit(() -> {
+                acquiring.set(Thread.currentThread());
+                return locks.lock("late").lease(lease).acquire(Timing.seconds(30));
+            });
+            await().atMost(Timing.seconds(10)).until(() -> inCall(acquiring.get(), "dev.interlock.redis.RedisLockStore"));
+            jump.addAndGet(2 * lease.toNanos());
+        } finally {
+            signal("-CONT", pid);
+        }
+        try (Lease l = acquired.get(20, TimeUnit.SECONDS)) {
+            assertThat(l.isValid()).as("a live lease, not one already lost").isTrue();
+            assertThat(l.validUntil()).isAfter(java.time.Instant.now());
+        }
+        assertThat(locks.status("late").holders()).as("the late grant was given back").isEmpty();
+    }
+
+    /**
+     * Issue 25: a waiting acquire gave up with a backend error at the first try that got no
+     * answer while the server was paused; a wait must ride out a fault shorter than itself.
+     */
+    @Test
+    void serverPausedLongerThanTheTimeout_aWaitingAcquireRidesItOut_andGetsTheLockOnceReleased() throws Exception {
+        TestRedis redis = closeLater(TestRedis.privateServer());
+        long pid = pid(redis);
+        LockSpace holder = closeLater(Interlock.open(redis.uri(prefix, "")));
+        LockSpace waiting = closeLater(Interlock.open(redis.uri(prefix, "timeout=200ms&poll=50ms")));
+        Lease held = holder.lock("blip").lease(Duration.ofSeconds(30)).tryAcquire().orElseThrow();
+        AtomicReference<Thread> acquiring = new AtomicReference<>();
+        Future<Lease> waiter = pool.submit(() -> {
+            acquiring.set(Thread.currentThread());
+            return waiting.acquire("blip", Timing.seconds(60));
+        });
+        await().atMost(Timing.seconds(10)).until(() -> holder.status("blip").waiters() == 1);
+        signal("-STOP", pid);
+        try {
+            // Its tries fail (no answer within 200ms): it waits on through them, or gives up.
+            await().atMost(Timing.seconds(10)).until(() -> waiter.isDone() || inCall(acquiring.get(), "dev.interlock.internal.WaitFaults"));
+        } finally {
+            signal("-CONT", pid);
+        }
+        held.close();
+        try (Lease l = waiter.get(20, TimeUnit.SECONDS)) {
+            assertThat(l.isValid()).isTrue();
+        }
+    }
+
+    /** True while {@code t} runs code of {@code className} (a call held up on a stopped server). */
+    static boolean inCall(Thread t, String className) {
+        if (t == null) {
+            return false;
+        }
+        for (StackTraceElement f : t.getStackTrace()) {
+            if (f.getClassName().equals(className)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private static long pid(TestRedis redis) {
         try (RedisClient admin = redis.admin()) {
             Matcher m = Pattern.compile("process_id:(\\d+)").matcher(admin.info("server"));
