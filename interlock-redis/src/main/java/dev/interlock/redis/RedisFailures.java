@@ -131,8 +131,9 @@ final class RedisFailures {
             return "the Redis server requires a password: give it in the URI (redis://:PASSWORD@host, or"
                     + " redis://USER:PASSWORD@host with ACL users) or in $REDISCLI_AUTH";
         }
-        if (m.contains("without any password configured")) {
-            return "the URI gives a password but the Redis server has none configured: remove it from the URI";
+        if (m.contains("without any password configured") || m.contains("no password is set")) {
+            return "the URI gives a password but the Redis server has none configured: remove it from the URI (or unset"
+                    + " $REDISCLI_AUTH, if it came from there)";
         }
         if (code.equals("NOPERM")) {
             return "the Redis user lacks a permission Interlock needs (EVAL, EVALSHA, SCAN, SUBSCRIBE and the keys under its"

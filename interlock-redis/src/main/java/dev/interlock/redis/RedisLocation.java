@@ -1,6 +1,7 @@
 package dev.interlock.redis;
 
 import dev.interlock.internal.Barging;
+import dev.interlock.internal.Secrets;
 import dev.interlock.internal.UriOptions;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -72,8 +73,7 @@ final class RedisLocation {
         try {
             uri = new URI(text);
         } catch (URISyntaxException e) {
-            throw new IllegalArgumentException("malformed redis URI (" + e.getReason() + " at index " + e.getIndex()
-                    + "; characters such as @ : / in a password must be percent-encoded); expected " + FORM);
+            throw malformed(text, e);
         }
         String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
         if (!scheme.equals("redis") && !scheme.equals("rediss")) {
@@ -156,6 +156,27 @@ final class RedisLocation {
         return new RedisLocation(scheme.equals("rediss"), host, port, db, user, password, prefix, timeout, poll, pool, barge);
     }
 
+    /**
+     * What is wrong with a URI {@link URI} refuses, by where it is: in the options (after {@code ?},
+     * where the character may be shown) or before them, where it may be part of a password (never
+     * shown).
+     */
+    private static IllegalArgumentException malformed(String text, URISyntaxException e) {
+        int query = text.indexOf('?');
+        int at = e.getIndex();
+        if (query >= 0 && at > query && at < text.length()) {
+            char c = text.charAt(at);
+            if (c == '{' || c == '}') {
+                return new IllegalArgumentException("the key prefix in the redis URI contains a brace ('" + c + "'); Interlock puts the"
+                        + " lock name between braces (a Redis Cluster hash tag), so the prefix may not have any: choose another prefix");
+            }
+            return new IllegalArgumentException("malformed redis URI: the character '" + c + "' in its options (index " + at
+                    + ") must be percent-encoded; expected " + FORM);
+        }
+        return new IllegalArgumentException("malformed redis URI (" + e.getReason() + " at index " + at
+                + "; characters such as @ : / in a password must be percent-encoded); expected " + FORM);
+    }
+
     private static String decode(String s) {
         return URLDecoder.decode(s.replace("+", "%2B"), StandardCharsets.UTF_8);
     }
@@ -189,13 +210,13 @@ final class RedisLocation {
     }
 
     /**
-     * The URI without credentials: {@code redis://***@host:port/db} (the mark only when some were
+     * The URI without credentials: {@code redis://****@host:port/db} (the mark only when some were
      * given), with the options that differ from the defaults.
      */
     String description() {
         StringBuilder sb = new StringBuilder(tls ? "rediss://" : "redis://");
         if (user != null || password != null) {
-            sb.append("***@");
+            sb.append(Secrets.MASK).append('@');
         }
         sb.append(host.indexOf(':') >= 0 ? "[" + host + "]" : host).append(':').append(port).append('/').append(database);
         String sep = "?";

@@ -57,15 +57,25 @@ class RedisFaultIT {
         TestRedis redis = closeLater(TestRedis.privateServer("requirepass Hunter2pw"));
         String at = "127.0.0.1:" + redis.port() + "/0?prefix=" + prefix;
         assertThatThrownBy(() -> Interlock.open("redis://:Wr0ngpw@" + at)).isInstanceOf(LockBackendException.class)
-                .hasMessageContaining("authentication failed").hasMessageContaining("redis://***@127.0.0.1:" + redis.port())
+                .hasMessageContaining("authentication failed").hasMessageContaining("redis://****@127.0.0.1:" + redis.port())
                 .hasMessageNotContaining("Wr0ngpw")
                 .satisfies(e -> assertThat(((LockBackendException) e).isTransient()).isFalse());
         assertThatThrownBy(() -> Interlock.open("redis://" + at)).isInstanceOf(LockBackendException.class)
                 .hasMessageContaining("requires a password");
         try (LockSpace locks = Interlock.open("redis://:Hunter2pw@" + at)) {
-            assertThat(locks.uri()).doesNotContain("Hunter2pw").contains("***@");
+            assertThat(locks.uri()).doesNotContain("Hunter2pw").contains("****@");
             locks.tryAcquire("job").orElseThrow().close();
         }
+    }
+
+    /** Issue 25: a password for a server that has none is refused at open (docs/redis.md: exit 69), never ignored. */
+    @Test
+    void passwordForAServerWithoutOne_isRefused_sayingToRemoveIt() {
+        TestRedis redis = closeLater(TestRedis.privateServer());
+        String at = "127.0.0.1:" + redis.port() + "/0?prefix=" + prefix;
+        assertThatThrownBy(() -> Interlock.open("redis://:Sp4repw@" + at)).isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("has none configured").hasMessageContaining("remove it").hasMessageNotContaining("Sp4repw")
+                .satisfies(e -> assertThat(((LockBackendException) e).isTransient()).isFalse());
     }
 
     @Test
