@@ -146,6 +146,15 @@ class CommandLineTest {
                 .contains("the JDBC driver");
     }
 
+    /** Issue 25: a waiting run rides out a transient fault (its first tries got no answer) and runs the command. */
+    @Test
+    void run_waiting_ridesOutATransientFault_butASingleTryReportsIt69() {
+        assertThat(run("run", "--backend", "broken:flaky", "-w", "30s", "x", "--", "true")).as(err.toString()).isZero();
+        assertThat(run("run", "--backend", "broken:flaky", "x", "--", "true")).as("waiting without end").isZero();
+        assertThat(run("run", "--backend", "broken:flaky", "-n", "x", "--", "true")).isEqualTo(69);
+        assertThat(err.toString()).contains("no answer within the timeout");
+    }
+
     @Test
     void backend_missingDirThatCannotBeCreated_is69() {
         Path missing = tmp.resolve("no/such/parent/locks");

@@ -11,6 +11,7 @@ import dev.interlock.LockLostException;
 import dev.interlock.LockSpace;
 import dev.interlock.Mode;
 import dev.interlock.internal.DefaultLockSpace;
+import dev.interlock.testkit.Stacks;
 import dev.interlock.testkit.Timing;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -297,7 +298,7 @@ class PostgresFaultIT {
                     acquiring.set(Thread.currentThread());
                     return locks.lock("late").lease(lease).acquire(Duration.ofSeconds(30));
                 });
-                await().atMost(Timing.seconds(10)).until(() -> inCall(acquiring.get(), "dev.interlock.jdbc.LockStore"));
+                await().atMost(Timing.seconds(10)).until(() -> Stacks.inCall(acquiring.get(), "dev.interlock.jdbc.LockStore"));
                 jump.addAndGet(2 * lease.toNanos());
             } finally {
                 signal("CONT", pids);
@@ -308,19 +309,6 @@ class PostgresFaultIT {
                 assertThat(locks.status("late").holders()).as("only the live grant: the late one was given back").hasSize(1);
             }
         }
-    }
-
-    /** True while {@code t} runs code of {@code className} (a call held up on a stopped server). */
-    private static boolean inCall(Thread t, String className) {
-        if (t == null) {
-            return false;
-        }
-        for (StackTraceElement f : t.getStackTrace()) {
-            if (f.getClassName().equals(className)) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /** The postmaster (first line of postmaster.pid) and its children. */

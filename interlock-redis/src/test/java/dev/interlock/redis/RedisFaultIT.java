@@ -9,6 +9,7 @@ import dev.interlock.Lease;
 import dev.interlock.LockBackendException;
 import dev.interlock.LockLostException;
 import dev.interlock.LockSpace;
+import dev.interlock.testkit.Stacks;
 import dev.interlock.testkit.Timing;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -153,12 +154,7 @@ class RedisFaultIT {
     @Test
     void hungServer_cannotHangARenewal_theHolderIsToldBeforeTheLeaseRunsOut() throws Exception {
         TestRedis redis = closeLater(TestRedis.privateServer());
-        long pid;
-        try (RedisClient admin = redis.admin()) {
-            Matcher m = Pattern.compile("process_id:(\\d+)").matcher(admin.info("server"));
-            assertThat(m.find()).isTrue();
-            pid = Long.parseLong(m.group(1));
-        }
+        long pid = pid(redis);
         LockSpace locks = closeLater(Interlock.open(redis.uri(prefix, "timeout=200ms")));
         long lease = 1500;
         AtomicReference<LockLostException> lost = new AtomicReference<>();
@@ -194,20 +190,11 @@ class RedisFaultIT {
         Lease held = holder.lock("ghost").lease(Duration.ofSeconds(30)).tryAcquire().orElseThrow();
         Future<Lease> givesUp = pool.submit(() -> giving.lock("ghost").lease(Duration.ofSeconds(30)).acquire(Duration.ofMillis(1500)));
         await().atMost(Timing.seconds(10)).until(() -> holder.status("ghost").waiters() == 1);
-        long resumedAt;
-        signal("-STOP", pid);
-        try {
-            // Its tries get no answer while the server is stopped; it gives up.
-            await().atMost(Timing.seconds(10)).until(givesUp::isDone);
-        } finally {
-            signal("-CONT", pid);
-            resumedAt = System.nanoTime();
-        }
+        // Its tries get no answer while the server is stopped; it gives up.
+        long resumedAt = pausedUntil(pid, givesUp::isDone);
         assertThatThrownBy(givesUp::get).as("the waiter got no lease").hasCauseInstanceOf(dev.interlock.LockException.class);
         held.close();
-        try (Lease l = next.acquire("ghost", Timing.seconds(20))) {
-            assertThat(Duration.ofNanos(System.nanoTime() - resumedAt)).as("granted soon after the resume").isLessThan(Duration.ofSeconds(1));
-        }
+        assertGrantedSoonAfter(next, "ghost", resumedAt);
     }
 
     /**
@@ -227,19 +214,27 @@ class RedisFaultIT {
         assertThat(elsewhere.acquire("ghost", dev.interlock.Mode.EXCLUSIVE, "elsewhere:1:2:x", lease, false, lease).granted()).isTrue();
         Future<Lease> givesUp = pool.submit(() -> giving.lock("ghost").lease(Duration.ofSeconds(30)).acquire(Duration.ofMillis(1500)));
         await().atMost(Timing.seconds(10)).until(() -> next.status("ghost").waiters() == 1);
-        long resumedAt;
+        // The server's clock goes on while it is stopped: once the lease has run out there, the
+        // try it runs at the resume finds the lock free.
+        long resumedAt = pausedUntil(pid, () -> givesUp.isDone() && System.nanoTime() - grantedAt > TimeUnit.MILLISECONDS.toNanos(lease + 200));
+        assertThatThrownBy(givesUp::get).as("the waiter got no lease").hasCauseInstanceOf(dev.interlock.LockException.class);
+        assertGrantedSoonAfter(next, "ghost", resumedAt);
+    }
+
+    /** Stops the server until {@code until} holds, then continues it; returns when it did (System.nanoTime). */
+    private static long pausedUntil(long pid, java.util.concurrent.Callable<Boolean> until) throws Exception {
         signal("-STOP", pid);
         try {
-            // The server's clock goes on while it is stopped: once the lease has run out there, the
-            // try it runs at the resume finds the lock free.
-            await().atMost(Timing.seconds(10)).until(() -> givesUp.isDone()
-                    && System.nanoTime() - grantedAt > TimeUnit.MILLISECONDS.toNanos(lease + 200));
+            await().atMost(Timing.seconds(10)).until(until);
         } finally {
             signal("-CONT", pid);
-            resumedAt = System.nanoTime();
         }
-        assertThatThrownBy(givesUp::get).as("the waiter got no lease").hasCauseInstanceOf(dev.interlock.LockException.class);
-        try (Lease l = next.acquire("ghost", Timing.seconds(20))) {
+        return System.nanoTime();
+    }
+
+    /** The next acquire is granted within a second of the resume: nothing left behind holds it up. */
+    private static void assertGrantedSoonAfter(LockSpace space, String name, long resumedAt) throws InterruptedException {
+        try (Lease l = space.acquire(name, Timing.seconds(20))) {
             assertThat(Duration.ofNanos(System.nanoTime() - resumedAt)).as("granted soon after the resume").isLessThan(Duration.ofSeconds(1));
         }
     }
@@ -265,7 +260,7 @@ class RedisFaultIT {
                 acquiring.set(Thread.currentThread());
                 return locks.lock("late").lease(lease).acquire(Timing.seconds(30));
             });
-            await().atMost(Timing.seconds(10)).until(() -> inCall(acquiring.get(), "dev.interlock.redis.RedisLockStore"));
+            await().atMost(Timing.seconds(10)).until(() -> Stacks.inCall(acquiring.get(), "dev.interlock.redis.RedisLockStore"));
             jump.addAndGet(2 * lease.toNanos());
         } finally {
             signal("-CONT", pid);
@@ -294,30 +289,12 @@ class RedisFaultIT {
             return waiting.acquire("blip", Timing.seconds(60));
         });
         await().atMost(Timing.seconds(10)).until(() -> holder.status("blip").waiters() == 1);
-        signal("-STOP", pid);
-        try {
-            // Its tries fail (no answer within 200ms): it waits on through them, or gives up.
-            await().atMost(Timing.seconds(10)).until(() -> waiter.isDone() || inCall(acquiring.get(), "dev.interlock.internal.WaitFaults"));
-        } finally {
-            signal("-CONT", pid);
-        }
+        // Its tries fail (no answer within 200ms): it waits on through them, or gives up.
+        pausedUntil(pid, () -> waiter.isDone() || Stacks.inCall(acquiring.get(), "dev.interlock.internal.WaitFaults"));
         held.close();
         try (Lease l = waiter.get(20, TimeUnit.SECONDS)) {
             assertThat(l.isValid()).isTrue();
         }
-    }
-
-    /** True while {@code t} runs code of {@code className} (a call held up on a stopped server). */
-    static boolean inCall(Thread t, String className) {
-        if (t == null) {
-            return false;
-        }
-        for (StackTraceElement f : t.getStackTrace()) {
-            if (f.getClassName().equals(className)) {
-                return true;
-            }
-        }
-        return false;
     }
 
     private static long pid(TestRedis redis) {
