@@ -311,6 +311,41 @@ class PostgresFaultIT {
         }
     }
 
+    /**
+     * Issue 25: a waiter's try that the server ran only at the resume of a pause, after the waiter
+     * had stopped listening for its answer, granted the lock to the waiter's own owner id; the
+     * waiter, riding the pause out, then found the lock held (by its own ghost) for a whole lease.
+     */
+    @Test
+    void serverPausedUnderAWaiter_itsTryRunLate_theWaiterGetsTheLockAtTheResume() throws Exception {
+        String table = TestServers.table();
+        try (LockSpace holder = Interlock.open(url(table, "ghostholder")); LockSpace waiting = Interlock.open(url(table, "ghostwaiter"))) {
+            holder.lock("job").lease(Duration.ofSeconds(2)).fixedLease().tryAcquire().orElseThrow();
+            java.util.concurrent.atomic.AtomicReference<Thread> acquiring = new java.util.concurrent.atomic.AtomicReference<>();
+            Future<Lease> waiter = pool.submit(() -> {
+                acquiring.set(Thread.currentThread());
+                return waiting.lock("job").lease(Duration.ofSeconds(60)).acquire(Duration.ofSeconds(120));
+            });
+            List<Long> pids = serverPids();
+            long resumedAt;
+            signal("STOP", pids);
+            try {
+                // Its try gets no answer (the holder's lease runs out meanwhile on the server's clock);
+                // resume while it waits between two tries, so that the late one runs first.
+                await().atMost(Timing.seconds(60)).pollInterval(Duration.ofMillis(2))
+                        .until(() -> Stacks.inCall(acquiring.get(), "dev.interlock.internal.WaitFaults"));
+            } finally {
+                signal("CONT", pids);
+                resumedAt = System.nanoTime();
+            }
+            try (Lease l = waiter.get(30, TimeUnit.SECONDS)) {
+                assertThat(Duration.ofNanos(System.nanoTime() - resumedAt)).as("granted soon after the resume")
+                        .isLessThan(Duration.ofSeconds(3));
+                assertThat(l.isValid()).isTrue();
+            }
+        }
+    }
+
     /** The postmaster (first line of postmaster.pid) and its children. */
     private static List<Long> serverPids() throws IOException {
         Path data = Path.of(queryString("SHOW data_directory"));
