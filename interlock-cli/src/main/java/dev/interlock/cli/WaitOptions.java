@@ -2,6 +2,7 @@ package dev.interlock.cli;
 
 import dev.interlock.HolderInfo;
 import dev.interlock.Lease;
+import dev.interlock.LockBackendException;
 import dev.interlock.LockInfo;
 import dev.interlock.LockRequest;
 import dev.interlock.LockSpace;
@@ -57,6 +58,12 @@ final class WaitOptions {
                 }
                 return Optional.empty();
             }
+            return waitFor(space, request, name, err);
+        } catch (LockBackendException failed) {
+            if (noWait || (wait != null && wait.isZero()) || !failed.isTransient()) {
+                throw failed;
+            }
+            // A fault at the first try: the wait rides it out as it would any later one (docs/cli.md).
             return waitFor(space, request, name, err);
         }
     }

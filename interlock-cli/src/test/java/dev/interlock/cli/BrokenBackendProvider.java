@@ -21,9 +21,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code broken:grant} grants every acquisition at once, whoever holds the lock, with tokens that
  * still increase (microseconds of the wall clock, made unique per process), so only the counter
  * and the overlaps can give it away; {@code broken:unusable} opens, but every acquisition fails
- * as an unreachable server would.
+ * as an unreachable server would; {@code broken:flaky} fails the first {@value #FLAKY_FAILURES} tries of
+ * each space as a paused server would (transient), then grants as {@code broken:grant} does.
  */
 public final class BrokenBackendProvider implements LockBackendProvider {
+    static final int FLAKY_FAILURES = 3;
+
     @Override
     public Set<String> schemes() {
         return Set.of("broken");
@@ -37,20 +40,23 @@ public final class BrokenBackendProvider implements LockBackendProvider {
     @Override
     public LockBackend open(BackendConfig config) {
         boolean unusable = config.location().equals("unusable");
-        if (!unusable && !config.location().equals("grant")) {
-            throw new IllegalArgumentException("broken: takes grant or unusable, got '" + config.location() + "'");
+        boolean flaky = config.location().equals("flaky");
+        if (!unusable && !flaky && !config.location().equals("grant")) {
+            throw new IllegalArgumentException("broken: takes grant, unusable or flaky, got '" + config.location() + "'");
         }
-        return new Broken("broken:" + config.location(), unusable);
+        return new Broken("broken:" + config.location(), unusable, flaky ? FLAKY_FAILURES : 0);
     }
 
     private static final class Broken implements LockBackend {
         private static final AtomicLong LAST = new AtomicLong();
         private final String description;
         private final boolean unusable;
+        private final java.util.concurrent.atomic.AtomicInteger failuresLeft;
 
-        Broken(String description, boolean unusable) {
+        Broken(String description, boolean unusable, int failures) {
             this.description = description;
             this.unusable = unusable;
+            this.failuresLeft = new java.util.concurrent.atomic.AtomicInteger(failures);
         }
 
         @Override
@@ -71,6 +77,10 @@ public final class BrokenBackendProvider implements LockBackendProvider {
                     if (unusable) {
                         throw new LockBackendException(description, spec.name(), description + " - connection refused by the lock"
                                 + " server (is it running?)", null);
+                    }
+                    if (failuresLeft.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+                        throw new LockBackendException(description, spec.name(), description + " - no answer within the timeout (the"
+                                + " server is paused)", null, true);
                     }
                     long micros = Instant.now().toEpochMilli() * 1000 + ProcessHandle.current().pid() % 1000;
                     long token = LAST.updateAndGet(last -> Math.max(last + 1000, micros));

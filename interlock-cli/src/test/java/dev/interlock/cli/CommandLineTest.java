@@ -124,6 +124,37 @@ class CommandLineTest {
         assertThat(err.toString()).contains("no backend for scheme 'nosuch:'").contains("flock");
     }
 
+    /** Issue 25: a misspelt option is refused by every backend, never ignored (a jdbc: driver ignores what it does not know). */
+    @Test
+    void backend_unknownOption_is64_namingTheOptions_onEveryBackend() throws IOException {
+        String dir = Files.createDirectories(tmp.resolve("locks")).toString();
+        String[][] cases = {
+            {"jdbc:postgresql://127.0.0.1:1/db?tabel=net_locks", "did you mean 'table'?"},
+            {"jdbc:mariadb://127.0.0.1:1/db?tabel=net_locks", "did you mean 'table'?"},
+            {"redis://127.0.0.1:1/0?prefx=a", "did you mean 'prefix'?"},
+            {"dir:" + dir + "?pol=1s", "did you mean 'poll'?"},
+            {"flock:" + dir + "?netwrk=allow", "did you mean 'network'?"},
+            {"mem:x?poll=1s", "without options"},
+        };
+        for (String[] c : cases) {
+            err.getBuffer().setLength(0);
+            assertThat(run("status", "--backend", c[0], "x")).as(c[0]).isEqualTo(64);
+            assertThat(err.toString()).as(c[0]).contains("bad --backend").contains(c[1]);
+        }
+        assertThat(run("status", "--backend", "jdbc:postgresql://127.0.0.1:1/db?tabel=net_locks", "x")).isEqualTo(64);
+        assertThat(err.toString()).contains("unknown option 'tabel'").contains("table=...").contains("create=...")
+                .contains("the JDBC driver");
+    }
+
+    /** Issue 25: a waiting run rides out a transient fault (its first tries got no answer) and runs the command. */
+    @Test
+    void run_waiting_ridesOutATransientFault_butASingleTryReportsIt69() {
+        assertThat(run("run", "--backend", "broken:flaky", "-w", "30s", "x", "--", "true")).as(err.toString()).isZero();
+        assertThat(run("run", "--backend", "broken:flaky", "x", "--", "true")).as("waiting without end").isZero();
+        assertThat(run("run", "--backend", "broken:flaky", "-n", "x", "--", "true")).isEqualTo(69);
+        assertThat(err.toString()).contains("no answer within the timeout");
+    }
+
     @Test
     void backend_missingDirThatCannotBeCreated_is69() {
         Path missing = tmp.resolve("no/such/parent/locks");

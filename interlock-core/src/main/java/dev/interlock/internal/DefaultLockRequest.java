@@ -1,6 +1,7 @@
 package dev.interlock.internal;
 
 import dev.interlock.Lease;
+import dev.interlock.LockBackendException;
 import dev.interlock.LockLostException;
 import dev.interlock.LockRequest;
 import dev.interlock.LockTimeoutException;
@@ -121,6 +122,9 @@ final class DefaultLockRequest implements LockRequest {
     /**
      * @param timeoutNanos 0: one try; &gt;0: wait up to it; &lt;0: forever
      * @throws LockTimeoutException when busy after the time given, with who blocked the last try
+     * @throws LockBackendException when the backend fails: at once for a single try or a failure
+     *     that retrying cannot mend; a waiting acquire rides out transient failures
+     *     ({@link WaitFaults}) and throws only if the wait runs out while they last
      */
     private Lease run(long timeoutNanos) throws InterruptedException {
         space.checkOpen();
@@ -130,39 +134,64 @@ final class DefaultLockRequest implements LockRequest {
         }
         Duration leaseDuration = lease != null ? lease : space.defaultLease;
         checkLease(leaseDuration);
-        Owner owner = ownerPid > 0 ? ProcessIdentity.current().newOwner(ownerPid, ownerStart) : Owner.newAcquisition();
-        DefaultLease.Channel channel = new DefaultLease.Channel();
-        AcquireSpec spec = AcquireSpec.builder(name, mode, owner).lease(leaseDuration).lossChannel(channel)
-                .waits(timeoutNanos != 0).build();
         long start = space.ticker.read();
         boolean contended = false;
-        try (Attempt attempt = space.backend.attempt(spec)) {
-            while (true) {
-                long tryStart = space.ticker.read();
-                Optional<Grant> grant = attempt.tryAcquire();
-                if (grant.isPresent()) {
-                    if (space.metered) {
-                        space.acquiredMetric(name, mode, tryStart - start, contended);
+        WaitFaults faults = new WaitFaults(space, name);
+        String gaveBack = null; // why the last grant, come too late, was given back
+        while (true) {
+            // A fresh acquisition (owner, loss channel) for each round: a grant given back was the last one's.
+            Owner owner = ownerPid > 0 ? ProcessIdentity.current().newOwner(ownerPid, ownerStart) : Owner.newAcquisition();
+            DefaultLease.Channel channel = new DefaultLease.Channel();
+            AcquireSpec spec = AcquireSpec.builder(name, mode, owner).lease(leaseDuration).lossChannel(channel)
+                    .waits(timeoutNanos != 0).build();
+            try (Attempt attempt = space.backend.attempt(spec)) {
+                while (true) {
+                    long tryStart = space.ticker.read();
+                    Optional<Grant> grant;
+                    try {
+                        grant = attempt.tryAcquire();
+                    } catch (LockBackendException e) {
+                        long remaining = remaining(timeoutNanos, start);
+                        if (!e.isTransient() || timeoutNanos == 0) {
+                            throw e;
+                        }
+                        if (remaining <= 0) {
+                            throw faults.gaveUp(e, space.ticker.read() - start);
+                        }
+                        faults.failed(e);
+                        faults.pause(remaining);
+                        continue;
                     }
-                    // A grant made before this try (handed over by a release) counts from then.
-                    long leaseStart = tryStart - Math.max(0, grant.get().leaseAgeNanos());
-                    return DefaultLease.start(space, spec, grant.get(), leaseStart, fixed, holdAtLeast, listeners, channel);
-                }
-                contended = true;
-                long waited = space.ticker.read() - start;
-                long remaining = timeoutNanos < 0 ? Long.MAX_VALUE : timeoutNanos - waited;
-                if (remaining <= 0) {
-                    if (space.metered) {
-                        space.timedOutMetric(name, mode, waited, timeoutNanos == 0);
+                    faults.answered();
+                    if (grant.isPresent()) {
+                        // A grant made before this try (handed over by a release) counts from then.
+                        long leaseStart = tryStart - Math.max(0, grant.get().leaseAgeNanos());
+                        long age = space.ticker.read() - leaseStart;
+                        if (!LateGrants.tooLate(space, grant.get(), leaseDuration, fixed, age)) {
+                            if (space.metered) {
+                                space.acquiredMetric(name, mode, tryStart - start, contended);
+                            }
+                            return DefaultLease.start(space, spec, grant.get(), leaseStart, fixed, holdAtLeast, listeners, channel);
+                        }
+                        gaveBack = LateGrants.giveBack(space, spec, grant.get(), leaseDuration, age);
+                        break;
                     }
-                    throw timeout(waited, timeoutNanos == 0, attempt.blockers());
+                    contended = true;
+                    long remaining = remaining(timeoutNanos, start);
+                    if (remaining <= 0) {
+                        throw timedOut(timeoutNanos, start, attempt.blockers(), gaveBack);
+                    }
+                    checkInterrupt();
+                    attempt.await(remaining);
                 }
-                if (Thread.interrupted()) {
-                    throw new InterruptedException(space.description + " - interrupted while waiting for "
-                            + LockNames.quote(name));
-                }
-                attempt.await(remaining);
             }
+            contended = true;
+            long remaining = remaining(timeoutNanos, start);
+            if (remaining <= 0) {
+                throw timedOut(timeoutNanos, start, List.of(), gaveBack);
+            }
+            checkInterrupt();
+            faults.pause(remaining); // a backend that answers that late is in trouble: no tight loop of grants given back
         }
     }
 
@@ -182,6 +211,29 @@ final class DefaultLockRequest implements LockRequest {
                     + "must be at least " + (fixed ? "1ms" : MIN_RENEWED_LEASE.toMillis() + "ms") + ", was "
                     + (leaseDuration.toMillis() < 1 ? leaseDuration.toNanos() / 1000 + "µs" : leaseDuration.toMillis() + "ms") + (fixed ? "" : "; a shorter one works as a fixed lease (fixedLease())"));
         }
+    }
+
+    /** What is left of the wait: {@link Long#MAX_VALUE} for a wait without end. */
+    private long remaining(long timeoutNanos, long start) {
+        return timeoutNanos < 0 ? Long.MAX_VALUE : timeoutNanos - (space.ticker.read() - start);
+    }
+
+    private void checkInterrupt() throws InterruptedException {
+        if (Thread.interrupted()) {
+            throw new InterruptedException(space.description + " - interrupted while waiting for " + LockNames.quote(name));
+        }
+    }
+
+    private LockTimeoutException timedOut(long timeoutNanos, long start, List<dev.interlock.HolderInfo> blockers, String gaveBack) {
+        long waited = space.ticker.read() - start;
+        if (space.metered) {
+            space.timedOutMetric(name, mode, waited, timeoutNanos == 0);
+        }
+        LockTimeoutException e = timeout(waited, timeoutNanos == 0, blockers);
+        if (gaveBack == null) {
+            return e;
+        }
+        return new LockTimeoutException(space.description, name, e.waited(), e.getMessage() + "; " + gaveBack, blockers);
     }
 
     private LockTimeoutException timeout(long waitedNanos, boolean once, List<dev.interlock.HolderInfo> blockers) {

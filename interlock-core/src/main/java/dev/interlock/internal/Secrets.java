@@ -27,7 +27,8 @@ public final class Secrets {
                 "(?i)([?&;](?:[a-z0-9_.-]*(?:password|passwd|pwd|secret|token|credential|apikey|api_key)[a-z0-9_.-]*|pass|auth)=)([^&;#]*)");
     }
 
-    private static final String MASK = "****";
+    /** What stands for a secret wherever Interlock shows a URI. */
+    public static final String MASK = "****";
 
     /** False if {@code uri} cannot match either pattern: USER_INFO needs an '@', PARAM an '='. */
     private static boolean mayHoldSecrets(String uri) {

@@ -56,6 +56,13 @@ final class JdbcAttempt implements Attempt {
     private long placedAt;
     private boolean granted;
     private boolean inLine;
+    /**
+     * The last try failed without an answer and its clean-up failed too (LockStore#tryAcquire): a
+     * server that ran it late (after a pause) may have committed a grant to this owner that nobody
+     * received. The next try, and closing, first release whatever this owner holds; else the
+     * waiter would find the lock held by its own ghost, and wait out the whole lease.
+     */
+    private boolean uncertain;
 
     JdbcAttempt(JdbcLockBackend backend, AcquireSpec spec) {
         this.backend = backend;
@@ -72,7 +79,17 @@ final class JdbcAttempt implements Attempt {
         if (inLine && !signal.first(this)) {
             return Optional.empty(); // not our turn: the first in line is trying
         }
-        LockStore.Outcome o = backend.store.tryAcquire(spec.name(), spec.mode(), owner, spec.lease());
+        LockStore.Outcome o;
+        try {
+            if (uncertain) {
+                backend.store.abandon(spec.name(), owner);
+                uncertain = false;
+            }
+            o = backend.store.tryAcquire(spec.name(), spec.mode(), owner, spec.lease());
+        } catch (LockBackendException e) {
+            uncertain = uncertain || e.isTransient();
+            throw e;
+        }
         if (o instanceof LockStore.Granted) {
             granted = true;
             queued = false; // a grant clears the queue place
@@ -173,6 +190,14 @@ final class JdbcAttempt implements Attempt {
     public void close() {
         leaveLine();
         backend.signals.release(signal);
+        if (uncertain && !granted) {
+            try {
+                backend.store.abandon(spec.name(), owner);
+            } catch (LockBackendException e) {
+                log.debug("{} - '{}': releasing what a try without an answer may have granted failed (it expires with its lease): {}",
+                        backend.description(), spec.name(), e.getMessage());
+            }
+        }
         if (queued && !granted) {
             try {
                 backend.store.leaveQueue(spec.name(), owner);

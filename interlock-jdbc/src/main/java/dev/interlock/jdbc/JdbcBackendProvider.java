@@ -33,10 +33,12 @@ public final class JdbcBackendProvider implements LockBackendProvider {
                 throw new IllegalArgumentException("'" + config.maskedUri() + "': with a DataSource given, the URI carries only options,"
                         + " e.g. jdbc:?table=app_locks");
             }
-            JdbcUrls.Split split = JdbcUrls.split("jdbc:x" + (query.isEmpty() ? "" : "?" + query));
-            if (!split.driverUrl().equals("jdbc:x")) {
-                throw new IllegalArgumentException("'" + config.maskedUri() + "': with a DataSource given, only Interlock's options"
-                        + " (table, create, poll, timeout, listen) go in the URI, not '" + JdbcUrls.mask(split.driverUrl().substring(7)) + "'");
+            JdbcUrls.Split split;
+            try {
+                split = JdbcUrls.split("jdbc:x" + (query.isEmpty() ? "" : "?" + query), key -> false, null);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("'" + config.maskedUri() + "': with a DataSource given, only Interlock's options go in"
+                        + " the URI: " + e.getMessage(), e);
             }
             JdbcOptions o = JdbcOptions.defaults().with(split.options());
             return JdbcLockBackend.create(ds.get(), o, config.ticker(), config.clock());

@@ -118,12 +118,14 @@ public final class JdbcLockBackend implements LockBackend {
         }
         JdbcUrls.Split split = JdbcUrls.split(url);
         java.util.Map<String, String> interlockOptions = new java.util.LinkedHashMap<>(split.options());
-        String passwordFile = interlockOptions.remove("passwordfile");
+        String passwordFile = interlockOptions.remove("passwordFile");
         JdbcOptions o = options.with(interlockOptions);
         String description = JdbcUrls.mask(url);
         properties = Credentials.withPassword(split.driverUrl(), properties, passwordFile, System::getenv, description);
         try {
-            DriverManager.getDriver(split.driverUrl());
+            java.sql.Driver driver = DriverManager.getDriver(split.driverUrl());
+            // A driver ignores a parameter it does not know: a misspelt ?tabel= must not lock in another table.
+            JdbcUrls.split(url, JdbcUrls.takenBy(driver, split.driverUrl()), driver.getClass().getName());
         } catch (SQLException e) {
             throw new LockBackendException(description, null, description + " - no JDBC driver on the class path accepts this URL;"
                     + " add the driver's jar (org.postgresql:postgresql, org.mariadb.jdbc:mariadb-java-client, com.h2database:h2"

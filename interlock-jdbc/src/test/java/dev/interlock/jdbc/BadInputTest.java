@@ -114,6 +114,22 @@ class BadInputTest {
         assertThat(JdbcUrls.mask("jdbc:h2:tcp://h/db;USER=sa;PASSWORD=s3cret")).doesNotContain("s3cret");
     }
 
+    /** Issue 25: a driver ignores a parameter it does not know, so a misspelt ?tabel= would lock in another table. */
+    @Test
+    void unknownUrlParameter_isRefused_beforeAnythingIsOpened() {
+        for (String url : new String[] {"jdbc:postgresql://127.0.0.1:1/db?user=u&tabel=net_locks",
+                "jdbc:mariadb://127.0.0.1:1/db?tabel=net_locks", "jdbc:sqlite::memory:?tabel=net_locks&create=true",
+                h2() + "?tabel=net_locks&create=true"}) {
+            assertThatThrownBy(() -> Interlock.open(url), url).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("unknown option 'tabel' (did you mean 'table'?)").hasMessageContaining("create=...");
+        }
+        assertThat(JdbcUrls.split("jdbc:postgresql://h/db?sslmode=disable&ApplicationName=a&table=t",
+                JdbcUrls.takenBy(new org.postgresql.Driver(), "jdbc:postgresql://h/db"), "pg").driverUrl())
+                .as("the driver's own parameters pass").isEqualTo("jdbc:postgresql://h/db?sslmode=disable&ApplicationName=a");
+        assertThat(JdbcUrls.split("jdbc:mariadb://h/db?sslMode=disable&connectTimeout=5", JdbcUrls.takenBy(new org.mariadb.jdbc.Driver(),
+                "jdbc:mariadb://h/db"), "mariadb").driverUrl()).isEqualTo("jdbc:mariadb://h/db?sslMode=disable&connectTimeout=5");
+    }
+
     @Test
     void connectTimeouts_areAddedUnlessGiven() {
         JdbcOptions o = JdbcOptions.builder().statementTimeout(java.time.Duration.ofSeconds(3)).build();

@@ -11,6 +11,7 @@ import dev.interlock.LockLostException;
 import dev.interlock.LockSpace;
 import dev.interlock.Mode;
 import dev.interlock.internal.DefaultLockSpace;
+import dev.interlock.testkit.Stacks;
 import dev.interlock.testkit.Timing;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -272,6 +273,76 @@ class PostgresFaultIT {
                 other.rollback();
             }
             locks.tryAcquire("job").orElseThrow().close();
+        }
+    }
+
+    /**
+     * Issue 25: a grant that reaches the caller after a pause longer than its lease (as this
+     * process counts it) was returned already lost. It must be given back and the wait go on.
+     * The pause is seen through the space's ticker, which jumps while the try is held up on the
+     * stopped server.
+     */
+    @Test
+    void grantThatArrivesTooLate_isGivenBack_andAcquireReturnsALiveLease() throws Exception {
+        String table = TestServers.table();
+        AtomicLong jump = new AtomicLong();
+        try (LockSpace locks = Interlock.builder(url(table, "late")).ticker(() -> System.nanoTime() + jump.get()).open()) {
+            locks.tryAcquire("late").orElseThrow().close(); // the row exists: the try is one statement
+            Duration lease = Duration.ofSeconds(2);
+            java.util.concurrent.atomic.AtomicReference<Thread> acquiring = new java.util.concurrent.atomic.AtomicReference<>();
+            Future<Lease> acquired;
+            List<Long> pids = serverPids();
+            signal("STOP", pids);
+            try {
+                acquired = pool.submit(() -> {
+                    acquiring.set(Thread.currentThread());
+                    return locks.lock("late").lease(lease).acquire(Duration.ofSeconds(30));
+                });
+                await().atMost(Timing.seconds(10)).until(() -> Stacks.inCall(acquiring.get(), "dev.interlock.jdbc.LockStore"));
+                jump.addAndGet(2 * lease.toNanos());
+            } finally {
+                signal("CONT", pids);
+            }
+            try (Lease l = acquired.get(20, TimeUnit.SECONDS)) {
+                assertThat(l.isValid()).as("a live lease, not one already lost").isTrue();
+                assertThat(l.validUntil()).isAfter(java.time.Instant.now());
+                assertThat(locks.status("late").holders()).as("only the live grant: the late one was given back").hasSize(1);
+            }
+        }
+    }
+
+    /**
+     * Issue 25: a waiter's try that the server ran only at the resume of a pause, after the waiter
+     * had stopped listening for its answer, granted the lock to the waiter's own owner id; the
+     * waiter, riding the pause out, then found the lock held (by its own ghost) for a whole lease.
+     */
+    @Test
+    void serverPausedUnderAWaiter_itsTryRunLate_theWaiterGetsTheLockAtTheResume() throws Exception {
+        String table = TestServers.table();
+        try (LockSpace holder = Interlock.open(url(table, "ghostholder")); LockSpace waiting = Interlock.open(url(table, "ghostwaiter"))) {
+            holder.lock("job").lease(Duration.ofSeconds(2)).fixedLease().tryAcquire().orElseThrow();
+            java.util.concurrent.atomic.AtomicReference<Thread> acquiring = new java.util.concurrent.atomic.AtomicReference<>();
+            Future<Lease> waiter = pool.submit(() -> {
+                acquiring.set(Thread.currentThread());
+                return waiting.lock("job").lease(Duration.ofSeconds(60)).acquire(Duration.ofSeconds(120));
+            });
+            List<Long> pids = serverPids();
+            long resumedAt;
+            signal("STOP", pids);
+            try {
+                // Its try gets no answer (the holder's lease runs out meanwhile on the server's clock);
+                // resume while it waits between two tries, so that the late one runs first.
+                await().atMost(Timing.seconds(60)).pollInterval(Duration.ofMillis(2))
+                        .until(() -> Stacks.inCall(acquiring.get(), "dev.interlock.internal.WaitFaults"));
+            } finally {
+                signal("CONT", pids);
+                resumedAt = System.nanoTime();
+            }
+            try (Lease l = waiter.get(30, TimeUnit.SECONDS)) {
+                assertThat(Duration.ofNanos(System.nanoTime() - resumedAt)).as("granted soon after the resume")
+                        .isLessThan(Duration.ofSeconds(3));
+                assertThat(l.isValid()).isTrue();
+            }
         }
     }
 

@@ -35,7 +35,9 @@ import java.util.concurrent.TimeUnit;
  *       lets the writer pass queued waiters, a bounded number of times in a row.</li>
  *   <li>Closing without a grant gives the place in the queue up (and wakes the others). If a try
  *       failed without an answer it may have been granted unseen: closing then also releases
- *       whatever this owner might hold.</li>
+ *       whatever this owner might hold. If that gets no answer either, the leave is sent again in
+ *       the background until the server answers ({@link RedisLeftovers}), and a try that the
+ *       server runs after this attempt stopped waiting for it grants nothing ({@link ServerDeadlines}).</li>
  * </ol>
  */
 final class RedisAttempt implements Attempt {
@@ -195,8 +197,12 @@ final class RedisAttempt implements Attempt {
                 backend.store.leave(spec.name(), ownerId);
             }
         } catch (LockBackendException e) {
-            log.debug("{} - '{}': cleaning up an attempt failed (its place expires by itself): {}", backend.description(),
-                    spec.name(), e.getMessage());
+            if (e.isTransient()) {
+                // No answer: the place (and a grant made unseen) would keep everyone out with nobody to use it.
+                backend.leftovers.leaveLater(spec.name(), ownerId);
+            }
+            log.debug("{} - '{}': cleaning up an attempt failed ({}): {}", backend.description(), spec.name(),
+                    e.isTransient() ? "sent again once the server answers" : "its place expires by itself", e.getMessage());
         }
     }
 }

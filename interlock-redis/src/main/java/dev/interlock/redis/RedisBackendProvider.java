@@ -34,8 +34,13 @@ public final class RedisBackendProvider implements LockBackendProvider {
         RedisClient client = client(loc);
         try {
             String description = loc.description();
-            RedisLockStore store = new RedisLockStore(client, new RedisKeys(loc.prefix), description, () -> client.getPool().clear());
+            // The client gives up on an answer after the timeout: a request the server runs later must change nothing.
+            RedisLockStore store = new RedisLockStore(client, new RedisKeys(loc.prefix), description, () -> client.getPool().clear(),
+                    new ServerDeadlines(loc.timeout.toMillis(), System::nanoTime));
             store.ping();
+            if (loc.password != null && loc.user == null) {
+                refuseUnneededPassword(client, loc.password, description);
+            }
             redis.clients.jedis.JedisClientConfig cfg = clientConfig(loc);
             redis.clients.jedis.HostAndPort at = new redis.clients.jedis.HostAndPort(loc.host, loc.port);
             return new RedisLockBackend(store, new RedisWakeups(client, () -> new redis.clients.jedis.Jedis(at, cfg), loc.prefix, description),
@@ -43,6 +48,26 @@ public final class RedisBackendProvider implements LockBackendProvider {
         } catch (RuntimeException e) {
             client.close();
             throw e;
+        }
+    }
+
+    /**
+     * The client lets a password for a server that has none pass in silence; docs/redis.md
+     * promises to refuse it (a password that guards nothing is a misconfiguration: the wrong
+     * server, or one whose password was removed). One AUTH says: a server without a password
+     * answers that none is configured; one with a password accepts the one the client logged in with.
+     */
+    private static void refuseUnneededPassword(RedisClient client, String password, String description) {
+        try {
+            client.sendCommand(redis.clients.jedis.Protocol.Command.AUTH, password);
+        } catch (redis.clients.jedis.exceptions.JedisDataException e) {
+            String msg = e.getMessage() == null ? "" : e.getMessage();
+            if (msg.contains("without any password configured") || msg.contains("no password is set")) {
+                throw new dev.interlock.LockBackendException(description, null, description + " - " + RedisFailures.access(msg), e, false);
+            }
+            throw RedisFailures.translate(e, description, null, key -> "value");
+        } catch (RuntimeException e) {
+            throw RedisFailures.translate(e, description, null, key -> "value");
         }
     }
 

@@ -70,6 +70,10 @@ final class RedisFailures {
         }
         String code = firstWord(msg).toUpperCase(Locale.ROOT);
         switch (code) {
+            case LATE:
+                return new LockBackendException(description, name, where + "the Redis server ran the request only after this"
+                        + " client had stopped waiting for its answer (was it paused or overloaded?); the request changed nothing"
+                        + ", try again", e, true);
             case "LOADING":
                 return new LockBackendException(description, name, where + "the Redis server is still loading its data; try again"
                         + " shortly", e, true);
@@ -99,6 +103,23 @@ final class RedisFailures {
         }
     }
 
+    /** The error code of a script that found its deadline passed (ServerDeadlines): {@code INTERLOCK-LATE <server ms>}. */
+    private static final String LATE = "INTERLOCK-LATE";
+
+    /** The server's time in a refusal of a request that came too late ({@link ServerDeadlines}), or -1 if {@code e} is none. */
+    static long lateAt(LockBackendException e) {
+        JedisDataException data = find(e, JedisDataException.class);
+        String msg = data == null || data.getMessage() == null ? "" : data.getMessage();
+        if (!firstWord(msg).equals(LATE)) {
+            return -1;
+        }
+        try {
+            return Long.parseLong(msg.substring(LATE.length()).trim());
+        } catch (NumberFormatException e2) {
+            return -1;
+        }
+    }
+
     /** The message for an authentication or permission failure. */
     static String access(String msg) {
         String m = msg == null ? "" : msg;
@@ -110,8 +131,9 @@ final class RedisFailures {
             return "the Redis server requires a password: give it in the URI (redis://:PASSWORD@host, or"
                     + " redis://USER:PASSWORD@host with ACL users) or in $REDISCLI_AUTH";
         }
-        if (m.contains("without any password configured")) {
-            return "the URI gives a password but the Redis server has none configured: remove it from the URI";
+        if (m.contains("without any password configured") || m.contains("no password is set")) {
+            return "the URI gives a password but the Redis server has none configured: remove it from the URI (or unset"
+                    + " $REDISCLI_AUTH, if it came from there)";
         }
         if (code.equals("NOPERM")) {
             return "the Redis user lacks a permission Interlock needs (EVAL, EVALSHA, SCAN, SUBSCRIBE and the keys under its"

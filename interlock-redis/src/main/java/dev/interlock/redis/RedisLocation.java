@@ -1,12 +1,16 @@
 package dev.interlock.redis;
 
 import dev.interlock.internal.Barging;
+import dev.interlock.internal.Secrets;
+import dev.interlock.internal.UriOptions;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.function.UnaryOperator;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -28,6 +32,8 @@ final class RedisLocation {
     static final Duration DEFAULT_POLL = Duration.ofSeconds(1);
     static final int DEFAULT_POOL = 16;
     static final String FORM = "redis://[[USER]:PASSWORD@]HOST[:PORT][/DB][?prefix=P&timeout=2s&poll=1s&pool=16&barge=4] (rediss:// for TLS)";
+    /** The options a redis URI takes. */
+    static final List<String> OPTIONS = List.of("prefix", "timeout", "poll", "pool", "barge");
     private static final Pattern DURATION = Pattern.compile("(\\d{1,9})(ms|s|m|h)");
 
     final boolean tls;
@@ -67,8 +73,7 @@ final class RedisLocation {
         try {
             uri = new URI(text);
         } catch (URISyntaxException e) {
-            throw new IllegalArgumentException("malformed redis URI (" + e.getReason() + " at index " + e.getIndex()
-                    + "; characters such as @ : / in a password must be percent-encoded); expected " + FORM);
+            throw malformed(text, e);
         }
         String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
         if (!scheme.equals("redis") && !scheme.equals("rediss")) {
@@ -119,46 +124,57 @@ final class RedisLocation {
         Duration poll = DEFAULT_POLL;
         int pool = DEFAULT_POOL;
         int barge = Barging.DEFAULT;
-        String query = uri.getRawQuery();
-        if (query != null) {
-            for (String kv : query.split("&")) {
-                if (kv.isEmpty()) {
-                    continue;
-                }
-                int eq = kv.indexOf('=');
-                String key = eq < 0 ? kv : kv.substring(0, eq);
-                String value = eq < 0 ? "" : decode(kv.substring(eq + 1));
-                switch (key) {
-                    case "prefix":
-                        prefix = RedisKeys.checkPrefix(value);
-                        break;
-                    case "timeout":
-                        timeout = duration(key, value, Duration.ofMillis(10), Duration.ofMinutes(10));
-                        break;
-                    case "poll":
-                        poll = duration(key, value, Duration.ofMillis(1), Duration.ofMinutes(10));
-                        break;
-                    case "pool":
-                        try {
-                            pool = Integer.parseInt(value);
-                        } catch (NumberFormatException e) {
-                            pool = -1;
-                        }
-                        if (pool < 2 || pool > 1024) {
-                            throw new IllegalArgumentException("redis URI option pool must be a number of connections from 2 to 1024, was '"
-                                    + value + "'");
-                        }
-                        break;
-                    case "barge":
-                        barge = Barging.parse(value, "redis URI option ");
-                        break;
-                    default:
-                        throw new IllegalArgumentException("unknown redis URI option '" + key
-                                + "'; the options are prefix, timeout, poll, pool and barge: " + FORM);
-                }
+        Map<String, String> options = UriOptions.parse(uri.getRawQuery(), "redis:", OPTIONS, RedisLocation::decode);
+        for (Map.Entry<String, String> option : options.entrySet()) {
+            String key = option.getKey();
+            String value = option.getValue();
+            switch (key) {
+                case "prefix":
+                    prefix = RedisKeys.checkPrefix(value);
+                    break;
+                case "timeout":
+                    timeout = duration(key, value, Duration.ofMillis(10), Duration.ofMinutes(10));
+                    break;
+                case "poll":
+                    poll = duration(key, value, Duration.ofMillis(1), Duration.ofMinutes(10));
+                    break;
+                case "pool":
+                    try {
+                        pool = Integer.parseInt(value);
+                    } catch (NumberFormatException e) {
+                        pool = -1;
+                    }
+                    if (pool < 2 || pool > 1024) {
+                        throw new IllegalArgumentException("redis URI option pool must be a number of connections from 2 to 1024, was '"
+                                + value + "'");
+                    }
+                    break;
+                default: // barge: the options are exactly these
+                    barge = Barging.parse(value, "redis URI option ");
             }
         }
         return new RedisLocation(scheme.equals("rediss"), host, port, db, user, password, prefix, timeout, poll, pool, barge);
+    }
+
+    /**
+     * What is wrong with a URI {@link URI} refuses, by where it is: in the options (after {@code ?},
+     * where the character may be shown) or before them, where it may be part of a password (never
+     * shown).
+     */
+    private static IllegalArgumentException malformed(String text, URISyntaxException e) {
+        int query = text.indexOf('?');
+        int at = e.getIndex();
+        if (query >= 0 && at > query && at < text.length()) {
+            char c = text.charAt(at);
+            if (c == '{' || c == '}') {
+                return new IllegalArgumentException("the key prefix in the redis URI contains a brace ('" + c + "'); Interlock puts the"
+                        + " lock name between braces (a Redis Cluster hash tag), so the prefix may not have any: choose another prefix");
+            }
+            return new IllegalArgumentException("malformed redis URI: the character '" + c + "' in its options (index " + at
+                    + ") must be percent-encoded; expected " + FORM);
+        }
+        return new IllegalArgumentException("malformed redis URI (" + e.getReason() + " at index " + at
+                + "; characters such as @ : / in a password must be percent-encoded); expected " + FORM);
     }
 
     private static String decode(String s) {
@@ -194,13 +210,13 @@ final class RedisLocation {
     }
 
     /**
-     * The URI without credentials: {@code redis://***@host:port/db} (the mark only when some were
+     * The URI without credentials: {@code redis://****@host:port/db} (the mark only when some were
      * given), with the options that differ from the defaults.
      */
     String description() {
         StringBuilder sb = new StringBuilder(tls ? "rediss://" : "redis://");
         if (user != null || password != null) {
-            sb.append("***@");
+            sb.append(Secrets.MASK).append('@');
         }
         sb.append(host.indexOf(':') >= 0 ? "[" + host + "]" : host).append(':').append(port).append('/').append(database);
         String sep = "?";

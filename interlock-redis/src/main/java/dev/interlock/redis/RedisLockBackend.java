@@ -33,6 +33,8 @@ final class RedisLockBackend implements LockBackend {
     final long timeoutNanos;
     /** Bounded barging: the fence value each release of a writer of this space left, and the takes in a row. */
     final Barging barging;
+    /** Leaves of abandoned attempts that got no answer, sent again until the server answers. */
+    final RedisLeftovers leftovers;
     private final AutoCloseable onClose;
     /**
      * This space's writers queued for each lock, by name and owner id: a release of this space
@@ -56,6 +58,7 @@ final class RedisLockBackend implements LockBackend {
         this.pollNanos = poll.toNanos();
         this.timeoutNanos = timeout.toNanos();
         this.barging = new Barging(barge);
+        this.leftovers = new RedisLeftovers(store);
         this.onClose = onClose;
     }
 
@@ -210,6 +213,7 @@ final class RedisLockBackend implements LockBackend {
 
     @Override
     public void close() {
+        leftovers.close();
         try {
             wakeups.close();
         } finally {

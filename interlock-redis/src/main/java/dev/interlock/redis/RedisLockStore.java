@@ -52,6 +52,7 @@ final class RedisLockStore {
     private final RedisKeys keys;
     private final String description;
     private final Runnable dropIdleConnections;
+    private final ServerDeadlines deadlines;
     /** Told of each release notice a script of this store published: (channel, notice). */
     private volatile BiConsumer<String, String> published = (channel, notice) -> { };
 
@@ -61,10 +62,19 @@ final class RedisLockStore {
      *     client whose pool we do not own)
      */
     RedisLockStore(UnifiedJedis client, RedisKeys keys, String description, Runnable dropIdleConnections) {
+        this(client, keys, description, dropIdleConnections, ServerDeadlines.NONE);
+    }
+
+    /**
+     * @param deadlines the server time after which an acquire or renewal sent now must change
+     *     nothing, because this client has stopped waiting for its answer (see {@link ServerDeadlines})
+     */
+    RedisLockStore(UnifiedJedis client, RedisKeys keys, String description, Runnable dropIdleConnections, ServerDeadlines deadlines) {
         this.client = Objects.requireNonNull(client, "client");
         this.keys = keys;
         this.description = description;
         this.dropIdleConnections = dropIdleConnections;
+        this.deadlines = Objects.requireNonNull(deadlines, "deadlines");
     }
 
     /**
@@ -99,22 +109,27 @@ final class RedisLockStore {
      * waiters if the lock is free and still bears that value (docs/redis.md, "Bounded barging").
      */
     Acquired acquire(String name, Mode mode, String ownerId, long leaseMs, boolean queue, long queueLeaseMs, String bargeMark) {
-        List<Object> r = run(RedisScripts.ACQUIRE, name, ownerId, mode.shortName(), Long.toString(leaseMs), queue ? "1" : "0",
-                Long.toString(queueLeaseMs), bargeMark == null ? "" : bargeMark);
+        List<Object> r = list(name, RedisScripts.ACQUIRE, inTime(RedisScripts.ACQUIRE, name, 6, ownerId, mode.shortName(),
+                Long.toString(leaseMs), queue ? "1" : "0", Long.toString(queueLeaseMs), bargeMark == null ? "" : bargeMark, ""));
         if ("G".equals(str(r, 0))) {
+            deadlines.observed(Long.parseLong(str(r, 2)));
             return new Acquired(true, Long.parseLong(str(r, 1)), r.size() > 3 && "P".equals(str(r, 3)), List.of(), 0);
         }
         long now = Long.parseLong(str(r, 1));
+        deadlines.observed(now);
         return new Acquired(false, 0, false, entries(r, 3, now), Math.max(0, Long.parseLong(str(r, 2))));
     }
 
     /** Compare-and-expire: extends the grant of {@code ownerId} with {@code token} to {@code leaseMs} from now. */
     Renewed renew(String name, String ownerId, long token, long leaseMs) {
-        List<Object> r = run(RedisScripts.RENEW, name, ownerId, Long.toString(token), Long.toString(leaseMs));
+        List<Object> r = list(name, RedisScripts.RENEW, inTime(RedisScripts.RENEW, name, 3, ownerId, Long.toString(token),
+                Long.toString(leaseMs), ""));
+        long now = Long.parseLong(str(r, 1));
+        deadlines.observed(now);
         if ("R".equals(str(r, 0))) {
             return new Renewed(true, List.of());
         }
-        return new Renewed(false, entries(r, 2, Long.parseLong(str(r, 1))));
+        return new Renewed(false, entries(r, 2, now));
     }
 
     /** Compare-and-delete: removes the grant of {@code ownerId} with {@code token}; true if it was there. */
@@ -131,12 +146,13 @@ final class RedisLockStore {
         if (candidates.isEmpty()) {
             return new Released(release(name, ownerId, token), null, 0);
         }
-        String[] args = new String[3 + candidates.size()];
+        String[] args = new String[4 + candidates.size()];
         args[0] = ownerId;
         args[1] = Long.toString(token);
         args[2] = "";
+        args[3] = deadlines.forRequestSentNow(); // a release run after it frees the lock but hands it to nobody
         for (int i = 0; i < candidates.size(); i++) {
-            args[3 + i] = candidates.get(i);
+            args[4 + i] = candidates.get(i);
         }
         Object r = exec(RedisScripts.RELEASE, name, args);
         if (r instanceof List) {
@@ -176,6 +192,7 @@ final class RedisLockStore {
     Snapshot inspect(String name) {
         List<Object> r = run(RedisScripts.INSPECT, name);
         long now = Long.parseLong(str(r, 0));
+        deadlines.observed(now);
         String fence = str(r, 1);
         List<Entry> all = entries(r, 2, now);
         List<Entry> holders = new ArrayList<>();
@@ -236,9 +253,34 @@ final class RedisLockStore {
         return r instanceof Long && (Long) r == 1L;
     }
 
-    @SuppressWarnings("unchecked")
     private List<Object> run(RedisScripts script, String name, String... args) {
-        Object r = exec(script, name, args);
+        return list(name, script, exec(script, name, args));
+    }
+
+    /**
+     * Runs a script whose {@code args[deadlineAt]} is its deadline (see {@link ServerDeadlines}),
+     * set as it is sent. A script that finds it passed changes nothing and answers with the
+     * server's time; that is normally an answer nobody reads (the client has given up), but one
+     * read means only that the deadline was reckoned too early: the request goes once more, with
+     * a deadline from the time in that answer.
+     */
+    private Object inTime(RedisScripts script, String name, int deadlineAt, String... args) {
+        for (int sent = 1; ; sent++) {
+            args[deadlineAt] = deadlines.forRequestSentNow();
+            try {
+                return exec(script, name, args);
+            } catch (LockBackendException e) {
+                long serverNow = RedisFailures.lateAt(e);
+                if (serverNow < 0 || sent == 2) {
+                    throw e;
+                }
+                deadlines.observed(serverNow);
+            }
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private List<Object> list(String name, RedisScripts script, Object r) {
         if (!(r instanceof List)) {
             throw new LockBackendException(description, name, description + " - " + dev.interlock.internal.LockNames.quote(name)
                     + ": the server answered the " + script.name().toLowerCase(java.util.Locale.ROOT)

@@ -1,5 +1,6 @@
 -- acquire: ARGV owner, mode (EX|SH), lease ms, queue (1: this attempt waits), queue lease ms,
--- and barge: '' or the fence value the caller's process left when it last released this lock.
+-- barge: '' or the fence value the caller's process left when it last released this lock, and
+-- deadline (prelude: too_late), past which it answers the error 'INTERLOCK-LATE <now>' and does nothing.
 -- Returns {'G', token, now} when granted ({'G', token, now, 'P'} when it passed queued waiters),
 -- {'B', now, retry ms, field, value, ...} when busy (the entries that block it, at most 16;
 -- retry: when the first of them runs out).
@@ -7,6 +8,9 @@ local owner, mode, lease, queue, qlease = ARGV[1], ARGV[2], tonumber(ARGV[3]), A
 local barge = ARGV[6] or ''
 if (mode ~= 'EX' and mode ~= 'SH') or not lease or lease < 1 or not qlease or qlease < 1 then
   return redis.error_reply('ERR interlock acquire: bad arguments')
+end
+if too_late(ARGV[7]) then
+  return redis.error_reply('INTERLOCK-LATE ' .. num(now))
 end
 -- Reads come first, so a key of the wrong type fails the script before it writes anything.
 local fv = redis.pcall('GET', fence)

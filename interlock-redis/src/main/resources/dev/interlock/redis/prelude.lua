@@ -14,6 +14,15 @@ local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 local now_us = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
 
+-- A request whose client has stopped waiting for its answer must change nothing when the
+-- server runs it late (it was paused, or overloaded): a grant or a renewal nobody receives would
+-- hold the lock for a whole lease. deadline: the latest server time (ms) at which the client
+-- still waits, '' for none (ServerDeadlines.java).
+local function too_late(deadline)
+  local d = tonumber(deadline or '')
+  return d ~= nil and now > d
+end
+
 -- Integers up to 2^53 as exact decimal text (tostring would print 1.7e+15).
 local function num(x)
   return string.format('%.0f', x)

@@ -1,5 +1,7 @@
 -- release: ARGV owner, token ('' to match any token of that owner: breaking a lock), the
--- owner's loss channel ('' for none): a break tells the holder's process there at once; then
+-- owner's loss channel ('' for none): a break tells the holder's process there at once; then the
+-- deadline of a hand-off (prelude: too_late; a release run after it frees the lock but hands it to
+-- nobody, since the client no longer waits for the answer that would pass the grant on), and
 -- owner id and lease ms of each writer of the caller's process that waits for this lock, if any.
 -- Compare-and-delete: removes only this owner's grant; hands the lock to the next waiter if it is
 -- one of those writers, else wakes it. Returns 0 if there was no such grant; when removed,
@@ -31,7 +33,10 @@ if not h or (token ~= '' and h.token ~= token) then
 end
 holders[owner] = nil
 redis.call('HDEL', lock, h.field)
-local handed = hand(holders, waiters, 4)
+local handed = nil
+if not too_late(ARGV[4]) then
+  handed = hand(holders, waiters, 5)
+end
 expire(holders, waiters)
 if lost and lost ~= '' then
   redis.call('PUBLISH', lost, owner .. ' ' .. lock)

@@ -1,8 +1,12 @@
--- renew: ARGV owner, token, lease ms. Compare-and-expire: extends only this owner's live grant.
+-- renew: ARGV owner, token, lease ms, deadline (prelude: too_late; past it: the error
+-- 'INTERLOCK-LATE <now>', nothing extended). Compare-and-expire: extends only this owner's live grant.
 -- Returns {'R', now} when renewed, {'L', now, field, value, ...} (the holders now) when it is gone.
 local owner, token, lease = ARGV[1], ARGV[2], tonumber(ARGV[3])
 if not lease or lease < 1 then
   return redis.error_reply('ERR interlock renew: bad arguments')
+end
+if too_late(ARGV[4]) then
+  return redis.error_reply('INTERLOCK-LATE ' .. num(now))
 end
 local holders, waiters = load(true, owner)
 if not holders then

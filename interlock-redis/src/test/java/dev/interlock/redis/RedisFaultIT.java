@@ -9,6 +9,7 @@ import dev.interlock.Lease;
 import dev.interlock.LockBackendException;
 import dev.interlock.LockLostException;
 import dev.interlock.LockSpace;
+import dev.interlock.testkit.Stacks;
 import dev.interlock.testkit.Timing;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -57,15 +58,25 @@ class RedisFaultIT {
         TestRedis redis = closeLater(TestRedis.privateServer("requirepass Hunter2pw"));
         String at = "127.0.0.1:" + redis.port() + "/0?prefix=" + prefix;
         assertThatThrownBy(() -> Interlock.open("redis://:Wr0ngpw@" + at)).isInstanceOf(LockBackendException.class)
-                .hasMessageContaining("authentication failed").hasMessageContaining("redis://***@127.0.0.1:" + redis.port())
+                .hasMessageContaining("authentication failed").hasMessageContaining("redis://****@127.0.0.1:" + redis.port())
                 .hasMessageNotContaining("Wr0ngpw")
                 .satisfies(e -> assertThat(((LockBackendException) e).isTransient()).isFalse());
         assertThatThrownBy(() -> Interlock.open("redis://" + at)).isInstanceOf(LockBackendException.class)
                 .hasMessageContaining("requires a password");
         try (LockSpace locks = Interlock.open("redis://:Hunter2pw@" + at)) {
-            assertThat(locks.uri()).doesNotContain("Hunter2pw").contains("***@");
+            assertThat(locks.uri()).doesNotContain("Hunter2pw").contains("****@");
             locks.tryAcquire("job").orElseThrow().close();
         }
+    }
+
+    /** Issue 25: a password for a server that has none is refused at open (docs/redis.md: exit 69), never ignored. */
+    @Test
+    void passwordForAServerWithoutOne_isRefused_sayingToRemoveIt() {
+        TestRedis redis = closeLater(TestRedis.privateServer());
+        String at = "127.0.0.1:" + redis.port() + "/0?prefix=" + prefix;
+        assertThatThrownBy(() -> Interlock.open("redis://:Sp4repw@" + at)).isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("has none configured").hasMessageContaining("remove it").hasMessageNotContaining("Sp4repw")
+                .satisfies(e -> assertThat(((LockBackendException) e).isTransient()).isFalse());
     }
 
     @Test
@@ -143,12 +154,7 @@ class RedisFaultIT {
     @Test
     void hungServer_cannotHangARenewal_theHolderIsToldBeforeTheLeaseRunsOut() throws Exception {
         TestRedis redis = closeLater(TestRedis.privateServer());
-        long pid;
-        try (RedisClient admin = redis.admin()) {
-            Matcher m = Pattern.compile("process_id:(\\d+)").matcher(admin.info("server"));
-            assertThat(m.find()).isTrue();
-            pid = Long.parseLong(m.group(1));
-        }
+        long pid = pid(redis);
         LockSpace locks = closeLater(Interlock.open(redis.uri(prefix, "timeout=200ms")));
         long lease = 1500;
         AtomicReference<LockLostException> lost = new AtomicReference<>();
@@ -167,6 +173,136 @@ class RedisFaultIT {
         assertThat(Duration.ofNanos(lostAt.get() - start)).isLessThan(Duration.ofMillis(lease));
         assertThat(lost.get()).hasMessageContaining("lost 'hung'");
         assertThat(l.isValid()).isFalse();
+    }
+
+    /**
+     * Issue 25: a waiter that gives up while the server is paused leaves its place in the queue,
+     * and a try the server runs at the resume, behind; nobody uses them, and the next waiter used
+     * to wait them out (a place for 5 s, a grant for a whole lease).
+     */
+    @Test
+    void serverPausedUnderAWaiterThatGivesUp_itLeavesNothing_theNextAcquireIsGrantedAtTheResume() throws Exception {
+        TestRedis redis = closeLater(TestRedis.privateServer());
+        long pid = pid(redis);
+        LockSpace holder = closeLater(Interlock.open(redis.uri(prefix, "")));
+        LockSpace giving = closeLater(Interlock.open(redis.uri(prefix, "timeout=200ms&poll=50ms")));
+        LockSpace next = closeLater(Interlock.open(redis.uri(prefix, "")));
+        Lease held = holder.lock("ghost").lease(Duration.ofSeconds(30)).tryAcquire().orElseThrow();
+        Future<Lease> givesUp = pool.submit(() -> giving.lock("ghost").lease(Duration.ofSeconds(30)).acquire(Duration.ofMillis(1500)));
+        await().atMost(Timing.seconds(10)).until(() -> holder.status("ghost").waiters() == 1);
+        // Its tries get no answer while the server is stopped; it gives up.
+        long resumedAt = pausedUntil(pid, givesUp::isDone);
+        assertThatThrownBy(givesUp::get).as("the waiter got no lease").hasCauseInstanceOf(dev.interlock.LockException.class);
+        held.close();
+        assertGrantedSoonAfter(next, "ghost", resumedAt);
+    }
+
+    /**
+     * Issue 25: the holder's lease runs out on the server while it is paused; the try of a waiter
+     * that gave up meanwhile, run at the resume, must not be granted to nobody.
+     */
+    @Test
+    void serverPausedPastTheHoldersLease_theTryOfAWaiterThatGaveUpGrantsNothing() throws Exception {
+        TestRedis redis = closeLater(TestRedis.privateServer());
+        long pid = pid(redis);
+        RedisClient admin = closeLater(redis.admin());
+        RedisLockStore elsewhere = new RedisLockStore(admin, new RedisKeys(prefix), "test", () -> { });
+        LockSpace giving = closeLater(Interlock.open(redis.uri(prefix, "timeout=200ms&poll=50ms")));
+        LockSpace next = closeLater(Interlock.open(redis.uri(prefix, "")));
+        long lease = 1000;
+        long grantedAt = System.nanoTime();
+        assertThat(elsewhere.acquire("ghost", dev.interlock.Mode.EXCLUSIVE, "elsewhere:1:2:x", lease, false, lease).granted()).isTrue();
+        Future<Lease> givesUp = pool.submit(() -> giving.lock("ghost").lease(Duration.ofSeconds(30)).acquire(Duration.ofMillis(1500)));
+        await().atMost(Timing.seconds(10)).until(() -> next.status("ghost").waiters() == 1);
+        // The server's clock goes on while it is stopped: once the lease has run out there, the
+        // try it runs at the resume finds the lock free.
+        long resumedAt = pausedUntil(pid, () -> givesUp.isDone() && System.nanoTime() - grantedAt > TimeUnit.MILLISECONDS.toNanos(lease + 200));
+        assertThatThrownBy(givesUp::get).as("the waiter got no lease").hasCauseInstanceOf(dev.interlock.LockException.class);
+        assertGrantedSoonAfter(next, "ghost", resumedAt);
+    }
+
+    /** Stops the server until {@code until} holds, then continues it; returns when it did (System.nanoTime). */
+    private static long pausedUntil(long pid, java.util.concurrent.Callable<Boolean> until) throws Exception {
+        signal("-STOP", pid);
+        try {
+            await().atMost(Timing.seconds(10)).until(until);
+        } finally {
+            signal("-CONT", pid);
+        }
+        return System.nanoTime();
+    }
+
+    /** The next acquire is granted within a second of the resume: nothing left behind holds it up. */
+    private static void assertGrantedSoonAfter(LockSpace space, String name, long resumedAt) throws InterruptedException {
+        try (Lease l = space.acquire(name, Timing.seconds(20))) {
+            assertThat(Duration.ofNanos(System.nanoTime() - resumedAt)).as("granted soon after the resume").isLessThan(Duration.ofSeconds(1));
+        }
+    }
+
+    /**
+     * Issue 25: a grant that reaches the caller after a pause longer than its lease (as this
+     * process counts it) was returned already lost. It must be given back and the wait go on.
+     * The pause is seen through the space's ticker, which jumps while the try is held up on the
+     * stopped server; the server's own lease is fresh when it answers.
+     */
+    @Test
+    void grantThatArrivesTooLate_isGivenBack_andAcquireReturnsALiveLease() throws Exception {
+        TestRedis redis = closeLater(TestRedis.privateServer());
+        long pid = pid(redis);
+        AtomicLong jump = new AtomicLong();
+        LockSpace locks = closeLater(Interlock.builder(redis.uri(prefix, "")).ticker(() -> System.nanoTime() + jump.get()).open());
+        Duration lease = Duration.ofSeconds(2);
+        AtomicReference<Thread> acquiring = new AtomicReference<>();
+        Future<Lease> acquired;
+        signal("-STOP", pid);
+        try {
+            acquired = pool.submit(() -> {
+                acquiring.set(Thread.currentThread());
+                return locks.lock("late").lease(lease).acquire(Timing.seconds(30));
+            });
+            await().atMost(Timing.seconds(10)).until(() -> Stacks.inCall(acquiring.get(), "dev.interlock.redis.RedisLockStore"));
+            jump.addAndGet(2 * lease.toNanos());
+        } finally {
+            signal("-CONT", pid);
+        }
+        try (Lease l = acquired.get(20, TimeUnit.SECONDS)) {
+            assertThat(l.isValid()).as("a live lease, not one already lost").isTrue();
+            assertThat(l.validUntil()).isAfter(java.time.Instant.now());
+        }
+        assertThat(locks.status("late").holders()).as("the late grant was given back").isEmpty();
+    }
+
+    /**
+     * Issue 25: a waiting acquire gave up with a backend error at the first try that got no
+     * answer while the server was paused; a wait must ride out a fault shorter than itself.
+     */
+    @Test
+    void serverPausedLongerThanTheTimeout_aWaitingAcquireRidesItOut_andGetsTheLockOnceReleased() throws Exception {
+        TestRedis redis = closeLater(TestRedis.privateServer());
+        long pid = pid(redis);
+        LockSpace holder = closeLater(Interlock.open(redis.uri(prefix, "")));
+        LockSpace waiting = closeLater(Interlock.open(redis.uri(prefix, "timeout=200ms&poll=50ms")));
+        Lease held = holder.lock("blip").lease(Duration.ofSeconds(30)).tryAcquire().orElseThrow();
+        AtomicReference<Thread> acquiring = new AtomicReference<>();
+        Future<Lease> waiter = pool.submit(() -> {
+            acquiring.set(Thread.currentThread());
+            return waiting.acquire("blip", Timing.seconds(60));
+        });
+        await().atMost(Timing.seconds(10)).until(() -> holder.status("blip").waiters() == 1);
+        // Its tries fail (no answer within 200ms): it waits on through them, or gives up.
+        pausedUntil(pid, () -> waiter.isDone() || Stacks.inCall(acquiring.get(), "dev.interlock.internal.WaitFaults"));
+        held.close();
+        try (Lease l = waiter.get(20, TimeUnit.SECONDS)) {
+            assertThat(l.isValid()).isTrue();
+        }
+    }
+
+    private static long pid(TestRedis redis) {
+        try (RedisClient admin = redis.admin()) {
+            Matcher m = Pattern.compile("process_id:(\\d+)").matcher(admin.info("server"));
+            assertThat(m.find()).isTrue();
+            return Long.parseLong(m.group(1));
+        }
     }
 
     private static long subscribers(RedisClient admin, String channel) {

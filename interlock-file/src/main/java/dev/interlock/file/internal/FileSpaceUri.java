@@ -1,9 +1,9 @@
 package dev.interlock.file.internal;
 
+import dev.interlock.internal.UriOptions;
 import dev.interlock.spi.BackendConfig;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 
@@ -39,22 +39,13 @@ public record FileSpaceUri(Path directory, Map<String, String> options) {
         if (loc.indexOf('#') >= 0) {
             throw new IllegalArgumentException("'" + shown + "' has a '#'; use " + example);
         }
-        Map<String, String> options = new LinkedHashMap<>();
+        Map<String, String> options = Map.of();
         int q = loc.indexOf('?');
         if (q >= 0) {
-            for (String kv : loc.substring(q + 1).split("&", -1)) {
-                if (kv.isEmpty()) {
-                    continue;
-                }
-                int eq = kv.indexOf('=');
-                String key = eq < 0 ? kv : kv.substring(0, eq);
-                if (!keys.contains(key)) {
-                    throw new IllegalArgumentException("'" + shown + "': unknown option '" + key + "'; " + scheme + " takes "
-                            + (keys.isEmpty() ? "no options" : String.join(", ", keys.stream().map(k -> k + "=...").sorted().toList())));
-                }
-                if (options.put(key, eq < 0 ? "" : kv.substring(eq + 1)) != null) {
-                    throw new IllegalArgumentException("'" + shown + "': option '" + key + "' is given twice");
-                }
+            try {
+                options = UriOptions.parse(loc.substring(q + 1), scheme, keys, v -> v);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("'" + shown + "': " + e.getMessage());
             }
             loc = loc.substring(0, q);
         }
