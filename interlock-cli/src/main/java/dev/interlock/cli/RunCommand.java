@@ -135,13 +135,8 @@ final class RunCommand implements Callable<Integer> {
             Duration grace = killGrace(leaseBased ? leaseUsed : null);
             LockRequest request = space.lock(name).mode(shared ? Mode.SHARED : Mode.EXCLUSIVE);
             if (lease != null) {
-                if (lease.compareTo(Leases.MIN_RENEWED_LEASE) < 0) {
-                    // run renews its lease; checked on every backend so that a script means the same on each
-                    throw usage("bad --lease: the lease is renewed while COMMAND runs and must be at least "
-                            + Leases.MIN_RENEWED_LEASE.toMillis() + "ms, was " + Durations.format(lease));
-                }
                 try {
-                    request.lease(lease);
+                    LeaseArgument.apply(request, lease);
                 } catch (IllegalArgumentException e) {
                     throw usage("bad --lease: " + e.getMessage());
                 }

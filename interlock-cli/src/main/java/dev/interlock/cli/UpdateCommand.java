@@ -151,7 +151,7 @@ final class UpdateCommand implements Callable<Integer> {
                 LockRequest request = space.lock(name);
                 if (lease != null) {
                     try {
-                        request.lease(lease);
+                        LeaseArgument.apply(request, lease);
                     } catch (IllegalArgumentException e) {
                         throw new CommandLine.ParameterException(spec.commandLine(), "bad --lease: " + e.getMessage());
                     }
