@@ -230,4 +230,34 @@ class UpdateProcessTest {
         assertThat(Files.readString(f)).isEqualTo("x");
         assertThat(leftovers()).isEmpty();
     }
+
+    /**
+     * A background process that COMMAND leaves behind keeps its stdout, the temporary file: it
+     * used to write into FILE after the rename, outside the lock. It is stopped before the
+     * commit. It waits on a FIFO (opened read-write, so it never sees an end) that the test
+     * writes only after update exited: if it still lived, it would append LATE then.
+     */
+    @Test
+    void backgroundChildOfCommand_isStoppedBeforeTheCommit_andNeverWritesIntoFile() throws Exception {
+        Path f = data.resolve("f");
+        Files.writeString(f, "a\n");
+        Path latch = tmp.resolve("latch");
+        Path leftoverPid = tmp.resolve("leftover.pid");
+        assertThat(new ProcessBuilder("mkfifo", latch.toString()).start().waitFor()).isZero();
+        try (CliProcess p = update(f, "sh", "-c", "cat; echo b; (exec 3<>\"$1\"; read x <&3; echo LATE) & echo $! > \"$2\"",
+                "sh", latch.toString(), leftoverPid.toString())) {
+            assertThat(p.exitCode()).as(p.err()).isZero();
+            assertThat(p.err()).contains("stopping what COMMAND left running");
+        }
+        long pid = Long.parseLong(Files.readString(leftoverPid).trim());
+        boolean survived = RunProcessTest.running(pid);
+        if (survived) {
+            try (java.io.RandomAccessFile w = new java.io.RandomAccessFile(latch.toFile(), "rw")) {
+                w.write("go\n".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            }
+            org.awaitility.Awaitility.await().atMost(Timing.seconds(20)).until(() -> !RunProcessTest.running(pid));
+        }
+        assertThat(Files.readString(f)).isEqualTo("a\nb\n");
+        assertThat(survived).as("COMMAND's background child still ran after update exited").isFalse();
+    }
 }
