@@ -209,6 +209,10 @@ final class UpdateCommand implements Callable<Integer> {
                     throw new CliException(ExitCodes.OSERR, "cannot open /dev/null: " + Errno.describeLast());
                 }
             }
+            target.onGateWait(notice -> {
+                err.println("interlock: " + notice);
+                err.flush();
+            });
             for (String note : target.removeLeftovers()) {
                 err.println("interlock: " + note);
             }

@@ -260,4 +260,27 @@ class UpdateProcessTest {
         assertThat(Files.readString(f)).isEqualTo("a\nb\n");
         assertThat(survived).as("COMMAND's background child still ran after update exited").isFalse();
     }
+
+    /**
+     * A reader of FILE's directory holding a shared flock on it (what {@code flock -s DIR ...}
+     * does) used to freeze the update forever, silently. Now the update says who blocks it, and
+     * goes on once that lock is gone.
+     */
+    @Test
+    void directoryFlockedByAReader_updateSaysWhoBlocksIt_andGoesOnOnceFree() throws Exception {
+        Path f = data.resolve("f");
+        Files.writeString(f, "1\n");
+        Process holder = new ProcessBuilder("flock", "-s", data.toString(), "sh", "-c", "echo ready; read x").start();
+        try (CliProcess p = update(f, "sh", "-c", "read n; echo $((n + 1))")) {
+            assertThat(new String(holder.getInputStream().readNBytes(6), java.nio.charset.StandardCharsets.UTF_8)).isEqualTo("ready\n");
+            org.awaitility.Awaitility.await().atMost(Timing.seconds(20))
+                    .until(() -> p.err().contains("waiting for the flock(2) on " + data.toRealPath()));
+            assertThat(p.err()).contains("held by a shared lock of pid " + holder.pid() + " (flock, user ");
+            holder.getOutputStream().close();
+            assertThat(p.exitCode()).as(p.err()).isZero();
+        } finally {
+            holder.destroyForcibly();
+        }
+        assertThat(Files.readString(f)).isEqualTo("2\n");
+    }
 }

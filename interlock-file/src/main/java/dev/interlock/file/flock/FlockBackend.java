@@ -10,6 +10,7 @@ import dev.interlock.file.internal.InotifyWatcher;
 import dev.interlock.file.internal.KernelWait;
 import dev.interlock.file.internal.LibcEvents;
 import dev.interlock.file.internal.LibcFiles;
+import dev.interlock.file.internal.ProcLocks;
 import dev.interlock.file.internal.Waker;
 import dev.interlock.internal.LockNames;
 import dev.interlock.internal.Log;
