@@ -5,6 +5,7 @@ import dev.interlock.LockBackendException;
 import dev.interlock.LockInfo;
 import dev.interlock.Owner;
 import dev.interlock.Ticker;
+import dev.interlock.internal.Secrets;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
 import dev.interlock.spi.LockBackend;
@@ -93,7 +94,7 @@ public final class JdbcLockBackend implements LockBackend {
         Objects.requireNonNull(options, "options");
         String description = "jdbc:datasource(" + dataSource.getClass().getSimpleName() + ")?table=" + options.table();
         return start(description, "datasource@" + System.identityHashCode(dataSource),
-                new Connections.FromDataSource(dataSource, networkTimeout(options)), options, ticker, clock);
+                new Connections.FromDataSource(dataSource, networkTimeout(options)), options, ticker, clock, Secrets.of(null));
     }
 
     /**
@@ -122,6 +123,7 @@ public final class JdbcLockBackend implements LockBackend {
         JdbcOptions o = options.with(interlockOptions);
         String description = JdbcUrls.mask(url);
         properties = Credentials.withPassword(split.driverUrl(), properties, passwordFile, System::getenv, description);
+        Secrets secrets = Secrets.of(url).and(properties.getProperty("password"));
         try {
             DriverManager.getDriver(split.driverUrl());
         } catch (SQLException e) {
@@ -131,7 +133,7 @@ public final class JdbcLockBackend implements LockBackend {
         }
         Properties withTimeouts = connectTimeouts(split.driverUrl(), properties, o);
         return start(description, split.driverUrl(), new Connections.FromUrl(split.driverUrl(), withTimeouts, networkTimeout(o)), o, ticker,
-                clock);
+                clock, secrets);
     }
 
     /**
@@ -169,11 +171,11 @@ public final class JdbcLockBackend implements LockBackend {
     }
 
     private static JdbcLockBackend start(String description, String database, Connections connections, JdbcOptions options, Ticker ticker,
-            Clock clock) {
+            Clock clock, Secrets secrets) {
         LockStore store = null;
         try {
-            Dialect dialect = detect(description, connections);
-            store = new LockStore(description, dialect, options.table(), connections, options.statementTimeout());
+            Dialect dialect = detect(description, connections, secrets);
+            store = new LockStore(description, dialect, options.table(), connections, options.statementTimeout(), secrets);
             store.checkTables(options.createTable());
             return new JdbcLockBackend(description, database, connections, store, options, ticker, clock);
         } catch (RuntimeException e) {
@@ -186,8 +188,8 @@ public final class JdbcLockBackend implements LockBackend {
     }
 
     /** Connects once: which database is it, and may we write to it? */
-    private static Dialect detect(String description, Connections connections) {
-        SqlFailures failures = new SqlFailures(description, new Dialect.Postgres(), "", 0);
+    private static Dialect detect(String description, Connections connections, Secrets secrets) {
+        SqlFailures failures = new SqlFailures(description, new Dialect.Postgres(), "", 0, secrets);
         Connections.Borrowed b;
         try {
             b = connections.borrow();

@@ -4,6 +4,7 @@ import dev.interlock.LockBackendException;
 import dev.interlock.Mode;
 import dev.interlock.internal.Log;
 import dev.interlock.internal.PacedTimer;
+import dev.interlock.internal.Secrets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -133,7 +134,7 @@ final class LockStore {
     private final String pgMarkWriterSql;
     private final String pgMarkReaderSql;
 
-    LockStore(String description, Dialect dialect, String table, Connections connections, Duration statementTimeout) {
+    LockStore(String description, Dialect dialect, String table, Connections connections, Duration statementTimeout, Secrets secrets) {
         this.description = description;
         this.dialect = dialect;
         this.table = TableName.validate(table);
@@ -141,7 +142,7 @@ final class LockStore {
         this.channel = ("interlock_" + table).toLowerCase(Locale.ROOT);
         this.connections = connections;
         this.queryTimeoutSeconds = (int) Math.max(1, (statementTimeout.toMillis() + 999) / 1000);
-        this.failures = new SqlFailures(description, dialect, table, statementTimeout.toMillis());
+        this.failures = new SqlFailures(description, dialect, table, statementTimeout.toMillis(), secrets);
         this.postgres = dialect instanceof Dialect.Postgres;
         this.cancelAfterMs = postgres ? Math.max(1, statementTimeout.toMillis()) : 0;
         String n = this.now = dialect.now();
@@ -553,7 +554,7 @@ final class LockStore {
                 throw new LockBackendException(description, null, description + " - the lock table " + name
                         + " does not exist" + (created ? " although it was just created" : "")
                         + "; create it with the DDL for " + dialect.product() + " in docs/jdbc.md, or add ?create=true to the URL ("
-                        + SqlFailures.driverText(e) + ")", e, false);
+                        + failures.driverText(e) + ")", e, false);
             }
             throw e;
         }
