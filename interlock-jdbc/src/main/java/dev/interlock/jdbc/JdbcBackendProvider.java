@@ -39,8 +39,13 @@ public final class JdbcBackendProvider implements LockBackendProvider {
                         + " (table, create, poll, timeout, listen) go in the URI, not '" + JdbcUrls.mask(split.driverUrl().substring(7)) + "'");
             }
             JdbcOptions o = JdbcOptions.defaults().with(split.options());
-            return JdbcLockBackend.create(ds.get(), o, config.ticker(), config.clock());
+            return JdbcLockBackend.create(ds.get(), o, config.ticker(), config.clock(), createNothing(config));
         }
-        return JdbcLockBackend.open("jdbc:" + config.location(), new Properties(), JdbcOptions.defaults(), config.ticker(), config.clock());
+        return JdbcLockBackend.open("jdbc:" + config.location(), new Properties(), JdbcOptions.defaults(), config.ticker(), config.clock(),
+                createNothing(config));
+    }
+
+    private static boolean createNothing(BackendConfig config) {
+        return config.option(dev.interlock.Interlock.CREATE_NOTHING).orElse(false);
     }
 }

@@ -506,6 +506,17 @@ final class LockStore {
      * @throws LockBackendException naming the missing table or columns
      */
     void checkTables(boolean create) {
+        checkTables(create, false);
+    }
+
+    /**
+     * Checks that the lock tables exist with the expected columns, creating them first if
+     * {@code create}.
+     *
+     * @param deferred the URL asks for creation, but the space was opened only to read
+     *     ({@link dev.interlock.Interlock#CREATE_NOTHING}): a missing table is named as not created yet
+     */
+    void checkTables(boolean create, boolean deferred) {
         call("opening the lock table", null, true, c -> {
             if (create) {
                 for (String ddl : dialect.ddl(table, shared)) {
@@ -528,13 +539,13 @@ final class LockStore {
             if (postgres) {
                 lockColumns.add(WANTED_COLUMN);
             }
-            checkShape(c, table, lockColumns, create);
-            checkShape(c, shared, SHARED_COLUMNS, create);
+            checkShape(c, table, lockColumns, create, deferred);
+            checkShape(c, shared, SHARED_COLUMNS, create, deferred);
             return null;
         });
     }
 
-    private void checkShape(Connection c, String name, List<String> wanted, boolean created) throws SQLException {
+    private void checkShape(Connection c, String name, List<String> wanted, boolean created, boolean deferred) throws SQLException {
         Set<String> have = new HashSet<>();
         int nameWidth = -1;
         try (Statement st = c.createStatement()) {
@@ -550,6 +561,10 @@ final class LockStore {
                 }
             }
         } catch (SQLException e) {
+            if (dialect.isMissingTable(e) && deferred) {
+                throw new LockBackendException(description, null, description + " - no lock table " + name
+                        + " (nothing was created: reading creates nothing; with ?create=true the first lock creates it)", e, false);
+            }
             if (dialect.isMissingTable(e)) {
                 throw new LockBackendException(description, null, description + " - the lock table " + name
                         + " does not exist" + (created ? " although it was just created" : "")
