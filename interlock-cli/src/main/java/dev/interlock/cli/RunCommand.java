@@ -180,7 +180,7 @@ final class RunCommand implements Callable<Integer> {
                         }
                         return conflictExitCode;
                     }
-                    Optional<Lease> waited = waitFor(space, request, err);
+                    Optional<Lease> waited = waitFor(space, request, err, runner.sentinel() != null ? runner.sentinel().pid() : -1);
                     if (waited.isEmpty()) {
                         return conflictExitCode;
                     }
@@ -235,7 +235,7 @@ final class RunCommand implements Callable<Integer> {
     }
 
     /** Waits for the lock; says once, after a second, who holds it. Empty if the wait ran out. */
-    private Optional<Lease> waitFor(LockSpace space, LockRequest request, PrintWriter err) {
+    private Optional<Lease> waitFor(LockSpace space, LockRequest request, PrintWriter err, long sentinelPid) {
         Thread notice = null;
         if (!quiet) {
             notice = new Thread(() -> {
@@ -246,7 +246,7 @@ final class RunCommand implements Callable<Integer> {
                 }
                 String who;
                 try {
-                    who = holders(space);
+                    who = holders(space, sentinelPid);
                 } catch (RuntimeException e) {
                     who = "holder unknown";
                 }
@@ -333,14 +333,25 @@ final class RunCommand implements Callable<Integer> {
         return out;
     }
 
-    /** Who holds {@code name} or is queued before us, from a fresh look at the lock. */
-    private String holders(LockSpace space) {
+    /**
+     * Who holds {@code name} or is queued before us, from a fresh look at the lock. Our own place
+     * in the queue (this process's, or its sentinel's on whose behalf it waits) is not shown: it
+     * used to name this very waiter as "a queued waiter goes first".
+     */
+    private String holders(LockSpace space, long sentinelPid) {
         LockInfo info = space.status(name);
-        if (info.isFree() && info.queued().isEmpty()) {
+        List<HolderInfo> all = new ArrayList<>(info.holders());
+        String here = dev.interlock.internal.ProcessIdentity.current().host();
+        for (HolderInfo q : info.queued()) {
+            boolean us = q.host().map(here::equals).orElse(false)
+                    && (q.pid() == ProcessHandle.current().pid() || q.pid() == sentinelPid);
+            if (!us) {
+                all.add(q);
+            }
+        }
+        if (all.isEmpty()) {
             return "it was just released";
         }
-        List<HolderInfo> all = new ArrayList<>(info.holders());
-        all.addAll(info.queued());
         return DefaultLockSpace.describe(all);
     }
 

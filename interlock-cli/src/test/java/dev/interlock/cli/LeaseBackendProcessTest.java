@@ -158,4 +158,25 @@ class LeaseBackendProcessTest {
         }
         return false;
     }
+
+    /**
+     * A waiter's notice, and its message when its wait ran out, used to name the waiter itself,
+     * queued on its sentinel's behalf, as "a queued waiter goes first".
+     */
+    @Test
+    void waitingNotice_namesTheHolder_notTheWaiterItself() throws Exception {
+        Path pid = work.resolve("holder.pid");
+        CliProcess holder = cli(List.of(), "run", "--backend", backend, "x", "--", "sh", "-c", "echo $$ > " + pid + "; read line");
+        awaitPid(pid, holder);
+        CliProcess gaveUp = cli(List.of(), "run", "--backend", backend, "--wait", "1500ms", "x", "--", "true");
+        assertThat(gaveUp.exitCode()).isNotZero();
+        assertThat(gaveUp.err()).contains("gave up").contains("held EX by").doesNotContain("queued waiter");
+        CliProcess waiter = cli(List.of(), "run", "--backend", backend, "x", "--", "true");
+        await().atMost(Timing.seconds(20)).until(() -> waiter.err().contains("waiting for 'x'"));
+        assertThat(waiter.err()).contains("held EX by").doesNotContain("queued waiter");
+        holder.process.getOutputStream().write('\n');
+        holder.process.getOutputStream().close();
+        assertThat(holder.exitCode()).as(holder.err()).isZero();
+        assertThat(waiter.exitCode()).as(waiter.err()).isZero();
+    }
 }
