@@ -254,12 +254,22 @@ final class CommandRunner implements AutoCloseable, Consumer<LockLostException> 
 
     /** The sentinel died while the command ran: nothing would stop the command if this JVM died, so it is stopped now. */
     private void guardGone(Sentinel s, int status, int group) {
+        boolean ownTimer = (status & 0x7f) == sigKill && s.timerRanOut();
         synchronized (this) {
             if (lost != null || guardGone != null) {
                 return;
             }
-            guardGone = "the sentinel guarding the command (pid " + s.pid() + ") "
-                    + (status >= 0 && (status & 0x7f) != 0 ? "was killed by signal " + (status & 0x7f) : "exited");
+            guardGone = ownTimer
+                    ? "the lease was not renewed in time (was interlock stopped or starved?): the timer of the sentinel guarding the"
+                            + " command (pid " + s.pid() + ") ran out and killed the command's process group, the sentinel with it"
+                    : "the sentinel guarding the command (pid " + s.pid() + ") "
+                            + (status >= 0 && (status & 0x7f) != 0 ? "was killed by signal " + (status & 0x7f) : "exited");
+        }
+        if (ownTimer) {
+            err.println("interlock: " + guardGone);
+            err.flush();
+            terminate(group); // whatever is left of the group (nothing, normally)
+            return;
         }
         err.println("interlock: " + guardGone + "; nothing would stop the command if interlock died");
         err.println("interlock: stopping the command: SIGTERM to its process group, SIGKILL after "

@@ -83,6 +83,8 @@ final class Sentinel implements AutoCloseable {
     private int fd;
     private final CompletableFuture<Integer> exit = new CompletableFuture<>();
     private volatile boolean dismissed;
+    /** System.nanoTime() at which the armed timer sends SIGKILL to the group (itself included); MAX_VALUE if never armed. */
+    private volatile long killAtNanos = Long.MAX_VALUE;
     private boolean reaped; // guarded by this
 
     private Sentinel(int pid, long startTicks, int fd) {
@@ -179,7 +181,18 @@ final class Sentinel implements AutoCloseable {
     synchronized void arm(long termNanos, long killNanos) {
         long term = Math.max(0, termNanos);
         long kill = Math.max(term, killNanos);
+        killAtNanos = System.nanoTime() + kill;
         send("arm " + seconds(term) + " " + seconds(kill - term) + "\n");
+    }
+
+    /**
+     * True if the armed timer's SIGKILL is due (give or take the shell's start of sleep(1)): a
+     * sentinel found killed by SIGKILL then was most likely killed by its own timer, with the
+     * command's group, because the lease was not renewed in time.
+     */
+    boolean timerRanOut() {
+        long at = killAtNanos;
+        return at != Long.MAX_VALUE && System.nanoTime() - at >= -TimeUnit.MILLISECONDS.toNanos(100);
     }
 
     /** Guards the command from now on, with no timer: only the JVM's death stops it. */
