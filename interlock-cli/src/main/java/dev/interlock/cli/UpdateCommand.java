@@ -1,5 +1,6 @@
 package dev.interlock.cli;
 
+import dev.interlock.InvalidLockNameException;
 import dev.interlock.Lease;
 import dev.interlock.LockBackendException;
 import dev.interlock.LockLostException;
@@ -132,7 +133,7 @@ final class UpdateCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         try (ReplaceTarget target = ReplaceTarget.open(fileBytes())) {
             target.check(); // a FIFO, device or link is an error at once, not after waiting for the lock
-            String name = BackendOption.checkName(lockName != null ? lockName : "update:" + target.path());
+            String name = lockName != null ? BackendOption.checkName(lockName) : defaultLockName(target);
             try (LockSpace space = backend.open(top.env)) {
                 Lease lease;
                 try {
@@ -149,6 +150,20 @@ final class UpdateCommand implements Callable<Integer> {
             }
         } catch (AtomicFileException e) {
             throw new CliException(exitCode(e.reason()), e.getMessage(), e);
+        }
+    }
+
+    /**
+     * {@code update:} and FILE's real path, when that makes a valid lock name. A real path too long
+     * for one, or with control characters, is not the user's mistake: say so, and how to go on.
+     */
+    private static String defaultLockName(ReplaceTarget target) {
+        String name = "update:" + target.path();
+        try {
+            return LockNames.validate(name);
+        } catch (InvalidLockNameException e) {
+            throw new CliException(ExitCodes.USAGE, "the default lock name, 'update:' and the real path of FILE, cannot be used: "
+                    + e.getMessage() + "; name the lock with --lock NAME (every writer of " + target.path() + " must use that same NAME)", e);
         }
     }
 

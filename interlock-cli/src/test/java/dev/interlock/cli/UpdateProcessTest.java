@@ -283,4 +283,19 @@ class UpdateProcessTest {
         }
         assertThat(Files.readString(f)).isEqualTo("2\n");
     }
+
+    /** A real path that makes no valid default lock name (a control character) used to be refused without saying how to go on. */
+    @Test
+    void pathThatMakesNoLockName_isRefusedSuggestingLock_andWorksWithIt() throws Exception {
+        Path f = data.resolve("tab\there");
+        try (CliProcess p = update(f, "sh", "-c", "echo new")) {
+            assertThat(p.exitCode()).isEqualTo(64);
+            assertThat(p.err()).contains("default lock name").contains("--lock NAME");
+        }
+        List<String> args = List.of("update", "--backend", backend, "--lock", "tabbed", f.toString(), "--", "sh", "-c", "echo new");
+        try (CliProcess p = CliProcess.start(List.of(), Map.of(), args.toArray(new String[0]))) {
+            assertThat(p.exitCode()).as(p.err()).isZero();
+        }
+        assertThat(Files.readString(f)).isEqualTo("new\n");
+    }
 }
