@@ -31,6 +31,15 @@ public final class Interlock {
     private Interlock() {}
 
     /**
+     * The space is opened only to read it (and to break locks): the backend creates nothing, even
+     * where its URI asks it to create what is missing ({@code jdbc:...?create=true}); a missing
+     * table or directory is then an error that says nothing was created. The file backends create
+     * nothing before the first lock anyway. {@code interlock status}, {@code list} and
+     * {@code break} set it.
+     */
+    public static final Option<Boolean> CREATE_NOTHING = Option.of("createNothing", Boolean.class);
+
+    /**
      * Opens a lock space with default options.
      *
      * @throws IllegalArgumentException if the URI is malformed or names no installed backend

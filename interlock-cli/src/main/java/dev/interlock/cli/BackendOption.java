@@ -27,7 +27,9 @@ final class BackendOption {
     LockSpace open(Env env, boolean createDefault) {
         String resolved = DefaultBackend.resolve(uri, env, createDefault);
         try {
-            return Interlock.open(resolved);
+            // Commands that only read open the space so that it creates nothing (jdbc:'s create=true
+            // made tables for 'status'); the file backends create nothing before the first lock anyway.
+            return createDefault ? Interlock.open(resolved) : Interlock.builder(resolved).option(Interlock.CREATE_NOTHING, true).open();
         } catch (LockBackendException e) {
             throw new CliException(ExitCodes.UNAVAILABLE, e.getMessage(), e);
         } catch (IllegalArgumentException e) {

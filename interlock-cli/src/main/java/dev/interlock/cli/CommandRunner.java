@@ -31,9 +31,10 @@ import sun.misc.SignalHandler;
  *       foreground, the group gets the terminal for the command's life.</li>
  *   <li>SIGINT, SIGTERM and SIGHUP sent to {@code interlock} are forwarded to the group.</li>
  *   <li>If the lock is lost, the group gets SIGTERM, then SIGKILL after a grace period.</li>
- *   <li>Under a sentinel, processes the command leaves in its group when it exits get SIGTERM,
- *       then SIGKILL after the grace period, before the lock is released: they would run
- *       without it.</li>
+ *   <li>Under a sentinel, or for {@code update} ({@link #stoppingLeftovers()}), processes the
+ *       command leaves in its group when it exits get SIGTERM, then SIGKILL after the grace
+ *       period, before the lock is released (and before {@code update} commits): they would run
+ *       without it (and write into the committed file).</li>
  * </ol>
  */
 final class CommandRunner implements AutoCloseable, Consumer<LockLostException> {
@@ -57,10 +58,21 @@ final class CommandRunner implements AutoCloseable, Consumer<LockLostException> 
     private int ourPgrp;
     private Sentinel sentinel;
     private String guardGone; // guarded by this: why the command was stopped though the lock was not lost
+    private boolean stopLeftoversAlways;
 
     CommandRunner(PrintWriter err, Duration killGrace) {
         this.err = err;
         this.killGrace = killGrace;
+    }
+
+    /**
+     * Stops what the command leaves in its process group even without a sentinel (with a kernel
+     * lock, which {@code run} lets such processes keep through fd 3): {@code update}'s COMMAND
+     * writes into the file about to be committed, and nothing of it may outlive the commit.
+     */
+    CommandRunner stoppingLeftovers() {
+        stopLeftoversAlways = true;
+        return this;
     }
 
     /**
@@ -73,6 +85,15 @@ final class CommandRunner implements AutoCloseable, Consumer<LockLostException> 
      * @throws Spawner.SpawnException if the command could not be started
      */
     int run(List<byte[]> argv, Spawner.Environment env, OptionalInt lockFd) throws Spawner.SpawnException {
+        int[][] dups = lockFd.isPresent() ? new int[][] {{lockFd.getAsInt(), 3}} : new int[0][];
+        return run(argv, env, dups, lockFd.isPresent() ? 4 : 3);
+    }
+
+    /**
+     * Starts the command with the descriptors {@code dups} ({from, to} pairs) and every other
+     * descriptor from {@code closeFrom} up closed, and waits for it, as {@link #run(List, Spawner.Environment, OptionalInt)}.
+     */
+    int run(List<byte[]> argv, Spawner.Environment env, int[][] dups, int closeFrom) throws Spawner.SpawnException {
         long keepIgnored = keepIgnored();
         int sigTtou = new Signal("TTOU").getNumber();
         ourPgrp = LibcProcesses.getpgrp();
@@ -87,8 +108,6 @@ final class CommandRunner implements AutoCloseable, Consumer<LockLostException> 
             forward(name);
         }
         int joinGroup = sentinel != null ? sentinel.pid() : 0;
-        int[][] dups = lockFd.isPresent() ? new int[][] {{lockFd.getAsInt(), 3}} : new int[0][];
-        int closeFrom = lockFd.isPresent() ? 4 : 3;
         int pid = Spawner.spawn(argv, env.envp, joinGroup, dups, closeFrom, keepIgnored);
         int group = joinGroup != 0 ? joinGroup : pid;
         LockLostException lostEarly;
@@ -146,7 +165,7 @@ final class CommandRunner implements AutoCloseable, Consumer<LockLostException> 
                 sentinel.expectExit();
             }
             LibcProcesses.kill(-group, sigKill); // whatever the command left running in its group
-        } else if (sentinel != null) {
+        } else if (sentinel != null || stopLeftoversAlways) {
             stopLeftovers(group);
         }
         return ExitCodes.shellStatus(st);
@@ -175,10 +194,13 @@ final class CommandRunner implements AutoCloseable, Consumer<LockLostException> 
     /**
      * The command exited and the lock is still ours: processes it left in its group would run
      * without the lock once it is released, so they get SIGTERM, then SIGKILL after the grace
-     * period. The sentinel keeps guarding them meanwhile, and is dismissed last.
+     * period. The sentinel, if any, keeps guarding them meanwhile, and is dismissed last. Without
+     * a sentinel the group id is the reaped command's pid, which stays out of reuse while a
+     * leftover is in the group: it is signalled only after one was seen there.
      */
     private void stopLeftovers(int group) {
-        List<Long> left = ProcessGroups.leftovers(group, sentinel.pid());
+        long guard = sentinel != null ? sentinel.pid() : 0; // pid 0 is no process in /proc
+        List<Long> left = ProcessGroups.leftovers(group, guard);
         if (!left.isEmpty()) {
             err.println("interlock: stopping what COMMAND left running in its process group (pid"
                     + (left.size() > 1 ? "s " : " ") + join(left) + "): it would run without the lock");
@@ -192,17 +214,21 @@ final class CommandRunner implements AutoCloseable, Consumer<LockLostException> 
                     Thread.currentThread().interrupt();
                     break;
                 }
-                left = ProcessGroups.leftovers(group, sentinel.pid());
+                left = ProcessGroups.leftovers(group, guard);
             }
             if (!left.isEmpty()) {
                 log.debug("grace period over: SIGKILL to process group {}", group);
-                sentinel.expectExit();
+                if (sentinel != null) {
+                    sentinel.expectExit();
+                }
                 LibcProcesses.kill(-group, sigKill);
                 awaitGroupGone(group);
                 return;
             }
         }
-        sentinel.dismiss();
+        if (sentinel != null) {
+            sentinel.dismiss();
+        }
     }
 
     /** Waits (bounded) until no process is left in {@code group}, so none can act after the release. */
@@ -228,12 +254,22 @@ final class CommandRunner implements AutoCloseable, Consumer<LockLostException> 
 
     /** The sentinel died while the command ran: nothing would stop the command if this JVM died, so it is stopped now. */
     private void guardGone(Sentinel s, int status, int group) {
+        boolean ownTimer = (status & 0x7f) == sigKill && s.timerRanOut();
         synchronized (this) {
             if (lost != null || guardGone != null) {
                 return;
             }
-            guardGone = "the sentinel guarding the command (pid " + s.pid() + ") "
-                    + (status >= 0 && (status & 0x7f) != 0 ? "was killed by signal " + (status & 0x7f) : "exited");
+            guardGone = ownTimer
+                    ? "the lease was not renewed in time (was interlock stopped or starved?): the timer of the sentinel guarding the"
+                            + " command (pid " + s.pid() + ") ran out and killed the command's process group, the sentinel with it"
+                    : "the sentinel guarding the command (pid " + s.pid() + ") "
+                            + (status >= 0 && (status & 0x7f) != 0 ? "was killed by signal " + (status & 0x7f) : "exited");
+        }
+        if (ownTimer) {
+            err.println("interlock: " + guardGone);
+            err.flush();
+            terminate(group); // whatever is left of the group (nothing, normally)
+            return;
         }
         err.println("interlock: " + guardGone + "; nothing would stop the command if interlock died");
         err.println("interlock: stopping the command: SIGTERM to its process group, SIGKILL after "

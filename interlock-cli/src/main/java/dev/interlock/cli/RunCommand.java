@@ -149,7 +149,7 @@ final class RunCommand implements Callable<Integer> {
                     }
                 }
                 request.onLost(runner); // not runner::lost: a class, not a lambda to link (CommandRunner)
-                Optional<Lease> got = waiting.acquire(space, request, name, err);
+                Optional<Lease> got = waiting.acquire(space, request, name, err, runner.sentinel() != null ? runner.sentinel().pid() : -1);
                 if (got.isEmpty()) {
                     return waiting.conflictExitCode;
                 }

@@ -33,13 +33,18 @@ import java.util.concurrent.TimeUnit;
  *       lock was granted, so before the command was started), it just exits.</li>
  * </ul>
  * The sentinel and its timer ignore the signals meant for the command (and Ctrl-Z); SIGKILL to
- * the group ends them with it.
+ * the group ends them with it. It runs with an empty environment and its timer is sleep(1) by an
+ * absolute path that only root can change ({@link TrustedProgram}): nothing in the caller's PATH
+ * can stand in for it (as root, a planted {@code sleep} would run as root) or be missing from it.
  */
 final class Sentinel implements AutoCloseable {
     private static final Log log = Log.of(Sentinel.class);
     // A timer is a subshell: sleep, TERM the group, sleep, KILL it. Disarming it (USR1) kills and
-    // reaps its sleep, so nothing of an old timer is left in the group.
+    // reaps its sleep, so nothing of an old timer is left in the group. $1 is the grace period,
+    // $2 the absolute path of sleep(1): the script runs with an empty environment and looks
+    // nothing up in PATH (everything else it uses is built into the shell).
     static final String SCRIPT = "trap '' HUP INT QUIT TERM TSTP TTIN TTOU\n"
+            + "grace=$1 sleep=$2\n"
             + "t= armed=\n"
             + "disarm() {\n"
             + "  if [ -n \"$t\" ]; then kill -USR1 \"$t\" 2>/dev/null; wait \"$t\" 2>/dev/null; t=; fi\n"
@@ -52,9 +57,9 @@ final class Sentinel implements AutoCloseable {
             + "    (\n"
             + "      s=\n"
             + "      trap 'if [ -n \"$s\" ]; then kill -KILL \"$s\" 2>/dev/null; wait \"$s\" 2>/dev/null; fi; exit 0' USR1\n"
-            + "      sleep \"$a\" & s=$!; wait \"$s\"\n"
+            + "      \"$sleep\" \"$a\" & s=$!; wait \"$s\"\n"
             + "      kill -TERM 0 2>/dev/null\n"
-            + "      sleep \"$b\" & s=$!; wait \"$s\"\n"
+            + "      \"$sleep\" \"$b\" & s=$!; wait \"$s\"\n"
             + "      kill -KILL 0 2>/dev/null\n"
             + "    ) &\n"
             + "    t=$!\n"
@@ -70,7 +75,7 @@ final class Sentinel implements AutoCloseable {
             + "done\n"
             + "[ -n \"$armed\" ] || exit 0\n"
             + "kill -TERM 0 2>/dev/null\n"
-            + "sleep \"$1\"\n"
+            + "\"$sleep\" \"$grace\"\n"
             + "kill -KILL 0 2>/dev/null\n";
 
     private final int pid;
@@ -78,6 +83,8 @@ final class Sentinel implements AutoCloseable {
     private int fd;
     private final CompletableFuture<Integer> exit = new CompletableFuture<>();
     private volatile boolean dismissed;
+    /** System.nanoTime() at which the armed timer sends SIGKILL to the group (itself included); MAX_VALUE if never armed. */
+    private volatile long killAtNanos = Long.MAX_VALUE;
     private boolean reaped; // guarded by this
 
     private Sentinel(int pid, long startTicks, int fd) {
@@ -93,6 +100,9 @@ final class Sentinel implements AutoCloseable {
      * @param keepIgnored signals to leave ignored (see {@link Spawner#spawn})
      */
     static Sentinel start(long graceNanos, long keepIgnored) throws Spawner.SpawnException {
+        String sleep = TrustedProgram.find("sleep").orElseThrow(() -> new Spawner.SpawnException(Errno.ENOENT,
+                "no sleep(1) that only root can replace in " + String.join(" or ", TrustedProgram.SYSTEM_DIRECTORIES)
+                        + " (the caller's PATH is never used); install coreutils or BusyBox there"));
         int[] fds = new int[2];
         if (LibcProcesses.pipe2(fds, LibcFiles.O_CLOEXEC) != 0) {
             int errno = Errno.last();
@@ -101,8 +111,10 @@ final class Sentinel implements AutoCloseable {
         int pid;
         try {
             List<byte[]> argv = List.of(bytes("/bin/sh"), bytes("-c"), bytes(SCRIPT), bytes("interlock-sentinel"),
-                    bytes(seconds(graceNanos)));
-            pid = Spawner.spawn(argv, LibcProcesses.environ(), 0, new int[][] {{fds[0], 0}}, 3, keepIgnored);
+                    bytes(seconds(graceNanos)), bytes(sleep));
+            // An empty environment: nothing of the caller's (PATH, ENV, exported shell functions) reaches the script.
+            Spawner.Environment none = Spawner.Environment.only(List.of());
+            pid = Spawner.spawn(argv, none.envp, 0, new int[][] {{fds[0], 0}}, 3, keepIgnored);
         } catch (Spawner.SpawnException | RuntimeException e) {
             LibcFiles.close(fds[1]);
             throw e;
@@ -169,7 +181,18 @@ final class Sentinel implements AutoCloseable {
     synchronized void arm(long termNanos, long killNanos) {
         long term = Math.max(0, termNanos);
         long kill = Math.max(term, killNanos);
+        killAtNanos = System.nanoTime() + kill;
         send("arm " + seconds(term) + " " + seconds(kill - term) + "\n");
+    }
+
+    /**
+     * True if the armed timer's SIGKILL is due (give or take the shell's start of sleep(1)): a
+     * sentinel found killed by SIGKILL then was most likely killed by its own timer, with the
+     * command's group, because the lease was not renewed in time.
+     */
+    boolean timerRanOut() {
+        long at = killAtNanos;
+        return at != Long.MAX_VALUE && System.nanoTime() - at >= -TimeUnit.MILLISECONDS.toNanos(100);
     }
 
     /** Guards the command from now on, with no timer: only the JVM's death stops it. */

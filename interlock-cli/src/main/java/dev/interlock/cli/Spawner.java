@@ -151,7 +151,16 @@ final class Spawner {
         private final List<Memory> keep = new ArrayList<>();
 
         Environment(List<byte[]> extra) {
-            Pointer environ = LibcProcesses.environ();
+            this(extra, true);
+        }
+
+        /** Only {@code vars} ({@code NAME=value}, raw bytes), nothing of this process's environment. */
+        static Environment only(List<byte[]> vars) {
+            return new Environment(vars, false);
+        }
+
+        private Environment(List<byte[]> extra, boolean inherit) {
+            Pointer environ = inherit ? LibcProcesses.environ() : null;
             List<Pointer> entries = new ArrayList<>();
             for (int i = 0; environ != null; i++) {
                 Pointer p = environ.getPointer((long) i * Native.POINTER_SIZE);

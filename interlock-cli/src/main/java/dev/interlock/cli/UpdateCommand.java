@@ -1,5 +1,6 @@
 package dev.interlock.cli;
 
+import dev.interlock.InvalidLockNameException;
 import dev.interlock.Lease;
 import dev.interlock.LockBackendException;
 import dev.interlock.LockLostException;
@@ -8,7 +9,6 @@ import dev.interlock.LockSpace;
 import dev.interlock.file.AtomicFileException;
 import dev.interlock.file.internal.Errno;
 import dev.interlock.file.internal.LibcFiles;
-import dev.interlock.file.internal.LibcProcesses;
 import dev.interlock.file.internal.ReplaceTarget;
 import dev.interlock.internal.LockNames;
 import java.io.PrintWriter;
@@ -146,7 +146,7 @@ final class UpdateCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         try (ReplaceTarget target = ReplaceTarget.open(fileBytes())) {
             target.check(); // a FIFO, device or link is an error at once, not after waiting for the lock
-            String name = BackendOption.checkName(lockName != null ? lockName : "update:" + target.path());
+            String name = lockName != null ? BackendOption.checkName(lockName) : defaultLockName(target);
             try (LockSpace space = backend.open(top.env)) {
                 LockRequest request = space.lock(name);
                 if (lease != null) {
@@ -156,7 +156,7 @@ final class UpdateCommand implements Callable<Integer> {
                         throw new CommandLine.ParameterException(spec.commandLine(), "bad --lease: " + e.getMessage());
                     }
                 }
-                Optional<Lease> got = waiting.acquire(space, request, name, err);
+                Optional<Lease> got = waiting.acquire(space, request, name, err, -1);
                 if (got.isEmpty()) {
                     return waiting.conflictExitCode;
                 }
@@ -168,6 +168,20 @@ final class UpdateCommand implements Callable<Integer> {
             }
         } catch (AtomicFileException e) {
             throw new CliException(exitCode(e.reason()), e.getMessage(), e);
+        }
+    }
+
+    /**
+     * {@code update:} and FILE's real path, when that makes a valid lock name. A real path too long
+     * for one, or with control characters, is not the user's mistake: say so, and how to go on.
+     */
+    private static String defaultLockName(ReplaceTarget target) {
+        String name = "update:" + target.path();
+        try {
+            return LockNames.validate(name);
+        } catch (InvalidLockNameException e) {
+            throw new CliException(ExitCodes.USAGE, "the default lock name, 'update:' and the real path of FILE, cannot be used: "
+                    + e.getMessage() + "; name the lock with --lock NAME (every writer of " + target.path() + " must use that same NAME)", e);
         }
     }
 
@@ -228,6 +242,10 @@ final class UpdateCommand implements Callable<Integer> {
                     throw new CliException(ExitCodes.OSERR, "cannot open /dev/null: " + Errno.describeLast());
                 }
             }
+            target.onGateWait(notice -> {
+                err.println("interlock: " + notice);
+                err.flush();
+            });
             for (String note : target.removeLeftovers()) {
                 err.println("interlock: " + note);
             }
@@ -244,23 +262,23 @@ final class UpdateCommand implements Callable<Integer> {
             spec.commandLine().getOut().flush();
             System.out.flush();
             System.err.flush();
-            Child child = new Child();
             ReplaceTarget.Temp made = tmp;
-            cleanup = new Thread(() -> {
-                child.terminate();
-                target.removeTemp(made);
-            }, "interlock-update-cleanup");
+            cleanup = new Thread(() -> target.removeTemp(made), "interlock-update-cleanup");
             Runtime.getRuntime().addShutdownHook(cleanup);
-            try {
+            int status;
+            // COMMAND leads its own process group (with the terminal, if we have it), gets the
+            // signals sent to us, and what it leaves running in its group is stopped before the
+            // commit: a background child keeps its stdout, the temporary file, and would write
+            // into FILE after the rename, outside the lock.
+            try (CommandRunner runner = new CommandRunner(err, RunCommand.killGrace(null)).stoppingLeftovers()) {
                 // stdin is FILE (or /dev/null), stdout the temporary file, stderr ours; nothing else.
-                child.start(commandBytes(), new Spawner.Environment(env), new int[][] {{stdin, 0}, {tmp.fd(), 1}});
+                status = runner.run(commandBytes(), new Spawner.Environment(env), new int[][] {{stdin, 0}, {tmp.fd(), 1}}, 3);
             } catch (Spawner.SpawnException e) {
                 throw new CliException(e.exitCode(), "cannot run " + LockNames.quote(command.get(0)) + ": "
                         + (e.exitCode() == ExitCodes.NOT_FOUND ? "not found in PATH (ENOENT)" : e.getMessage()) + "; " + shown + " is unchanged", e);
             }
             LibcFiles.close(stdin);
             stdin = -1;
-            int status = child.await();
             if (status != 0) {
                 err.println("interlock: " + LockNames.quote(command.get(0)) + " exited with " + status + "; " + shown + " is unchanged");
                 return status;
@@ -295,45 +313,6 @@ final class UpdateCommand implements Callable<Integer> {
                     target.removeTemp(tmp);
                 }
                 LibcFiles.close(tmp.fd());
-            }
-        }
-    }
-
-    /**
-     * COMMAND's process. It joins our process group, as a child of a shell would, so a Ctrl-C at
-     * the terminal reaches both; SIGINT/SIGTERM to interlock alone end it through the shutdown hook.
-     */
-    private static final class Child {
-        private int pid = -1; // guarded by this; -1 before the start and after the reaping
-
-        void start(List<byte[]> argv, Spawner.Environment env, int[][] dups) throws Spawner.SpawnException {
-            synchronized (this) {
-                pid = Spawner.spawn(argv, env.envp, LibcProcesses.getpgrp(), dups, 3, Spawner.ignoredAtStart());
-            }
-        }
-
-        /** Waits for the exit; the status as a shell reports it. */
-        int await() {
-            int p;
-            synchronized (this) {
-                p = pid;
-            }
-            int[] st = new int[1];
-            while (LibcProcesses.waitpid(p, st, 0) == -1) {
-                int errno = Errno.last();
-                if (errno != Errno.EINTR) {
-                    throw new IllegalStateException("waitpid(" + p + ") failed: " + Errno.describe(errno));
-                }
-            }
-            synchronized (this) {
-                pid = -1; // reaped: the number may be reused, never signal it again
-            }
-            return ExitCodes.shellStatus(st[0]);
-        }
-
-        synchronized void terminate() {
-            if (pid > 0) {
-                LibcProcesses.kill(pid, 15); // SIGTERM, the same number on every Linux architecture
             }
         }
     }

@@ -160,6 +160,12 @@ final class VerifyCommand implements Callable<Integer> {
                             "--" + (lead != null ? "lead" : "join") + " on " + scheme + ": needs --shared-dir DIR, a directory every"
                                     + " host sees (only dir: and flock: keep the run in the lock directory)"));
         }
+        if (sharedDir != null && !Files.isDirectory(shared)) {
+            // Never made with its parents: a mistyped path used to become a new directory that no
+            // other host sees, and the lead then waited for hosts that could never join.
+            throw usage("--shared-dir " + shared + " is not a directory: give one that every host of the run sees (create it"
+                    + " first), or correct the path");
+        }
         VerifyRunDir runDir = null;
         if (join != null) {
             progress.show("waiting for the plan of run " + join + " in " + shared);

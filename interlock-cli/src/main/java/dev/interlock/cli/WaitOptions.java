@@ -9,6 +9,7 @@ import dev.interlock.LockSpace;
 import dev.interlock.LockTimeoutException;
 import dev.interlock.internal.DefaultLockSpace;
 import dev.interlock.internal.LockNames;
+import dev.interlock.internal.ProcessIdentity;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -43,9 +44,10 @@ final class WaitOptions {
     /**
      * Takes the lock as these options say: at once if it is free; else, with {@code -n} (or
      * {@code -w 0}), says who holds it and gives up; else waits (at most {@code -w}), saying once,
-     * after a second, who holds it. Empty if the command should exit with {@link #conflictExitCode}.
+     * after a second, who holds it ({@code sentinelPid}: the sentinel on whose behalf this process
+     * waits, or -1). Empty if the command should exit with {@link #conflictExitCode}.
      */
-    Optional<Lease> acquire(LockSpace space, LockRequest request, String name, PrintWriter err) {
+    Optional<Lease> acquire(LockSpace space, LockRequest request, String name, PrintWriter err, long sentinelPid) {
         try {
             return Optional.of(request.acquire(Duration.ZERO));
         } catch (InterruptedException e) {
@@ -58,17 +60,17 @@ final class WaitOptions {
                 }
                 return Optional.empty();
             }
-            return waitFor(space, request, name, err);
+            return waitFor(space, request, name, err, sentinelPid);
         } catch (LockBackendException failed) {
             if (noWait || (wait != null && wait.isZero()) || !failed.isTransient()) {
                 throw failed;
             }
             // A fault at the first try: the wait rides it out as it would any later one (docs/cli.md).
-            return waitFor(space, request, name, err);
+            return waitFor(space, request, name, err, sentinelPid);
         }
     }
 
-    private Optional<Lease> waitFor(LockSpace space, LockRequest request, String name, PrintWriter err) {
+    private Optional<Lease> waitFor(LockSpace space, LockRequest request, String name, PrintWriter err, long sentinelPid) {
         Thread notice = null;
         if (!quiet) {
             notice = new Thread(() -> {
@@ -79,7 +81,7 @@ final class WaitOptions {
                 }
                 String who;
                 try {
-                    who = holders(space, name);
+                    who = holders(space, name, sentinelPid);
                 } catch (RuntimeException e) {
                     who = "holder unknown";
                 }
@@ -107,14 +109,25 @@ final class WaitOptions {
         }
     }
 
-    /** Who holds {@code name} or is queued before us, from a fresh look at the lock. */
-    private static String holders(LockSpace space, String name) {
+    /**
+     * Who holds {@code name} or is queued before us, from a fresh look at the lock. Our own place
+     * in the queue (this process's, or its sentinel's on whose behalf it waits) is not shown: it
+     * used to name this very waiter as "a queued waiter goes first".
+     */
+    private static String holders(LockSpace space, String name, long sentinelPid) {
         LockInfo info = space.status(name);
-        if (info.isFree() && info.queued().isEmpty()) {
+        List<HolderInfo> all = new ArrayList<>(info.holders());
+        String here = ProcessIdentity.current().host();
+        for (HolderInfo q : info.queued()) {
+            boolean us = q.host().map(here::equals).orElse(false)
+                    && (q.pid() == ProcessHandle.current().pid() || q.pid() == sentinelPid);
+            if (!us) {
+                all.add(q);
+            }
+        }
+        if (all.isEmpty()) {
             return "it was just released";
         }
-        List<HolderInfo> all = new ArrayList<>(info.holders());
-        all.addAll(info.queued());
         return DefaultLockSpace.describe(all);
     }
 }

@@ -92,4 +92,91 @@ class LeaseBackendProcessTest {
         CliProcess again = cli(List.of(), "break", "--backend", backend, "x", "--owner", owner.group(1));
         assertThat(again.exitCode()).isEqualTo(1);
     }
+
+    /**
+     * The sentinel's timer must not come from the caller's PATH: as root, a {@code sleep} planted
+     * earlier in PATH would run as root. The planted one leaves a mark; the test waits until the
+     * sentinel's timer (a {@code sleep} in the command's process group) runs, then looks for it.
+     */
+    @Test
+    void sentinelTimer_plantedSleepInPath_neverRuns() throws Exception {
+        Path plant = Files.createDirectory(tmp.resolve("plant"));
+        Path mark = work.resolve("planted-sleep-ran");
+        Path fake = plant.resolve("sleep");
+        Files.writeString(fake, "#!/bin/sh\necho ran > " + mark + "\nexec /bin/sleep \"$@\"\n");
+        fake.toFile().setExecutable(true, false);
+        runUntilTheTimerRuns(plant + ":" + System.getenv().getOrDefault("PATH", "/usr/bin:/bin"));
+        assertThat(mark).doesNotExist();
+    }
+
+    /** Without sleep in PATH, the timer must still run (it used to fail at once and stop the command). */
+    @Test
+    void sentinelTimer_noSleepInPath_commandRuns() throws Exception {
+        runUntilTheTimerRuns(tmp.resolve("nothing-here").toString());
+    }
+
+    /** Runs a holder with {@code path} as PATH, waits until its sentinel's timer runs, releases it: exit 0. */
+    private void runUntilTheTimerRuns(String path) throws Exception {
+        Path pid = work.resolve("child.pid");
+        CliProcess p = CliProcess.start(List.of(), Map.of("PATH", path), "run", "--backend", backend, "--lease", "30s", "x",
+                "--", "/bin/sh", "-c", "echo $$ > " + pid + "; read line");
+        clis.add(p);
+        awaitPid(pid, p);
+        long group = groupOf(Long.parseLong(Files.readString(pid).trim()));
+        await().atMost(Timing.seconds(20)).until(() -> {
+            if (!p.process.isAlive()) {
+                throw new AssertionError("interlock exited " + p.process.exitValue() + ": " + p.err());
+            }
+            return sleepRunsIn(group);
+        });
+        p.process.getOutputStream().write('\n');
+        p.process.getOutputStream().close();
+        assertThat(p.exitCode()).as(p.err()).isEqualTo(0);
+    }
+
+    /** The process group of {@code pid} (field 5 of /proc/PID/stat). */
+    private static long groupOf(long pid) throws IOException {
+        String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+        return Long.parseLong(stat.substring(stat.lastIndexOf(')') + 2).split(" ")[2]);
+    }
+
+    /** True if a process named sleep runs in process group {@code group}. */
+    private static boolean sleepRunsIn(long group) throws IOException {
+        try (var procs = Files.list(Path.of("/proc"))) {
+            for (Path proc : (Iterable<Path>) procs::iterator) {
+                try {
+                    String stat = Files.readString(proc.resolve("stat"));
+                    int close = stat.lastIndexOf(')');
+                    String comm = stat.substring(stat.indexOf('(') + 1, close);
+                    if (comm.equals("sleep") && Long.parseLong(stat.substring(close + 2).split(" ")[2]) == group) {
+                        return true;
+                    }
+                } catch (IOException | RuntimeException e) {
+                    // not a process, or gone
+                }
+            }
+        }
+        return false;
+    }
+
+    /**
+     * A waiter's notice, and its message when its wait ran out, used to name the waiter itself,
+     * queued on its sentinel's behalf, as "a queued waiter goes first".
+     */
+    @Test
+    void waitingNotice_namesTheHolder_notTheWaiterItself() throws Exception {
+        Path pid = work.resolve("holder.pid");
+        CliProcess holder = cli(List.of(), "run", "--backend", backend, "x", "--", "sh", "-c", "echo $$ > " + pid + "; read line");
+        awaitPid(pid, holder);
+        CliProcess gaveUp = cli(List.of(), "run", "--backend", backend, "--wait", "1500ms", "x", "--", "true");
+        assertThat(gaveUp.exitCode()).isNotZero();
+        assertThat(gaveUp.err()).contains("gave up").contains("held EX by").doesNotContain("queued waiter");
+        CliProcess waiter = cli(List.of(), "run", "--backend", backend, "x", "--", "true");
+        await().atMost(Timing.seconds(20)).until(() -> waiter.err().contains("waiting for 'x'"));
+        assertThat(waiter.err()).contains("held EX by").doesNotContain("queued waiter");
+        holder.process.getOutputStream().write('\n');
+        holder.process.getOutputStream().close();
+        assertThat(holder.exitCode()).as(holder.err()).isZero();
+        assertThat(waiter.exitCode()).as(waiter.err()).isZero();
+    }
 }

@@ -256,4 +256,72 @@ class UpdateProcessTest {
         }
         assertThat(Files.readString(f)).isEqualTo("new\n");
     }
+
+    /**
+     * A background process that COMMAND leaves behind keeps its stdout, the temporary file: it
+     * used to write into FILE after the rename, outside the lock. It is stopped before the
+     * commit. It waits on a FIFO (opened read-write, so it never sees an end) that the test
+     * writes only after update exited: if it still lived, it would append LATE then.
+     */
+    @Test
+    void backgroundChildOfCommand_isStoppedBeforeTheCommit_andNeverWritesIntoFile() throws Exception {
+        Path f = data.resolve("f");
+        Files.writeString(f, "a\n");
+        Path latch = tmp.resolve("latch");
+        Path leftoverPid = tmp.resolve("leftover.pid");
+        assertThat(new ProcessBuilder("mkfifo", latch.toString()).start().waitFor()).isZero();
+        try (CliProcess p = update(f, "sh", "-c", "cat; echo b; (exec 3<>\"$1\"; read x <&3; echo LATE) & echo $! > \"$2\"",
+                "sh", latch.toString(), leftoverPid.toString())) {
+            assertThat(p.exitCode()).as(p.err()).isZero();
+            assertThat(p.err()).contains("stopping what COMMAND left running");
+        }
+        long pid = Long.parseLong(Files.readString(leftoverPid).trim());
+        boolean survived = RunProcessTest.running(pid);
+        if (survived) {
+            try (java.io.RandomAccessFile w = new java.io.RandomAccessFile(latch.toFile(), "rw")) {
+                w.write("go\n".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            }
+            org.awaitility.Awaitility.await().atMost(Timing.seconds(20)).until(() -> !RunProcessTest.running(pid));
+        }
+        assertThat(Files.readString(f)).isEqualTo("a\nb\n");
+        assertThat(survived).as("COMMAND's background child still ran after update exited").isFalse();
+    }
+
+    /**
+     * A reader of FILE's directory holding a shared flock on it (what {@code flock -s DIR ...}
+     * does) used to freeze the update forever, silently. Now the update says who blocks it, and
+     * goes on once that lock is gone.
+     */
+    @Test
+    void directoryFlockedByAReader_updateSaysWhoBlocksIt_andGoesOnOnceFree() throws Exception {
+        Path f = data.resolve("f");
+        Files.writeString(f, "1\n");
+        Process holder = new ProcessBuilder("flock", "-s", data.toString(), "sh", "-c", "echo ready; read x").start();
+        try (CliProcess p = update(f, "sh", "-c", "read n; echo $((n + 1))")) {
+            assertThat(new String(holder.getInputStream().readNBytes(6), java.nio.charset.StandardCharsets.UTF_8)).isEqualTo("ready\n");
+            org.awaitility.Awaitility.await().atMost(Timing.seconds(20))
+                    .until(() -> p.err().contains("waiting for the flock(2) on " + data.toRealPath()));
+            assertThat(p.err()).contains("held by a shared lock of pid " + holder.pid() + " (flock, user ");
+            holder.getOutputStream().close();
+            assertThat(p.exitCode()).as(p.err()).isZero();
+        } finally {
+            holder.destroyForcibly();
+        }
+        assertThat(Files.readString(f)).isEqualTo("2\n");
+    }
+
+    /** A real path that makes no valid default lock name (a control character) used to be refused without saying how to go on. */
+    @Test
+    void pathThatMakesNoLockName_isRefusedSuggestingLock_andWorksWithIt() throws Exception {
+        Path f = data.resolve("tab\there");
+        try (CliProcess p = update(f, "sh", "-c", "echo new")) {
+            assertThat(p.exitCode()).isEqualTo(64);
+            assertThat(p.err()).contains("default lock name").contains("--lock NAME");
+        }
+        List<String> args = List.of("update", "--backend", backend, "--lock", "tabbed", f.toString(), "--", "sh", "-c", "echo new");
+        try (CliProcess p = CliProcess.start(List.of(), Map.of(), args.toArray(new String[0]))) {
+            assertThat(p.exitCode()).as(p.err()).isZero();
+        }
+        assertThat(Files.readString(f)).isEqualTo("new\n");
+    }
 }

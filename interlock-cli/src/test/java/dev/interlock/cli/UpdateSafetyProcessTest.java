@@ -301,7 +301,7 @@ class UpdateSafetyProcessTest {
         Files.writeString(rootsFile, "root's\n");
         Files.setPosixFilePermissions(rootsFile, PosixFilePermissions.fromString("rw-rw-rw-"));
         Path ran = shared.resolve("ran");
-        Ran refused = asUser(nobody, "update", "--backend", "flock:" + userLocks, rootsFile.toString(), "--",
+        OtherUser.Ran refused = asUser(nobody, "update", "--backend", "flock:" + userLocks, rootsFile.toString(), "--",
                 "sh", "-c", "touch \"$0\"; echo mine", ran.toString());
         assertThat(refused.exitCode()).as(refused.err()).isEqualTo(73);
         assertThat(refused.err()).contains("belongs to root (0)").contains("run it as the file's owner").contains("is unchanged");
@@ -317,7 +317,7 @@ class UpdateSafetyProcessTest {
         Files.setAttribute(theirs, "unix:uid", nobody);
         Files.setAttribute(theirs, "unix:gid", nobody);
         Files.setPosixFilePermissions(theirs, PosixFilePermissions.fromString("rw-r-----"));
-        Ran own = asUser(nobody, "update", "--backend", "flock:" + userLocks, theirs.toString(), "--", "sed", "s/a/b/");
+        OtherUser.Ran own = asUser(nobody, "update", "--backend", "flock:" + userLocks, theirs.toString(), "--", "sed", "s/a/b/");
         assertThat(own.exitCode()).as(own.err()).isZero();
         assertThat(Files.readString(theirs)).isEqualTo("b\n");
         assertThat(Files.getAttribute(theirs, "unix:uid")).isEqualTo(nobody);
@@ -325,64 +325,7 @@ class UpdateSafetyProcessTest {
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(theirs))).isEqualTo("rw-r-----");
     }
 
-    /**
-     * interlock as another user, through setpriv(1). The class path is copied where that user can
-     * read it (the build's is often under root's private home).
-     */
-    private Ran asUser(int uid, String... args) throws Exception {
-        assumeTrue(Files.isExecutable(Path.of("/usr/bin/setpriv")), "setpriv(1) is needed to run as another user");
-        Path cp = tmp.resolve("cp");
-        if (!Files.exists(cp)) {
-            Files.createDirectory(cp);
-            List<String> entries = new ArrayList<>();
-            int i = 0;
-            for (String e : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
-                Path src = Path.of(e);
-                if (!Files.exists(src)) {
-                    continue;
-                }
-                Path dst = cp.resolve(i++ + "-" + src.getFileName());
-                copyTree(src, dst);
-                entries.add(dst.toString());
-            }
-            Files.writeString(cp.resolve("path"), String.join(java.io.File.pathSeparator, entries));
-            try (Stream<Path> all = Files.walk(cp)) {
-                for (Path x : (Iterable<Path>) all::iterator) {
-                    Files.setPosixFilePermissions(x, PosixFilePermissions.fromString(Files.isDirectory(x) ? "rwxr-xr-x" : "rw-r--r--"));
-                }
-            }
-        }
-        List<String> cmd = new ArrayList<>(List.of("/usr/bin/setpriv", "--reuid=" + uid, "--regid=" + uid, "--clear-groups", "--",
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
-                "-cp", Files.readString(cp.resolve("path")), Main.class.getName()));
-        cmd.addAll(List.of(args));
-        Path out = Files.createTempFile(tmp, "out", ".txt");
-        Path err = Files.createTempFile(tmp, "err", ".txt");
-        Process p = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
-        if (!p.waitFor(Timing.seconds(30).toMillis(), TimeUnit.MILLISECONDS)) {
-            p.destroyForcibly();
-            throw new AssertionError("interlock did not exit; stderr: " + Files.readString(err));
-        }
-        return new Ran(p.exitValue(), Files.readString(err));
-    }
-
-    /** How a process ended: its status and what it wrote on stderr. */
-    private record Ran(int exitCode, String err) {}
-
-    private static void copyTree(Path src, Path dst) throws IOException {
-        if (!Files.isDirectory(src)) {
-            Files.copy(src, dst);
-            return;
-        }
-        try (Stream<Path> all = Files.walk(src)) {
-            for (Path x : (Iterable<Path>) all::iterator) {
-                Path to = dst.resolve(src.relativize(x).toString());
-                if (Files.isDirectory(x)) {
-                    Files.createDirectories(to);
-                } else {
-                    Files.copy(x, to);
-                }
-            }
-        }
+    private OtherUser.Ran asUser(int uid, String... args) throws Exception {
+        return OtherUser.run(tmp, uid, uid, null, args);
     }
 }

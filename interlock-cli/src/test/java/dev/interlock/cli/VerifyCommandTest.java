@@ -106,4 +106,14 @@ class VerifyCommandTest {
                 shared.getParent().toString())).isEqualTo(64);
         assertThat(err.toString()).contains("run r1 already exists in " + shared.getParent() + ": choose another RUN-ID");
     }
+
+    /** A mistyped --shared-dir used to be created with its parents, and the lead then waited 2 minutes for hosts that never saw it. */
+    @Test
+    void aMissingSharedDir_isRefusedAtOnce_andNotCreated() {
+        Path missing = tmp.resolve("typo/shared");
+        assertThat(verify("--backend", "flock:" + tmp.resolve("locks"), "--lead", "r1", "--hosts", "2", "--shared-dir",
+                missing.toString())).isEqualTo(64);
+        assertThat(err.toString()).contains("--shared-dir " + missing + " is not a directory");
+        assertThat(tmp.resolve("typo")).doesNotExist();
+    }
 }

@@ -22,6 +22,8 @@ public final class Secrets {
     private static final class Patterns {
         /** The password of a user-info part: {@code //user:PASSWORD@}. */
         static final Pattern USER_INFO = Pattern.compile("(//[^/@:?#;]*:)([^@/?#]*)(@)");
+        /** Oracle's thin form and the like, without {@code //}: {@code jdbc:oracle:thin:user/PASSWORD@host}. */
+        static final Pattern SLASH_USER = Pattern.compile("(:[^/:@?#;]+/)([^@/?#;]*)(@)");
         /** Password-like parameters in a query ({@code ?a=b&password=x}) or a JDBC property list ({@code ;password=x}). */
         static final Pattern PARAM = Pattern.compile(
                 "(?i)([?&;](?:[a-z0-9_.-]*(?:password|passwd|pwd|secret|token|credential|apikey|api_key)[a-z0-9_.-]*|pass|auth)=)([^&;#]*)");
@@ -47,6 +49,7 @@ public final class Secrets {
             return uri;
         }
         String s = Patterns.USER_INFO.matcher(uri).replaceAll("$1" + MASK + "$3");
+        s = Patterns.SLASH_USER.matcher(s).replaceAll("$1" + MASK + "$3");
         return Patterns.PARAM.matcher(s).replaceAll("$1" + MASK);
     }
 
@@ -55,6 +58,10 @@ public final class Secrets {
         List<String> found = new ArrayList<>();
         if (uri != null && mayHoldSecrets(uri)) {
             Matcher m = Patterns.USER_INFO.matcher(uri);
+            while (m.find()) {
+                add(found, m.group(2));
+            }
+            m = Patterns.SLASH_USER.matcher(uri);
             while (m.find()) {
                 add(found, m.group(2));
             }
@@ -79,6 +86,16 @@ public final class Secrets {
         } catch (IllegalArgumentException e) {
             // not percent-encoded: the raw value is enough
         }
+    }
+
+    /** These secrets and {@code value} (a password given apart from the URI), if not null or empty. */
+    public Secrets and(String value) {
+        if (value == null || value.isEmpty()) {
+            return this;
+        }
+        List<String> more = new ArrayList<>(values);
+        add(more, value);
+        return new Secrets(List.copyOf(more));
     }
 
     /** {@code text} with every secret value replaced by {@code ****}. */

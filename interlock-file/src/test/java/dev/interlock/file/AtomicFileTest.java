@@ -315,4 +315,38 @@ class AtomicFileTest {
             }
         }
     }
+
+    /**
+     * Anyone who can read the directory can flock it ({@code flock -s DIR ...}): that used to
+     * freeze every write in it forever. Now the write waits a bounded time for the gate and fails
+     * naming the holder, with the file unchanged.
+     */
+    @Test
+    void directoryFlockedByAnotherProcess_writeFailsInBoundedTime_namingTheHolder() throws Exception {
+        Path f = tmp.resolve("conf");
+        Files.writeString(f, "old\n");
+        Process holder = new ProcessBuilder("flock", "-x", tmp.toString(), "sh", "-c", "echo ready; read x").start();
+        String previous = System.setProperty("interlock.file.gateWaitMs", "300");
+        try {
+            assertThat(new String(holder.getInputStream().readNBytes(6), StandardCharsets.UTF_8)).isEqualTo("ready\n");
+            assertThatThrownBy(() -> org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(Duration.ofSeconds(20),
+                            () -> AtomicFile.of(f).write(bytes("new\n"))))
+                    .isInstanceOf(AtomicFileException.class)
+                    .hasMessageContaining("locked with flock(2)")
+                    .hasMessageContaining("(flock, user ")
+                    .hasMessageContaining("is unchanged");
+            assertThat(Files.readString(f)).isEqualTo("old\n");
+            assertThat(temps()).isEmpty();
+        } finally {
+            if (previous == null) {
+                System.clearProperty("interlock.file.gateWaitMs");
+            } else {
+                System.setProperty("interlock.file.gateWaitMs", previous);
+            }
+            holder.getOutputStream().close();
+            holder.waitFor();
+        }
+        AtomicFile.of(f).write(bytes("new\n")); // once it is free, the write goes through
+        assertThat(Files.readString(f)).isEqualTo("new\n");
+    }
 }

@@ -41,8 +41,13 @@ public final class JdbcBackendProvider implements LockBackendProvider {
                         + " the URI: " + e.getMessage(), e);
             }
             JdbcOptions o = JdbcOptions.defaults().with(split.options());
-            return JdbcLockBackend.create(ds.get(), o, config.ticker(), config.clock());
+            return JdbcLockBackend.create(ds.get(), o, config.ticker(), config.clock(), createNothing(config));
         }
-        return JdbcLockBackend.open("jdbc:" + config.location(), new Properties(), JdbcOptions.defaults(), config.ticker(), config.clock());
+        return JdbcLockBackend.open("jdbc:" + config.location(), new Properties(), JdbcOptions.defaults(), config.ticker(), config.clock(),
+                createNothing(config));
+    }
+
+    private static boolean createNothing(BackendConfig config) {
+        return config.option(dev.interlock.Interlock.CREATE_NOTHING).orElse(false);
     }
 }

@@ -5,6 +5,7 @@ import dev.interlock.LockBackendException;
 import dev.interlock.LockInfo;
 import dev.interlock.Owner;
 import dev.interlock.Ticker;
+import dev.interlock.internal.Secrets;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
 import dev.interlock.spi.LockBackend;
@@ -89,11 +90,16 @@ public final class JdbcLockBackend implements LockBackend {
     public static final dev.interlock.Option<DataSource> DATA_SOURCE = dev.interlock.Option.of("jdbc.dataSource", DataSource.class);
 
     static JdbcLockBackend create(DataSource dataSource, JdbcOptions options, Ticker ticker, Clock clock) {
+        return create(dataSource, options, ticker, clock, false);
+    }
+
+    /** As {@link #create(DataSource, JdbcOptions)}; with {@code createNothing}, a missing table is an error whatever the options say. */
+    static JdbcLockBackend create(DataSource dataSource, JdbcOptions options, Ticker ticker, Clock clock, boolean createNothing) {
         Objects.requireNonNull(dataSource, "dataSource");
         Objects.requireNonNull(options, "options");
         String description = "jdbc:datasource(" + dataSource.getClass().getSimpleName() + ")?table=" + options.table();
         return start(description, "datasource@" + System.identityHashCode(dataSource),
-                new Connections.FromDataSource(dataSource, networkTimeout(options)), options, ticker, clock);
+                new Connections.FromDataSource(dataSource, networkTimeout(options)), options, ticker, clock, Secrets.of(null), createNothing);
     }
 
     /**
@@ -112,6 +118,11 @@ public final class JdbcLockBackend implements LockBackend {
     }
 
     static JdbcLockBackend open(String url, Properties properties, JdbcOptions options, Ticker ticker, Clock clock) {
+        return open(url, properties, options, ticker, clock, false);
+    }
+
+    /** As {@link #open(String, Properties, JdbcOptions)}; with {@code createNothing}, a missing table is an error whatever the URL says. */
+    static JdbcLockBackend open(String url, Properties properties, JdbcOptions options, Ticker ticker, Clock clock, boolean createNothing) {
         Objects.requireNonNull(url, "url");
         if (!url.startsWith("jdbc:")) {
             throw new IllegalArgumentException("'" + JdbcUrls.mask(url) + "' is not a JDBC URL; use e.g. jdbc:postgresql://host/db");
@@ -122,6 +133,7 @@ public final class JdbcLockBackend implements LockBackend {
         JdbcOptions o = options.with(interlockOptions);
         String description = JdbcUrls.mask(url);
         properties = Credentials.withPassword(split.driverUrl(), properties, passwordFile, System::getenv, description);
+        Secrets secrets = Secrets.of(url).and(properties.getProperty("password"));
         try {
             java.sql.Driver driver = DriverManager.getDriver(split.driverUrl());
             // A driver ignores a parameter it does not know: a misspelt ?tabel= must not lock in another table.
@@ -133,7 +145,7 @@ public final class JdbcLockBackend implements LockBackend {
         }
         Properties withTimeouts = connectTimeouts(split.driverUrl(), properties, o);
         return start(description, split.driverUrl(), new Connections.FromUrl(split.driverUrl(), withTimeouts, networkTimeout(o)), o, ticker,
-                clock);
+                clock, secrets, createNothing);
     }
 
     /**
@@ -171,12 +183,12 @@ public final class JdbcLockBackend implements LockBackend {
     }
 
     private static JdbcLockBackend start(String description, String database, Connections connections, JdbcOptions options, Ticker ticker,
-            Clock clock) {
+            Clock clock, Secrets secrets, boolean createNothing) {
         LockStore store = null;
         try {
-            Dialect dialect = detect(description, connections);
-            store = new LockStore(description, dialect, options.table(), connections, options.statementTimeout());
-            store.checkTables(options.createTable());
+            Dialect dialect = detect(description, connections, secrets);
+            store = new LockStore(description, dialect, options.table(), connections, options.statementTimeout(), secrets);
+            store.checkTables(options.createTable() && !createNothing, options.createTable() && createNothing);
             return new JdbcLockBackend(description, database, connections, store, options, ticker, clock);
         } catch (RuntimeException e) {
             if (store != null) {
@@ -188,8 +200,8 @@ public final class JdbcLockBackend implements LockBackend {
     }
 
     /** Connects once: which database is it, and may we write to it? */
-    private static Dialect detect(String description, Connections connections) {
-        SqlFailures failures = new SqlFailures(description, new Dialect.Postgres(), "", 0);
+    private static Dialect detect(String description, Connections connections, Secrets secrets) {
+        SqlFailures failures = new SqlFailures(description, new Dialect.Postgres(), "", 0, secrets);
         Connections.Borrowed b;
         try {
             b = connections.borrow();

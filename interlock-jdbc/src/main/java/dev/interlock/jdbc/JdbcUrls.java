@@ -1,5 +1,6 @@
 package dev.interlock.jdbc;
 
+import dev.interlock.internal.Secrets;
 import dev.interlock.internal.UriOptions;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
@@ -13,8 +14,6 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.function.Predicate;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * JDBC URLs as lock space locations: Interlock's own options are taken out of the query before
@@ -23,9 +22,6 @@ import java.util.regex.Pattern;
 final class JdbcUrls {
     /** Query parameters that belong to Interlock, not to the driver. */
     static final List<String> OPTIONS = List.of("table", "create", "listen", "poll", "timeout", "passwordFile");
-
-    private static final Pattern USERINFO_PASSWORD = Pattern.compile("(//[^/@:?#;]*):([^/@?#]*)@");
-    private static final Pattern QUERY_PASSWORD = Pattern.compile("(?i)([?&;](?:password|pwd|passwd|sslpassword)=)[^&;]*");
 
     private JdbcUrls() {}
 
@@ -78,9 +74,12 @@ final class JdbcUrls {
         return key -> names.contains(key.toLowerCase(Locale.ROOT));
     }
 
-    /** The URL with every password replaced by {@code ***}: for messages, logs and {@code status}. */
+    /**
+     * The URL with every password replaced by {@code ****}: for messages, logs and {@code status}.
+     * The rule of every lock space URI ({@link Secrets#mask}), so that a URL for a driver that is
+     * not installed is masked as carefully as one for a driver that is.
+     */
     static String mask(String url) {
-        String m = USERINFO_PASSWORD.matcher(url).replaceAll(r -> Matcher.quoteReplacement(r.group(1) + ":***@"));
-        return QUERY_PASSWORD.matcher(m).replaceAll(r -> Matcher.quoteReplacement(r.group(1) + "***"));
+        return Secrets.mask(url);
     }
 }

@@ -4,6 +4,7 @@ import dev.interlock.LockBackendException;
 import dev.interlock.Mode;
 import dev.interlock.internal.Log;
 import dev.interlock.internal.PacedTimer;
+import dev.interlock.internal.Secrets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -133,7 +134,7 @@ final class LockStore {
     private final String pgMarkWriterSql;
     private final String pgMarkReaderSql;
 
-    LockStore(String description, Dialect dialect, String table, Connections connections, Duration statementTimeout) {
+    LockStore(String description, Dialect dialect, String table, Connections connections, Duration statementTimeout, Secrets secrets) {
         this.description = description;
         this.dialect = dialect;
         this.table = TableName.validate(table);
@@ -141,7 +142,7 @@ final class LockStore {
         this.channel = ("interlock_" + table).toLowerCase(Locale.ROOT);
         this.connections = connections;
         this.queryTimeoutSeconds = (int) Math.max(1, (statementTimeout.toMillis() + 999) / 1000);
-        this.failures = new SqlFailures(description, dialect, table, statementTimeout.toMillis());
+        this.failures = new SqlFailures(description, dialect, table, statementTimeout.toMillis(), secrets);
         this.postgres = dialect instanceof Dialect.Postgres;
         this.cancelAfterMs = postgres ? Math.max(1, statementTimeout.toMillis()) : 0;
         String n = this.now = dialect.now();
@@ -505,6 +506,17 @@ final class LockStore {
      * @throws LockBackendException naming the missing table or columns
      */
     void checkTables(boolean create) {
+        checkTables(create, false);
+    }
+
+    /**
+     * Checks that the lock tables exist with the expected columns, creating them first if
+     * {@code create}.
+     *
+     * @param deferred the URL asks for creation, but the space was opened only to read
+     *     ({@link dev.interlock.Interlock#CREATE_NOTHING}): a missing table is named as not created yet
+     */
+    void checkTables(boolean create, boolean deferred) {
         call("opening the lock table", null, true, c -> {
             if (create) {
                 for (String ddl : dialect.ddl(table, shared)) {
@@ -527,13 +539,13 @@ final class LockStore {
             if (postgres) {
                 lockColumns.add(WANTED_COLUMN);
             }
-            checkShape(c, table, lockColumns, create);
-            checkShape(c, shared, SHARED_COLUMNS, create);
+            checkShape(c, table, lockColumns, create, deferred);
+            checkShape(c, shared, SHARED_COLUMNS, create, deferred);
             return null;
         });
     }
 
-    private void checkShape(Connection c, String name, List<String> wanted, boolean created) throws SQLException {
+    private void checkShape(Connection c, String name, List<String> wanted, boolean created, boolean deferred) throws SQLException {
         Set<String> have = new HashSet<>();
         int nameWidth = -1;
         try (Statement st = c.createStatement()) {
@@ -549,11 +561,15 @@ final class LockStore {
                 }
             }
         } catch (SQLException e) {
+            if (dialect.isMissingTable(e) && deferred) {
+                throw new LockBackendException(description, null, description + " - no lock table " + name
+                        + " (nothing was created: reading creates nothing; with ?create=true the first lock creates it)", e, false);
+            }
             if (dialect.isMissingTable(e)) {
                 throw new LockBackendException(description, null, description + " - the lock table " + name
                         + " does not exist" + (created ? " although it was just created" : "")
                         + "; create it with the DDL for " + dialect.product() + " in docs/jdbc.md, or add ?create=true to the URL ("
-                        + SqlFailures.driverText(e) + ")", e, false);
+                        + failures.driverText(e) + ")", e, false);
             }
             throw e;
         }

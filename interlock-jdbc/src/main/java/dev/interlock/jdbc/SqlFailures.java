@@ -2,6 +2,7 @@ package dev.interlock.jdbc;
 
 import dev.interlock.LockBackendException;
 import dev.interlock.internal.LockNames;
+import dev.interlock.internal.Secrets;
 import java.sql.SQLException;
 import java.sql.SQLTimeoutException;
 
@@ -15,8 +16,14 @@ final class SqlFailures {
     private final Dialect dialect;
     private final String table;
     private final long timeoutMs;
+    private final Secrets secrets;
 
-    SqlFailures(String backend, Dialect dialect, String table, long timeoutMs) {
+    /**
+     * @param secrets the passwords of the URL and properties, scrubbed from every driver message
+     *     (a driver may echo them: MariaDB's "Incorrect port value : PASSWORD@host" for {@code //user:PASSWORD@host})
+     */
+    SqlFailures(String backend, Dialect dialect, String table, long timeoutMs, Secrets secrets) {
+        this.secrets = secrets;
         this.backend = backend;
         this.dialect = dialect;
         this.table = table;
@@ -77,8 +84,12 @@ final class SqlFailures {
         return text;
     }
 
-    /** The driver's message with its SQLState, or the SQLState alone when the driver gave no text. */
-    static String driverText(SQLException e) {
+    /** The driver's message with its SQLState, or the SQLState alone when the driver gave no text; secrets scrubbed. */
+    String driverText(SQLException e) {
+        return secrets.scrub(rawDriverText(e));
+    }
+
+    private static String rawDriverText(SQLException e) {
         String m = e.getMessage();
         if (m == null || m.isBlank()) {
             Throwable c = e.getCause();

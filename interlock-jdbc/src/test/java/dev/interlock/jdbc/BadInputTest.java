@@ -9,6 +9,8 @@ import dev.interlock.LockSpace;
 import java.util.Properties;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** Bad configuration gets a clear error that says what to fix, and never a half-open space. */
 class BadInputTest {
@@ -109,8 +111,8 @@ class BadInputTest {
         assertThat(s.driverUrl()).isEqualTo("jdbc:postgresql://h/db?user=u&password=p%26w&ssl=true");
         assertThat(s.options()).containsEntry("table", "t1").containsEntry("create", "true");
         assertThat(JdbcUrls.split("jdbc:h2:mem:x;DB_CLOSE_DELAY=-1?create=true").driverUrl()).isEqualTo("jdbc:h2:mem:x;DB_CLOSE_DELAY=-1");
-        assertThat(JdbcUrls.mask("jdbc:postgresql://h/db?user=u&password=s3cret&ssl=true")).isEqualTo("jdbc:postgresql://h/db?user=u&password=***&ssl=true");
-        assertThat(JdbcUrls.mask("jdbc:mysql://u:s3cret@h:3306/db")).isEqualTo("jdbc:mysql://u:***@h:3306/db");
+        assertThat(JdbcUrls.mask("jdbc:postgresql://h/db?user=u&password=s3cret&ssl=true")).isEqualTo("jdbc:postgresql://h/db?user=u&password=****&ssl=true");
+        assertThat(JdbcUrls.mask("jdbc:mysql://u:s3cret@h:3306/db")).isEqualTo("jdbc:mysql://u:****@h:3306/db");
         assertThat(JdbcUrls.mask("jdbc:h2:tcp://h/db;USER=sa;PASSWORD=s3cret")).doesNotContain("s3cret");
     }
 
@@ -137,5 +139,30 @@ class BadInputTest {
         assertThat(p).containsEntry("loginTimeout", "3").containsEntry("connectTimeout", "3").doesNotContainKey("socketTimeout");
         Properties m = JdbcLockBackend.connectTimeouts("jdbc:mariadb://h/db", new Properties(), o);
         assertThat(m).containsEntry("connectTimeout", "3000").containsEntry("socketTimeout", "8000");
+    }
+
+    /**
+     * A driver's message may repeat the password (MariaDB reads {@code //user:PASSWORD@host} as a
+     * port: "Incorrect port value : PASSWORD@127.0.0.1"; SQLite names its path with the query), and a
+     * URL for a driver that is not installed was masked by a narrower rule than the URI's. Every
+     * message is masked with the URI's rule now. One URL per driver the command line carries, each
+     * failing without a server.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {
+            "jdbc:mariadb://user:Hunter2pw@127.0.0.1/db",
+            "jdbc:mariadb://127.0.0.1:1/db?user=u&password=Hunter2pw",
+            "jdbc:postgresql://user:Hunter2pw@127.0.0.1:1/db",
+            "jdbc:postgresql://127.0.0.1:1/db?password=Hunter2pw",
+            "jdbc:h2:/nonexistent-interlock-dir/db;IFEXISTS=TRUE;PASSWORD=Hunter2pw",
+            "jdbc:sqlite:/nonexistent-interlock-dir/x.db?password=Hunter2pw",
+            "jdbc:oracle:thin:scott/Hunter2pw@db.example:1521/app",
+            "jdbc:nosuchdriver://db.example/app?token=Hunter2pw",
+            "jdbc:nosuchdriver://db.example/app?apikey=Hunter2pw"})
+    void driverMessages_neverShowThePassword(String url) {
+        assertThatThrownBy(() -> JdbcLockBackend.open(url, new Properties(), JdbcOptions.builder()
+                        .statementTimeout(java.time.Duration.ofSeconds(2)).build()).close())
+                .isInstanceOf(LockBackendException.class)
+                .satisfies(e -> assertThat(e.getMessage()).doesNotContain("Hunter2pw").contains("****"));
     }
 }

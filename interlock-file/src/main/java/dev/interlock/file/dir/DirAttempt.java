@@ -9,6 +9,7 @@ import dev.interlock.file.dir.DirEntries.Gate;
 import dev.interlock.file.dir.DirEntries.Holder;
 import dev.interlock.file.dir.DirEntries.Reader;
 import dev.interlock.file.dir.DirEntries.Waiter;
+import dev.interlock.file.internal.ErrnoException;
 import dev.interlock.file.internal.InotifyWatcher;
 import dev.interlock.file.internal.Waker;
 import dev.interlock.internal.LockNames;
@@ -388,10 +389,27 @@ final class DirAttempt implements Attempt {
             throw new LockBackendException(backend.description(), spec.name(), backend.description() + " - " + LockNames.quote(spec.name())
                     + ": the lock directory " + dir.dirName + " was removed while we were using it; nothing was granted, try again", null, true);
         }
+        if (s.gates.isEmpty() && !hasNameRecord()) {
+            // No gate and no name record: never a lock directory (a user's home under a root such as
+            // /home), not a damaged one. It is someone's data: never advise removing it.
+            throw new LockBackendException(backend.description(), spec.name(), backend.description() + " - " + LockNames.quote(spec.name())
+                    + ": " + dir.dirName + " in the lock space's directory is not a lock directory (no gate file, no name record: Interlock"
+                    + " did not make it). Nothing was granted and it was left alone: use another lock name, or a directory that holds"
+                    + " only Interlock's locks", null);
+        }
         throw new LockBackendException(backend.description(), spec.name(), backend.description() + " - " + LockNames.quote(spec.name())
                 + ": the lock directory " + dir.dirName + " has " + (s.gates.isEmpty() ? "no gate file" : s.gates.size() + " gate files " + names(s.gates))
                 + " in " + GATE_PATIENCE + " listings; it was damaged or tampered with. Nothing was granted. Stop every user of the lock, then remove "
                 + dir.dirName + " (it is recreated on next use)", null);
+    }
+
+    /** True if the lock directory has its name record (or it cannot be told): every directory Interlock made has one. */
+    private boolean hasNameRecord() {
+        try {
+            return DirIo.lstatMode(dir.fd(), DirLockBackend.NAME_RECORD) != -1;
+        } catch (ErrnoException e) {
+            return true;
+        }
     }
 
     private static List<String> names(List<Gate> gates) {

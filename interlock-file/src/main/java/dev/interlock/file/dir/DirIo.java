@@ -63,6 +63,10 @@ final class DirIo {
         Errno.check(LibcFiles.linkat(olddirfd, c(oldpath), newdirfd, c(newpath), flags));
     }
 
+    static void fchmod(int fd, int mode) {
+        Errno.check(LibcFiles.fchmod(fd, mode));
+    }
+
     static void fchmodat(int dirfd, String path, int mode, int flags) {
         Errno.check(LibcFiles.fchmodat(dirfd, c(path), mode, flags));
     }

@@ -165,6 +165,9 @@ final class DirLockBackend implements LockBackend {
                 throw new LockBackendException(description, null, description + " - " + MARKER
                         + " is not an Interlock format marker (" + b.length + " bytes); is this the right directory?", null);
             } catch (ErrnoException e) {
+                if (e.errno() == Errno.EACCES) {
+                    throw unreadable(null, rootFd, MARKER, root.resolve(MARKER));
+                }
                 if (e.errno() != Errno.ENOENT) {
                     throw failure(null, "reading " + MARKER + " failed", e);
                 }
@@ -177,6 +180,7 @@ final class DirLockBackend implements LockBackend {
             try {
                 int f = DirIo.openat(rootFd, tmp, LibcFiles.O_WRONLY | LibcFiles.O_CREAT | LibcFiles.O_EXCL | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0444);
                 try {
+                    DirIo.fchmod(f, readableLike(r.id.mode()));
                     DirIo.writeFully(f, MARKER_TEXT.getBytes(StandardCharsets.UTF_8));
                 } finally {
                     DirIo.close(f);
@@ -412,6 +416,10 @@ final class DirLockBackend implements LockBackend {
         try {
             recorded = parseNameRecord(DirIo.readFile(fd, NAME_RECORD, 16 * 1024)).orElse(null);
         } catch (ErrnoException e) {
+            if (e.errno() == Errno.EACCES) {
+                d.close();
+                throw unreadable(d.name, fd, NAME_RECORD, root.resolve(d.dirName).resolve(NAME_RECORD));
+            }
             recorded = null;
         }
         if (!d.name.equals(recorded)) {
@@ -438,11 +446,12 @@ final class DirLockBackend implements LockBackend {
      */
     private void createLockDir(int rootFd, String name, String dirName) {
         String tmp = ".init." + nonce();
+        int rootMode;
         try {
             DirIo.mkdirat(rootFd, tmp, 0700);
             // Lock directories get the root's permissions whatever this process's umask, so that every
             // user who may use the root may also rename the gate inside (no sticky bit: it would stop that).
-            int rootMode = DirIo.lstatMode(rootFd, ".");
+            rootMode = DirIo.lstatMode(rootFd, ".");
             DirIo.fchmodat(rootFd, tmp, rootMode & 02777, 0);
         } catch (ErrnoException e) {
             throw failure(name, "creating the lock directory failed", e);
@@ -453,13 +462,18 @@ final class DirLockBackend implements LockBackend {
             try {
                 int f = DirIo.openat(tfd, NAME_RECORD, LibcFiles.O_WRONLY | LibcFiles.O_CREAT | LibcFiles.O_EXCL | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0444);
                 try {
+                    DirIo.fchmod(f, readableLike(rootMode));
                     DirIo.writeFully(f, ("interlock-dir " + DirEntries.FORMAT + "\nname " + DirNames.recordEscape(name) + "\n")
                             .getBytes(StandardCharsets.UTF_8));
                 } finally {
                     DirIo.close(f);
                 }
                 int g = DirIo.openat(tfd, Gate.free(0, 0, nonce()), LibcFiles.O_WRONLY | LibcFiles.O_CREAT | LibcFiles.O_EXCL | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0444);
-                DirIo.close(g);
+                try {
+                    DirIo.fchmod(g, readableLike(rootMode));
+                } finally {
+                    DirIo.close(g);
+                }
             } finally {
                 DirIo.close(tfd);
             }
@@ -649,6 +663,32 @@ final class DirLockBackend implements LockBackend {
             log.warn("{} - {} contains entries Interlock did not make; they are ignored: {}", description,
                     name == null ? "the lock directory" : LockNames.quote(name) + " (" + dirName + ")", foreign);
         }
+    }
+
+    /**
+     * The read bits of the root's mode: what the files Interlock reads back (the marker, name
+     * records) get through their descriptor, whatever the creator's umask, so that every user who
+     * may read the root may read them (no write bit: they are never written after their creation).
+     */
+    static int readableLike(int rootMode) {
+        return rootMode & 0444;
+    }
+
+    /** A file of the space that this user cannot read (made by an older version under a restrictive umask): named, with what to do. */
+    private LockBackendException unreadable(String name, int dirfd, String entry, Path file) {
+        String how = "";
+        try {
+            LibcFiles.Statx st = LibcFiles.lstatAt(dirfd, LibcFiles.cstring(entry.getBytes(StandardCharsets.UTF_8)));
+            if (st != null) {
+                how = " (mode " + String.format("%04o", st.mode() & 07777) + ", owner "
+                        + dev.interlock.file.internal.ReplaceTarget.Ids.user(st.uid()) + ")";
+            }
+        } catch (RuntimeException ignored) {
+            // the name is enough
+        }
+        return new LockBackendException(description, name, description + " - " + (name == null ? "" : LockNames.quote(name) + ": ")
+                + "cannot read " + file + how + ": permission denied; every user of these locks must be able to read it (it was"
+                + " made under a restrictive umask by an older version?): chmod a+r " + file, null, false);
     }
 
     LockBackendException failure(String name, String what, ErrnoException e) {

@@ -10,7 +10,10 @@ import dev.interlock.file.internal.InotifyWatcher;
 import dev.interlock.file.internal.KernelWait;
 import dev.interlock.file.internal.LibcEvents;
 import dev.interlock.file.internal.LibcFiles;
+import dev.interlock.file.internal.NfsMountDevices;
+import dev.interlock.file.internal.ProcLocks;
 import dev.interlock.file.internal.ProcLocksFile;
+import dev.interlock.file.internal.ReplaceTarget;
 import dev.interlock.file.internal.Waker;
 import dev.interlock.internal.LockNames;
 import dev.interlock.internal.Log;
@@ -483,7 +486,7 @@ final class FlockBackend implements LockBackend {
      */
     int openFile(String name, String fileName, byte[] fileBytes, boolean gate) {
         int at = gate ? gatesFd : dirFd;
-        int fd = LibcFiles.openat(at, fileBytes, FILE_FLAGS, 0666);
+        int fd = openOrCreate(at, fileBytes);
         if (fd >= 0) {
             return fd;
         }
@@ -502,11 +505,45 @@ final class FlockBackend implements LockBackend {
             }
         }
         Path file = gate ? gateDir.resolve(fileName) : dir.resolve(fileName);
+        if (err == Errno.EACCES) {
+            LibcFiles.Statx st = LibcFiles.lstatAt(at, fileBytes);
+            if (st != null && st.isRegularFile()) {
+                throw new LockBackendException(description, name, description + " - " + LockNames.quote(name) + ": cannot open "
+                        + (gate ? "gate" : "lock") + " file " + file + ": permission denied; it has mode "
+                        + String.format("%04o", st.mode() & 07777) + " and belongs to " + ReplaceTarget.Ids.user(st.uid())
+                        + " (made by an older version under a restrictive umask?): give every user of " + dir
+                        + " read and write access to it (chmod " + String.format("%04o", dirMode & 0666) + " " + file + ")", null, false);
+            }
+        }
         if (err == Errno.EISDIR) {
             throw new LockBackendException(description, name, description + " - " + LockNames.quote(name) + ": "
                     + file + " is a directory, not a lock file; remove it or use another name", null);
         }
         throw failure(name, "cannot open " + (gate ? "gate" : "lock") + " file " + file, err, false);
+    }
+
+    /**
+     * Opens a lock or gate file, creating it if it does not exist. One that this call creates gets
+     * the lock directory's read and write bits through its descriptor, whatever this process's
+     * umask: under umask 077 it would be 0600, and the directory's other users could not open it.
+     * The usual case, an existing file, costs the one open as before. Returns -1, errno set, on failure.
+     */
+    private int openOrCreate(int at, byte[] fileBytes) {
+        while (true) {
+            int fd = LibcFiles.openat(at, fileBytes, FILE_FLAGS & ~LibcFiles.O_CREAT, 0);
+            if (fd >= 0 || Errno.last() != Errno.ENOENT) {
+                return fd;
+            }
+            fd = LibcFiles.openat(at, fileBytes, FILE_FLAGS | LibcFiles.O_EXCL, 0600);
+            if (fd >= 0) {
+                LibcFiles.fchmod(fd, dirMode & 0666); // best effort: the creator can always use it
+                return fd;
+            }
+            if (Errno.last() != Errno.EEXIST) {
+                return -1;
+            }
+            // made by someone else between the two opens: open theirs
+        }
     }
 
     void warnOnce(String key, String format, Object... args) {

@@ -13,6 +13,7 @@ import dev.interlock.Lease;
 import dev.interlock.file.AtomicFileException;
 import dev.interlock.file.AtomicFileException.Reason;
 import dev.interlock.file.FencedWriteException;
+import dev.interlock.internal.Log;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -26,6 +27,7 @@ import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.OptionalLong;
+import java.util.function.Consumer;
 
 /**
  * Internal API of Interlock (not for applications; use {@link dev.interlock.file.AtomicFile}): a
@@ -62,6 +64,8 @@ import java.util.OptionalLong;
  * Where it cannot be taken (NFS, unless mounted {@code local_lock=flock}), a fenced write needs
  * a lease: the lease it is made under keeps two writers from committing at once, and the newer one's commit
  * withdraws the older one's temporary file, so the older one's rename cannot land after it.
+ * Anyone who can read the directory can flock it too, so the gate is waited for only so long,
+ * saying who holds it ({@link DirectoryGate}).
  */
 public final class ReplaceTarget implements AutoCloseable {
     public static final String TEMP_PREFIX = ".interlock-";
@@ -72,6 +76,7 @@ public final class ReplaceTarget implements AutoCloseable {
     private static final int HASH_HEX = 16;
     private static final int RANDOM_HEX = 16;
     private static final SecureRandom RANDOM = new SecureRandom();
+    private static final Log LOG = Log.of(ReplaceTarget.class);
 
     private final Object fdLock = new Object();
     private int dirfd; // guarded by fdLock once COMMAND runs (the shutdown hook uses it)
@@ -81,6 +86,7 @@ public final class ReplaceTarget implements AutoCloseable {
     private final byte[] tempStem;
     /** False only for {@link #openWithoutGate}: a file system where flock(2) on a directory fails. */
     private final boolean gateAvailable;
+    private volatile Consumer<String> gateNotice = m -> LOG.warn("{}", m);
 
     /** What statx(2) says about a file: type and permission bits, owner, group, identity. */
     public record Stat(int mode, int uid, int gid, long devMajor, long devMinor, long ino) {
@@ -179,6 +185,11 @@ public final class ReplaceTarget implements AutoCloseable {
     /** {@link #open(byte[])} of a path, encoded as the JVM encodes file names. */
     public static ReplaceTarget open(Path file) throws AtomicFileException {
         return open(file.toString().getBytes(Libc.PATH_CHARSET));
+    }
+
+    /** Where a wait for the directory's gate is reported (once, after a second); a warning in the log by default. */
+    public void onGateWait(Consumer<String> notice) {
+        this.gateNotice = notice;
     }
 
     /** The real path of the file: its directory's real path, '/', its name. For messages, lock names and INTERLOCK_FILE. */
@@ -285,8 +296,9 @@ public final class ReplaceTarget implements AutoCloseable {
      * without lock support), nothing is removed.
      *
      * @return the names removed, and the failures as messages
+     * @throws AtomicFileException {@link Reason#IO} if someone else holds the gate too long
      */
-    public List<String> removeLeftovers() {
+    public List<String> removeLeftovers() throws AtomicFileException {
         List<String> notes = new ArrayList<>();
         List<byte[]> candidates = new ArrayList<>();
         List<LibcFiles.DirEntry> entries = LibcFiles.readDirectory(dirfd);
@@ -706,19 +718,16 @@ public final class ReplaceTarget implements AutoCloseable {
         }
     }
 
-    /** Takes the gate (flock on the directory); false, errno set, if this file system cannot. */
-    private boolean gate(int op) {
+    /**
+     * Takes the gate (flock on the directory); false, errno set, if this file system cannot.
+     *
+     * @throws AtomicFileException {@link Reason#IO} if someone else holds it past the limit
+     */
+    private boolean gate(int op) throws AtomicFileException {
         if (!gateAvailable) {
             return false;
         }
-        while (true) {
-            if (LibcFiles.flock(dirfd, op) == 0) {
-                return true;
-            }
-            if (Errno.last() != Errno.EINTR) {
-                return false;
-            }
-        }
+        return DirectoryGate.take(dirfd, op, directory(), path(), gateNotice);
     }
 
     private void ungate() {

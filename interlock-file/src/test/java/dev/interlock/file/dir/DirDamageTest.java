@@ -92,6 +92,23 @@ class DirDamageTest {
         }
     }
 
+    /**
+     * A directory of someone else's under the root (a user's home under {@code dir:/home}) is not
+     * a damaged lock directory: nothing is granted, and the message never advises removing it.
+     */
+    @Test
+    void foreignDirectoryUnderTheRoot_isNotCalledDamaged_norAdvisedForRemoval() throws Exception {
+        Path root = root();
+        Path home = Files.createDirectory(root.resolve("alice"));
+        Files.writeString(home.resolve("thesis.tex"), "years of work");
+        try (LockSpace locks = Interlock.open("dir:" + root)) {
+            assertThatThrownBy(() -> locks.tryAcquire("alice")).isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("not a lock directory").hasMessageContaining("left alone")
+                    .satisfies(e -> assertThat(e.getMessage()).doesNotContain("remove").doesNotContain("damaged"));
+        }
+        assertThat(entries(home)).containsExactly("thesis.tex");
+    }
+
     @Test
     void plantedSecondGate_grantsNothingAndSaysSo() throws Exception {
         Path root = root();

@@ -1,4 +1,4 @@
-package dev.interlock.file.flock;
+package dev.interlock.file.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package dev.interlock.file.flock;
+package dev.interlock.file.internal;
 
 import java.io.FileInputStream;
 import java.io.IOException;
@@ -15,17 +15,20 @@ import java.util.List;
  * one mount is found through another by the inode number on any device whose mount, in
  * {@code /proc/self/mountinfo}, is NFS with the same source ({@code server:/export}) and root.
  * A share mounted under another server name (an IP address, an alias) is not recognised.
+ *
+ * <p>Internal API of Interlock (not for applications; may change in any release), beside
+ * {@link ProcLocks}, which it serves.
  */
-final class NfsMountDevices {
+public final class NfsMountDevices {
     private NfsMountDevices() {}
 
     /** {@code major:minor} as one number, the form {@link ProcLocks} compares. */
-    static long device(long major, long minor) {
+    public static long device(long major, long minor) {
         return (major << 32) | (minor & 0xffffffffL);
     }
 
     /** The devices of every mount of the NFS share that device {@code major:minor} is; just that device if it is not NFS. */
-    static long[] sameShare(long major, long minor) {
+    public static long[] sameShare(long major, long minor) {
         return sameShare(major, minor, read());
     }
 

@@ -1,26 +1,27 @@
-package dev.interlock.file.flock;
+package dev.interlock.file.internal;
 
 import dev.interlock.Mode;
-import dev.interlock.file.internal.ProcLocksFile;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Reads {@code /proc/locks}: the kernel's own list of who holds (and who waits for) a flock(2)
- * lock on an inode, for {@code status}. This also shows holders that are not Interlock, such as
- * util-linux {@code flock(1)}.
+ * Internal API of Interlock (not for applications; may change in any release). Reads
+ * {@code /proc/locks}: the kernel's own list of who holds (and who waits for) a flock(2) lock on
+ * an inode, for {@code flock:}'s {@code status} and to name who holds a directory's gate
+ * ({@link DirectoryGate}). This also shows holders that are not Interlock, such as util-linux
+ * {@code flock(1)}.
  */
-final class ProcLocks {
+public final class ProcLocks {
     private ProcLocks() {}
 
-    record Entry(Mode mode, long pid, boolean waiting) {}
+    public record Entry(Mode mode, long pid, boolean waiting) {}
 
-    static List<Entry> flocksOn(int devMajor, int devMinor, long ino) {
+    public static List<Entry> flocksOn(int devMajor, int devMinor, long ino) {
         return flocksOn(new long[] {NfsMountDevices.device(devMajor, devMinor)}, ino, ProcLocksFile.read());
     }
 
     /** The flock(2) locks on inode {@code ino} of any of {@code devices} ({@link NfsMountDevices#device}), in {@code procLocks}. */
-    static List<Entry> flocksOn(long[] devices, long ino, String procLocks) {
+    public static List<Entry> flocksOn(long[] devices, long ino, String procLocks) {
         List<Entry> out = new ArrayList<>();
         List<String> lines = lines(procLocks);
         // No String.format and no regular expression: their first use costs a short command

@@ -1,4 +1,4 @@
-package dev.interlock.file.flock;
+package dev.interlock.file.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -43,7 +43,7 @@ class ProcLocksTest {
                 held.add(c);
                 assertThat(c.tryLock()).isNotNull(); // fcntl locks: listed as POSIX, skipped by flocksOn
             }
-            String text = dev.interlock.file.internal.ProcLocksFile.read();
+            String text = ProcLocksFile.read();
             assertThat(text.length()).isGreaterThan(2 * 16384);
             assertThat(ProcLocks.lines(text)).hasSizeGreaterThanOrEqualTo(800);
             Path last = tmp.resolve("l799");
