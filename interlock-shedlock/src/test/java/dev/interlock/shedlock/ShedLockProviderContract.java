@@ -143,6 +143,31 @@ abstract class ShedLockProviderContract {
     }
 
     @Test
+    void unlock_beforeLockAtLeastFor_isFreeThen_forANodeThatFirstLooksThen() {
+        SimpleLock l = a.lock(cfg("job", d(), times(d(), 0.5))).orElseThrow();
+        timer.advance(times(d(), 0.1));
+        l.unlock();
+        // node B fires the job only now, as a cron job on another host would
+        assertFreedAfter(times(d(), 0.4).plusMillis(1), "job");
+    }
+
+    @Test
+    void unlock_beforeLockAtLeastFor_thenTheProcessExits_keepsTheLockUntilThen_only() {
+        SimpleLock l = a.lock(cfg("job", d(), times(d(), 0.5))).orElseThrow();
+        timer.advance(times(d(), 0.1));
+        l.unlock();
+        spaceA.close(); // the application stops (or dies) right after the job
+        if (!locksExpire()) {
+            assertFree("job"); // flock: the kernel frees a lock with the process that held it
+            return;
+        }
+        assertHeld("job");
+        timer.advance(times(d(), 0.3));
+        assertHeld("job");
+        assertFreedAfter(times(d(), 0.1).plusMillis(1), "job");
+    }
+
+    @Test
     void unlock_afterLockAtLeastFor_freesAtOnce() {
         SimpleLock l = a.lock(cfg("job", d(), times(d(), 0.5))).orElseThrow();
         timer.advance(times(d(), 0.6));
