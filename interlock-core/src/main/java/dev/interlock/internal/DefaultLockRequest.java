@@ -90,9 +90,7 @@ final class DefaultLockRequest implements LockRequest {
     @Override
     public Optional<Lease> tryAcquire() {
         try {
-            return Optional.of(run(0));
-        } catch (LockTimeoutException busy) {
-            return Optional.empty();
+            return Optional.ofNullable(run(0, true)); // busy is an answer: no exception is made for it
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("unreachable: a try never waits", e);
@@ -105,12 +103,12 @@ final class DefaultLockRequest implements LockRequest {
         if (timeout.isNegative()) {
             throw new IllegalArgumentException("timeout must not be negative, was " + timeout);
         }
-        return run(saturatedNanos(timeout));
+        return run(saturatedNanos(timeout), false);
     }
 
     @Override
     public Lease acquire() throws InterruptedException {
-        return run(-1);
+        return run(-1, false);
     }
 
     private static long saturatedNanos(Duration d) {
@@ -123,9 +121,10 @@ final class DefaultLockRequest implements LockRequest {
 
     /**
      * @param timeoutNanos 0: one try; &gt;0: wait up to it; &lt;0: forever
+     * @param busyIsNull return null rather than throw when busy after the time given
      * @throws LockTimeoutException when busy after the time given, with who blocked the last try
      */
-    private Lease run(long timeoutNanos) throws InterruptedException {
+    private Lease run(long timeoutNanos, boolean busyIsNull) throws InterruptedException {
         space.checkOpen();
         Duration leaseDuration = lease != null ? lease : space.defaultLease;
         Owner owner = ownerPid > 0 ? ProcessIdentity.current().newOwner(ownerPid, ownerStart) : Owner.newAcquisition();
@@ -152,6 +151,9 @@ final class DefaultLockRequest implements LockRequest {
                 if (remaining <= 0) {
                     if (space.metered) {
                         space.timedOutMetric(name, mode, waited, timeoutNanos == 0);
+                    }
+                    if (busyIsNull) {
+                        return null;
                     }
                     throw timeout(waited, timeoutNanos == 0, attempt.blockers());
                 }
