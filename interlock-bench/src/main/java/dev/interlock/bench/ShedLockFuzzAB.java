@@ -31,7 +31,8 @@ import net.javacrumbs.shedlock.core.SimpleLock;
  *
  * {@snippet lang="shell" :
  * ./mvnw -q -pl interlock-bench -am package -Dmaven.test.skip=true
- * java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.ShedLockFuzzAB 9
+ * java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.ShedLockFuzzAB 9            # both shapes
+ * java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.ShedLockFuzzAB 9 bare       # one of them
  * }
  */
 public final class ShedLockFuzzAB {
@@ -41,9 +42,14 @@ public final class ShedLockFuzzAB {
 
     public static void main(String[] args) throws Exception {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 9;
-        run("ShedLock's shape: lockAtLeastFor 5ms, 1ms sleep under the lock, 16 threads x 25 runs", rounds,
-                Duration.ofMillis(5), true, 25);
-        run("bare lock/unlock: no hold-at-least, no sleep, 16 threads x 20000 runs", rounds, Duration.ZERO, false, 20_000);
+        String shapes = args.length > 1 ? args[1] : "shedlock,bare";
+        if (shapes.contains("shedlock")) {
+            run("ShedLock's shape: lockAtLeastFor 5ms, 1ms sleep under the lock, 16 threads x 25 runs", rounds,
+                    Duration.ofMillis(5), true, 25);
+        }
+        if (shapes.contains("bare")) {
+            run("bare lock/unlock: no hold-at-least, no sleep, 16 threads x 20000 runs", rounds, Duration.ZERO, false, 20_000);
+        }
     }
 
     private static void run(String what, int rounds, Duration atLeast, boolean sleep, int perThread) throws Exception {
