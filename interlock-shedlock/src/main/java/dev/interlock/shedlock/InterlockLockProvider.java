@@ -64,6 +64,9 @@ import org.slf4j.LoggerFactory;
 public final class InterlockLockProvider implements ExtensibleLockProvider {
     private static final Logger log = LoggerFactory.getLogger(InterlockLockProvider.class);
 
+    /** The shortest lease the core renews in the background. */
+    static final long MIN_RENEWED_MS = 100;
+
     private final LockSpace space;
     private final boolean renew;
 
@@ -82,7 +85,9 @@ public final class InterlockLockProvider implements ExtensibleLockProvider {
      * {@code lockAtMostFor} while this process runs: a task may run longer than
      * {@code lockAtMostFor} and keep the lock (no need for {@code LockExtender}), and the lock
      * frees itself {@code lockAtMostFor} after the process dies, stops (SIGSTOP) or loses the
-     * backend. A hung task in a live process keeps the lock: that is the trade.
+     * backend. A hung task in a live process keeps the lock: that is the trade. A
+     * {@code lockAtMostFor} under {@value #MIN_RENEWED_MS} ms is too short to renew (a renewal every
+     * third of it): such a lock is fixed, as from the plain provider.
      */
     public InterlockLockProvider renewingInBackground() {
         return new InterlockLockProvider(space, true);
@@ -110,7 +115,7 @@ public final class InterlockLockProvider implements ExtensibleLockProvider {
         Duration atMost = configuration.getLockAtMostFor();
         requirePositive(configuration.getName(), atMost);
         LockRequest request = space.lock(configuration.getName()).lease(atMost);
-        if (!renew) {
+        if (!renew || atMost.toMillis() < MIN_RENEWED_MS) {
             request.fixedLease();
         }
         Duration atLeast = configuration.getLockAtLeastFor();

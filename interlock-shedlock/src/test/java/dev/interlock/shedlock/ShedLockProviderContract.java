@@ -477,6 +477,14 @@ abstract class ShedLockProviderContract {
     }
 
     @Test
+    void renewingInBackground_lockAtMostForTooShortToRenew_isAFixedLock() {
+        SimpleLock l = a.renewingInBackground().lock(cfg("short", Duration.ofMillis(50), Duration.ZERO)).orElseThrow();
+        assertThat(b.lock(cfg("short", Duration.ofMillis(50), Duration.ZERO))).isEmpty();
+        l.unlock();
+        assertFree("short");
+    }
+
+    @Test
     void keepAliveLockProvider_extendsThroughExtend_pastLockAtMostFor() {
         // ShedLock's own keep-alive wrapper (needs lockAtMostFor of 30s or more) extends at half of it.
         Duration atMost = Duration.ofMinutes(1);
