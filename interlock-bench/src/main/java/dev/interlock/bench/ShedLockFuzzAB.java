@@ -27,7 +27,12 @@ import net.javacrumbs.shedlock.core.SimpleLock;
  * until it has done its share; the counters are checked exact. Two shapes: ShedLock's
  * ({@code lockAtLeastFor} 5 ms, a 1 ms sleep under the lock: the time is mostly sleeps and
  * hold-at-least, so what is measured is how the spinning losers slow the holder down), and
- * bare lock/unlock (no sleep, no hold-at-least: the cost of a contended try).
+ * bare lock/unlock (no sleep, no hold-at-least: the cost of a contended try). Each try builds
+ * its {@code LockConfiguration}, as ShedLock's executor does per run: ShedLock's own fuzz test
+ * builds two once, so with its in-memory provider {@code lockAtLeastFor} (counted from the
+ * configuration's creation) has run out after the first few milliseconds, while Interlock counts
+ * it from each grant; with a configuration per try both keep the lock 5 ms per run, and the
+ * floor of the first shape is 8 x 25 x 6 ms = 1.2 s.
  *
  * {@snippet lang="shell" :
  * ./mvnw -q -pl interlock-bench -am package -Dmaven.test.skip=true
@@ -88,12 +93,14 @@ public final class ShedLockFuzzAB {
         Throwable[] failed = new Throwable[1];
         for (int t = 0; t < THREADS; t++) {
             int job = t % 2;
-            LockConfiguration cfg = new LockConfiguration(ClockProvider.now(), "job" + job, Duration.ofMinutes(5), atLeast);
+            String name = "job" + job;
             Thread th = new Thread(() -> {
                 try {
                     start.await();
                     for (int done = 0; done < perThread; ) {
-                        Optional<SimpleLock> l = provider.lock(cfg);
+                        // A configuration per try, as ShedLock's executor makes one per run: its
+                        // lockAtLeastFor counts from then (one made once would have run out).
+                        Optional<SimpleLock> l = provider.lock(new LockConfiguration(ClockProvider.now(), name, Duration.ofMinutes(5), atLeast));
                         if (l.isPresent()) {
                             long n = counters[job];
                             if (sleep) {
