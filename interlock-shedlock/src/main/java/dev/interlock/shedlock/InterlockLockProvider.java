@@ -50,8 +50,8 @@ import org.slf4j.LoggerFactory;
  * <li>{@code dir:} judges a holder by the lease it recorded at acquisition: {@code extend} may
  *     keep or shorten {@code lockAtMostFor} but not lengthen it (it returns empty then). An early
  *     unlock frees at {@code lockAtLeastFor} as on the other backends; only if this process exits
- *     before then does a node that first looks after that time wait a whole {@code lockAtLeastFor}
- *     from its first look ({@code dir:} judges by what it observes, never by a wall clock).</li>
+ *     before then does a node that first looks after that time wait the time that was left at
+ *     unlock (up to {@code lockAtLeastFor}) from its first look ({@code dir:} judges by what it observes, never by a wall clock).</li>
  * </ul>
  *
  * <p><b>The fencing token</b> of the lock a task runs under is {@link InterlockShedLock#currentToken()},
