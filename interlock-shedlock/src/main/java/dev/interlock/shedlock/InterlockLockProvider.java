@@ -86,7 +86,7 @@ public final class InterlockLockProvider implements ExtensibleLockProvider {
      * {@code lockAtMostFor} and keep the lock (no need for {@code LockExtender}), and the lock
      * frees itself {@code lockAtMostFor} after the process dies, stops (SIGSTOP) or loses the
      * backend. A hung task in a live process keeps the lock: that is the trade. A
-     * {@code lockAtMostFor} under {@value #MIN_RENEWED_MS} ms is too short to renew (a renewal every
+     * {@code lockAtMostFor} under 100 ms is too short to renew (a renewal every
      * third of it): such a lock is fixed, as from the plain provider.
      */
     public InterlockLockProvider renewingInBackground() {
