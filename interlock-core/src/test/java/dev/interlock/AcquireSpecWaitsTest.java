@@ -15,7 +15,7 @@ import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
 
-/** The core tells a backend whether the caller waits after a failed first try ({@link AcquireSpec#waits()}). */
+/** The core tells a backend whether the caller waits after a failed first try ({@link AcquireSpec#waits()}), and asks a busy single try nothing more. */
 class AcquireSpecWaitsTest {
     static final List<AcquireSpec> SEEN = new CopyOnWriteArrayList<>();
 
@@ -65,6 +65,26 @@ class AcquireSpecWaitsTest {
             AGE_NANOS = 0;
         }
     }
+
+    @Test
+    void tryAcquire_busy_isEmpty_withoutAskingWhoBlocked() throws Exception {
+        // Who blocked a try is asked only to build a LockTimeoutException: a busy single try, which
+        // ShedLock and Spring make in a loop, must build none (a stack trace per busy try).
+        try (LockSpace space = Interlock.open("spec-recorder:busy")) {
+            Lease held = space.tryAcquire("a").orElseThrow();
+            BLOCKERS_ASKED.set(0);
+            for (int i = 0; i < 3; i++) {
+                assertThat(space.tryAcquire("a")).isEmpty();
+            }
+            assertThat(BLOCKERS_ASKED).as("blockers() asked by busy single tries").hasValue(0);
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> space.lock("a").acquire(Duration.ZERO))
+                    .isInstanceOf(LockTimeoutException.class).hasMessageContaining("is busy");
+            assertThat(BLOCKERS_ASKED).as("a timed acquire still says who blocked it").hasValue(1);
+            held.close();
+        }
+    }
+
+    static final java.util.concurrent.atomic.AtomicInteger BLOCKERS_ASKED = new java.util.concurrent.atomic.AtomicInteger();
 
     static volatile long AGE_NANOS;
 
@@ -139,6 +159,7 @@ class AcquireSpecWaitsTest {
 
                         @Override
                         public List<dev.interlock.HolderInfo> blockers() {
+                            BLOCKERS_ASKED.incrementAndGet();
                             return a.blockers();
                         }
 

@@ -672,13 +672,16 @@ final class DefaultLease implements Lease {
     }
 
     /**
-     * close() before the hold-at-least time: a lease is renewed one last time to end exactly then
-     * and left to expire (so the lock outlives this process too); a lock that does not expire is
-     * released by the space at that time (or when the space closes, whichever is first).
+     * close() before the hold-at-least time. A lease is renewed one last time to end exactly then,
+     * so the lock outlives this process too, and this process releases it then as well: a backend
+     * whose others judge a lease from when they first see its renewal ({@code dir:}) would keep it
+     * up to one more lease for someone who looks only after that time. If the space closes first,
+     * the lease is left to run out. A lock that does not expire is released by the space at that
+     * time, or when the space closes, whichever is first.
      */
     private void keepUntilHeldLongEnough(long keepNanos) {
         if (!leaseBased) {
-            space.releaseLater(this::releaseNow, keepNanos);
+            space.releaseLater(this::releaseNow, keepNanos, true);
             log.debug("{} - '{}' closed, kept {}ms more (hold at least)", backendName, spec.name(), TimeUnit.NANOSECONDS.toMillis(keepNanos));
             return;
         }
@@ -689,6 +692,7 @@ final class DefaultLease implements Lease {
             grant.renew(Duration.ofNanos(keep), keep);
         } catch (LockLostException e) {
             log.debug("{} - '{}' was already lost when closed: {}", backendName, spec.name(), e.getMessage());
+            return;
         } catch (RuntimeException e) {
             throw new LockBackendException(backendName, spec.name(), backendName + " - could not keep " + LockNames.quote(spec.name())
                     + " for " + TimeUnit.NANOSECONDS.toMillis(keepNanos) + "ms more (hold at least): " + e.getMessage()
@@ -696,8 +700,9 @@ final class DefaultLease implements Lease {
         } finally {
             io.unlock();
         }
+        space.releaseLater(this::releaseNow, keep, false);
         log.debug("{} - '{}' closed, its lease now ends in {}ms (hold at least)", backendName, spec.name(),
-                TimeUnit.NANOSECONDS.toMillis(keepNanos));
+                TimeUnit.NANOSECONDS.toMillis(keep));
     }
 
     /**

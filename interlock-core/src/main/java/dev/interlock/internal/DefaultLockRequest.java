@@ -88,9 +88,7 @@ final class DefaultLockRequest implements LockRequest {
     @Override
     public Optional<Lease> tryAcquire() {
         try {
-            return Optional.of(run(0));
-        } catch (LockTimeoutException busy) {
-            return Optional.empty();
+            return Optional.ofNullable(run(0, true)); // busy is an answer: no exception is made for it
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("unreachable: a try never waits", e);
@@ -103,12 +101,12 @@ final class DefaultLockRequest implements LockRequest {
         if (timeout.isNegative()) {
             throw new IllegalArgumentException("timeout must not be negative, was " + timeout);
         }
-        return run(saturatedNanos(timeout));
+        return run(saturatedNanos(timeout), false);
     }
 
     @Override
     public Lease acquire() throws InterruptedException {
-        return run(-1);
+        return run(-1, false);
     }
 
     private static long saturatedNanos(Duration d) {
@@ -121,12 +119,13 @@ final class DefaultLockRequest implements LockRequest {
 
     /**
      * @param timeoutNanos 0: one try; &gt;0: wait up to it; &lt;0: forever
+     * @param busyIsNull return null rather than throw when busy after the time given
      * @throws LockTimeoutException when busy after the time given, with who blocked the last try
      * @throws LockBackendException when the backend fails: at once for a single try or a failure
      *     that retrying cannot mend; a waiting acquire rides out transient failures
      *     ({@link WaitFaults}) and throws only if the wait runs out while they last
      */
-    private Lease run(long timeoutNanos) throws InterruptedException {
+    private Lease run(long timeoutNanos, boolean busyIsNull) throws InterruptedException {
         space.checkOpen();
         if (timeoutNanos != 0 && Thread.interrupted()) {
             // As java.util.concurrent does: an interrupted thread does not acquire, even a free lock.
@@ -179,7 +178,7 @@ final class DefaultLockRequest implements LockRequest {
                     contended = true;
                     long remaining = remaining(timeoutNanos, start);
                     if (remaining <= 0) {
-                        throw timedOut(timeoutNanos, start, attempt.blockers(), gaveBack);
+                        return busy(timeoutNanos, start, busyIsNull, attempt, gaveBack);
                     }
                     checkInterrupt();
                     attempt.await(remaining);
@@ -188,7 +187,7 @@ final class DefaultLockRequest implements LockRequest {
             contended = true;
             long remaining = remaining(timeoutNanos, start);
             if (remaining <= 0) {
-                throw timedOut(timeoutNanos, start, List.of(), gaveBack);
+                return busy(timeoutNanos, start, busyIsNull, null, gaveBack);
             }
             checkInterrupt();
             faults.pause(remaining); // a backend that answers that late is in trouble: no tight loop of grants given back
@@ -224,16 +223,28 @@ final class DefaultLockRequest implements LockRequest {
         }
     }
 
-    private LockTimeoutException timedOut(long timeoutNanos, long start, List<dev.interlock.HolderInfo> blockers, String gaveBack) {
+    /**
+     * The end of a wait that ran out (or a single try that found the lock busy): counted, then
+     * null if {@code busyIsNull}, else thrown with who blocked the last try. Who blocked is asked
+     * only to build the exception: a busy single try, which ShedLock and Spring make in a loop,
+     * builds none.
+     *
+     * @param attempt the attempt whose last try was refused, or null if the last grant was given back
+     */
+    private Lease busy(long timeoutNanos, long start, boolean busyIsNull, Attempt attempt, String gaveBack) {
         long waited = space.ticker.read() - start;
         if (space.metered) {
             space.timedOutMetric(name, mode, waited, timeoutNanos == 0);
         }
+        if (busyIsNull) {
+            return null;
+        }
+        List<dev.interlock.HolderInfo> blockers = attempt != null ? attempt.blockers() : List.of();
         LockTimeoutException e = timeout(waited, timeoutNanos == 0, blockers);
         if (gaveBack == null) {
-            return e;
+            throw e;
         }
-        return new LockTimeoutException(space.description, name, e.waited(), e.getMessage() + "; " + gaveBack, blockers);
+        throw new LockTimeoutException(space.description, name, e.waited(), e.getMessage() + "; " + gaveBack, blockers);
     }
 
     private LockTimeoutException timeout(long waitedNanos, boolean once, List<dev.interlock.HolderInfo> blockers) {

@@ -12,6 +12,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
@@ -276,26 +277,38 @@ public final class DefaultLockSpace implements LockSpace {
         }
     }
 
-    /** Releases kept past close() by hold-at-least, each run once: by its timer or by close(). */
-    private final Set<Runnable> heldOn = ConcurrentHashMap.newKeySet();
+    /**
+     * Releases kept past close() by hold-at-least, each run once: by its timer or, if its value is
+     * true, by the space's close() if that comes first.
+     */
+    private final Map<Runnable, Boolean> heldOn = new ConcurrentHashMap<>();
 
-    /** Runs {@code release} (a backend call) after {@code delayNanos}, or when the space closes if sooner. */
-    void releaseLater(Runnable release, long delayNanos) {
+    /**
+     * Runs {@code release} (a backend call) after {@code delayNanos}. If the space closes sooner,
+     * it runs then when {@code atSpaceClose} (a lock that does not expire cannot outlive the space
+     * that holds it), and is dropped otherwise (a lease that was renewed to end at that time is
+     * left to expire, so the lock stays held even after this process exits).
+     */
+    void releaseLater(Runnable release, long delayNanos, boolean atSpaceClose) {
         Runnable once = new Runnable() {
             @Override
             public void run() {
-                if (heldOn.remove(this)) {
+                if (heldOn.remove(this) != null) {
                     release.run();
                 }
             }
         };
-        heldOn.add(once);
+        heldOn.put(once, atSpaceClose);
         if (schedule(() -> {
             if (!execute(once)) {
                 once.run();
             }
         }, delayNanos) == null) {
-            once.run();
+            if (atSpaceClose) {
+                once.run();
+            } else {
+                heldOn.remove(once);
+            }
         }
     }
 
@@ -401,8 +414,12 @@ public final class DefaultLockSpace implements LockSpace {
                 log.warn("{} - releasing '{}' on close failed: {}", description, l.name(), e.getMessage());
             }
         }
-        for (Runnable r : List.copyOf(heldOn)) {
-            r.run(); // locks kept by hold-at-least cannot outlive the space that holds them
+        for (Map.Entry<Runnable, Boolean> kept : List.copyOf(heldOn.entrySet())) {
+            if (kept.getValue()) {
+                kept.getKey().run(); // a lock that does not expire cannot outlive the space that holds it
+            } else {
+                heldOn.remove(kept.getKey()); // a lease: it ends by itself at its hold-at-least time
+            }
         }
         ScheduledExecutorService s = ownScheduler;
         if (s != null) {

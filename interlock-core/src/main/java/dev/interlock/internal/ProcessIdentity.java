@@ -164,10 +164,38 @@ public final class ProcessIdentity {
 
     /** Field 22 of a /proc/PID/stat line: the start time in clock ticks since boot. */
     static long startTicksFromStat(String stat) {
+        return Long.parseLong(fieldsAfterName(stat)[19]); // f[0] is field 3 (state); field 22 is f[19]
+    }
+
+    /** Fields 3 and on of a /proc/PID/stat line. */
+    private static String[] fieldsAfterName(String stat) {
         // The command name (field 2) may contain spaces and parentheses: fields resume after the last ')'.
         int close = stat.lastIndexOf(')');
-        String[] f = stat.substring(close + 2).split(" ");
-        // f[0] is field 3 (state); field 22 is f[19].
-        return Long.parseLong(f[19]);
+        return stat.substring(close + 2).split(" ");
+    }
+
+    /**
+     * What /proc/PID/stat says of a process: its state letter (field 3: {@code Z} for a zombie, a
+     * process that has exited but not yet been reaped by its parent, {@code X} for one being
+     * reaped), its process group (field 5) and its start time in clock ticks since boot (field 22).
+     */
+    public record ProcStat(char state, long processGroup, long startTicks) {
+        /** True if the process has exited and only its exit status remains (zombie or being reaped): it can run no more. */
+        public boolean exited() {
+            return state == 'Z' || state == 'X' || state == 'x';
+        }
+    }
+
+    /** The /proc/PID/stat of {@code pid}, or empty if there is no such process (or it cannot be read). */
+    public static java.util.Optional<ProcStat> stat(long pid) {
+        if (pid <= 0) {
+            return java.util.Optional.empty();
+        }
+        try {
+            String[] f = fieldsAfterName(read("/proc/" + pid + "/stat", StandardCharsets.US_ASCII));
+            return java.util.Optional.of(new ProcStat(f[0].charAt(0), Long.parseLong(f[2]), Long.parseLong(f[19])));
+        } catch (IOException | RuntimeException e) {
+            return java.util.Optional.empty();
+        }
     }
 }

@@ -26,10 +26,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -47,7 +47,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * holder as another host reclaiming it would, and {@link #reportLoss} pushes a loss through the
  * SPI's loss channel. {@link #calls()} counts what the core asked of it.
  *
- * <p>Thread-safe: one lock guards the state of the namespace; waiters wait on its condition.
+ * <p>Thread-safe: each name has its own lock, which guards its state, and its own condition,
+ * on which its waiters wait, so that names never contend with each other; a try that finds the
+ * name busy builds nothing but the list of who blocked it.
  */
 public final class MemoryBackend implements LockBackend {
     private static final Map<String, MemoryBackend> NAMESPACES = new ConcurrentHashMap<>();
@@ -56,10 +58,7 @@ public final class MemoryBackend implements LockBackend {
     private final String description;
     private final Clock clock;
     private final dev.interlock.Ticker ticker;
-    private final ReentrantLock lock = new ReentrantLock();
-    private final Condition changed = lock.newCondition();
-    private final Map<String, Entry> entries = new TreeMap<>();
-    private long version; // guarded by lock: bumped on every change a waiter may care about
+    private final Map<String, Entry> entries = new ConcurrentHashMap<>();
     private volatile boolean cut;
     private volatile CountDownLatch paused;
     private volatile String pausedPrefix = "";
@@ -100,11 +99,25 @@ public final class MemoryBackend implements LockBackend {
 
     // ------------------------------------------------------------------------------------ state
 
-    /** One name: holders by owner id, the last token, and the queue of waiting attempts. */
+    /**
+     * One name: holders by owner id, the last token, and the queue of waiting attempts, all
+     * guarded by the name's own {@link #lock}.
+     */
     private static final class Entry {
-        final Map<String, Holder> holders = new LinkedHashMap<>();
-        final ArrayDeque<MemAttempt> queue = new ArrayDeque<>();
+        final ReentrantLock lock = new ReentrantLock();
+        final Condition changed = lock.newCondition();
+        final Map<String, Holder> holders = new LinkedHashMap<>(4);
+        final ArrayDeque<MemAttempt> queue = new ArrayDeque<>(4);
         long token;
+        /** Bumped on every change a waiter may care about. */
+        long version;
+        /** Dropped from the namespace (never granted, nobody waiting): whoever locked it looks the name up again. */
+        boolean removed;
+
+        void changed() {
+            version++;
+            changed.signalAll();
+        }
     }
 
     private static final class Holder {
@@ -121,18 +134,45 @@ public final class MemoryBackend implements LockBackend {
         }
     }
 
-    /** Removes expired holders (the server's own expiry); the caller holds the lock. */
-    private void expire(String name, Entry e) {
+    /** Removes expired holders (the server's own expiry); the caller holds the entry's lock. */
+    private void expire(Entry e) {
+        if (e.holders.isEmpty()) {
+            return;
+        }
         long now = ticker.read();
-        boolean removed = e.holders.values().removeIf(h -> now - h.expires >= 0);
-        if (removed) {
-            version++;
-            changed.signalAll();
+        if (e.holders.values().removeIf(h -> now - h.expires >= 0)) {
+            e.changed();
         }
     }
 
-    private Entry entry(String name) {
-        return entries.computeIfAbsent(name, n -> new Entry());
+    /** The entry of {@code name}, made if absent, with its lock held. */
+    private Entry locked(String name) {
+        while (true) {
+            Entry e = entries.get(name);
+            if (e == null) {
+                e = entries.computeIfAbsent(name, n -> new Entry());
+            }
+            e.lock.lock();
+            if (!e.removed) {
+                return e;
+            }
+            e.lock.unlock();
+        }
+    }
+
+    /** The entry of {@code name} with its lock held, or null if there is none. */
+    private Entry lockedIfPresent(String name) {
+        while (true) {
+            Entry e = entries.get(name);
+            if (e == null) {
+                return null;
+            }
+            e.lock.lock();
+            if (!e.removed) {
+                return e;
+            }
+            e.lock.unlock();
+        }
     }
 
     /** Calls into the backend that a test made fail or hang. */
@@ -185,43 +225,50 @@ public final class MemoryBackend implements LockBackend {
      */
     private final class MemAttempt implements Attempt {
         final AcquireSpec spec;
-        long seen = -1; // version at the last try
+        /** The entry of the last try (a queued attempt keeps it from being dropped). */
+        Entry entry;
+        long seen = -1; // the entry's version at the last try
         boolean queued;
-        List<HolderInfo> blockers = List.of();
+        /** Who blocked the last try: holders and earlier waiters, made into HolderInfo only if asked. */
+        List<Object> blockedBy = List.of();
 
         MemAttempt(AcquireSpec spec) {
             this.spec = spec;
         }
 
+        private boolean conflicts(Mode other) {
+            return spec.mode() == Mode.EXCLUSIVE || other == Mode.EXCLUSIVE;
+        }
+
         @Override
         public Optional<Grant> tryAcquire() {
             enter("acquire", spec.name());
-            lock.lock();
+            calls.tries.increment();
+            Entry e = locked(spec.name());
             try {
-                calls.tries.incrementAndGet();
-                seen = version;
-                Entry e = entry(spec.name());
-                expire(spec.name(), e);
-                List<HolderInfo> in = new ArrayList<>();
+                entry = e;
+                seen = e.version;
+                expire(e);
+                List<Object> in = null;
                 for (Holder h : e.holders.values()) {
-                    if (spec.mode() == Mode.EXCLUSIVE || h.spec.mode() == Mode.EXCLUSIVE) {
-                        in.add(info(h));
+                    if (conflicts(h.spec.mode())) {
+                        in = add(in, h);
                     }
                 }
                 for (MemAttempt w : e.queue) {
                     if (w == this) {
                         break;
                     }
-                    if (spec.mode() == Mode.EXCLUSIVE || w.spec.mode() == Mode.EXCLUSIVE) {
-                        in.add(w.waiterInfo());
+                    if (conflicts(w.spec.mode())) {
+                        in = add(in, w);
                     }
                 }
-                if (!in.isEmpty()) {
-                    blockers = List.copyOf(in);
-                    if (!queued) {
+                if (in != null) {
+                    blockedBy = in;
+                    if (!queued && spec.waits()) { // a single try never waits, so it takes no place in the queue
                         queued = true;
                         e.queue.add(this);
-                        version++;
+                        e.version++;
                     }
                     return Optional.empty();
                 }
@@ -232,12 +279,17 @@ public final class MemoryBackend implements LockBackend {
                 long token = ++e.token;
                 Holder h = new Holder(spec, token, clock.instant(), ticker.read() + spec.lease().toNanos());
                 e.holders.put(spec.owner().id(), h);
-                version++;
-                changed.signalAll();
-                return Optional.of(new MemGrant(h));
+                e.changed();
+                return Optional.of(new MemGrant(e, h));
             } finally {
-                lock.unlock();
+                e.lock.unlock();
             }
+        }
+
+        private List<Object> add(List<Object> in, Object blocker) {
+            List<Object> out = in == null ? new ArrayList<>(2) : in;
+            out.add(blocker);
+            return out;
         }
 
         HolderInfo waiterInfo() {
@@ -247,50 +299,65 @@ public final class MemoryBackend implements LockBackend {
 
         @Override
         public void await(long nanos) throws InterruptedException {
-            lock.lockInterruptibly();
+            Entry e = entry;
+            if (e == null) {
+                return;
+            }
+            e.lock.lockInterruptibly();
             try {
                 long left = nanos;
-                while (version == seen && left > 0) {
-                    left = changed.awaitNanos(left);
+                while (e.version == seen && !e.removed && left > 0) {
+                    left = e.changed.awaitNanos(left);
                 }
             } finally {
-                lock.unlock();
+                e.lock.unlock();
             }
         }
 
         @Override
         public List<HolderInfo> blockers() {
-            return blockers;
+            List<HolderInfo> out = new ArrayList<>(blockedBy.size());
+            for (Object b : blockedBy) {
+                out.add(b instanceof Holder ? info((Holder) b) : ((MemAttempt) b).waiterInfo());
+            }
+            return List.copyOf(out);
         }
 
         @Override
         public void close() {
-            lock.lock();
+            Entry seenEntry = entry;
+            if (!queued && seenEntry != null && seenEntry.token != 0) {
+                return; // not queued, and the name was granted before: nothing to undo (a racy read of token only costs a lock)
+            }
+            Entry e = lockedIfPresent(spec.name());
+            if (e == null) {
+                return;
+            }
             try {
-                Entry e = entries.get(spec.name());
                 if (queued) {
-                    if (e != null) {
-                        e.queue.remove(this);
-                    }
+                    e.queue.remove(this);
                     queued = false;
-                    version++;
-                    changed.signalAll();
+                    e.changed();
                 }
-                if (e != null && e.token == 0 && e.holders.isEmpty() && e.queue.isEmpty()) {
-                    entries.remove(spec.name()); // tried, never granted: leaves no trace
+                if (e.token == 0 && e.holders.isEmpty() && e.queue.isEmpty()) {
+                    e.removed = true; // tried, never granted: leaves no trace
+                    entries.remove(spec.name(), e);
                 }
             } finally {
-                lock.unlock();
+                e.lock.unlock();
             }
         }
     }
 
     /** A granted lock; every call checks that the holder entry is still this grant's. */
     private final class MemGrant implements Grant {
+        /** The name's entry: never dropped once a token was issued. */
+        final Entry entry;
         final Holder mine;
         final AcquireSpec spec;
 
-        MemGrant(Holder mine) {
+        MemGrant(Entry entry, Holder mine) {
+            this.entry = entry;
             this.mine = mine;
             this.spec = mine.spec;
             channels.put(this, spec.lossChannel());
@@ -318,41 +385,37 @@ public final class MemoryBackend implements LockBackend {
 
         @Override
         public void renew(Duration lease, long timeoutNanos) {
-            calls.renewals.incrementAndGet();
+            calls.renewals.increment();
             enter("renew", spec.name());
-            lock.lock();
+            Entry e = entry;
+            e.lock.lock();
             try {
-                Entry e = entries.get(spec.name());
-                if (e != null) {
-                    expire(spec.name(), e);
-                }
-                Holder h = e == null ? null : e.holders.get(spec.owner().id());
-                if (h != mine) {
+                expire(e);
+                if (e.holders.get(spec.owner().id()) != mine) {
                     throw new LockLostException(description, spec.name(), description + " - " + LockNames.quote(spec.name())
                             + " (token " + mine.token + ") is no longer held by " + spec.owner().id()
                             + " (its lease ran out, or it was broken)", null);
                 }
-                h.expires = ticker.read() + lease.toNanos();
+                mine.expires = ticker.read() + lease.toNanos();
             } finally {
-                lock.unlock();
+                e.lock.unlock();
             }
         }
 
         @Override
         public void release() {
-            calls.releases.incrementAndGet();
+            calls.releases.increment();
             channels.remove(this);
             enter("release", spec.name());
-            lock.lock();
+            Entry e = entry;
+            e.lock.lock();
             try {
-                Entry e = entries.get(spec.name());
-                if (e != null && e.holders.get(spec.owner().id()) == mine) {
+                if (e.holders.get(spec.owner().id()) == mine) {
                     e.holders.remove(spec.owner().id());
-                    version++;
-                    changed.signalAll();
+                    e.changed();
                 }
             } finally {
-                lock.unlock();
+                e.lock.unlock();
             }
         }
     }
@@ -369,13 +432,12 @@ public final class MemoryBackend implements LockBackend {
     @Override
     public LockInfo inspect(String name) {
         enter("status", name);
-        lock.lock();
+        Entry e = lockedIfPresent(name);
+        if (e == null) {
+            return LockInfo.builder(name).waiters(0).build();
+        }
         try {
-            Entry e = entries.get(name);
-            if (e == null) {
-                return LockInfo.builder(name).waiters(0).build();
-            }
-            expire(name, e);
+            expire(e);
             List<HolderInfo> holders = new ArrayList<>();
             for (Holder h : e.holders.values()) {
                 holders.add(info(h));
@@ -387,19 +449,14 @@ public final class MemoryBackend implements LockBackend {
             }
             return LockInfo.builder(name).holders(holders).waiters(queued.size()).queued(queued).build();
         } finally {
-            lock.unlock();
+            e.lock.unlock();
         }
     }
 
     @Override
     public List<LockInfo> list() {
-        List<String> names;
-        lock.lock();
-        try {
-            names = new ArrayList<>(entries.keySet());
-        } finally {
-            lock.unlock();
-        }
+        List<String> names = new ArrayList<>(entries.keySet());
+        Collections.sort(names);
         List<LockInfo> out = new ArrayList<>();
         for (String n : names) {
             out.add(inspect(n));
@@ -453,17 +510,18 @@ public final class MemoryBackend implements LockBackend {
      * lease would: its next renewal finds the lock gone. Returns false if it held nothing.
      */
     public boolean takeAway(String name, String ownerId) {
-        lock.lock();
+        Entry e = lockedIfPresent(name);
+        if (e == null) {
+            return false;
+        }
         try {
-            Entry e = entries.get(name);
-            if (e == null || e.holders.remove(ownerId) == null) {
+            if (e.holders.remove(ownerId) == null) {
                 return false;
             }
-            version++;
-            changed.signalAll();
+            e.changed();
             return true;
         } finally {
-            lock.unlock();
+            e.lock.unlock();
         }
     }
 
@@ -498,23 +556,24 @@ public final class MemoryBackend implements LockBackend {
     public static final class Calls {
         private Calls() {}
 
-        final AtomicInteger tries = new AtomicInteger();
-        final AtomicInteger renewals = new AtomicInteger();
-        final AtomicInteger releases = new AtomicInteger();
+        // Adders, not atomics: every try of every thread counts, and must not contend on one word.
+        final LongAdder tries = new LongAdder();
+        final LongAdder renewals = new LongAdder();
+        final LongAdder releases = new LongAdder();
 
         /** Acquisition tries (a wait makes several). */
         public int tries() {
-            return tries.get();
+            return tries.intValue();
         }
 
         /** Renewals, background and by hand. */
         public int renewals() {
-            return renewals.get();
+            return renewals.intValue();
         }
 
         /** Releases, including the one after a loss. */
         public int releases() {
-            return releases.get();
+            return releases.intValue();
         }
     }
 

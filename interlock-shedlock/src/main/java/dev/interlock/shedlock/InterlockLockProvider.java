@@ -36,8 +36,9 @@ import org.slf4j.LoggerFactory;
  *     lock then lasts while this process runs and frees itself {@code lockAtMostFor} after it dies
  *     or loses touch.</li>
  * <li>{@code lockAtLeastFor} is {@link LockRequest#holdAtLeast(Duration)}: an unlock before it
- *     keeps the lock until then (lease-based backends renew it one last time to end then, so it
- *     stays held even if this process exits).</li>
+ *     keeps the lock until then and frees it then (lease-based backends renew it one last time to
+ *     end then, so it stays held even if this process exits, and this process releases it at that
+ *     time).</li>
  * <li>Both are measured from the moment the lock is granted, on this host's monotonic clock,
  *     not from {@link LockConfiguration#getLockAtMostUntil()}'s wall-clock instant; the
  *     difference is the time {@code lock()} takes.</li>
@@ -47,8 +48,10 @@ import org.slf4j.LoggerFactory;
  *     kept by this process until unlock (plus {@code lockAtLeastFor}) or until the process exits,
  *     when the kernel frees it at once; a hung task keeps it.</li>
  * <li>{@code dir:} judges a holder by the lease it recorded at acquisition: {@code extend} may
- *     keep or shorten {@code lockAtMostFor} but not lengthen it (it returns empty then), and an
- *     early unlock keeps the lock at most one {@code lockAtMostFor} longer.</li>
+ *     keep or shorten {@code lockAtMostFor} but not lengthen it (it returns empty then). An early
+ *     unlock frees at {@code lockAtLeastFor} as on the other backends; only if this process exits
+ *     before then does a node that first looks after that time wait the time that was left at
+ *     unlock (up to {@code lockAtLeastFor}) from its first look ({@code dir:} judges by what it observes, never by a wall clock).</li>
  * </ul>
  *
  * <p><b>The fencing token</b> of the lock a task runs under is {@link InterlockShedLock#currentToken()},
@@ -60,6 +63,9 @@ import org.slf4j.LoggerFactory;
  */
 public final class InterlockLockProvider implements ExtensibleLockProvider {
     private static final Logger log = LoggerFactory.getLogger(InterlockLockProvider.class);
+
+    /** The shortest lease the core renews in the background. */
+    static final long MIN_RENEWED_MS = 100;
 
     private final LockSpace space;
     private final boolean renew;
@@ -79,7 +85,9 @@ public final class InterlockLockProvider implements ExtensibleLockProvider {
      * {@code lockAtMostFor} while this process runs: a task may run longer than
      * {@code lockAtMostFor} and keep the lock (no need for {@code LockExtender}), and the lock
      * frees itself {@code lockAtMostFor} after the process dies, stops (SIGSTOP) or loses the
-     * backend. A hung task in a live process keeps the lock: that is the trade.
+     * backend. A hung task in a live process keeps the lock: that is the trade. A
+     * {@code lockAtMostFor} under 100 ms is too short to renew (a renewal every
+     * third of it): such a lock is fixed, as from the plain provider.
      */
     public InterlockLockProvider renewingInBackground() {
         return new InterlockLockProvider(space, true);
@@ -107,7 +115,7 @@ public final class InterlockLockProvider implements ExtensibleLockProvider {
         Duration atMost = configuration.getLockAtMostFor();
         requirePositive(configuration.getName(), atMost);
         LockRequest request = space.lock(configuration.getName()).lease(atMost);
-        if (!renew) {
+        if (!renew || atMost.toMillis() < MIN_RENEWED_MS) {
             request.fixedLease();
         }
         Duration atLeast = configuration.getLockAtLeastFor();

@@ -15,6 +15,7 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import net.javacrumbs.shedlock.core.ClockProvider;
 import net.javacrumbs.shedlock.core.DefaultLockingTaskExecutor;
 import net.javacrumbs.shedlock.core.LockAssert;
@@ -32,6 +33,11 @@ import org.junit.jupiter.api.Test;
  * per test, on one backend. Two lock spaces on the same namespace play two nodes; both run on one
  * {@link FakeTicker} and {@link ManualScheduler}, so leases run out and hold-at-least times pass
  * without waiting (backends that judge expiry by a server's clock override {@link #assertFreedAfter}).
+ * The rules are the ones ShedLock's {@code LockProvider}, {@code SimpleLock} and {@code extend}
+ * Javadoc state and its provider test suite (test-support's {@code AbstractLockProviderIntegrationTest}
+ * and {@code AbstractExtensibleLockProviderIntegrationTest}) checks, written here for Interlock; where
+ * a backend cannot keep one ({@code flock:} has no expiry) the test asserts what the README's
+ * ShedLock table says instead.
  *
  * <p>The rules, from ShedLock's Javadoc and README: a lock is granted to one node at a time; a busy
  * lock is {@code Optional.empty()} at once; {@code lockAtMostFor} frees a lock whose holder never
@@ -124,6 +130,17 @@ abstract class ShedLockProviderContract {
     }
 
     @Test
+    void lock_rightAfterUnlock_isGrantedAgain_tenTimes_andRefusedWhileHeld() {
+        for (int i = 0; i < 10; i++) {
+            SimpleLock l = a.lock(cfg("job")).orElseThrow();
+            assertThat(a.lock(cfg("job"))).as("round %d: held", i).isEmpty();
+            assertThat(b.lock(cfg("job"))).as("round %d: held, for node B too", i).isEmpty();
+            l.unlock();
+        }
+        assertFree("job");
+    }
+
+    @Test
     void unlock_withoutLockAtLeastFor_freesAtOnce() {
         a.lock(cfg("job")).orElseThrow().unlock();
         assertFree("job");
@@ -143,6 +160,31 @@ abstract class ShedLockProviderContract {
     }
 
     @Test
+    void unlock_beforeLockAtLeastFor_isFreeThen_forANodeThatFirstLooksThen() {
+        SimpleLock l = a.lock(cfg("job", d(), times(d(), 0.5))).orElseThrow();
+        timer.advance(times(d(), 0.1));
+        l.unlock();
+        // node B fires the job only now, as a cron job on another host would
+        assertFreedAfter(times(d(), 0.4).plusMillis(1), "job");
+    }
+
+    @Test
+    void unlock_beforeLockAtLeastFor_thenTheProcessExits_keepsTheLockUntilThen_only() {
+        SimpleLock l = a.lock(cfg("job", d(), times(d(), 0.5))).orElseThrow();
+        timer.advance(times(d(), 0.1));
+        l.unlock();
+        spaceA.close(); // the application stops (or dies) right after the job
+        if (!locksExpire()) {
+            assertFree("job"); // flock: the kernel frees a lock with the process that held it
+            return;
+        }
+        assertHeld("job");
+        timer.advance(times(d(), 0.3));
+        assertHeld("job");
+        assertFreedAfter(times(d(), 0.1).plusMillis(1), "job");
+    }
+
+    @Test
     void unlock_afterLockAtLeastFor_freesAtOnce() {
         SimpleLock l = a.lock(cfg("job", d(), times(d(), 0.5))).orElseThrow();
         timer.advance(times(d(), 0.6));
@@ -150,17 +192,117 @@ abstract class ShedLockProviderContract {
         assertFree("job");
     }
 
+    /**
+     * A hung task's lock is kept until {@code lockAtMostFor}, never freed sooner (the holder is told
+     * it is lost a fifth earlier, to stop in time, but others wait for the end), and is free for
+     * another node right after it.
+     */
     @Test
-    void lockAtMostFor_holderNeverUnlocks_lockFreesItself() {
-        a.lock(cfg("hung")).orElseThrow(); // the task hangs: never unlocked
+    void lockAtMostFor_hungHolder_heldToTheEnd_andFreeRightAfter() {
+        a.lock(cfg("hung")).orElseThrow();
         timer.advance(times(d(), 0.5));
         assertHeld("hung");
-        timer.advance(d());
+        timer.advance(times(d(), 0.45)); // past the holder's loss point (4/5), before the end
+        assertHeld("hung");
         if (locksExpire()) {
-            assertFree("hung");
+            assertThat(InterlockShedLock.currentToken()).as("the holder knows it can no longer count on the lock").isEmpty();
+            assertFreedAfter(times(d(), 0.05).plusMillis(2), "hung");
         } else {
+            timer.advance(d());
             assertHeld("hung"); // flock: kept by this process until unlock (or exit)
         }
+    }
+
+    /** ShedLock's {@code shouldTimeout}: a lockAtMostFor of 50 ms is granted (not refused) and runs out. */
+    @Test
+    void lockAtMostFor_under100ms_isGranted_andRunsOut() {
+        Duration atMost = Duration.ofMillis(50);
+        SimpleLock l = a.lock(cfg("short", atMost, Duration.ZERO)).orElseThrow();
+        assertThat(b.lock(cfg("short", atMost, Duration.ZERO))).isEmpty();
+        timer.advance(atMost.plusMillis(5));
+        if (locksExpire()) {
+            awaitFree("short", atMost);
+        } else {
+            assertHeld("short");
+            l.unlock();
+            assertFree("short");
+        }
+    }
+
+    /** ShedLock's {@code shouldNotBeAbleToExtendExpiredLock}, with its lockAtMostFor of 1 ms. */
+    @Test
+    void extend_afterA1msLockAtMostForRanOut_isEmpty_andTheLockIsFree() {
+        SimpleLock l = a.lock(cfg("short", Duration.ofMillis(1), Duration.ZERO)).orElseThrow();
+        timer.advance(Duration.ofMillis(2));
+        Optional<SimpleLock> extended = l.extend(Duration.ofSeconds(10), Duration.ZERO);
+        if (locksExpire()) {
+            assertThat(extended).as("the lock ran out before the extension").isEmpty();
+            awaitFree("short", Duration.ofMillis(1));
+        } else {
+            assertThat(extended).as("flock: does not run out, so it extends").isPresent();
+            extended.get().unlock();
+            assertFree("short");
+        }
+    }
+
+    /**
+     * Polls node B until {@code name} is free: at once on the fake ticker, within the bound on a
+     * backend whose server clock runs the lock out.
+     */
+    private void awaitFree(String name, Duration atMost) {
+        org.awaitility.Awaitility.await().atMost(dev.interlock.testkit.Timing.seconds(15)).pollInterval(Duration.ofMillis(20))
+                .until(() -> {
+                    SimpleLock l = b.lock(cfg(name, atMost, Duration.ZERO)).orElse(null);
+                    if (l != null) {
+                        l.unlock();
+                    }
+                    return l != null;
+                });
+    }
+
+    /**
+     * ShedLock's {@code fuzzTestShouldPass}: threads of two nodes take turns on two names, each
+     * increments a plain counter under the lock; not one increment may be lost.
+     */
+    @Test
+    void fuzz_threadsOfTwoNodes_countExactly() throws Exception {
+        int threads = 8;
+        int perThread = 40;
+        long[] counters = new long[2];
+        List<Thread> workers = new ArrayList<>();
+        AtomicReference<Throwable> failed = new AtomicReference<>();
+        java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+        for (int t = 0; t < threads; t++) {
+            int job = t % 2;
+            InterlockLockProvider node = t % 4 < 2 ? a : b;
+            LockConfiguration c = cfg("fuzz" + job, Duration.ofMinutes(5), Duration.ZERO);
+            Thread w = new Thread(() -> {
+                try {
+                    go.await();
+                    for (int done = 0; done < perThread; ) {
+                        Optional<SimpleLock> l = node.lock(c);
+                        if (l.isPresent()) {
+                            long n = counters[job];
+                            Thread.yield(); // let another thread in here if the lock lets it
+                            counters[job] = n + 1;
+                            l.get().unlock();
+                            done++;
+                        }
+                    }
+                } catch (Throwable e) {
+                    failed.compareAndSet(null, e);
+                }
+            });
+            w.start();
+            workers.add(w);
+        }
+        go.countDown();
+        for (Thread w : workers) {
+            w.join(dev.interlock.testkit.Timing.seconds(120).toMillis());
+            assertThat(w.isAlive()).as("a fuzz thread is stuck").isFalse();
+        }
+        assertThat(failed.get()).isNull();
+        assertThat(counters).containsExactly(threads / 2 * perThread, threads / 2 * perThread);
     }
 
     @Test
@@ -332,6 +474,14 @@ abstract class ShedLockProviderContract {
         assertHeld("long");
         l.unlock();
         assertFree("long");
+    }
+
+    @Test
+    void renewingInBackground_lockAtMostForTooShortToRenew_isAFixedLock() {
+        SimpleLock l = a.renewingInBackground().lock(cfg("short", Duration.ofMillis(50), Duration.ZERO)).orElseThrow();
+        assertThat(b.lock(cfg("short", Duration.ofMillis(50), Duration.ZERO))).isEmpty();
+        l.unlock();
+        assertFree("short");
     }
 
     @Test

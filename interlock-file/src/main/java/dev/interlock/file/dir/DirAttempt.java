@@ -271,8 +271,10 @@ final class DirAttempt implements Attempt {
         for (Reader r : s.readers) {
             Beat b = s.beats.get(r.token());
             String state = b == null ? "none" : b.name();
+            // A heartbeat renewed to a shorter lease (kept past close for a hold-at-least time) carries it.
+            long leaseMs = b == null ? r.holder().leaseMs() : Math.min(r.holder().leaseMs(), b.holder().leaseMs());
             String reason = backend.self.provablyDead(r.holder()) ? "its process is gone"
-                    : stale("R." + r.token(), state, r.holder().leaseMs(), now);
+                    : stale("R." + r.token(), state, leaseMs, now);
             if (reason != null) {
                 if (b != null && !dir.remove(b.name())) {
                     alive.add(r.holder().info(Mode.SHARED, r.token())); // renewed or reclaimed meanwhile: look again

@@ -15,7 +15,10 @@ import java.util.Optional;
  * A granted {@code dir:} lock. A writer's heartbeat is the {@code g} of its gate name
  * {@code X.<t>.<g>.<holder>}, a reader's is its {@code B.<t>.<g>}; renewing renames the exact
  * current name to {@code g+1}, so it fails (and the lock is reported lost) once anyone has
- * reclaimed the lock, and a reclaim fails once the holder has renewed. Release also starts with
+ * reclaimed the lock, and a reclaim fails once the holder has renewed. A renewal to a lease
+ * shorter than the one acquired with writes that lease into the new name (others judge an entry by
+ * the lease written in it, from when they first see it), so a lock kept past close() for a
+ * hold-at-least time ends then for everyone. Release also starts with
  * that exact name, so a late release never frees a lock someone else holds. Every renewal also
  * checks that the root path and the lock directory's name still lead to the directories the grant
  * was made in (see {@link DirLockDir#moved()}).
@@ -25,7 +28,10 @@ final class DirGrant implements Grant {
     private final DirLockDir dir;
     private final boolean writer;
     private final long token;
+    /** This holder as acquired: its lease is the longest a renewal may give. */
     private final Holder me;
+    /** This holder as written in the current name: {@link #me} with the lease of the last renewal. */
+    private Holder named;
     private final Instant acquiredAt;
     private long beat;
     private boolean released;
@@ -36,6 +42,7 @@ final class DirGrant implements Grant {
         this.token = token;
         this.beat = beat;
         this.me = me;
+        this.named = me;
         this.acquiredAt = acquiredAt;
     }
 
@@ -50,7 +57,18 @@ final class DirGrant implements Grant {
     }
 
     private String current(long g) {
-        return writer ? Gate.writer(token, g, me) : Beat.name(token, g, me);
+        return name(g, named);
+    }
+
+    private String name(long g, Holder h) {
+        return writer ? Gate.writer(token, g, h) : Beat.name(token, g, h);
+    }
+
+    /** {@link #me} with the lease {@code lease} (rounded up to whole ms), never longer than acquired. */
+    private Holder leased(Duration lease) {
+        long ms = Math.min(me.leaseMs(), Math.max(1, lease.plusNanos(999_999).toMillis()));
+        return ms == named.leaseMs() ? named
+                : new Holder(ms, me.sinceSec(), me.pid(), me.startTicks(), me.pidNs(), me.bootId(), me.nonce(), me.host());
     }
 
     /** Others judge this holder by the lease written in its name at acquisition: it cannot be lengthened. */
@@ -70,17 +88,20 @@ final class DirGrant implements Grant {
         if (moved != null) {
             throw dir.lost(moved + " (token " + token + "); a new lock of that name may now be held by someone else");
         }
+        Holder next = leased(lease);
         for (int i = 0; i < 3; i++) {
-            if (dir.cas(current(beat), current(beat + 1))) {
+            if (dir.cas(current(beat), name(beat + 1, next))) {
                 beat++;
+                named = next;
                 return;
             }
             // The exact name is gone: either a lost reply hid our own earlier rename, or the lock was taken over.
-            Optional<Long> found = find();
+            Optional<Found> found = find();
             if (found.isEmpty()) {
                 break;
             }
-            beat = found.get();
+            beat = found.get().beat();
+            named = found.get().holder();
         }
         DirLockDir.Snapshot s = dir.list();
         if (s.gone) {
@@ -90,22 +111,29 @@ final class DirGrant implements Grant {
                 + "); the lock is now " + DirLockBackend.holders(s).stream().map(h -> h.describe()).reduce((a, b) -> a + "; " + b).orElse("free"));
     }
 
-    /** Our heartbeat under any count, from a fresh listing. */
-    private Optional<Long> find() {
+    /** Our heartbeat as found in a listing: its count and the holder (with the lease) written in it. */
+    private record Found(long beat, Holder holder) {}
+
+    /** Our heartbeat under any count and lease, from a fresh listing. */
+    private Optional<Found> find() {
         DirLockDir.Snapshot s = dir.list();
         if (writer) {
             for (Gate g : s.gates) {
                 if (g.writer() && g.token() == token && g.holder().nonce().equals(me.nonce())) {
-                    return Optional.of(g.beat());
+                    return Optional.of(new Found(g.beat(), g.holder()));
                 }
             }
         } else {
             Beat b = s.beats.get(token);
             if (b != null) {
-                return Optional.of(b.beat());
+                return Optional.of(new Found(b.beat(), b.holder()));
             }
         }
         return Optional.empty();
+    }
+
+    private String current(Found f) {
+        return name(f.beat(), f.holder());
     }
 
     @Override
@@ -120,7 +148,7 @@ final class DirGrant implements Grant {
                 if (dir.cas(current(beat), free)) {
                     dir.backend.barging.released(dir.dirName, free);
                 } else {
-                    Optional<Long> found = find();
+                    Optional<Found> found = find();
                     if (found.isPresent()) {
                         dir.cas(current(found.get()), free);
                     } else {

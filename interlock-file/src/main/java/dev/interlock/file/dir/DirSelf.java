@@ -4,9 +4,10 @@ import dev.interlock.file.internal.Errno;
 import dev.interlock.file.internal.ErrnoException;
 import dev.interlock.internal.ProcessIdentity;
 import java.io.IOException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.OptionalLong;
+import java.util.Optional;
 
 /**
  * This process as the {@code dir:} protocol records it, and the same-host liveness test.
@@ -14,8 +15,8 @@ import java.util.OptionalLong;
  * <p>A holder is judged on this host only if it recorded the same boot id <em>and</em> the same
  * pid namespace as ours, and only if {@code /proc} is the procfs of our pid namespace
  * ({@code /proc/self} names our own pid). Then it is dead iff its process start time differs (the
- * pid was reused), or {@code kill(pid, 0)} and {@code kill(-pid, 0)} both say ESRCH: no process
- * has the pid and none is left in the process group it led. In every other case (another host,
+ * pid was reused), or no process that can still run has the pid (none, or a zombie) and none is
+ * left in the process group it led (see {@link #provablyDead}). In every other case (another host,
  * another container, an unreadable {@code /proc}) the answer is "cannot tell", and only the
  * observed lease decides.
  */
@@ -81,11 +82,14 @@ final class DirSelf {
     /**
      * True only with proof that the holder is gone: same kernel and pid namespace, and either the
      * process with its pid started at another time (the pid was reused, so nothing of the holder
-     * can remain), or no process has its pid <em>and</em> no process is left in the process group
-     * of that number. The group matters for {@code interlock run}, whose lock is held on behalf
-     * of the command's process group (its leader, the sentinel, is the recorded process): the
-     * lock stays held while anything in that group can still run. Linux never gives a new
-     * process a number still in use as a process group id, so the two checks cannot be confused.
+     * can remain), or no process that can still run has its pid <em>and</em> none is left in the
+     * process group of that number. A zombie (exited, not yet reaped by its parent) can run no
+     * more: {@code kill(pid, 0)} still finds it, so {@code /proc/PID/stat}'s state decides, and a
+     * group whose members are all zombies is gone too. The group matters for
+     * {@code interlock run}, whose lock is held on behalf of the command's process group (its
+     * leader, the sentinel, is the recorded process): the lock stays held while anything in that
+     * group can still run. Linux never gives a new process a number still in use as a process
+     * group id, so the two checks cannot be confused.
      */
     boolean provablyDead(DirEntries.Holder h) {
         if (!sameNamespace(h) || h.pid() <= 0 || h.pid() > Integer.MAX_VALUE) {
@@ -98,19 +102,49 @@ final class DirSelf {
             return h.startTicks() > 0 && startTicks > 0 && h.startTicks() != startTicks;
         }
         if (exists(p)) {
-            if (h.startTicks() <= 0) {
-                return false;
-            }
-            OptionalLong start = ProcessIdentity.startTicks(h.pid());
-            if (start.isPresent()) {
-                return start.getAsLong() != h.startTicks();
-            }
-            // The process may have exited between kill and the read: ask again.
-            if (exists(p)) {
-                return false;
+            Optional<ProcessIdentity.ProcStat> stat = ProcessIdentity.stat(h.pid());
+            if (stat.isPresent()) {
+                if (h.startTicks() > 0 && stat.get().startTicks() != h.startTicks()) {
+                    return true; // the pid was reused
+                }
+                if (!stat.get().exited()) {
+                    return false; // runs (or may: a reused pid of unknown start time)
+                }
+                // A zombie: whoever it is, the holder can run no more; its group decides.
+            } else if (exists(p)) {
+                return false; // unreadable, or exited between kill and the read: asked again, it is there
             }
         }
-        return !exists(-p);
+        return !groupCanRun(p);
+    }
+
+    /** True unless the process group {@code pgid} is empty or holds only zombies (or we cannot tell: then true). */
+    private static boolean groupCanRun(int pgid) {
+        if (!exists(-pgid)) {
+            return false;
+        }
+        // kill() counts zombies as members: look for one that can still run.
+        try (DirectoryStream<Path> procs = Files.newDirectoryStream(Path.of("/proc"))) {
+            for (Path proc : procs) {
+                String name = proc.getFileName().toString();
+                if (name.isEmpty() || name.charAt(0) < '1' || name.charAt(0) > '9') {
+                    continue;
+                }
+                long member;
+                try {
+                    member = Long.parseLong(name);
+                } catch (NumberFormatException e) {
+                    continue;
+                }
+                Optional<ProcessIdentity.ProcStat> stat = ProcessIdentity.stat(member);
+                if (stat.isPresent() && stat.get().processGroup() == pgid && !stat.get().exited()) {
+                    return true;
+                }
+            }
+            return false;
+        } catch (IOException | RuntimeException e) {
+            return true;
+        }
     }
 
     /** {@code kill(target, 0)}: a process (or, negative, a process group) exists; EPERM means it does. */

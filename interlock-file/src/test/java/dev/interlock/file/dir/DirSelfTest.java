@@ -69,6 +69,38 @@ class DirSelfTest {
         assertThat(self.provablyDead(h)).isTrue();
     }
 
+    /**
+     * A zombie under {@code sh}: the shell starts a child that waits until the shell has become
+     * {@code sleep} (exec keeps the pid), then exits. {@code sleep} never reaps it, so it stays a
+     * zombie, found by {@code kill(pid, 0)}, until the test ends {@code sleep}. With
+     * {@code ownGroup} the child leads a group of its own (as {@code interlock run}'s sentinel
+     * does) of which it is the only member.
+     */
+    private long zombie(boolean ownGroup) throws IOException {
+        String waitForExec = "until read c < /proc/$1/comm && [ \"$c\" = sleep ]; do :; done";
+        shell = new ProcessBuilder("sh", "-c", "p=$$; " + (ownGroup ? "setsid " : "") + "sh -c \"$1\" child \"$p\" & echo $!;"
+                + " exec sleep 600", "parent", waitForExec).start();
+        long child = Long.parseLong(new java.io.BufferedReader(
+                new java.io.InputStreamReader(shell.getInputStream(), StandardCharsets.US_ASCII)).readLine().trim());
+        await().atMost(Timing.seconds(10)).until(() -> ProcessIdentity.stat(child).map(ProcessIdentity.ProcStat::exited).orElse(false));
+        return child;
+    }
+
+    @Test
+    void aZombie_isDead_thoughKillStillFindsIt() throws Exception {
+        long z = zombie(false);
+        long start = ProcessIdentity.stat(z).orElseThrow().startTicks();
+        assertThat(self.provablyDead(holder(z, start))).as("process %d exited and is not reaped", z).isTrue();
+    }
+
+    @Test
+    void aZombieLeadingAGroupOfZombies_isDead() throws Exception {
+        long z = zombie(true);
+        assertThat(ProcessIdentity.stat(z).orElseThrow().processGroup()).as("it leads its own group").isEqualTo(z);
+        long start = ProcessIdentity.stat(z).orElseThrow().startTicks();
+        assertThat(self.provablyDead(holder(z, start))).as("process %d and its group can run no more", z).isTrue();
+    }
+
     @Test
     void aReusedPid_isDead() throws IOException {
         long me = ProcessHandle.current().pid();
