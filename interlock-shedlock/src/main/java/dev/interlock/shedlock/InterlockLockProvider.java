@@ -29,10 +29,11 @@ import org.slf4j.LoggerFactory;
  * <ul>
  * <li>{@code lockAtMostFor} is the lease, <em>fixed</em> by default (not renewed in the
  *     background): the lock frees itself after it even if the task hangs, which is ShedLock's
- *     promise. Interlock declares a lease lost a fifth of it before its end (so a holder never
- *     believes in a lock that others may already take) and gives the lock up then: a task still
- *     running at 4/5 of {@code lockAtMostFor} no longer holds it. Pick {@code lockAtMostFor} well
- *     above the run time, as ShedLock advises. {@link #renewingInBackground()} renews instead: the
+ *     promise, and nobody else gets it before {@code lockAtMostFor} unless the task unlocks. The
+ *     task itself is told a fifth before the end (its lease's loss point: {@code isValid()} turns
+ *     false, {@code onLost} runs), so that it can stop before others may enter. Pick
+ *     {@code lockAtMostFor} well above the run time, as ShedLock advises. A {@code lockAtMostFor}
+ *     under 100ms is a fixed lease even with {@link #renewingInBackground()}, too short to renew. {@link #renewingInBackground()} renews instead: the
  *     lock then lasts while this process runs and frees itself {@code lockAtMostFor} after it dies
  *     or loses touch.</li>
  * <li>{@code lockAtLeastFor} is {@link LockRequest#holdAtLeast(Duration)}: an unlock before it
