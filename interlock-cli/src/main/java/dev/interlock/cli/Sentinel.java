@@ -29,8 +29,11 @@ import java.util.concurrent.TimeUnit;
  *       expire);</li>
  *   <li>{@code done}: the command is over; disarm and exit;</li>
  *   <li>end of file: the JVM died; SIGTERM now, SIGKILL after the grace period or when the
- *       armed timer says, whichever comes first. If it was never armed (the JVM died before the
- *       lock was granted, so before the command was started), it just exits.</li>
+ *       armed timer says, whichever comes first, or as soon as nothing of the command is left in
+ *       the group: the sentinel then dies with that SIGKILL, so a same-host {@code dir:} waiter
+ *       gets the lock once the command is over, not after the grace period. If it was never
+ *       armed (the JVM died before the lock was granted, so before the command was started), it
+ *       just exits.</li>
  * </ul>
  * The sentinel and its timer ignore the signals meant for the command (and Ctrl-Z); SIGKILL to
  * the group ends them with it. It runs with an empty environment and its timer is sleep(1) by an
@@ -43,11 +46,41 @@ final class Sentinel implements AutoCloseable {
     // reaps its sleep, so nothing of an old timer is left in the group. $1 is the grace period,
     // $2 the absolute path of sleep(1): the script runs with an empty environment and looks
     // nothing up in PATH (everything else it uses is built into the shell).
+    //
+    // Once the JVM died, the lock is held on the sentinel's behalf only, and a same-host dir:
+    // waiter waits as long as the sentinel lives: it must not outlive the command. So after the
+    // SIGTERM it SIGKILLs the group (itself included) as soon as 'others' finds nothing left of
+    // the command, and at the latest when the grace period is over (subshell g). 'others' scans
+    // /proc with builtins only for a process of the group that can still run (zombies cannot)
+    // and is not the sentinel's own: itself, its children (sleep, subshells t and g) and theirs
+    // (their sleep). The command is none of these: the JVM spawned it, and the sentinel is no
+    // subreaper. The final SIGKILL to the group also reaches whatever the scan missed (hidden by
+    // another user's /proc, forked as the scan went by), so a wrong scan can only shorten the
+    // grace period, never leave a process of the group running. Nothing joins the group later:
+    // a command the JVM was spawning joins it (setpgid) before it closes its copy of the pipe
+    // (close-from, exec), so end of file comes after it is in. 'ours' checks that /proc is the
+    // procfs of our pid namespace (our own entry leads our group); if not, the grace runs out.
     static final String SCRIPT = "trap '' HUP INT QUIT TERM TSTP TTIN TTOU\n"
             + "grace=$1 sleep=$2\n"
-            + "t= armed=\n"
+            + "t= g= armed=\n"
             + "disarm() {\n"
             + "  if [ -n \"$t\" ]; then kill -USR1 \"$t\" 2>/dev/null; wait \"$t\" 2>/dev/null; t=; fi\n"
+            + "}\n"
+            + "ours() {\n"
+            + "  read -r l 2>/dev/null </proc/$$/stat || return 1\n"
+            + "  set -- ${l##*\") \"}\n"
+            + "  [ \"$3\" = \"$$\" ]\n"
+            + "}\n"
+            + "others() {\n"
+            + "  for f in /proc/[1-9]*/stat; do\n"
+            + "    read -r l 2>/dev/null <\"$f\" || continue\n"
+            + "    set -- ${l##*\") \"}\n"
+            + "    [ \"$3\" = \"$$\" ] && [ \"$f\" != \"/proc/$$/stat\" ] || continue\n"
+            + "    case $1 in Z|X|x) continue ;; esac\n"
+            + "    case \" $2 \" in \" $$ \"|\" $t \"|\" $g \") continue ;; esac\n"
+            + "    return 0\n"
+            + "  done\n"
+            + "  return 1\n"
             + "}\n"
             + "while IFS=' ' read -r verb a b; do\n"
             + "  case \"$verb\" in\n"
@@ -75,8 +108,13 @@ final class Sentinel implements AutoCloseable {
             + "done\n"
             + "[ -n \"$armed\" ] || exit 0\n"
             + "kill -TERM 0 2>/dev/null\n"
-            + "\"$sleep\" \"$grace\"\n"
-            + "kill -KILL 0 2>/dev/null\n";
+            + "(\"$sleep\" \"$grace\"; kill -KILL 0 2>/dev/null) &\n"
+            + "g=$!\n"
+            + "if ours; then\n"
+            + "  while others; do \"$sleep\" 0.05; done\n"
+            + "  kill -KILL 0 2>/dev/null\n"
+            + "fi\n"
+            + "wait \"$g\"\n";
 
     private final int pid;
     private final long startTicks;

@@ -5,13 +5,17 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.interlock.Interlock;
+import dev.interlock.Lease;
+import dev.interlock.LockSpace;
 import dev.interlock.testkit.Timing;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -134,6 +138,65 @@ class LeaseBackendProcessTest {
         assertThat(p.exitCode()).as(p.err()).isEqualTo(0);
     }
 
+    /**
+     * After interlock is killed, a waiter on the same host gets the lock as soon as nothing of the
+     * command is left, not when the sentinel's grace period (10s for a 100s lease) is over: the
+     * sentinel used to live on for all of it, and the lock is held on its behalf. The waiter runs
+     * in this JVM and times its own acquisition; when it gets in, no process of the group may run.
+     */
+    @Test
+    void sigkillOfInterlock_sameHostWaiterGetsTheLockOnceTheCommandIsGone() throws Exception {
+        Path pids = work.resolve("command.pids");
+        CliProcess holder = cli(List.of(), "run", "--backend", backend, "--lease", "100s", "x",
+                "--", "sh", "-c", "sleep 600 & echo $$ $! > " + pids + "; wait");
+        awaitPid(pids, holder);
+        String[] both = Files.readString(pids).trim().split(" ");
+        long shell = Long.parseLong(both[0]);
+        long child = Long.parseLong(both[1]);
+        long group = groupOf(shell);
+        try (LockSpace space = Interlock.open(backend)) {
+            assertThat(space.lock("x").tryAcquire()).as("the holder has the lock").isEmpty();
+            CompletableFuture<Long> waiter = CompletableFuture.supplyAsync(() -> {
+                try (Lease lease = space.lock("x").acquire(Timing.seconds(60))) {
+                    long at = System.nanoTime();
+                    assertThat(processesIn(group)).as("processes of the command's group running when the waiter got in").isEmpty();
+                    return at;
+                } catch (InterruptedException | IOException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            holder.process.toHandle().destroyForcibly();
+            assertThat(holder.process.waitFor(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            // The sentinel's SIGTERM ends both at once; from then on nothing of the command runs.
+            await().atMost(Timing.seconds(20)).pollInterval(Duration.ofMillis(5))
+                    .until(() -> !RunProcessTest.running(shell) && !RunProcessTest.running(child));
+            long commandGone = System.nanoTime();
+            long acquired = waiter.get(60, TimeUnit.SECONDS);
+            assertThat(Duration.ofNanos(acquired - commandGone)).as("from the command's end to the waiter's acquisition")
+                    .isLessThan(Timing.seconds(1));
+        }
+    }
+
+    /** Processes of group {@code group} that can still run (zombies do not count), as "pid comm". */
+    private static List<String> processesIn(long group) throws IOException {
+        List<String> found = new ArrayList<>();
+        try (var procs = Files.list(Path.of("/proc"))) {
+            for (Path proc : (Iterable<Path>) procs::iterator) {
+                try {
+                    String stat = Files.readString(proc.resolve("stat"));
+                    int close = stat.lastIndexOf(')');
+                    String[] fields = stat.substring(close + 2).split(" ");
+                    if (Long.parseLong(fields[2]) == group && !fields[0].equals("Z")) {
+                        found.add(proc.getFileName() + " " + stat.substring(stat.indexOf('(') + 1, close));
+                    }
+                } catch (IOException | RuntimeException e) {
+                    // not a process, or gone
+                }
+            }
+        }
+        return found;
+    }
+
     /** The process group of {@code pid} (field 5 of /proc/PID/stat). */
     private static long groupOf(long pid) throws IOException {
         String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
@@ -142,21 +205,7 @@ class LeaseBackendProcessTest {
 
     /** True if a process named sleep runs in process group {@code group}. */
     private static boolean sleepRunsIn(long group) throws IOException {
-        try (var procs = Files.list(Path.of("/proc"))) {
-            for (Path proc : (Iterable<Path>) procs::iterator) {
-                try {
-                    String stat = Files.readString(proc.resolve("stat"));
-                    int close = stat.lastIndexOf(')');
-                    String comm = stat.substring(stat.indexOf('(') + 1, close);
-                    if (comm.equals("sleep") && Long.parseLong(stat.substring(close + 2).split(" ")[2]) == group) {
-                        return true;
-                    }
-                } catch (IOException | RuntimeException e) {
-                    // not a process, or gone
-                }
-            }
-        }
-        return false;
+        return processesIn(group).stream().anyMatch(p -> p.endsWith(" sleep"));
     }
 
     /**
