@@ -4,6 +4,7 @@ import dev.interlock.LockLostException;
 import dev.interlock.file.internal.Errno;
 import dev.interlock.file.internal.LibcProcesses;
 import dev.interlock.internal.Log;
+import dev.interlock.internal.ProcessIdentity;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.List;
@@ -231,10 +232,16 @@ final class CommandRunner implements AutoCloseable, Consumer<LockLostException> 
         }
     }
 
-    /** Waits (bounded) until no process is left in {@code group}, so none can act after the release. */
+    /**
+     * Waits (bounded) until no process of {@code group} can run, so none can act after the
+     * release. Zombies do not count: the sentinel, killed with the group, stays one until
+     * {@link #close()} reaps it, and while this waited for it, a same-host {@code dir:} waiter
+     * (for which a group of zombies is gone) took the lock before the release, so the release
+     * reported it lost.
+     */
     private static void awaitGroupGone(int group) {
         long until = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
-        while (LibcProcesses.kill(-group, 0) == 0 && System.nanoTime() - until < 0) {
+        while (LibcProcesses.kill(-group, 0) == 0 && ProcessIdentity.groupCanRun(group) && System.nanoTime() - until < 0) {
             try {
                 Thread.sleep(2);
             } catch (InterruptedException e) {

@@ -4,6 +4,9 @@ import dev.interlock.Owner;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.OptionalLong;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
@@ -183,6 +186,35 @@ public final class ProcessIdentity {
         /** True if the process has exited and only its exit status remains (zombie or being reaped): it can run no more. */
         public boolean exited() {
             return state == 'Z' || state == 'X' || state == 'x';
+        }
+    }
+
+    /**
+     * True if a process of process group {@code pgid} can still run, read from /proc: a zombie
+     * cannot, and {@code kill(-pgid, 0)} counts zombies as members. True as well when /proc cannot
+     * be listed (then it cannot be told).
+     */
+    public static boolean groupCanRun(long pgid) {
+        try (DirectoryStream<Path> procs = Files.newDirectoryStream(Path.of("/proc"))) {
+            for (Path proc : procs) {
+                String name = proc.getFileName().toString();
+                if (name.isEmpty() || name.charAt(0) < '1' || name.charAt(0) > '9') {
+                    continue;
+                }
+                long member;
+                try {
+                    member = Long.parseLong(name);
+                } catch (NumberFormatException e) {
+                    continue;
+                }
+                java.util.Optional<ProcStat> stat = stat(member);
+                if (stat.isPresent() && stat.get().processGroup() == pgid && !stat.get().exited()) {
+                    return true;
+                }
+            }
+            return false;
+        } catch (IOException | RuntimeException e) {
+            return true;
         }
     }
 

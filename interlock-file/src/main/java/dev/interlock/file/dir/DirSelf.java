@@ -4,7 +4,6 @@ import dev.interlock.file.internal.Errno;
 import dev.interlock.file.internal.ErrnoException;
 import dev.interlock.internal.ProcessIdentity;
 import java.io.IOException;
-import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Optional;
@@ -120,31 +119,7 @@ final class DirSelf {
 
     /** True unless the process group {@code pgid} is empty or holds only zombies (or we cannot tell: then true). */
     private static boolean groupCanRun(int pgid) {
-        if (!exists(-pgid)) {
-            return false;
-        }
-        // kill() counts zombies as members: look for one that can still run.
-        try (DirectoryStream<Path> procs = Files.newDirectoryStream(Path.of("/proc"))) {
-            for (Path proc : procs) {
-                String name = proc.getFileName().toString();
-                if (name.isEmpty() || name.charAt(0) < '1' || name.charAt(0) > '9') {
-                    continue;
-                }
-                long member;
-                try {
-                    member = Long.parseLong(name);
-                } catch (NumberFormatException e) {
-                    continue;
-                }
-                Optional<ProcessIdentity.ProcStat> stat = ProcessIdentity.stat(member);
-                if (stat.isPresent() && stat.get().processGroup() == pgid && !stat.get().exited()) {
-                    return true;
-                }
-            }
-            return false;
-        } catch (IOException | RuntimeException e) {
-            return true;
-        }
+        return exists(-pgid) && ProcessIdentity.groupCanRun(pgid);
     }
 
     /** {@code kill(target, 0)}: a process (or, negative, a process group) exists; EPERM means it does. */
