@@ -53,10 +53,11 @@ final class Sentinel implements AutoCloseable {
     // the command, and at the latest when the grace period is over (subshell g). 'others' scans
     // /proc with builtins only for a process of the group that can still run (zombies cannot)
     // and is not the sentinel's own: itself, its children (sleep, subshells t and g) and theirs
-    // (their sleep). The command is none of these: the JVM spawned it, and the sentinel is no
-    // subreaper. The final SIGKILL to the group also reaches whatever the scan missed (hidden by
-    // another user's /proc, forked as the scan went by), so a wrong scan can only shorten the
-    // grace period, never leave a process of the group running. Nothing joins the group later:
+    // (their sleep), as ProcessGroups.leftovers tells them apart in the JVM. The command is none
+    // of these: the JVM spawned it, and the sentinel is no subreaper. The final SIGKILL to the
+    // group also reaches whatever the scan missed (hidden by another user's /proc, forked as the
+    // scan went by), so a wrong scan can only shorten the grace period, never leave a process of
+    // the group running. Nothing joins the group later:
     // a command the JVM was spawning joins it (setpgid) before it closes its copy of the pipe
     // (close-from, exec), so end of file comes after it is in. 'ours' checks that /proc is the
     // procfs of our pid namespace (our own entry leads our group); if not, the grace runs out.
