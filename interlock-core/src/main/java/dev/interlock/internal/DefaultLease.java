@@ -251,9 +251,15 @@ final class DefaultLease implements Lease {
             return lose("the fixed lease of " + TimeUnit.NANOSECONDS.toMillis(leaseNanos) + "ms ran out" + end, null, true);
         }
         Throwable last = lastFailure;
-        String why = renewing.get() && last == null ? "renewal did not answer in time"
+        // Found at or past the deadline, a fifth of the lease after the loss point that the timer
+        // was set for: this process did not run meanwhile (stopped, starved), and a renewal it had
+        // queued never had the chance to answer.
+        boolean paused = now - deadline >= 0;
+        String why = renewing.get() && last == null && !paused ? "renewal did not answer in time"
                 : last == null ? "the lease was not renewed in time (was this process paused?)" : "renewal kept failing";
-        return lose(why + " and the lease would run out in " + left + "ms" + end, last, true);
+        String when = paused ? " and the lease ran out " + TimeUnit.NANOSECONDS.toMillis(now - deadline) + "ms ago"
+                : " and the lease would run out in " + left + "ms";
+        return lose(why + when + end, last, true);
     }
 
     // ---------------------------------------------------------------- executor side (backend calls)
