@@ -238,10 +238,15 @@ final class CommandRunner implements AutoCloseable, Consumer<LockLostException> 
         }
     }
 
-    /** Waits (bounded) until no process is left in {@code group}, so none can act after the release. */
+    /**
+     * Waits (bounded) until no process that can run is left in {@code group}, so none can act after
+     * the release. Zombies do not count: the sentinel, killed with the group, stays one until this
+     * JVM reaps it (after the release), and waiting for it would only let a waiter on this host,
+     * which sees the group gone, take the lock from under this holder.
+     */
     private static void awaitGroupGone(int group) {
         long until = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
-        while (LibcProcesses.kill(-group, 0) == 0 && System.nanoTime() - until < 0) {
+        while (LibcProcesses.kill(-group, 0) == 0 && !ProcessGroups.leftovers(group, 0).isEmpty() && System.nanoTime() - until < 0) {
             try {
                 Thread.sleep(2);
             } catch (InterruptedException e) {
