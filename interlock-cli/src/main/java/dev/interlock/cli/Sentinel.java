@@ -178,12 +178,12 @@ final class Sentinel implements AutoCloseable {
     }
 
     /**
-     * The sentinel's wait status if it died though it was never dismissed (its timer ran out, or it
-     * was killed), else empty. One that {@code /proc} shows dead is waited for, briefly, so that
+     * The sentinel's wait status if it has died (its timer ran out, it was killed, or it was
+     * dismissed), else empty. One that {@code /proc} shows dead is waited for, briefly, so that
      * the answer does not depend on whether its reaper thread has run yet.
      */
-    java.util.OptionalInt diedUndismissed() {
-        if (dismissed || !exit.isDone() && !ProcessGroups.dead(pid)) {
+    java.util.OptionalInt died() {
+        if (!exit.isDone() && !ProcessGroups.dead(pid)) {
             return java.util.OptionalInt.empty();
         }
         try {
