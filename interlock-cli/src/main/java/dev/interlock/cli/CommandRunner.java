@@ -52,6 +52,7 @@ final class CommandRunner implements AutoCloseable, Consumer<LockLostException> 
     private int pgid = -1; // guarded by this
     private int pendingSignal; // guarded by this: received before the command's group existed
     private LockLostException lost; // guarded by this
+    private boolean lostAfterExit; // guarded by this: the loss was told after the command's end (a warning)
     private volatile boolean exited;
     private volatile int signalAfterExit;
     private volatile Thread waiter;
@@ -161,7 +162,14 @@ final class CommandRunner implements AutoCloseable, Consumer<LockLostException> 
         synchronized (this) {
             stopped = lost != null || guardGone != null;
         }
-        if (stopped) {
+        OptionalInt guardDied = sentinel == null ? OptionalInt.empty() : sentinel.died();
+        if (guardDied.isPresent() && (!sentinel.dismissed() || diedOfItsTimer(sentinel, guardDied.getAsInt()))) {
+            // The sentinel died before its death was reported here (its timer ran out while this JVM
+            // was stopped, most likely, and killed the group with it): what is left of the group, its
+            // timer among it, no longer its child, is the sentinel's doing, not the command's leftovers.
+            stopped |= guardGone(sentinel, guardDied.getAsInt(), group);
+        }
+        if (stopped || guardDied.isPresent()) {
             if (sentinel != null) {
                 sentinel.expectExit();
             }
@@ -259,30 +267,49 @@ final class CommandRunner implements AutoCloseable, Consumer<LockLostException> 
         return sb.toString();
     }
 
-    /** The sentinel died while the command ran: nothing would stop the command if this JVM died, so it is stopped now. */
-    private void guardGone(Sentinel s, int status, int group) {
-        boolean ownTimer = (status & 0x7f) == sigKill && s.timerRanOut();
+    /**
+     * The sentinel died while the command ran (or before its end was seen here): nothing would stop
+     * the command if this JVM died, so it is stopped now. Returns true if the command counts as
+     * stopped (exit 75): always, unless the command had ended and the sentinel died of something
+     * other than its own timer.
+     */
+    private boolean diedOfItsTimer(Sentinel s, int status) {
+        return status >= 0 && (status & 0x7f) == sigKill && s.timerRanOut();
+    }
+
+    private boolean guardGone(Sentinel s, int status, int group) {
+        boolean ownTimer = diedOfItsTimer(s, status);
+        String why = ownTimer
+                ? "the lease was not renewed in time (was interlock stopped or starved?): the timer of the sentinel guarding the"
+                        + " command (pid " + s.pid() + ") ran out and killed the command's process group, the sentinel with it"
+                : "the sentinel guarding the command (pid " + s.pid() + ") "
+                        + (status >= 0 && (status & 0x7f) != 0 ? "was killed by signal " + (status & 0x7f) : "exited");
         synchronized (this) {
-            if (lost != null || guardGone != null) {
-                return;
+            if (guardGone != null || lost != null && !(ownTimer && lostAfterExit)) {
+                return true; // told already: a loss told while the command ran says why it was stopped
             }
-            guardGone = ownTimer
-                    ? "the lease was not renewed in time (was interlock stopped or starved?): the timer of the sentinel guarding the"
-                            + " command (pid " + s.pid() + ") ran out and killed the command's process group, the sentinel with it"
-                    : "the sentinel guarding the command (pid " + s.pid() + ") "
-                            + (status >= 0 && (status & 0x7f) != 0 ? "was killed by signal " + (status & 0x7f) : "exited");
+            if (exited && !ownTimer) {
+                // The command ended on its own, under the lock; only what it left in its group is stopped.
+                err.println("interlock: " + why + " after the command ended; stopping what is left of its process group");
+                err.flush();
+                return false;
+            }
+            guardGone = why;
         }
-        if (ownTimer) {
-            err.println("interlock: " + guardGone);
+        if (ownTimer || exited) {
+            err.println("interlock: " + why);
             err.flush();
-            terminate(group); // whatever is left of the group (nothing, normally)
-            return;
+            if (!exited) {
+                terminate(group); // whatever is left of the group (nothing, normally)
+            }
+            return true;
         }
-        err.println("interlock: " + guardGone + "; nothing would stop the command if interlock died");
+        err.println("interlock: " + why + "; nothing would stop the command if interlock died");
         err.println("interlock: stopping the command: SIGTERM to its process group, SIGKILL after "
                 + Durations.format(killGrace));
         err.flush();
         terminate(group);
+        return true;
     }
 
     private static int awaitUninterruptibly(FutureTask<Integer> f) {
@@ -383,6 +410,7 @@ final class CommandRunner implements AutoCloseable, Consumer<LockLostException> 
             }
             lost = e;
             g = pgid;
+            lostAfterExit = exited;
         }
         if (exited) {
             err.println("interlock: warning: " + e.getMessage());

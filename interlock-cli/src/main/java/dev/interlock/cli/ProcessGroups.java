@@ -19,6 +19,8 @@ final class ProcessGroups {
     /**
      * The processes of group {@code pgid} other than {@code guard} and the processes it started
      * (a sentinel and its timer): what a command left behind when it exited. Sorted by pid.
+     * Zombies are not counted: they run nothing, and a sentinel killed with its group leaves its
+     * timer as one, no longer its child, until init reaps it.
      */
     static List<Long> leftovers(long pgid, long guard) {
         Map<Long, Long> parentOf = new HashMap<>();
@@ -29,7 +31,7 @@ final class ProcessGroups {
                     continue;
                 }
                 long[] ppidPgrp = ppidAndGroup(p.resolve("stat"));
-                if (ppidPgrp != null && ppidPgrp[1] == pgid) {
+                if (ppidPgrp != null && ppidPgrp[1] == pgid && ppidPgrp[2] == 0) {
                     parentOf.put(Long.parseLong(name), ppidPgrp[0]);
                 }
             }
@@ -57,13 +59,23 @@ final class ProcessGroups {
         return out;
     }
 
-    /** Fields 4 and 5 (ppid, pgrp) of a {@code /proc/PID/stat}, or null if it is gone or unreadable. */
+    /** True if {@code pid} is a zombie (dead, not yet reaped) or gone from {@code /proc}. */
+    static boolean dead(long pid) {
+        long[] f = ppidAndGroup(Path.of("/proc/" + pid + "/stat"));
+        return f == null || f[2] == 1;
+    }
+
+    /**
+     * Fields 4 and 5 (ppid, pgrp) of a {@code /proc/PID/stat} and 1 if its state (field 3) is
+     * zombie or dead, else 0; null if it is gone or unreadable.
+     */
     private static long[] ppidAndGroup(Path stat) {
         try {
             String s = Files.readString(stat, StandardCharsets.US_ASCII);
             // The command name (field 2) may contain spaces and parentheses: fields resume after the last ')'.
             String[] f = s.substring(s.lastIndexOf(')') + 2).split(" ", 4);
-            return new long[] {Long.parseLong(f[1]), Long.parseLong(f[2])};
+            boolean gone = f[0].equals("Z") || f[0].equals("X") || f[0].equals("x");
+            return new long[] {Long.parseLong(f[1]), Long.parseLong(f[2]), gone ? 1 : 0};
         } catch (IOException | RuntimeException e) {
             return null;
         }

@@ -216,6 +216,25 @@ final class Sentinel implements AutoCloseable {
         return dismissed;
     }
 
+    /**
+     * The sentinel's wait status if it has died (its timer ran out, it was killed, or it was
+     * dismissed), else empty. One that {@code /proc} shows dead is waited for, briefly, so that
+     * the answer does not depend on whether its reaper thread has run yet.
+     */
+    java.util.OptionalInt died() {
+        if (!exit.isDone() && !ProcessGroups.dead(pid)) {
+            return java.util.OptionalInt.empty();
+        }
+        try {
+            return java.util.OptionalInt.of(exit.get(5, TimeUnit.SECONDS));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return java.util.OptionalInt.of(-1);
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            return java.util.OptionalInt.of(-1);
+        }
+    }
+
     /** Arms (or re-arms) the timer: SIGTERM to the group in {@code termNanos}, SIGKILL in {@code killNanos}. */
     synchronized void arm(long termNanos, long killNanos) {
         long term = Math.max(0, termNanos);

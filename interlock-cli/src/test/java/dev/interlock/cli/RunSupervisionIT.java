@@ -67,10 +67,13 @@ class RunSupervisionIT {
     }
 
     /** A holder of 'x' whose command ignores SIGTERM and logs 'old' every 20ms; returns once it runs. */
-    CliProcess stubbornHolder(List<String> prefix) throws Exception {
+    CliProcess stubbornHolder(List<String> prefix, String... options) throws Exception {
         Path pid = work.resolve("old.pid");
-        CliProcess p = cli(prefix, List.of(), "run", "--backend", backend, "--lease", LEASE, "x", "--", "sh", "-c",
-                "trap '' TERM; echo $$ > " + pid + "; while :; do echo old >> " + log + "; sleep 0.02; done");
+        List<String> args = new ArrayList<>(List.of("run", "--backend", backend, "--lease", LEASE));
+        args.addAll(List.of(options));
+        args.addAll(List.of("x", "--", "sh", "-c",
+                "trap '' TERM; echo $$ > " + pid + "; while :; do echo old >> " + log + "; sleep 0.02; done"));
+        CliProcess p = cli(prefix, List.of(), args.toArray(new String[0]));
         await().atMost(Timing.seconds(20)).until(() -> {
             if (!p.process.isAlive()) {
                 throw new AssertionError("the holder exited " + p.process.exitValue() + ": " + p.err());
@@ -125,7 +128,7 @@ class RunSupervisionIT {
 
     @Test
     void sigstopOfInterlock_theSentinelKillsTheCommandBeforeTheLeaseRunsOut() throws Exception {
-        CliProcess holder = stubbornHolder(List.of());
+        CliProcess holder = stubbornHolder(List.of(), "--verbose");
         long old = oldPid();
         CliProcess contender = waitingContender();
         awaitWaiting();
@@ -137,6 +140,10 @@ class RunSupervisionIT {
         assertThat(holder.exitCode()).as(holder.err()).isEqualTo(75);
         // The sentinel died of its own timer's SIGKILL: that, not "was killed by signal 9", is what happened.
         assertThat(holder.err()).doesNotContain("was killed by signal").contains("ran out and killed the command's process group");
+        // Issue 25: the sentinel's own processes are not the command's leftovers, and the owner-checked
+        // release of a lock that had passed to the contender changed nothing: it says so, not "released".
+        assertThat(holder.err()).doesNotContain("COMMAND left running").doesNotContain("released lost")
+                .contains("nothing to release: lost 'x'");
     }
 
     @Test

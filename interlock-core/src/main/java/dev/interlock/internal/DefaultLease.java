@@ -251,9 +251,15 @@ final class DefaultLease implements Lease {
             return lose("the fixed lease of " + TimeUnit.NANOSECONDS.toMillis(leaseNanos) + "ms ran out" + end, null, true);
         }
         Throwable last = lastFailure;
-        String why = renewing.get() && last == null ? "renewal did not answer in time"
+        // Found at or past the deadline, a fifth of the lease after the loss point that the timer
+        // was set for: this process did not run meanwhile (stopped, starved), and a renewal it had
+        // queued never had the chance to answer.
+        boolean paused = now - deadline >= 0;
+        String why = renewing.get() && last == null && !paused ? "renewal did not answer in time"
                 : last == null ? "the lease was not renewed in time (was this process paused?)" : "renewal kept failing";
-        return lose(why + " and the lease would run out in " + left + "ms" + end, last, true);
+        String when = paused ? " and the lease ran out " + TimeUnit.NANOSECONDS.toMillis(now - deadline) + "ms ago"
+                : " and the lease would run out in " + left + "ms";
+        return lose(why + when + end, last, true);
     }
 
     // ---------------------------------------------------------------- executor side (backend calls)
@@ -494,11 +500,24 @@ final class DefaultLease implements Lease {
         }
         io.lock();
         try {
-            grant.release();
+            logRelease("lost ", grant.releaseIfOwned());
         } catch (RuntimeException e) {
             log.debug("{} - releasing lost '{}' failed: {}", backendName, spec.name(), e.toString());
         } finally {
             io.unlock();
+        }
+    }
+
+    /**
+     * Says what an owner-checked release did: it freed the lock, or changed nothing because the
+     * lock was no longer this owner's (a lost lease, whose lock may now be someone else's).
+     */
+    private void logRelease(String what, boolean freed) {
+        if (freed) {
+            log.debug("{} - released {}'{}'", backendName, what, spec.name());
+        } else {
+            log.debug("{} - nothing to release: {}'{}' (token {}) was no longer held by this owner (its lease had run out,"
+                    + " or it had passed to another holder)", backendName, what, spec.name(), grant.token());
         }
     }
 
@@ -657,9 +676,10 @@ final class DefaultLease implements Lease {
             keepUntilHeldLongEnough(keep);
             return;
         }
+        boolean freed;
         io.lock();
         try {
-            grant.release();
+            freed = grant.releaseIfOwned();
         } catch (LockBackendException e) {
             throw e;
         } catch (RuntimeException e) {
@@ -668,7 +688,7 @@ final class DefaultLease implements Lease {
         } finally {
             io.unlock();
         }
-        log.debug("{} - released '{}'", backendName, spec.name());
+        logRelease("", freed);
     }
 
     /**
@@ -712,28 +732,32 @@ final class DefaultLease implements Lease {
      */
     private void closeLost() {
         holderClosed = true;
-        ScheduledFuture<?> end = endTask;
-        if (end == null || releasedAfterLoss.get()) {
+        if (releasedAfterLoss.get()) {
             return; // released at the loss already, or being released
         }
+        // The end's task may not be set yet (the loss is being declared on another thread): the
+        // holder has stopped all the same, and a release left to it could find the space closed.
+        ScheduledFuture<?> end = endTask;
         long now = space.ticker.read();
         long until = holdUntil;
         if (until != Long.MIN_VALUE && until - now > 0) {
-            if (until - deadline < 0 && end.cancel(false)) {
+            // Kept until then; without the end's task yet, releaseAtTheEnd calls this again once it is set.
+            if (end != null && until - deadline < 0 && end.cancel(false)) {
                 endTask = space.schedule(this::endDue, until - now);
             }
             return;
         }
-        end.cancel(false);
-        releaseAfterLoss();
-        log.debug("{} - released lost '{}' on close", backendName, spec.name());
+        if (end != null) {
+            end.cancel(false);
+        }
+        releaseAfterLoss(); // once, whoever comes first; says what it did
     }
 
     /** Releases the grant (from the space, when a hold-at-least time ran out or the space closes). */
     void releaseNow() {
         io.lock();
         try {
-            grant.release();
+            logRelease("", grant.releaseIfOwned());
         } catch (RuntimeException e) {
             log.warn("{} - releasing '{}' after its hold-at-least time failed: {}", backendName, spec.name(), e.getMessage());
         } finally {

@@ -404,6 +404,11 @@ public final class MemoryBackend implements LockBackend {
 
         @Override
         public void release() {
+            releaseIfOwned();
+        }
+
+        @Override
+        public boolean releaseIfOwned() {
             calls.releases.increment();
             channels.remove(this);
             enter("release", spec.name());
@@ -413,7 +418,9 @@ public final class MemoryBackend implements LockBackend {
                 if (e.holders.get(spec.owner().id()) == mine) {
                     e.holders.remove(spec.owner().id());
                     e.changed();
+                    return true;
                 }
+                return false;
             } finally {
                 e.lock.unlock();
             }

@@ -71,6 +71,20 @@ public interface Grant {
     void release();
 
     /**
+     * {@link #release()}, telling whether it freed anything: false if the lock was no longer this
+     * grant's (its lease had run out, it was broken, or it had passed to another holder), so that
+     * the owner-checked release changed nothing. The core calls this one, and says what happened
+     * from its answer. The default calls {@link #release()} and answers true: a backend that does
+     * not override it cannot tell.
+     *
+     * @throws dev.interlock.LockBackendException if the backend could not be reached
+     */
+    default boolean releaseIfOwned() {
+        release();
+        return true;
+    }
+
+    /**
      * A file descriptor whose inheritance by a child process makes the child hold this lock too
      * (kernel locks: the flock(2) lock belongs to the open file description). Used by
      * {@code interlock run} so that a command keeps its lock even if the tool itself is killed.

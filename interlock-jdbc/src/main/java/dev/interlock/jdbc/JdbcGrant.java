@@ -57,8 +57,13 @@ final class JdbcGrant implements Grant {
 
     @Override
     public void release() {
+        releaseIfOwned();
+    }
+
+    @Override
+    public boolean releaseIfOwned() {
         try {
-            backend.store.release(name, mode, owner, epoch);
+            return backend.store.release(name, mode, owner, epoch);
         } finally {
             backend.signals.bump(key); // waiters of this process try at once
         }

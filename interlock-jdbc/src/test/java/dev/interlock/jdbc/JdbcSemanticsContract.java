@@ -154,6 +154,27 @@ abstract class JdbcSemanticsContract {
         old.close();
     }
 
+    /** Issue 25: the grant tells the core whether its owner-checked release freed anything, so a release that did not is never logged as one. */
+    @Test
+    void releaseIfOwned_ofAnExpiredHolderWhoseLockPassedOn_answersFalse() throws Exception {
+        dev.interlock.spi.LockBackend backend = ((DefaultLockSpace) a).backend();
+        try (dev.interlock.spi.Attempt first = backend.attempt(spec("told"));
+                dev.interlock.spi.Attempt second = backend.attempt(spec("told"))) {
+            dev.interlock.spi.Grant old = first.tryAcquire().orElseThrow();
+            expireExclusive("told");
+            Lease next = take(b, "told", Mode.EXCLUSIVE);
+            assertThat(old.releaseIfOwned()).as("the old holder's release").isFalse();
+            assertThat(a.tryAcquire("told")).as("the next holder keeps it").isEmpty();
+            next.close();
+            assertThat(second.tryAcquire().orElseThrow().releaseIfOwned()).as("a holder's own release").isTrue();
+        }
+    }
+
+    private static dev.interlock.spi.AcquireSpec spec(String name) {
+        return dev.interlock.spi.AcquireSpec.builder(name, Mode.EXCLUSIVE, dev.interlock.Owner.newAcquisition())
+                .lease(Duration.ofMinutes(10)).build();
+    }
+
     @Test
     void breakLock_onlyRemovesTheOwnerSeen() {
         Lease l = take(a, "brk", Mode.EXCLUSIVE);

@@ -77,6 +77,11 @@ final class RedisGrant implements Grant {
 
     @Override
     public void release() {
+        releaseIfOwned();
+    }
+
+    @Override
+    public boolean releaseIfOwned() {
         try {
             List<String> candidates = backend.handOffCandidates(spec.name());
             // Before the script: a waiter the release hands the lock to counts its lease from here.
@@ -88,6 +93,7 @@ final class RedisGrant implements Grant {
             if (r.handedTo() != null) {
                 backend.handed(spec.name(), r.handedTo(), r.handedToken(), sentAt);
             }
+            return r.released();
         } finally {
             backend.stopListening(spec, told);
         }

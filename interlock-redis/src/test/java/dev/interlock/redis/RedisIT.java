@@ -125,6 +125,30 @@ class RedisIT {
                 "pexpire", "hget", "hlen", "del").containsEntry("evalsha", 2L * cycles);
     }
 
+    /** Issue 25: the grant tells the core whether its owner-checked release freed anything, so a release that did not is never logged as one. */
+    @Test
+    void releaseIfOwned_ofAHolderWhoseLockRanOutAndPassedOn_answersFalse() throws Exception {
+        LockSpace a = space("");
+        LockSpace b = space("");
+        RedisClient admin = admin();
+        dev.interlock.spi.LockBackend backend = ((dev.interlock.internal.DefaultLockSpace) a).backend();
+        try (dev.interlock.spi.Attempt first = backend.attempt(spec("told"));
+                dev.interlock.spi.Attempt second = backend.attempt(spec("told"))) {
+            dev.interlock.spi.Grant old = first.tryAcquire().orElseThrow();
+            admin.del(keys.lock("told")); // its lease ran out where Redis keeps it
+            Lease next = b.tryAcquire("told").orElseThrow();
+            assertThat(old.releaseIfOwned()).as("the old holder's release").isFalse();
+            assertThat(a.tryAcquire("told")).as("the next holder keeps it").isEmpty();
+            next.close();
+            assertThat(second.tryAcquire().orElseThrow().releaseIfOwned()).as("a holder's own release").isTrue();
+        }
+    }
+
+    private static dev.interlock.spi.AcquireSpec spec(String name) {
+        return dev.interlock.spi.AcquireSpec.builder(name, dev.interlock.Mode.EXCLUSIVE, dev.interlock.Owner.newAcquisition())
+                .lease(java.time.Duration.ofMinutes(10)).build();
+    }
+
     private static final java.util.regex.Pattern CMDSTAT = java.util.regex.Pattern.compile("^cmdstat_([^:]+):calls=(\\d+),");
 
     /** Calls per command (lower case) since the server started, from INFO commandstats. */

@@ -181,6 +181,18 @@ class LeaseWatchdogTest {
         locks.tryAcquire("job").orElseThrow().close();
     }
 
+    /** Issue 25: a renewal queued when the paused process ran again never had the chance to answer; the pause is the cause. */
+    @Test
+    void pausedPastTheEnd_thenRunningAgain_isToldAsAPause_notAsARenewalThatDidNotAnswer() {
+        Lease l = locks.lock("job").lease(Duration.ofSeconds(10)).tryAcquire().orElseThrow();
+        List<LockLostException> told = new ArrayList<>();
+        l.onLost(told::add);
+        ticker.advance(Duration.ofSeconds(15)); // the whole process was stopped: no timer ran
+        scheduler.advance(Duration.ZERO); // it runs again: a renewal and the loss check are both overdue
+        assertThat(told).singleElement().satisfies(e -> assertThat(e).hasMessageContaining("was this process paused?")
+                .hasMessageContaining("ran out 5000ms ago").hasMessageNotContaining("did not answer"));
+    }
+
     @Test
     void closedBeforeTheLossPoint_reportsNoLoss() {
         Lease l = locks.lock("job").lease(Duration.ofSeconds(10)).tryAcquire().orElseThrow();

@@ -137,9 +137,14 @@ final class DirGrant implements Grant {
     }
 
     @Override
-    public synchronized void release() {
+    public void release() {
+        releaseIfOwned();
+    }
+
+    @Override
+    public synchronized boolean releaseIfOwned() {
         if (released) {
-            return;
+            return false;
         }
         released = true;
         try {
@@ -147,21 +152,23 @@ final class DirGrant implements Grant {
                 String free = Gate.free(token, token, me.nonce());
                 if (dir.cas(current(beat), free)) {
                     dir.backend.barging.released(dir.dirName, free);
-                } else {
-                    Optional<Found> found = find();
-                    if (found.isPresent()) {
-                        dir.cas(current(found.get()), free);
-                    } else {
-                        log.debug("{} - '{}' (token {}) was no longer ours at release", dir.backend.description(), dir.name, token);
-                    }
+                    return true;
                 }
-            } else {
-                if (!dir.remove(current(beat))) {
-                    find().ifPresent(g -> dir.remove(current(g)));
+                Optional<Found> found = find();
+                if (found.isPresent()) {
+                    return dir.cas(current(found.get()), free);
                 }
-                DirFaults.step("S4");
-                dir.remove(Reader.name(token, me));
+                log.debug("{} - '{}' (token {}) was no longer ours at release", dir.backend.description(), dir.name, token);
+                return false;
             }
+            boolean freed = dir.remove(current(beat));
+            if (!freed) {
+                Optional<Found> found = find();
+                freed = found.isPresent() && dir.remove(current(found.get()));
+            }
+            DirFaults.step("S4");
+            dir.remove(Reader.name(token, me));
+            return freed;
         } finally {
             dir.close();
             InotifyWatcher.process().flushIdle(); // the watches of our wait, now that the release is out
