@@ -17,7 +17,8 @@ import net.javacrumbs.shedlock.core.SimpleLock;
  * once; node B (another lock space on the same backend) either polls every 10 ms from the unlock
  * on ("watching"), or first looks 1.2 s after it ("late"). ShedLock's promise: about 1 s, never
  * less. Real time, on {@code mem:} and {@code dir:} ({@code jdbc:} and {@code redis:} are checked by
- * the ShedLock contract tests, on their servers' clocks).
+ * the ShedLock contract tests, on their servers' clocks; {@link ShedLockTimingAB} times {@code jdbc:}
+ * beside ShedLock's own JDBC provider).
  *
  * {@snippet lang="shell" :
  * ./mvnw -q -pl interlock-bench -am package -Dmaven.test.skip=true
