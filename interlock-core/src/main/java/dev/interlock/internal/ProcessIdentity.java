@@ -7,6 +7,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
@@ -182,7 +185,7 @@ public final class ProcessIdentity {
      * process that has exited but not yet been reaped by its parent, {@code X} for one being
      * reaped), its process group (field 5) and its start time in clock ticks since boot (field 22).
      */
-    public record ProcStat(char state, long processGroup, long startTicks) {
+    public record ProcStat(char state, long parent, long processGroup, long startTicks) {
         /** True if the process has exited and only its exit status remains (zombie or being reaped): it can run no more. */
         public boolean exited() {
             return state == 'Z' || state == 'X' || state == 'x';
@@ -195,6 +198,17 @@ public final class ProcessIdentity {
      * be listed (then it cannot be told).
      */
     public static boolean groupCanRun(long pgid) {
+        Optional<Map<Long, Long>> members = runnableMembers(pgid);
+        return members.isEmpty() || !members.get().isEmpty();
+    }
+
+    /**
+     * The processes of group {@code pgid} that can still run (zombies excluded), each with its
+     * parent's pid, read from /proc; empty if /proc cannot be listed. The one /proc scan behind
+     * {@link #groupCanRun} and the command-line tool's search for what a command left running.
+     */
+    public static Optional<Map<Long, Long>> runnableMembers(long pgid) {
+        Map<Long, Long> parentOf = new HashMap<>();
         try (DirectoryStream<Path> procs = Files.newDirectoryStream(Path.of("/proc"))) {
             for (Path proc : procs) {
                 String name = proc.getFileName().toString();
@@ -207,27 +221,27 @@ public final class ProcessIdentity {
                 } catch (NumberFormatException e) {
                     continue;
                 }
-                java.util.Optional<ProcStat> stat = stat(member);
+                Optional<ProcStat> stat = stat(member);
                 if (stat.isPresent() && stat.get().processGroup() == pgid && !stat.get().exited()) {
-                    return true;
+                    parentOf.put(member, stat.get().parent());
                 }
             }
-            return false;
+            return Optional.of(parentOf);
         } catch (IOException | RuntimeException e) {
-            return true;
+            return Optional.empty();
         }
     }
 
     /** The /proc/PID/stat of {@code pid}, or empty if there is no such process (or it cannot be read). */
-    public static java.util.Optional<ProcStat> stat(long pid) {
+    public static Optional<ProcStat> stat(long pid) {
         if (pid <= 0) {
-            return java.util.Optional.empty();
+            return Optional.empty();
         }
         try {
             String[] f = fieldsAfterName(read("/proc/" + pid + "/stat", StandardCharsets.US_ASCII));
-            return java.util.Optional.of(new ProcStat(f[0].charAt(0), Long.parseLong(f[2]), Long.parseLong(f[19])));
+            return Optional.of(new ProcStat(f[0].charAt(0), Long.parseLong(f[1]), Long.parseLong(f[2]), Long.parseLong(f[19])));
         } catch (IOException | RuntimeException e) {
-            return java.util.Optional.empty();
+            return Optional.empty();
         }
     }
 }
