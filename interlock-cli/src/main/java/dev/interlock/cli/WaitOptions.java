@@ -36,6 +36,11 @@ final class WaitOptions {
     @Option(names = {"-q", "--quiet"}, description = "Say nothing about waiting or conflicts (errors are still reported).")
     boolean quiet;
 
+    /** True if the lock is tried once, without waiting: {@code -n}, or {@code -w 0}. */
+    private boolean tryOnly() {
+        return noWait || (wait != null && wait.isZero());
+    }
+
     /** The message of the usage error if -n and -w are both given, else null. */
     String conflict() {
         return noWait && wait != null ? "-n/--no-wait and -w/--wait exclude each other" : null;
@@ -54,7 +59,7 @@ final class WaitOptions {
             Thread.currentThread().interrupt();
             throw new CliException(ExitCodes.SIGNAL_BASE + 2, "interrupted while trying " + LockNames.quote(name));
         } catch (LockTimeoutException busy) {
-            if (noWait || (wait != null && wait.isZero())) {
+            if (tryOnly()) {
                 if (!quiet) {
                     err.println("interlock: " + LockNames.quote(name) + " is busy (" + DefaultLockSpace.describe(busy.blockers()) + ")");
                 }
@@ -62,7 +67,7 @@ final class WaitOptions {
             }
             return waitFor(space, request, name, err, sentinelPid);
         } catch (LockBackendException failed) {
-            if (noWait || (wait != null && wait.isZero()) || !failed.isTransient()) {
+            if (tryOnly() || !failed.isTransient()) {
                 throw failed;
             }
             // A fault at the first try: the wait rides it out as it would any later one (docs/cli.md).
