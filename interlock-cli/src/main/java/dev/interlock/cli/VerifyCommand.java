@@ -299,7 +299,7 @@ final class VerifyCommand implements Callable<Integer> {
                     + " them time)");
         }
         try {
-            VerifyReport.writeHost(work, setup.host(), CheckWorker.clockId(), processes, outcome);
+            VerifyHostLog.write(work, setup.host(), CheckWorker.clockId(), processes, outcome);
         } catch (NoSuchFileException e) {
             if (runDir != null) {
                 throw runDir.gone("leave this host's records");
@@ -318,10 +318,10 @@ final class VerifyCommand implements Callable<Integer> {
             hostDirs = List.of(work);
         }
         liveWorkers = null;
-        List<VerifyReport.HostLog> logs = new ArrayList<>();
+        List<VerifyHostLog.HostLog> logs = new ArrayList<>();
         for (Path d : hostDirs) {
             try {
-                logs.add(VerifyReport.readHost(d));
+                logs.add(VerifyHostLog.read(d));
             } catch (IOException | RuntimeException e) {
                 problems.add("the records in " + d + " could not be read: "
                         + (e instanceof IOException ? VerifyWorker.reason((IOException) e) : e.getMessage()));
