@@ -1,5 +1,6 @@
 package dev.interlock;
 
+import dev.interlock.spi.support.LockNames;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
@@ -133,7 +134,7 @@ public final class LockView implements Lock {
         } finally {
             state.unlock();
         }
-        throw new LockLostException(space.uri(), name, space.uri() + " - " + dev.interlock.internal.LockNames.quote(name)
+        throw new LockLostException(space.uri(), name, space.uri() + " - " + LockNames.quote(name)
                 + " was locked again by its holder, but its lease (token " + lost.token() + ") is no longer valid: the thread"
                 + " no longer holds it", null);
     }
@@ -235,7 +236,7 @@ public final class LockView implements Lock {
     /** As {@link ReentrantLock}: an interruptible lock call on an interrupted thread throws, even a reentry. */
     private void checkInterrupt() throws InterruptedException {
         if (Thread.interrupted()) {
-            throw new InterruptedException(space.uri() + " - interrupted before locking " + dev.interlock.internal.LockNames.quote(name));
+            throw new InterruptedException(space.uri() + " - interrupted before locking " + LockNames.quote(name));
         }
     }
 
@@ -253,7 +254,7 @@ public final class LockView implements Lock {
         state.lock();
         try {
             if (owner != Thread.currentThread()) {
-                throw new IllegalMonitorStateException(dev.interlock.internal.LockNames.quote(name) + " is not held by this thread"
+                throw new IllegalMonitorStateException(LockNames.quote(name) + " is not held by this thread"
                         + (owner == null ? "" : " (" + owner.getName() + " holds it)"));
             }
             if (--holds > 0) {
@@ -278,7 +279,7 @@ public final class LockView implements Lock {
     public String toString() {
         state.lock();
         try {
-            return "LockView[" + space.uri() + " " + dev.interlock.internal.LockNames.quote(name) + " " + mode.shortName()
+            return "LockView[" + space.uri() + " " + LockNames.quote(name) + " " + mode.shortName()
                     + (owner == null ? " free here" : " held by " + owner.getName() + " x" + holds) + "]";
         } finally {
             state.unlock();

@@ -79,7 +79,7 @@ final class LockTable {
     private static String displayName(String name) {
         for (int i = 0; i < name.length(); i++) {
             if (Character.isWhitespace(name.charAt(i))) {
-                return dev.interlock.internal.LockNames.quote(name);
+                return dev.interlock.spi.support.LockNames.quote(name);
             }
         }
         return name;

@@ -6,7 +6,7 @@ import dev.interlock.LockRequest;
 import dev.interlock.LockSpace;
 import dev.interlock.Mode;
 import dev.interlock.internal.Leases;
-import dev.interlock.internal.LockNames;
+import dev.interlock.spi.support.LockNames;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -207,7 +207,7 @@ final class RunCommand implements Callable<Integer> {
                 ("INTERLOCK_NAME=" + name).getBytes(StandardCharsets.UTF_8),
                 ("INTERLOCK_OWNER=" + lease.owner().id()).getBytes(StandardCharsets.UTF_8),
                 ("INTERLOCK_TOKEN=" + lease.token()).getBytes(StandardCharsets.UTF_8));
-        OptionalInt fd = Leases.inheritableDescriptor(lease);
+        OptionalInt fd = lease.inheritableDescriptor();
         err.flush();
         out.flush();
         System.out.flush();

@@ -10,7 +10,7 @@ import dev.interlock.file.AtomicFileException;
 import dev.interlock.file.internal.Errno;
 import dev.interlock.file.internal.LibcFiles;
 import dev.interlock.file.internal.ReplaceTarget;
-import dev.interlock.internal.LockNames;
+import dev.interlock.spi.support.LockNames;
 import java.io.PrintWriter;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;

@@ -5,7 +5,7 @@ import dev.interlock.LockBackendException;
 import dev.interlock.LockSpace;
 import dev.interlock.Mode;
 import dev.interlock.check.CheckWorker;
-import dev.interlock.internal.ProcessIdentity;
+import dev.interlock.spi.support.ProcessIdentity;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;

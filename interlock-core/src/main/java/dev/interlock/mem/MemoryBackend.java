@@ -6,7 +6,7 @@ import dev.interlock.LockBackendException;
 import dev.interlock.LockInfo;
 import dev.interlock.LockLostException;
 import dev.interlock.Mode;
-import dev.interlock.internal.LockNames;
+import dev.interlock.spi.support.LockNames;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
 import dev.interlock.spi.BackendConfig;

@@ -1,4 +1,4 @@
-package dev.interlock.internal;
+package dev.interlock.spi.support;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

@@ -1,4 +1,4 @@
-package dev.interlock.internal;
+package dev.interlock.spi.support;
 
 import dev.interlock.InvalidLockNameException;
 import dev.interlock.LockSpace;
