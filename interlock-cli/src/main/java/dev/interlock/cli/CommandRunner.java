@@ -3,6 +3,7 @@ package dev.interlock.cli;
 import dev.interlock.LockLostException;
 import dev.interlock.file.internal.Errno;
 import dev.interlock.file.internal.LibcProcesses;
+import dev.interlock.spi.support.Durations;
 import dev.interlock.spi.support.Log;
 import dev.interlock.spi.support.ProcessIdentity;
 import java.io.PrintWriter;

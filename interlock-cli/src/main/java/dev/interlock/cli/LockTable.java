@@ -2,6 +2,7 @@ package dev.interlock.cli;
 
 import dev.interlock.HolderInfo;
 import dev.interlock.LockInfo;
+import dev.interlock.spi.support.Durations;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;

@@ -98,12 +98,12 @@ final class RunCommand implements Callable<Integer> {
     @Mixin
     BackendOption backend;
 
-    @Option(names = "--lease", paramLabel = "DURATION", converter = Durations.class,
+    @Option(names = "--lease", paramLabel = "DURATION", converter = DurationConverter.class,
             description = "Lease of lease-based backends (dir:, jdbc:, redis:), renewed while COMMAND"
                     + " runs. Default: the backend's (30s). Ignored by flock:, whose locks do not expire.")
     Duration lease;
 
-    @Option(names = "--hold-at-least", paramLabel = "DURATION", converter = Durations.class,
+    @Option(names = "--hold-at-least", paramLabel = "DURATION", converter = DurationConverter.class,
             description = "Keep the lock until DURATION after it was taken, even if COMMAND ends sooner"
                     + " (one run of a job fired on several hosts whose clocks differ).")
     Duration holdAtLeast;

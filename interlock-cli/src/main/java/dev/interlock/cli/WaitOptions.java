@@ -8,6 +8,7 @@ import dev.interlock.LockRequest;
 import dev.interlock.LockSpace;
 import dev.interlock.LockTimeoutException;
 import dev.interlock.internal.DefaultLockSpace;
+import dev.interlock.spi.support.Durations;
 import dev.interlock.spi.support.LockNames;
 import dev.interlock.spi.support.ProcessIdentity;
 import java.io.PrintWriter;
@@ -25,7 +26,7 @@ final class WaitOptions {
     @Option(names = {"-n", "--no-wait"}, description = "Do not wait: if the lock is busy, exit at once with the conflict code.")
     boolean noWait;
 
-    @Option(names = {"-w", "--wait"}, paramLabel = "DURATION", converter = Durations.class,
+    @Option(names = {"-w", "--wait"}, paramLabel = "DURATION", converter = DurationConverter.class,
             description = "Wait at most DURATION for the lock, then exit with the conflict code (-w 0 is -n).")
     Duration wait;
 
