@@ -1,5 +1,6 @@
 package dev.interlock;
 
+import dev.interlock.spi.support.LockNames;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
@@ -123,7 +124,7 @@ public final class LockView implements Lock {
         }
         // Not closed: a lease lost at its loss point stays the core's, kept from others until its end.
         drop();
-        throw new LockLostException(space.uri(), name, space.uri() + " - " + dev.interlock.internal.LockNames.quote(name)
+        throw new LockLostException(space.uri(), name, space.uri() + " - " + LockNames.quote(name)
                 + " was locked again by its holder, but its lease (token " + held.token() + ") is no longer valid: the thread"
                 + " no longer holds it", null);
     }
@@ -236,7 +237,7 @@ public final class LockView implements Lock {
     /** As {@link ReentrantLock}: an interruptible lock call on an interrupted thread throws, even a reentry. */
     private void checkInterrupt() throws InterruptedException {
         if (Thread.interrupted()) {
-            throw new InterruptedException(space.uri() + " - interrupted before locking " + dev.interlock.internal.LockNames.quote(name));
+            throw new InterruptedException(space.uri() + " - interrupted before locking " + LockNames.quote(name));
         }
     }
 
@@ -252,7 +253,7 @@ public final class LockView implements Lock {
     public void unlock() {
         Thread holder = owner;
         if (holder != Thread.currentThread()) {
-            throw new IllegalMonitorStateException(dev.interlock.internal.LockNames.quote(name) + " is not held by this thread"
+            throw new IllegalMonitorStateException(LockNames.quote(name) + " is not held by this thread"
                     + (holder == null ? "" : " (" + holder.getName() + " holds it)"));
         }
         if (--holds > 0) {
@@ -272,7 +273,7 @@ public final class LockView implements Lock {
     @Override
     public String toString() {
         Thread holder = owner;
-        return "LockView[" + space.uri() + " " + dev.interlock.internal.LockNames.quote(name) + " " + mode.shortName()
+        return "LockView[" + space.uri() + " " + LockNames.quote(name) + " " + mode.shortName()
                 + (holder == null ? " free here" : " held by " + holder.getName()) + "]";
     }
 }

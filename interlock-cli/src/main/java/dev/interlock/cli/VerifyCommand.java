@@ -5,7 +5,8 @@ import dev.interlock.LockBackendException;
 import dev.interlock.LockSpace;
 import dev.interlock.Mode;
 import dev.interlock.check.CheckWorker;
-import dev.interlock.internal.ProcessIdentity;
+import dev.interlock.spi.support.Durations;
+import dev.interlock.spi.support.ProcessIdentity;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -86,7 +87,7 @@ final class VerifyCommand implements Callable<Integer> {
     @Option(names = {"-p", "--processes"}, paramLabel = "N", description = "Worker processes on this host (default: ${DEFAULT-VALUE}).")
     int processes = 4;
 
-    @Option(names = {"-d", "--duration"}, paramLabel = "DURATION", converter = Durations.class,
+    @Option(names = {"-d", "--duration"}, paramLabel = "DURATION", converter = DurationConverter.class,
             description = "How long the workers run (default: 10s).")
     Duration duration;
 
@@ -98,7 +99,7 @@ final class VerifyCommand implements Callable<Integer> {
             + " times, and measure how long until the next grant.")
     boolean crashTest;
 
-    @Option(names = "--lease", paramLabel = "DURATION", converter = Durations.class,
+    @Option(names = "--lease", paramLabel = "DURATION", converter = DurationConverter.class,
             description = "Lease of lease-based backends (default: the backend's, 30s).")
     Duration lease;
 
@@ -127,7 +128,7 @@ final class VerifyCommand implements Callable<Integer> {
                     + " (default for dir: and flock:: LOCKDIR/" + SHARED_IN_LOCK_DIR + ").")
     String sharedDirOption;
 
-    @Option(names = "--join-timeout", paramLabel = "DURATION", converter = Durations.class,
+    @Option(names = "--join-timeout", paramLabel = "DURATION", converter = DurationConverter.class,
             description = "With --lead/--join: how long to wait for the other hosts (default: 2m).")
     Duration joinTimeout;
 

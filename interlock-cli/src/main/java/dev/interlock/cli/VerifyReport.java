@@ -3,6 +3,7 @@ package dev.interlock.cli;
 import dev.interlock.check.ExclusionCheck;
 import dev.interlock.check.Handoffs;
 import dev.interlock.check.Section;
+import dev.interlock.spi.support.Durations;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;

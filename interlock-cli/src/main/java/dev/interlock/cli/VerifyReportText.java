@@ -1,6 +1,7 @@
 package dev.interlock.cli;
 
 import dev.interlock.check.Handoffs;
+import dev.interlock.spi.support.Durations;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;

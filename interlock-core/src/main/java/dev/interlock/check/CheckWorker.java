@@ -4,7 +4,7 @@ import dev.interlock.Interlock;
 import dev.interlock.Lease;
 import dev.interlock.LockSpace;
 import dev.interlock.Mode;
-import dev.interlock.internal.ProcessIdentity;
+import dev.interlock.spi.support.ProcessIdentity;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

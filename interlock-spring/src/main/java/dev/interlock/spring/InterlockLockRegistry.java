@@ -6,7 +6,7 @@ import dev.interlock.LockRequest;
 import dev.interlock.LockSpace;
 import dev.interlock.LockView;
 import dev.interlock.Ticker;
-import dev.interlock.internal.LockNames;
+import dev.interlock.spi.support.LockNames;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
