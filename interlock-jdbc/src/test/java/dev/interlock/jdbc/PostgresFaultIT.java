@@ -13,6 +13,7 @@ import dev.interlock.Mode;
 import dev.interlock.spi.support.Spaces;
 import dev.interlock.testkit.Stacks;
 import dev.interlock.testkit.Timing;
+import dev.interlock.testservers.PostgresServer;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -42,14 +43,14 @@ import org.junit.jupiter.api.Test;
  * nothing else writes WAL in the background.
  */
 class PostgresFaultIT {
-    private static TestServers.PostgresServer server;
+    private static PostgresServer server;
     private static String url;
     private static ExecutorService pool;
 
     @BeforeAll
     static void start() {
         // No WAL but ours between two looks at it: no standby snapshots (wal_level=minimal), no autovacuum.
-        server = TestServers.PostgresServer.start(Map.of("synchronous_commit", "off", "wal_writer_delay", "10000ms",
+        server = PostgresServer.start(Map.of("synchronous_commit", "off", "wal_writer_delay", "10000ms",
                 "wal_level", "minimal", "max_wal_senders", "0", "autovacuum", "off"));
         url = server.url();
         pool = Executors.newCachedThreadPool();
