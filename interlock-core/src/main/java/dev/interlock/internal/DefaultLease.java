@@ -100,11 +100,7 @@ final class DefaultLease implements Lease {
         this.space = space;
         this.spec = spec;
         this.grant = grant;
-        LeaseKind kind = grant.leaseKind();
-        if (kind == null) {
-            kind = space.backend.leaseBased() ? LeaseKind.RENEWED : LeaseKind.NONE;
-        }
-        this.leaseBased = kind == LeaseKind.RENEWED;
+        this.leaseBased = space.leaseKind(grant) == LeaseKind.RENEWED;
         this.fixed = fixed;
         this.grantedAt = grantedAt;
         this.holdUntil = holdAtLeast == null ? Long.MIN_VALUE : grantedAt + holdAtLeast.toNanos();

@@ -10,6 +10,7 @@ import dev.interlock.Owner;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
 import dev.interlock.spi.Grant;
+import dev.interlock.spi.LeaseKind;
 import dev.interlock.spi.support.LockNames;
 import dev.interlock.spi.support.ProcessIdentity;
 import java.time.Duration;
@@ -204,7 +205,7 @@ final class DefaultLockRequest implements LockRequest {
      * a renewed one at least {@link #MIN_RENEWED_LEASE}; kernel locks ignore the lease.
      */
     private void checkLease(Duration leaseDuration) {
-        if (!space.backend.leaseBased()) {
+        if (space.leaseKind == LeaseKind.NONE) {
             return;
         }
         if (fixed ? leaseDuration.toMillis() < 1 : leaseDuration.compareTo(MIN_RENEWED_LEASE) < 0) {
