@@ -143,7 +143,7 @@ final class DefaultLockRequest implements LockRequest {
         while (true) {
             // A fresh acquisition (owner, loss channel) for each round: a grant given back was the last one's.
             Owner owner = ownerPid > 0 ? ProcessIdentity.current().newOwner(ownerPid, ownerStart) : Owner.newAcquisition();
-            DefaultLease.Channel channel = new DefaultLease.Channel();
+            LeaseLossChannel channel = new LeaseLossChannel();
             AcquireSpec spec = AcquireSpec.builder(name, mode, owner).lease(leaseDuration).lossChannel(channel)
                     .waits(timeoutNanos != 0).build();
             try (Attempt attempt = space.backend.attempt(spec)) {
