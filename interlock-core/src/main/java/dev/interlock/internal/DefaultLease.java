@@ -8,7 +8,6 @@ import dev.interlock.Owner;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Grant;
 import dev.interlock.spi.LeaseKind;
-import dev.interlock.spi.LossChannel;
 import dev.interlock.spi.support.LockNames;
 import dev.interlock.spi.support.Log;
 import java.time.Duration;
@@ -16,7 +15,6 @@ import java.time.Instant;
 import java.util.List;
 import java.util.OptionalInt;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -34,7 +32,9 @@ import java.util.function.LongConsumer;
  * by one. Backend calls (renew, release, the check of a kernel lock) run on the space's
  * <em>executor</em>, one at a time per lease (a lock serialises them, as the SPI promises
  * backends), with the deadline of the call passed along. Loss listeners run on the executor too,
- * never on the timer.
+ * never on the timer. The timing and the background calls are {@link LeaseRenewals}'; a loss
+ * listener runs once ({@link LossListener}); a loss the backend reports arrives through
+ * {@link LeaseLossChannel}.
  *
  * <p><b>State</b> is an atomic reference (HELD, CLOSED, LOST) and a volatile deadline, so
  * {@link #isValid()} and {@link #validUntil()} answer at once whatever the backend is doing.
@@ -59,29 +59,24 @@ final class DefaultLease implements Lease {
 
     private enum State { HELD, CLOSED, LOST }
 
-    private static final long MIN_STEP = TimeUnit.MILLISECONDS.toNanos(1);
+    static final long MIN_STEP = TimeUnit.MILLISECONDS.toNanos(1);
 
-    private final DefaultLockSpace space;
-    private final AcquireSpec spec;
+    final DefaultLockSpace space;
+    final AcquireSpec spec;
     private final Grant grant;
-    private final boolean leaseBased;
+    final boolean leaseBased;
     private final boolean fixed;
-    private final String backendName;
-    private final List<Once> listeners = new CopyOnWriteArrayList<>();
-    /** How long a caller that learns of a loss waits for listeners already running elsewhere. */
-    private static final long LISTENER_WAIT_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
-    private final List<LongConsumer> renewed = new CopyOnWriteArrayList<>();
+    final String backendName;
+    private final List<LossListener> listeners = new CopyOnWriteArrayList<>();
     private final AtomicReference<State> state = new AtomicReference<>(State.HELD);
     /** Serialises backend calls on the grant; never taken by the timer or by the cheap getters. */
-    private final ReentrantLock io = new ReentrantLock();
-    /** A background renewal is queued or running. */
-    private final AtomicBoolean renewing = new AtomicBoolean();
+    final ReentrantLock io = new ReentrantLock();
+    /** Background renewals (renewed leases) and checks (kernel locks). */
+    private final LeaseRenewals renewals = new LeaseRenewals(this);
 
-    private volatile long leaseNanos;
+    volatile long leaseNanos;
     private volatile long deadline; // ticker nanos; Long.MAX_VALUE when it does not expire
     private final AtomicReference<LockLostException> lostCause = new AtomicReference<>();
-    private volatile ScheduledFuture<?> renewTask;
-    private volatile ScheduledFuture<?> lossTask;
     /** The release at the deadline of a lease lost at its loss point; null until then. */
     private volatile ScheduledFuture<?> endTask;
     /** close() was called on the lost lease: its holder has stopped. */
@@ -100,11 +95,7 @@ final class DefaultLease implements Lease {
         this.space = space;
         this.spec = spec;
         this.grant = grant;
-        LeaseKind kind = grant.leaseKind();
-        if (kind == null) {
-            kind = space.backend.leaseBased() ? LeaseKind.RENEWED : LeaseKind.NONE;
-        }
-        this.leaseBased = kind == LeaseKind.RENEWED;
+        this.leaseBased = space.leaseKind(grant) == LeaseKind.RENEWED;
         this.fixed = fixed;
         this.grantedAt = grantedAt;
         this.holdUntil = holdAtLeast == null ? Long.MIN_VALUE : grantedAt + holdAtLeast.toNanos();
@@ -114,20 +105,20 @@ final class DefaultLease implements Lease {
     }
 
     static DefaultLease start(DefaultLockSpace space, AcquireSpec spec, Grant grant, long grantedAt, boolean fixed,
-            Duration holdAtLeast, List<Consumer<LockLostException>> listeners, Channel channel) {
+            Duration holdAtLeast, List<Consumer<LockLostException>> listeners, LeaseLossChannel channel) {
         // A kernel or server lock is no Java synchronization action: fence so that writes made by the
         // previous holder in this JVM before its release are visible to this holder.
         java.lang.invoke.VarHandle.fullFence();
         DefaultLease l = new DefaultLease(space, spec, grant, grantedAt, fixed, holdAtLeast);
         for (Consumer<LockLostException> c : listeners) {
-            l.listeners.add(l.new Once(c));
+            l.listeners.add(l.listener(c));
         }
         space.opened(l);
         if (l.leaseBased) {
             if (!fixed) {
-                l.scheduleRenewal(l.leaseNanos / 3);
+                l.renewals.schedule(l.leaseNanos / 3);
             }
-            l.scheduleLossCheck();
+            l.renewals.scheduleLossCheck();
         } else {
             // Kernel locks are checked by one periodic sweep of the space, not a task per lease:
             // scheduling and cancelling a task per acquisition would cost more than the lock itself.
@@ -141,104 +132,20 @@ final class DefaultLease implements Lease {
         return l;
     }
 
-    /**
-     * The {@link LossChannel} of one acquisition: reports made before the lease exists are kept
-     * and applied when it starts; later ones declare the loss at once.
-     */
-    static final class Channel implements LossChannel {
-        private volatile DefaultLease lease;
-        private volatile String reason;
-        private volatile Throwable cause;
-
-        @Override
-        public void lost(String why, Throwable error) {
-            DefaultLease l = lease;
-            if (l != null) {
-                l.lose(why, error);
-                return;
-            }
-            synchronized (this) {
-                l = lease;
-                if (l == null) {
-                    reason = why == null ? "the backend reported it lost" : why;
-                    cause = error;
-                    return;
-                }
-            }
-            l.lose(why, error);
-        }
-
-        void attach(DefaultLease l) {
-            String r;
-            Throwable c;
-            synchronized (this) {
-                lease = l;
-                r = reason;
-                c = cause;
-            }
-            if (r != null) {
-                l.lose(r, c);
-            }
-        }
-    }
-
     private long margin() {
         return leaseNanos / 5;
     }
 
     /** The loss point: a fifth of the lease before the deadline. */
-    private long lossPoint() {
+    long lossPoint() {
         return deadline - margin();
     }
 
-    private boolean held() {
+    boolean held() {
         return state.get() == State.HELD;
     }
 
-    // ---------------------------------------------------------------- timer side (never calls the backend)
-
-    private void scheduleRenewal(long delayNanos) {
-        ScheduledFuture<?> f = space.schedule(this::renewalDue, Math.max(delayNanos, MIN_STEP));
-        renewTask = f;
-        if (!held() && f != null) {
-            f.cancel(false);
-        }
-    }
-
-    private void scheduleLossCheck() {
-        long delay = lossPoint() - space.ticker.read();
-        ScheduledFuture<?> f = space.schedule(this::lossDue, Math.max(delay, MIN_STEP));
-        ScheduledFuture<?> old = lossTask;
-        lossTask = f;
-        if (old != null) {
-            old.cancel(false);
-        }
-        if (!held() && f != null) {
-            f.cancel(false);
-        }
-    }
-
-    /** Timer: a renewal is due; hand it to the executor unless one is already queued or running. */
-    private void renewalDue() {
-        if (held() && renewing.compareAndSet(false, true)) {
-            if (!space.execute(this::renewInBackground)) {
-                renewing.set(false);
-            }
-        }
-    }
-
-    /** Timer: the loss point may have come. Declares the loss unless a renewal moved the deadline. */
-    private void lossDue() {
-        if (!held()) {
-            return;
-        }
-        long now = space.ticker.read();
-        if (now - lossPoint() < 0) {
-            scheduleLossCheck();
-            return;
-        }
-        loseAtLossPoint(now);
-    }
+    // ---------------------------------------------------------------- the loss point (the timer's side is LeaseRenewals)
 
     /** True if this lease expires and its loss point has come on the ticker. */
     private boolean pastLossPoint(long now) {
@@ -246,70 +153,32 @@ final class DefaultLease implements Lease {
     }
 
     /** Declares the loss of a lease whose loss point has come (see the class comment). */
-    private LockLostException loseAtLossPoint(long now) {
+    LockLostException loseAtLossPoint(long now) {
         long left = TimeUnit.NANOSECONDS.toMillis(Math.max(0, deadline - now));
         String end = left > 0 ? "; nobody else can take the lock for " + left + "ms more, unless this holder closes it"
                 : "";
         if (fixed) {
             return lose("the fixed lease of " + TimeUnit.NANOSECONDS.toMillis(leaseNanos) + "ms ran out" + end, null, true);
         }
-        Throwable last = lastFailure;
+        Throwable last = renewals.lastFailure();
         // Found at or past the deadline, a fifth of the lease after the loss point that the timer
         // was set for: this process did not run meanwhile (stopped, starved), and a renewal it had
         // queued never had the chance to answer.
         boolean paused = now - deadline >= 0;
-        String why = renewing.get() && last == null && !paused ? "renewal did not answer in time"
+        String why = renewals.running() && last == null && !paused ? "renewal did not answer in time"
                 : last == null ? "the lease was not renewed in time (was this process paused?)" : "renewal kept failing";
         String when = paused ? " and the lease ran out " + TimeUnit.NANOSECONDS.toMillis(now - deadline) + "ms ago"
                 : " and the lease would run out in " + left + "ms";
         return lose(why + when + end, last, true);
     }
 
-    // ---------------------------------------------------------------- executor side (backend calls)
-
-    private volatile Throwable lastFailure;
-
-    private void renewInBackground() {
-        long started = space.ticker.read();
-        try {
-            if (!held()) {
-                return;
-            }
-            io.lock();
-            try {
-                if (!held()) {
-                    return;
-                }
-                renewNow(leaseNanos);
-            } finally {
-                io.unlock();
-            }
-            lastFailure = null;
-            scheduleRenewal(leaseNanos / 3 - (space.ticker.read() - started));
-        } catch (LockLostException e) {
-            // renewNow declared the loss
-        } catch (RuntimeException e) {
-            lastFailure = e;
-            if (space.metered) {
-                space.renewFailedMetric(spec.name(), spec.mode(), e);
-            }
-            long left = lossPoint() - space.ticker.read();
-            if (held() && left > MIN_STEP) {
-                log.warn("{} - renewing '{}' failed, will retry: {}", backendName, spec.name(), e.getMessage());
-                // Retry at half the time left before the loss point, at most every third of the lease.
-                scheduleRenewal(left <= 20 * MIN_STEP ? left : Math.min(leaseNanos / 3, left / 2));
-            }
-            // else: the loss point is due; the timer declares the loss
-        } finally {
-            renewing.set(false);
-        }
-    }
+    // ---------------------------------------------------------------- backend calls (on the executor, or the caller's renew)
 
     /**
      * One renewal on the calling thread, which holds {@link #io}: extends the deadline on success;
      * on {@link LockLostException} the lease is lost (and the exception rethrown).
      */
-    private void renewNow(long nanos) {
+    void renewNow(long nanos) {
         long t = space.ticker.read();
         if (held() && pastLossPoint(t)) {
             // The timer has not run yet (a pause): the lease is lost all the same, and a renewal
@@ -331,51 +200,12 @@ final class DefaultLease implements Lease {
         }
         leaseNanos = nanos;
         deadline = t + nanos;
-        scheduleLossCheck();
-        for (LongConsumer r : renewed) {
-            try {
-                r.accept(t + nanos);
-            } catch (RuntimeException e) {
-                log.error("{} - renewal listener of '{}' failed", backendName, spec.name(), e);
-            }
-        }
-    }
-
-    /** Space sweep of kernel leases: queue a check of the lock on the executor. */
-    void watchdog() {
-        if (!leaseBased && held() && renewing.compareAndSet(false, true)) {
-            if (!space.execute(this::verifyInBackground)) {
-                renewing.set(false);
-            }
-        }
-    }
-
-    private void verifyInBackground() {
-        try {
-            if (!held() || !io.tryLock()) {
-                return; // a caller's renew() or close() is talking to the backend: it checks as well
-            }
-            try {
-                if (held()) {
-                    renewNow(leaseNanos);
-                }
-            } finally {
-                io.unlock();
-            }
-        } catch (LockLostException e) {
-            // declared by renewNow
-        } catch (RuntimeException e) {
-            if (space.metered) {
-                space.renewFailedMetric(spec.name(), spec.mode(), e);
-            }
-            log.warn("{} - checking '{}' failed, will retry: {}", backendName, spec.name(), e.getMessage());
-        } finally {
-            renewing.set(false);
-        }
+        renewals.scheduleLossCheck();
+        renewals.tellRenewed(t + nanos);
     }
 
     /** A loss the backend found (the lock is gone or taken): released at once. */
-    private LockLostException lose(String why, Throwable cause) {
+    LockLostException lose(String why, Throwable cause) {
         return lose(why, cause, false);
     }
 
@@ -435,65 +265,13 @@ final class DefaultLease implements Lease {
         space.execute(this::releaseAfterLoss);
     }
 
-    private void tellListeners(LockLostException e) {
-        for (Once l : listeners) {
-            l.fire(e);
-        }
+    private LossListener listener(Consumer<LockLostException> listener) {
+        return new LossListener(listener, backendName, spec.name());
     }
 
-    /**
-     * A loss listener that runs at most once, whoever fires it first. A second caller on another
-     * thread waits (up to {@link #LISTENER_WAIT_NANOS}) until the first run has finished, so that
-     * "the listeners ran before renew() threw" holds even when the loss was pushed by the backend
-     * and its listeners are still running on the notifier.
-     */
-    private final class Once {
-        private final Consumer<LockLostException> listener;
-        private final AtomicBoolean fired = new AtomicBoolean();
-        private volatile Thread runner;
-        private boolean done; // guarded by this
-
-        Once(Consumer<LockLostException> listener) {
-            this.listener = listener;
-        }
-
-        void fire(LockLostException e) {
-            if (fired.compareAndSet(false, true)) {
-                runner = Thread.currentThread();
-                try {
-                    listener.accept(e);
-                } catch (RuntimeException ex) {
-                    log.error("{} - lost-lock listener of '{}' failed", backendName, spec.name(), ex);
-                } finally {
-                    synchronized (this) {
-                        done = true;
-                        notifyAll();
-                    }
-                }
-                return;
-            }
-            if (runner == Thread.currentThread()) {
-                return; // the listener itself called renew()
-            }
-            awaitDone();
-        }
-
-        private synchronized void awaitDone() {
-            long deadline = System.nanoTime() + LISTENER_WAIT_NANOS;
-            boolean interrupted = false;
-            try {
-                for (long left = LISTENER_WAIT_NANOS; !done && left > 0; left = deadline - System.nanoTime()) {
-                    try {
-                        java.util.concurrent.TimeUnit.NANOSECONDS.timedWait(this, left);
-                    } catch (InterruptedException ie) {
-                        interrupted = true;
-                    }
-                }
-            } finally {
-                if (interrupted) {
-                    Thread.currentThread().interrupt();
-                }
-            }
+    private void tellListeners(LockLostException e) {
+        for (LossListener l : listeners) {
+            l.fire(e);
         }
     }
 
@@ -525,14 +303,7 @@ final class DefaultLease implements Lease {
     }
 
     private void cancelTimers() {
-        ScheduledFuture<?> r = renewTask;
-        if (r != null) {
-            r.cancel(false);
-        }
-        ScheduledFuture<?> c = lossTask;
-        if (c != null) {
-            c.cancel(false);
-        }
+        renewals.cancel();
     }
 
     // ---------------------------------------------------------------- the Lease API
@@ -623,11 +394,7 @@ final class DefaultLease implements Lease {
             throw lost;
         }
         if (leaseBased && !fixed) {
-            ScheduledFuture<?> r = renewTask;
-            if (r != null) {
-                r.cancel(false);
-            }
-            scheduleRenewal(nanos / 3);
+            renewals.reschedule(nanos / 3);
         }
     }
 
@@ -645,7 +412,7 @@ final class DefaultLease implements Lease {
 
     @Override
     public Lease onLost(Consumer<LockLostException> listener) {
-        Once once = new Once(listener);
+        LossListener once = listener(listener);
         listeners.add(once);
         if (state.get() == State.LOST) {
             // Lost before (or while) it was added: tell it here, on the calling thread.
@@ -779,8 +546,7 @@ final class DefaultLease implements Lease {
      * renewing thread, and once now with the current one. It must not block.
      */
     void onRenewed(LongConsumer listener) {
-        renewed.add(listener);
-        listener.accept(deadline);
+        renewals.onRenewed(listener, deadline);
     }
 
     /** The deadline on the space's ticker; {@link Long#MAX_VALUE} if it does not expire. */
@@ -815,6 +581,11 @@ final class DefaultLease implements Lease {
     /** How long before its deadline a lease whose renewals fail is declared lost. */
     long lossMarginNanos() {
         return margin();
+    }
+
+    /** Space sweep of kernel leases: queue a check of the lock on the executor. */
+    void watchdog() {
+        renewals.check();
     }
 
     DefaultLockSpace space() {

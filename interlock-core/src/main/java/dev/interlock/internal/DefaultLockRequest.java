@@ -10,6 +10,7 @@ import dev.interlock.Owner;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
 import dev.interlock.spi.Grant;
+import dev.interlock.spi.LeaseKind;
 import dev.interlock.spi.support.LockNames;
 import dev.interlock.spi.support.ProcessIdentity;
 import java.time.Duration;
@@ -142,7 +143,7 @@ final class DefaultLockRequest implements LockRequest {
         while (true) {
             // A fresh acquisition (owner, loss channel) for each round: a grant given back was the last one's.
             Owner owner = ownerPid > 0 ? ProcessIdentity.current().newOwner(ownerPid, ownerStart) : Owner.newAcquisition();
-            DefaultLease.Channel channel = new DefaultLease.Channel();
+            LeaseLossChannel channel = new LeaseLossChannel();
             AcquireSpec spec = AcquireSpec.builder(name, mode, owner).lease(leaseDuration).lossChannel(channel)
                     .waits(timeoutNanos != 0).build();
             try (Attempt attempt = space.backend.attempt(spec)) {
@@ -204,7 +205,7 @@ final class DefaultLockRequest implements LockRequest {
      * a renewed one at least {@link #MIN_RENEWED_LEASE}; kernel locks ignore the lease.
      */
     private void checkLease(Duration leaseDuration) {
-        if (!space.backend.leaseBased()) {
+        if (space.leaseKind == LeaseKind.NONE) {
             return;
         }
         if (fixed ? leaseDuration.toMillis() < 1 : leaseDuration.compareTo(MIN_RENEWED_LEASE) < 0) {

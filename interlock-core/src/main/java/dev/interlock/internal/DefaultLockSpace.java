@@ -7,6 +7,8 @@ import dev.interlock.LockRequest;
 import dev.interlock.LockSpace;
 import dev.interlock.Mode;
 import dev.interlock.Ticker;
+import dev.interlock.spi.Grant;
+import dev.interlock.spi.LeaseKind;
 import dev.interlock.spi.LockBackend;
 import dev.interlock.spi.support.LockNames;
 import dev.interlock.spi.support.Log;
@@ -41,6 +43,8 @@ public final class DefaultLockSpace implements LockSpace {
     static final int CLOSE_WAIT_SECONDS = 10;
 
     final LockBackend backend;
+    /** How the backend's grants stay held, read once ({@link LockBackend#leaseKind()}). */
+    final LeaseKind leaseKind;
     /** What messages and {@link #uri()} show: the backend's description, passwords masked. */
     final String description;
     final Set<dev.interlock.Capability> capabilities;
@@ -86,6 +90,7 @@ public final class DefaultLockSpace implements LockSpace {
         this.metrics = java.util.Objects.requireNonNull(metrics, "metrics");
         this.metered = metrics != LockMetrics.NONE;
         this.backend = backend;
+        this.leaseKind = backend.leaseKind();
         this.description = Secrets.mask(description);
         int colon = this.description.indexOf(':');
         this.scheme = colon > 0 ? this.description.substring(0, colon).toLowerCase(java.util.Locale.ROOT) : this.description;
@@ -97,6 +102,17 @@ public final class DefaultLockSpace implements LockSpace {
         this.givenExecutor = executor;
         this.threadFactory = threadFactory;
         this.defaultLease = defaultLease;
+    }
+
+    /**
+     * How {@code grant} stays held: as the backend says, unless a backend written before
+     * {@link LockBackend#leaseKind()} answers for the grant itself (the deprecated
+     * {@link Grant#leaseKind()}).
+     */
+    @SuppressWarnings("deprecation")
+    LeaseKind leaseKind(Grant grant) {
+        LeaseKind own = grant.leaseKind();
+        return own != null ? own : leaseKind;
     }
 
     /** The backend, for tests and tools in this project. */

@@ -32,9 +32,7 @@ final class LateGrants {
 
     /** True if {@code grant}, whose lease began {@code ageNanos} ago, came too late to hand to the caller. */
     static boolean tooLate(DefaultLockSpace space, Grant grant, Duration lease, boolean fixed, long ageNanos) {
-        LeaseKind kind = grant.leaseKind();
-        boolean leaseBased = kind == null ? space.backend.leaseBased() : kind == LeaseKind.RENEWED;
-        if (!leaseBased) {
+        if (space.leaseKind(grant) != LeaseKind.RENEWED) {
             return false;
         }
         long nanos = lease.toNanos();

@@ -4,6 +4,7 @@ import dev.interlock.Lease;
 import dev.interlock.LockRequest;
 import dev.interlock.LockSpace;
 import dev.interlock.Ticker;
+import dev.interlock.spi.LeaseKind;
 import dev.interlock.spi.support.ProcessIdentity;
 import java.time.Duration;
 import java.util.function.LongConsumer;
@@ -20,7 +21,7 @@ public final class Leases {
 
     /** True if the space's locks expire unless renewed, so they die with this JVM. */
     public static boolean leaseBased(LockSpace space) {
-        return space instanceof DefaultLockSpace && ((DefaultLockSpace) space).backend.leaseBased();
+        return space instanceof DefaultLockSpace && ((DefaultLockSpace) space).leaseKind != LeaseKind.NONE;
     }
 
     /** The lease of requests that do not set one. */

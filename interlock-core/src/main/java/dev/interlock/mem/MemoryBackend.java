@@ -201,8 +201,8 @@ public final class MemoryBackend implements LockBackend {
     }
 
     @Override
-    public boolean leaseBased() {
-        return true;
+    public LeaseKind leaseKind() {
+        return LeaseKind.RENEWED;
     }
 
     @Override
@@ -368,11 +368,6 @@ public final class MemoryBackend implements LockBackend {
         }
 
         @Override
-        public LeaseKind leaseKind() {
-            return LeaseKind.RENEWED;
-        }
-
-        @Override
         public void renew(Duration lease) {
             renew(lease, Long.MAX_VALUE);
         }
@@ -386,8 +381,8 @@ public final class MemoryBackend implements LockBackend {
             try {
                 expire(e);
                 if (e.holders.get(spec.owner().id()) != mine) {
-                    throw failures.lost(spec.name(), "no longer held by " + spec.owner().id() + " (token " + mine.token
-                            + "; its lease ran out, or it was broken)", null);
+                    throw failures.lost(spec.name(), mine.token, "no longer held by " + spec.owner().id()
+                            + " (its lease ran out, or it was broken)", null);
                 }
                 mine.expires = ticker.read() + lease.toNanos();
             } finally {

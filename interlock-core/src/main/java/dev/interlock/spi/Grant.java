@@ -27,9 +27,14 @@ public interface Grant {
     }
 
     /**
-     * How this grant stays held (see {@link LeaseKind}); null (the default) means
-     * {@link LeaseKind#RENEWED} if {@link LockBackend#leaseBased()}, else {@link LeaseKind#NONE}.
+     * How this grant stays held; null (the default) means as its backend's
+     * {@link LockBackend#leaseKind()} says.
+     *
+     * @deprecated override {@link LockBackend#leaseKind()}: every grant of a backend stays held the
+     *     same way, and the core needs to know it before any grant. A non-null answer here is still
+     *     honoured, for backends written before that method.
      */
+    @Deprecated(since = "0.2.0")
     default LeaseKind leaseKind() {
         return null;
     }

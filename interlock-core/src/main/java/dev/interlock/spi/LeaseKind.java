@@ -1,7 +1,8 @@
 package dev.interlock.spi;
 
 /**
- * How a granted lock stays held, which decides what the core does for it.
+ * How a backend's granted locks stay held ({@link LockBackend#leaseKind()}), which decides what
+ * the core does for them.
  * <ul>
  *   <li>{@link #NONE}: held until released or until the process ends (kernel locks); the core
  *       checks it periodically ({@code interlock.checkIntervalMs}, 10s) with

@@ -21,10 +21,33 @@ public interface LockBackend extends AutoCloseable {
     String description();
 
     /**
-     * True if grants die with this process unless renewed or kept by a session ({@code dir:},
-     * {@code jdbc:}, {@code redis:}); false for kernel locks a child process can inherit.
+     * How this backend's grants stay held, which sets the core's schedule for them (see
+     * {@link LeaseKind}): {@link LeaseKind#RENEWED} for leases that expire unless renewed
+     * ({@code dir:}, {@code jdbc:}, {@code redis:}, {@code mem:}), {@link LeaseKind#NONE} for
+     * kernel locks held until released or until the process ends ({@code flock:}),
+     * {@link LeaseKind#SESSION} for locks a backend session keeps. The one place a backend says
+     * it; the core reads it before any grant (to check a request's lease, and for
+     * {@code interlock run}).
+     *
+     * <p>The default answers from {@link #leaseBased()}, for backends written before this method.
      */
-    boolean leaseBased();
+    @SuppressWarnings("deprecation")
+    default LeaseKind leaseKind() {
+        return leaseBased() ? LeaseKind.RENEWED : LeaseKind.NONE;
+    }
+
+    /**
+     * True if grants die with this process unless renewed or kept by a session; false for kernel
+     * locks a child process can inherit.
+     *
+     * @deprecated override {@link #leaseKind()}, which says the same and tells sessions from
+     *     renewed leases. The core no longer calls this method except through the default of
+     *     {@link #leaseKind()}; its own default, true, answers for the usual lease-based backend.
+     */
+    @Deprecated(since = "0.2.0")
+    default boolean leaseBased() {
+        return true;
+    }
 
     /** What this backend offers beyond the common contract (default: nothing). */
     default Set<Capability> capabilities() {

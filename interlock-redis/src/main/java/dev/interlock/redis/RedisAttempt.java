@@ -3,15 +3,15 @@ package dev.interlock.redis;
 import dev.interlock.HolderInfo;
 import dev.interlock.LockBackendException;
 import dev.interlock.Mode;
-import dev.interlock.spi.support.LockNames;
-import dev.interlock.spi.support.Log;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
 import dev.interlock.spi.Grant;
+import dev.interlock.spi.support.Backoff;
+import dev.interlock.spi.support.Log;
+import dev.interlock.spi.support.QueuePlace;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -43,15 +43,17 @@ import java.util.concurrent.TimeUnit;
 final class RedisAttempt implements Attempt {
     private static final Log log = Log.of(RedisAttempt.class);
     /** The longest lease of a place in the queue: a stopped waiter holds up others for this long at most. */
-    static final Duration QUEUE_LEASE_MAX = Duration.ofSeconds(5);
+    static final Duration QUEUE_LEASE_MAX = QueuePlace.MAX_LEASE;
 
     private final RedisLockBackend backend;
     private final AcquireSpec spec;
     private final String ownerId;
     private final long leaseMs;
-    private final long queueLeaseMs;
+    /** This waiter's place in the queue: taken at the first wait, carried (renewed) by every try after it, left on close. */
+    private final QueuePlace place;
+    /** The jittered poll between tries when no notice comes. */
+    private final Backoff poll;
     private volatile RedisWakeups.Watch watch;
-    private boolean queued;
     private boolean granted;
     private boolean uncertain;
     private long versionAtTry;
@@ -68,7 +70,18 @@ final class RedisAttempt implements Attempt {
         this.spec = spec;
         this.ownerId = spec.owner().id();
         this.leaseMs = Math.max(1, spec.lease().toMillis());
-        this.queueLeaseMs = Math.min(leaseMs, QUEUE_LEASE_MAX.toMillis());
+        this.place = new QueuePlace(Duration.ofMillis(leaseMs), backend.ticker, new QueuePlace.Keeper() {
+            @Override
+            public boolean take(Duration lease) {
+                return true; // the next try queues this waiter, in the same script as the try
+            }
+
+            @Override
+            public void giveUp() {
+                backend.store.leave(spec.name(), ownerId);
+            }
+        });
+        this.poll = Backoff.fixed(Duration.ofNanos(backend.pollNanos));
     }
 
     String ownerId() {
@@ -91,7 +104,7 @@ final class RedisAttempt implements Attempt {
 
     /** From now on this attempt keeps a place in the queue; a writer's place makes it a candidate for hand-offs. */
     private void queue() {
-        queued = true;
+        place.keep();
         if (!registered && spec.mode() == Mode.EXCLUSIVE) {
             registered = true;
             backend.queuedWriter(spec.name(), ownerId, this);
@@ -128,7 +141,7 @@ final class RedisAttempt implements Attempt {
         String mark = spec.mode() == Mode.EXCLUSIVE ? backend.barging.mark(spec.name()) : null;
         RedisLockStore.Acquired r;
         try {
-            r = backend.store.acquire(spec.name(), spec.mode(), ownerId, leaseMs, queued, queueLeaseMs, mark);
+            r = backend.store.acquire(spec.name(), spec.mode(), ownerId, leaseMs, place.held(), place.lease().toMillis(), mark);
         } catch (LockBackendException e) {
             uncertain = e.isTransient();
             throw e;
@@ -136,6 +149,7 @@ final class RedisAttempt implements Attempt {
         uncertain = false;
         if (r.granted()) {
             granted = true;
+            place.granted();
             unregister();
             if (r.passed()) {
                 backend.barging.barge(spec.name(), mark);
@@ -143,6 +157,9 @@ final class RedisAttempt implements Attempt {
                 backend.barging.inTurn(spec.name());
             }
             return Optional.of(new RedisGrant(backend, spec, r.token(), backend.clock.instant()));
+        }
+        if (place.held()) {
+            place.kept(true); // the script renewed the place
         }
         blockers = backend.holders(r.blockers());
         retryNanos = TimeUnit.MILLISECONDS.toNanos(r.retryMs() + 1);
@@ -158,17 +175,16 @@ final class RedisAttempt implements Attempt {
             checkInterrupt();
             return;
         }
-        long poll = backend.pollNanos;
-        long slice = Math.min(nanos, poll / 2 + ThreadLocalRandom.current().nextLong(poll + 1));
+        long slice = Math.min(nanos, poll.nextNanos());
         slice = Math.min(slice, Math.max(TimeUnit.MILLISECONDS.toNanos(1), retryNanos));
-        slice = Math.min(slice, TimeUnit.MILLISECONDS.toNanos(queueLeaseMs) / 3);
+        slice = Math.min(slice, place.nanosUntilDue());
         watch.awaitChange(versionAtTry, slice);
         checkInterrupt();
     }
 
     private void checkInterrupt() throws InterruptedException {
         if (Thread.interrupted()) {
-            throw new InterruptedException(backend.description() + " - interrupted while waiting for " + LockNames.quote(spec.name()));
+            throw backend.failures.interruptedWaiting(spec.name());
         }
     }
 
@@ -190,12 +206,11 @@ final class RedisAttempt implements Attempt {
         }
         try {
             if (uncertain) {
-                // The last try got no answer: it may have been granted. Nobody else can hold this owner's grant.
+                // The last try got no answer: it may have been granted, or queued us. Nobody else can hold this owner's grant.
                 backend.store.releaseAny(spec.name(), ownerId);
+                place.kept(true);
             }
-            if (queued || uncertain) {
-                backend.store.leave(spec.name(), ownerId);
-            }
+            place.close();
         } catch (LockBackendException e) {
             if (e.isTransient()) {
                 // No answer: the place (and a grant made unseen) would keep everyone out with nobody to use it.

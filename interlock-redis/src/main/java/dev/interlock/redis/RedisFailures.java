@@ -1,7 +1,7 @@
 package dev.interlock.redis;
 
 import dev.interlock.LockBackendException;
-import dev.interlock.spi.support.LockNames;
+import dev.interlock.spi.support.BackendFailures;
 import java.net.ConnectException;
 import java.net.NoRouteToHostException;
 import java.net.SocketTimeoutException;
@@ -29,24 +29,23 @@ final class RedisFailures {
      * @param typeOf looks up the type of a key (for the wrong-type message); may fail
      */
     static LockBackendException translate(RuntimeException e, String description, String name, Function<String, String> typeOf) {
-        String where = description + " - " + (name != null ? LockNames.quote(name) + ": " : "");
+        BackendFailures f = new BackendFailures(description);
         JedisAccessControlException acl = find(e, JedisAccessControlException.class);
         if (acl != null) {
-            return new LockBackendException(description, name, where + access(acl.getMessage()), e, false);
+            return f.refused(name, access(acl.getMessage()), e);
         }
         if (e instanceof JedisRedirectionException) {
-            return new LockBackendException(description, name, where + "the server is a Redis Cluster node and the lock lives on another"
+            return f.refused(name, "the server is a Redis Cluster node and the lock lives on another"
                     + " ('" + firstWord(e.getMessage()) + "'); a redis: URI names one server: open a cluster with"
-                    + " RedisLocks.open(client) and a cluster client", e, false);
+                    + " RedisLocks.open(client) and a cluster client", e);
         }
         if (e instanceof JedisDataException) {
-            return data(e, where, description, name, typeOf);
+            return data(e, f, name, typeOf);
         }
-        return new LockBackendException(description, name, where + "cannot reach the Redis server: " + connection(e), e, true);
+        return f.unreachable(name, "cannot reach the Redis server: " + connection(e), e);
     }
 
-    private static LockBackendException data(RuntimeException e, String where, String description, String name,
-            Function<String, String> typeOf) {
+    private static LockBackendException data(RuntimeException e, BackendFailures f, String name, Function<String, String> typeOf) {
         String msg = e.getMessage() == null ? "" : e.getMessage();
         int at = msg.indexOf("INTERLOCK-WRONGTYPE ");
         if (at >= 0) {
@@ -57,49 +56,49 @@ final class RedisFailures {
             } catch (RuntimeException ignored) {
                 type = "value of another type";
             }
-            return new LockBackendException(description, name, where + "the key '" + key + "' holds a Redis " + type
+            return f.refused(name, "the key '" + key + "' holds a Redis " + type
                     + ", not an Interlock lock: another program uses these keys. Nothing was granted. Choose another prefix= for"
-                    + " Interlock, or delete the key if it is debris", e, false);
+                    + " Interlock, or delete the key if it is debris", e);
         }
         at = msg.indexOf("INTERLOCK-DAMAGED ");
         if (at >= 0) {
             String key = msg.substring(at + "INTERLOCK-DAMAGED ".length()).trim();
-            return new LockBackendException(description, name, where + "the key '" + key + "' holds entries Interlock did not"
+            return f.refused(name, "the key '" + key + "' holds entries Interlock did not"
                     + " write (another program changed it). Nothing was granted. Delete the key (its holders lose the lock) or"
-                    + " choose another prefix=", e, false);
+                    + " choose another prefix=", e);
         }
         String code = firstWord(msg).toUpperCase(Locale.ROOT);
         switch (code) {
             case LATE:
-                return new LockBackendException(description, name, where + "the Redis server ran the request only after this"
+                return f.unreachable(name, "the Redis server ran the request only after this"
                         + " client had stopped waiting for its answer (was it paused or overloaded?); the request changed nothing"
-                        + ", try again", e, true);
+                        + ", try again", e);
             case "LOADING":
-                return new LockBackendException(description, name, where + "the Redis server is still loading its data; try again"
-                        + " shortly", e, true);
+                return f.unreachable(name, "the Redis server is still loading its data; try again"
+                        + " shortly", e);
             case "BUSY":
-                return new LockBackendException(description, name, where + "the Redis server is busy running a long script; try"
-                        + " again shortly", e, true);
+                return f.unreachable(name, "the Redis server is busy running a long script; try"
+                        + " again shortly", e);
             case "TRYAGAIN":
             case "CLUSTERDOWN":
             case "MASTERDOWN":
-                return new LockBackendException(description, name, where + "the Redis server cannot serve the lock now (" + msg
-                        + "); try again shortly", e, true);
+                return f.unreachable(name, "the Redis server cannot serve the lock now (" + msg
+                        + "); try again shortly", e);
             case "READONLY":
-                return new LockBackendException(description, name, where + "the server is a read-only replica; point the URI at the"
-                        + " primary", e, false);
+                return f.refused(name, "the server is a read-only replica; point the URI at the"
+                        + " primary", e);
             case "OOM":
-                return new LockBackendException(description, name, where + "the Redis server is out of memory (maxmemory) and"
-                        + " refuses writes: " + msg, e, true);
+                return f.unreachable(name, "the Redis server is out of memory (maxmemory) and"
+                        + " refuses writes: " + msg, e);
             case "NOSCRIPT":
             case "NOPERM":
-                return new LockBackendException(description, name, where + access(msg), e, false);
+                return f.refused(name, access(msg), e);
             default:
                 if (msg.contains("unknown command") && msg.toLowerCase(Locale.ROOT).contains("eval")) {
-                    return new LockBackendException(description, name, where + "the server does not run Lua scripts (EVAL is"
-                            + " disabled or renamed); Interlock needs EVAL and EVALSHA", e, false);
+                    return f.refused(name, "the server does not run Lua scripts (EVAL is"
+                            + " disabled or renamed); Interlock needs EVAL and EVALSHA", e);
                 }
-                return new LockBackendException(description, name, where + "the Redis server refused the command: " + msg, e, false);
+                return f.refused(name, "the Redis server refused the command: " + msg, e);
         }
     }
 

@@ -1,7 +1,5 @@
 package dev.interlock.redis;
 
-import dev.interlock.LockLostException;
-import dev.interlock.spi.support.LockNames;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Grant;
 import java.time.Duration;
@@ -70,9 +68,7 @@ final class RedisGrant implements Grant {
                             .collect(Collectors.joining()))
                     .collect(Collectors.joining("; "));
         }
-        String desc = store.description();
-        throw new LockLostException(desc, spec.name(), desc + " - lost " + LockNames.quote(spec.name()) + " (token " + token + "): "
-                + now, null);
+        throw backend.failures.lost(spec.name(), token, now, null);
     }
 
     @Override

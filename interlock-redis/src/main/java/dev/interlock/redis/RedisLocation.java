@@ -12,8 +12,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.UnaryOperator;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * A parsed {@code redis://[[user]:password@]host[:port][/db][?option=value&...]} or
@@ -34,7 +32,6 @@ final class RedisLocation {
     static final String FORM = "redis://[[USER]:PASSWORD@]HOST[:PORT][/DB][?prefix=P&timeout=2s&poll=1s&pool=16&barge=4] (rediss:// for TLS)";
     /** The options a redis URI takes. */
     static final List<String> OPTIONS = List.of("prefix", "timeout", "poll", "pool", "barge");
-    private static final Pattern DURATION = Pattern.compile("(\\d{1,9})(ms|s|m|h)");
 
     final boolean tls;
     final String host;
@@ -133,10 +130,10 @@ final class RedisLocation {
                     prefix = RedisKeys.checkPrefix(value);
                     break;
                 case "timeout":
-                    timeout = duration(key, value, Duration.ofMillis(10), Duration.ofMinutes(10));
+                    timeout = UriOptions.duration("redis URI option ", key, value, Duration.ofMillis(10), Duration.ofMinutes(10));
                     break;
                 case "poll":
-                    poll = duration(key, value, Duration.ofMillis(1), Duration.ofMinutes(10));
+                    poll = UriOptions.duration("redis URI option ", key, value, Duration.ofMillis(1), Duration.ofMinutes(10));
                     break;
                 case "pool":
                     try {
@@ -179,34 +176,6 @@ final class RedisLocation {
 
     private static String decode(String s) {
         return URLDecoder.decode(s.replace("+", "%2B"), StandardCharsets.UTF_8);
-    }
-
-    static Duration duration(String option, String value, Duration min, Duration max) {
-        Matcher m = DURATION.matcher(value.trim());
-        if (!m.matches()) {
-            throw new IllegalArgumentException("redis URI option " + option + " must be a duration such as 500ms, 2s or 1m, was '"
-                    + value + "'");
-        }
-        long n = Long.parseLong(m.group(1));
-        Duration d;
-        switch (m.group(2)) {
-            case "ms":
-                d = Duration.ofMillis(n);
-                break;
-            case "s":
-                d = Duration.ofSeconds(n);
-                break;
-            case "m":
-                d = Duration.ofMinutes(n);
-                break;
-            default:
-                d = Duration.ofHours(n);
-        }
-        if (d.compareTo(min) < 0 || d.compareTo(max) > 0) {
-            throw new IllegalArgumentException("redis URI option " + option + " must be between " + min.toMillis() + "ms and "
-                    + max.toMinutes() + "m, was " + value);
-        }
-        return d;
     }
 
     /**

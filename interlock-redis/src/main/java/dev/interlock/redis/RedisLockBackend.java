@@ -3,6 +3,8 @@ package dev.interlock.redis;
 import dev.interlock.HolderInfo;
 import dev.interlock.LockInfo;
 import dev.interlock.Owner;
+import dev.interlock.spi.LeaseKind;
+import dev.interlock.spi.support.BackendFailures;
 import dev.interlock.spi.support.Barging;
 import dev.interlock.spi.support.Log;
 import dev.interlock.spi.AcquireSpec;
@@ -33,6 +35,8 @@ final class RedisLockBackend implements LockBackend {
     final long timeoutNanos;
     /** Bounded barging: the fence value each release of a writer of this space left, and the takes in a row. */
     final Barging barging;
+    /** Words this space's failures. */
+    final BackendFailures failures;
     /** Leaves of abandoned attempts that got no answer, sent again until the server answers. */
     final RedisLeftovers leftovers;
     private final AutoCloseable onClose;
@@ -58,6 +62,7 @@ final class RedisLockBackend implements LockBackend {
         this.pollNanos = poll.toNanos();
         this.timeoutNanos = timeout.toNanos();
         this.barging = new Barging(barge);
+        this.failures = new BackendFailures(store.description());
         this.leftovers = new RedisLeftovers(store);
         this.onClose = onClose;
     }
@@ -112,8 +117,8 @@ final class RedisLockBackend implements LockBackend {
     }
 
     @Override
-    public boolean leaseBased() {
-        return true;
+    public LeaseKind leaseKind() {
+        return LeaseKind.RENEWED;
     }
 
     /**

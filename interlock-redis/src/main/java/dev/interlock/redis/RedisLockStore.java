@@ -2,6 +2,7 @@ package dev.interlock.redis;
 
 import dev.interlock.LockBackendException;
 import dev.interlock.Mode;
+import dev.interlock.spi.support.BackendFailures;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -282,9 +283,9 @@ final class RedisLockStore {
     @SuppressWarnings("unchecked")
     private List<Object> list(String name, RedisScripts script, Object r) {
         if (!(r instanceof List)) {
-            throw new LockBackendException(description, name, description + " - " + dev.interlock.spi.support.LockNames.quote(name)
-                    + ": the server answered the " + script.name().toLowerCase(java.util.Locale.ROOT)
-                    + " script with something unexpected; is it a Redis server (5.0 or later)?", null, false);
+            throw new BackendFailures(description).refused(name, "the server answered the "
+                    + script.name().toLowerCase(java.util.Locale.ROOT) + " script with something unexpected; is it a Redis server"
+                    + " (5.0 or later)?", null);
         }
         return (List<Object>) r;
     }

@@ -1,6 +1,9 @@
 package dev.interlock.redis;
 
+import dev.interlock.spi.support.Backoff;
+import dev.interlock.spi.support.ChangeSignal;
 import dev.interlock.spi.support.Log;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -30,7 +33,9 @@ import redis.clients.jedis.UnifiedJedis;
  */
 final class RedisWakeups implements AutoCloseable {
     private static final Log log = Log.of(RedisWakeups.class);
-    private static final long MAX_BACKOFF_MS = 2000;
+    /** The mean wait before the subscriber connects again, doubling after each failure up to {@link #MAX_RECONNECT}. */
+    private static final Duration FIRST_RECONNECT = Duration.ofMillis(50);
+    private static final Duration MAX_RECONNECT = Duration.ofSeconds(2);
 
     private final UnifiedJedis client;
     private final String description;
@@ -84,10 +89,8 @@ final class RedisWakeups implements AutoCloseable {
             if (c == null) {
                 return null;
             }
-            synchronized (c) {
-                if (!c.subscribed) {
-                    return null;
-                }
+            if (!c.subscribed) {
+                return null;
             }
             return watch(channel, ownerId, null);
         }
@@ -142,8 +145,9 @@ final class RedisWakeups implements AutoCloseable {
         private final String ownerId;
         /** Given every message of the channel, if set (a listening watch, not a waiter's). */
         private final java.util.function.Consumer<String> listener;
-        /** Guarded by this watch. */
-        private long version;
+        /** Bumped by every notice to this watch's owner. */
+        private final ChangeSignal changes = new ChangeSignal();
+        /** Guarded by {@link RedisWakeups#lock}. */
         private boolean closedWatch;
 
         private Watch(Channel channel, String ownerId, java.util.function.Consumer<String> listener) {
@@ -152,13 +156,12 @@ final class RedisWakeups implements AutoCloseable {
             this.listener = listener;
         }
 
-        synchronized long version() {
-            return version;
+        long version() {
+            return changes.version();
         }
 
-        private synchronized void bump() {
-            version++;
-            notifyAll();
+        private void bump() {
+            changes.signal();
         }
 
         /** Ends a wait of this watch's owner as a notice would (a lock handed to it in this process). */
@@ -169,30 +172,21 @@ final class RedisWakeups implements AutoCloseable {
         /** Waits until the server has confirmed the subscription, at most {@code nanos}; true if it has. */
         boolean awaitSubscribed(long nanos) throws InterruptedException {
             long end = System.nanoTime() + nanos;
-            synchronized (channel) {
-                while (!channel.subscribed) {
-                    long left = end - System.nanoTime();
-                    if (left <= 0) {
-                        return false;
-                    }
-                    TimeUnit.NANOSECONDS.timedWait(channel, left);
+            while (true) {
+                long seen = channel.confirmations.version();
+                if (channel.subscribed) {
+                    return true;
                 }
-                return true;
+                long left = end - System.nanoTime();
+                if (left <= 0 || !channel.confirmations.awaitChange(seen, left)) {
+                    return channel.subscribed;
+                }
             }
         }
 
         /** Waits until the version differs from {@code seen}, at most {@code nanos}. */
         void awaitChange(long seen, long nanos) throws InterruptedException {
-            long end = System.nanoTime() + nanos;
-            synchronized (this) {
-                while (version == seen) {
-                    long left = end - System.nanoTime();
-                    if (left <= 0) {
-                        return;
-                    }
-                    TimeUnit.NANOSECONDS.timedWait(this, left);
-                }
-            }
+            changes.awaitChange(seen, nanos);
         }
 
         @Override
@@ -223,9 +217,7 @@ final class RedisWakeups implements AutoCloseable {
             if (c == null) {
                 return false;
             }
-            synchronized (c) {
-                return c.subscribed;
-            }
+            return c.subscribed;
         }
     }
 
@@ -235,14 +227,16 @@ final class RedisWakeups implements AutoCloseable {
         final List<Watch> watches = new ArrayList<>(2);
         /** Subscribed even without watches (a listened channel); guarded by {@link RedisWakeups#lock}. */
         boolean kept;
-        /** Guarded by this channel. */
-        boolean subscribed;
+        /** Confirmed by the server; set under {@link RedisWakeups#lock}, read without it. */
+        volatile boolean subscribed;
+        /** Signalled when the server confirms the subscription. */
+        final ChangeSignal confirmations = new ChangeSignal();
 
         Channel(String name) {
             this.name = name;
         }
 
-        synchronized void unsubscribed() {
+        void unsubscribed() {
             subscribed = false;
         }
     }
@@ -262,10 +256,8 @@ final class RedisWakeups implements AutoCloseable {
                 }
                 Channel c = channels.get(channel);
                 if (c != null) {
-                    synchronized (c) {
-                        c.subscribed = true;
-                        c.notifyAll();
-                    }
+                    c.subscribed = true;
+                    c.confirmations.signal();
                 }
             }
         }
@@ -320,7 +312,7 @@ final class RedisWakeups implements AutoCloseable {
     }
 
     private void loop() {
-        long backoff = 50;
+        Backoff backoff = Backoff.exponential(FIRST_RECONNECT, MAX_RECONNECT);
         while (!closed) {
             Subscriber s = new Subscriber();
             long started = System.nanoTime();
@@ -361,16 +353,15 @@ final class RedisWakeups implements AutoCloseable {
                 break;
             }
             if (System.nanoTime() - started > TimeUnit.SECONDS.toNanos(10)) {
-                backoff = 50;
+                backoff.reset();
             }
             try {
-                Thread.sleep(backoff + java.util.concurrent.ThreadLocalRandom.current().nextLong(backoff / 2 + 1));
+                TimeUnit.NANOSECONDS.sleep(backoff.nextNanos());
             } catch (InterruptedException e) {
                 if (closed) {
                     break;
                 }
             }
-            backoff = Math.min(MAX_BACKOFF_MS, backoff * 2);
         }
     }
 

@@ -6,7 +6,7 @@ import dev.interlock.LockLostException;
 /**
  * The exceptions a backend throws, each message in the one form users read everywhere:
  * {@code description - 'name': what happened} (or {@code description - what happened} for the
- * whole space), the name quoted by {@link LockNames#quote} with control characters escaped. Make
+ * whole space, and {@code description - lost 'name' (token 7): why} for a loss), the name quoted by {@link LockNames#quote} with control characters escaped. Make
  * one per backend from its {@code description()} (passwords masked, see {@link Secrets}); say in
  * {@code what} what went wrong and what to fix, never a Java class name.
  */
@@ -36,9 +36,13 @@ public final class BackendFailures {
         return new LockBackendException(description, name, where(name) + what, cause, false);
     }
 
-    /** A lock is no longer held by this grant ({@code what}: why, e.g. "its lease ran out, or it was broken"). */
-    public LockLostException lost(String name, String what, Throwable cause) {
-        return new LockLostException(description, name, where(name) + what, cause);
+    /**
+     * The grant with fencing token {@code token} no longer holds its lock, in the form the core
+     * words its own losses: {@code "description - lost 'name' (token 7): why"}.
+     */
+    public LockLostException lost(String name, long token, String why, Throwable cause) {
+        return new LockLostException(description, name, description + " - lost " + LockNames.quote(name) + " (token " + token + "): "
+                + why, cause);
     }
 
     /** An {@code Attempt.await} was interrupted: {@code "description - interrupted while waiting for 'name'"}. */

@@ -28,8 +28,8 @@ class BackendFailuresTest {
 
     @Test
     void lossesAndInterrupts_readTheSameWay() {
-        LockLostException lost = f.lost("job", "no longer held (its lease ran out)", null);
-        assertThat(lost).hasMessage("redis://****@cache:6379/0 - 'job': no longer held (its lease ran out)");
+        LockLostException lost = f.lost("job", 7, "its lease ran out", null);
+        assertThat(lost).hasMessage("redis://****@cache:6379/0 - lost 'job' (token 7): its lease ran out");
         assertThat(f.interruptedWaiting("job")).hasMessage("redis://****@cache:6379/0 - interrupted while waiting for 'job'");
     }
 }
