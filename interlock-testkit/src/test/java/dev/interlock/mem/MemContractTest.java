@@ -1,4 +1,4 @@
-package dev.interlock.core;
+package dev.interlock.mem;
 
 import dev.interlock.Interlock;
 import dev.interlock.Lease;

@@ -1,4 +1,4 @@
-package dev.interlock.core;
+package dev.interlock;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
