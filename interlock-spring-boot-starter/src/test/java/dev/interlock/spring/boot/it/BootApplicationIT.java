@@ -1,0 +1,207 @@
+package dev.interlock.spring.boot.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.interlock.Lease;
+import dev.interlock.LockSpace;
+import dev.interlock.testkit.ChildJvm;
+import dev.interlock.testkit.Timing;
+import io.micrometer.tracing.test.simple.SimpleSpan;
+import io.micrometer.tracing.test.simple.SimpleTracer;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.context.ConfigurableApplicationContext;
+
+/**
+ * A real Boot application per backend family ({@code dir:}, {@code jdbc:} on PostgreSQL through the
+ * application's DataSource, {@code redis:}), started twice at once: one instance in this JVM, one in
+ * a child JVM ({@link LockedJobApplication}). Checks that
+ * <ol>
+ *   <li>the {@code @SchedulerLock} job runs exactly once for every tick that both instances fired
+ *       (from their logs, not from timing), unless the run of the tick before started so late that
+ *       its {@code lockAtLeastFor} reached into this tick, when it runs at most once;</li>
+ *   <li>{@code /actuator/health/interlock} is UP, then DOWN with a reason while the server is
+ *       stopped (the lock directory replaced by a file, for {@code dir:}), then UP again;</li>
+ *   <li>{@code /actuator/locks} lists the lock with its holder, and shows no password;</li>
+ *   <li>the waits and holds reach the test tracer as spans, the job's wait a child of the
+ *       scheduled task's span, with the lock name and the fencing token.</li>
+ * </ol>
+ */
+class BootApplicationIT {
+    private static final int TICKS = 3;
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void dirBackend() throws Exception {
+        Path locks = dir.resolve("locks");
+        Files.createDirectories(locks);
+        Path away = dir.resolve("locks.away");
+        ItServers.Server blockDirectory = new ItServers.Server() {
+            @Override
+            public void stop() {
+                try {
+                    Files.move(locks, away);
+                    Files.writeString(locks, "not a directory");
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            }
+
+            @Override
+            public void start() {
+                try {
+                    Files.delete(locks);
+                    Files.move(away, locks);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        scenario(List.of("--interlock.uri=dir:" + locks), blockDirectory);
+    }
+
+    @Test
+    void jdbcOnPostgresThroughTheDataSource() throws Exception {
+        try (ItServers.Postgres pg = new ItServers.Postgres(dir.resolve("pgdata"))) {
+            scenario(List.of("--spring.datasource.url=" + pg.url(), "--spring.datasource.password=s3cret-never-shown",
+                    "--spring.datasource.hikari.connection-timeout=1000", "--interlock.jdbc.table=boot_it_locks",
+                    "--interlock.jdbc.create-table=true"), pg);
+        }
+    }
+
+    @Test
+    void redisBackend() throws Exception {
+        try (ItServers.Redis redis = new ItServers.Redis()) {
+            scenario(List.of("--interlock.uri=" + redis.uri().replace("//", "//:s3cret-never-shown@") + "?timeout=1s",
+                    "--interlock.redis.key-prefix=boot-it-" + UUID.randomUUID().toString().substring(0, 8) + ":"), redis);
+        }
+    }
+
+    private void scenario(List<String> backendArgs, ItServers.Server server) throws Exception {
+        Path log = dir.resolve("runs.log");
+        List<String> args = new ArrayList<>(backendArgs);
+        args.addAll(List.of("--it.log=" + log, "--server.port=0", "--server.address=127.0.0.1",
+                "--management.endpoints.web.exposure.include=health,locks", "--management.endpoint.health.show-details=always",
+                "--spring.main.banner-mode=off"));
+        if (args.stream().anyMatch(a -> a.contains("s3cret")) && args.stream().anyMatch(a -> a.startsWith("--interlock.uri=redis"))) {
+            // embedded Redis has no password: the URI's one is only there to be masked, and Redis refuses AUTH without one set
+            args.replaceAll(a -> a.replace(":s3cret-never-shown@", "@"));
+        }
+        Process other = ChildJvm.builder(LockedJobApplication.class, List.of(), args.toArray(String[]::new))
+                .redirectErrorStream(true).redirectOutput(dir.resolve("other.out").toFile()).start();
+        try (ConfigurableApplicationContext app = LockedJobApplication.start(args.toArray(String[]::new))) {
+            int port = app.getEnvironment().getRequiredProperty("local.server.port", Integer.class);
+            long self = ProcessHandle.current().pid();
+            long otherPid = other.pid();
+
+            // 1. Once per tick across both instances.
+            await().atMost(Timing.seconds(60)).until(() -> !other.isAlive() || ticksFiredByBoth(log, self, otherPid).size() >= TICKS);
+            assertThat(other.isAlive()).as("the other instance runs (its output: %s)", dir.resolve("other.out")).isTrue();
+            Map<Long, List<String>> byTick = lines(log).stream().collect(Collectors.groupingBy(l -> Long.parseLong(l.split(" ")[1]),
+                    TreeMap::new, Collectors.toList()));
+            for (long tick : ticksFiredByBoth(log, self, otherPid)) {
+                List<String> runs = byTick.get(tick).stream().filter(l -> l.startsWith("ran ")).toList();
+                assertThat(runs).as("runs of the job at tick %d, fired by both instances: %s", tick, byTick).hasSizeLessThanOrEqualTo(1);
+                // None is right only if the run of the tick before held the lock into this one (lockAtLeastFor 500ms from a late start).
+                List<String> before = byTick.getOrDefault(tick - 1, List.of()).stream().filter(l -> l.startsWith("ran ")).toList();
+                boolean heldIntoThisTick = before.stream().anyMatch(l -> Long.parseLong(l.split(" ")[3]) + 500 > tick * 1000);
+                if (!heldIntoThisTick) {
+                    assertThat(runs).as("runs of the job at tick %d, fired by both instances: %s", tick, byTick).hasSize(1);
+                }
+            }
+
+            // 2. Health UP, with the details.
+            HttpResponse<String> up = get(port, "/actuator/health/interlock");
+            assertThat(up.statusCode()).as(up.body()).isEqualTo(200);
+            assertThat(up.body()).contains("\"UP\"").contains("\"locks\"").doesNotContain("s3cret");
+
+            // 3. The locks endpoint: the lock and a holder while one is held; no password.
+            LockSpace space = app.getBean(LockSpace.class);
+            SimpleTracer tracer = app.getBean(SimpleTracer.class);
+            long token;
+            try (Lease lease = space.tryAcquire("it-endpoint").orElseThrow()) {
+                token = lease.token();
+                HttpResponse<String> listed = get(port, "/actuator/locks");
+                assertThat(listed.statusCode()).as(listed.body()).isEqualTo(200);
+                assertThat(listed.body()).contains("\"it-endpoint\"").contains(lease.owner().id()).contains(Long.toString(token))
+                        .doesNotContain("s3cret");
+            }
+
+            // 4. Spans: the job's waits (children of the scheduled task's span) and the hold of the lock above, with its token.
+            List<SimpleSpan> spans = new ArrayList<>(tracer.getSpans());
+            Set<String> spanIds = spans.stream().map(SimpleSpan::getSpanId).collect(Collectors.toSet());
+            assertThat(spans).filteredOn(s -> s.getName().equals("interlock wait") && "nightly".equals(s.getTags().get("interlock.name")))
+                    .isNotEmpty().allSatisfy(s -> assertThat(spanIds).as("parent of %s", s).contains(s.getParentId()));
+            assertThat(spans).filteredOn(s -> s.getName().equals("interlock hold") && "it-endpoint".equals(s.getTags().get("interlock.name")))
+                    .singleElement().satisfies(s -> assertThat(s.getTags()).containsEntry("interlock.token", Long.toString(token))
+                            .containsEntry("interlock.end", "released"));
+
+            // 5. DOWN with the reason while the backend is gone, then UP again.
+            server.stop();
+            try {
+                await().atMost(Timing.seconds(30)).until(() -> get(port, "/actuator/health/interlock").statusCode() == 503);
+                HttpResponse<String> down = get(port, "/actuator/health/interlock");
+                assertThat(down.body()).contains("\"DOWN\"").contains("\"reason\"").doesNotContain("s3cret");
+            } finally {
+                server.start();
+            }
+            await().atMost(Timing.seconds(30)).until(() -> get(port, "/actuator/health/interlock").statusCode() == 200);
+        } finally {
+            other.destroy();
+            if (!other.waitFor(20, TimeUnit.SECONDS)) {
+                other.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    /** The ticks at which both instances fired the job (each logged "fired"). */
+    private static List<Long> ticksFiredByBoth(Path log, long a, long b) {
+        Map<Long, Set<Long>> firedBy = new HashMap<>();
+        for (String l : lines(log)) {
+            String[] f = l.split(" ");
+            if (f[0].equals("fired")) {
+                firedBy.computeIfAbsent(Long.parseLong(f[1]), k -> new java.util.HashSet<>()).add(Long.parseLong(f[2]));
+            }
+        }
+        return firedBy.entrySet().stream().filter(e -> e.getValue().containsAll(List.of(a, b))).map(Map.Entry::getKey).sorted().toList();
+    }
+
+    private static List<String> lines(Path log) {
+        try {
+            return Files.exists(log) ? Files.readAllLines(log).stream().filter(l -> !l.isBlank()).toList() : List.of();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private HttpResponse<String> get(int port, String path) throws IOException, InterruptedException {
+        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).timeout(Duration.ofSeconds(20)).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+}
