@@ -8,7 +8,7 @@ import dev.interlock.LockSpace;
  * Micrometer type in it, so that the main auto-configuration loads without Micrometer.
  */
 @FunctionalInterface
-public interface LockSpaceWrapper {
+interface LockSpaceWrapper {
     /** The space to publish instead of {@code space}; closing it must close {@code space}. */
     LockSpace wrap(LockSpace space);
 }

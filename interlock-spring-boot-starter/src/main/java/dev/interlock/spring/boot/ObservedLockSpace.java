@@ -159,27 +159,22 @@ final class ObservedLockSpace implements LockSpace {
 
         @Override
         public Lease acquire(Duration timeout) throws InterruptedException {
-            Observation wait = observation(WAIT, "interlock wait", name, mode).start();
-            try {
-                return held(wait, request.acquire(timeout));
-            } catch (LockTimeoutException e) {
-                wait.lowCardinalityKeyValue("interlock.outcome", "timeout");
-                throw e;
-            } catch (InterruptedException e) {
-                wait.lowCardinalityKeyValue("interlock.outcome", "interrupted");
-                throw e;
-            } catch (RuntimeException e) {
-                throw failed(wait, e);
-            } finally {
-                wait.stop();
-            }
+            return waitObserved(() -> request.acquire(timeout));
         }
 
         @Override
         public Lease acquire() throws InterruptedException {
+            return waitObserved(request::acquire);
+        }
+
+        /** A waiting acquisition, observed from the request to the grant, timeout, interrupt or error. */
+        private Lease waitObserved(Waiting waiting) throws InterruptedException {
             Observation wait = observation(WAIT, "interlock wait", name, mode).start();
             try {
-                return held(wait, request.acquire());
+                return held(wait, waiting.acquire());
+            } catch (LockTimeoutException e) {
+                wait.lowCardinalityKeyValue("interlock.outcome", "timeout");
+                throw e;
             } catch (InterruptedException e) {
                 wait.lowCardinalityKeyValue("interlock.outcome", "interrupted");
                 throw e;
@@ -203,6 +198,12 @@ final class ObservedLockSpace implements LockSpace {
             Observation hold = observation(HOLD, "interlock hold", name, mode).highCardinalityKeyValue("interlock.token", token).start();
             return new ObservedLease(lease, hold);
         }
+    }
+
+    /** {@code acquire(timeout)} or {@code acquire()} of the wrapped request. */
+    @FunctionalInterface
+    private interface Waiting {
+        Lease acquire() throws InterruptedException;
     }
 
     /** A lease whose hold observation stops once, at the first of close and loss. */
