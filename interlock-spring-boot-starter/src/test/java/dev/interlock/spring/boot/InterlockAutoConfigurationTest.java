@@ -351,6 +351,18 @@ class InterlockAutoConfigurationTest {
     }
 
     @Test
+    void passwordInUri_maskedInHealthAndEndpoint() {
+        String url = "jdbc:h2:mem:boot-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1;USER=sa;PASSWORD=s3cret?create=true";
+        runner.withPropertyValues("interlock.uri=" + url).run(ctx -> {
+            assertThat(ctx).hasNotFailed();
+            Health health = ctx.getBean("interlockHealthIndicator", HealthIndicator.class).health();
+            assertThat(health.getStatus()).isEqualTo(Status.UP);
+            assertThat(health.getDetails().toString()).contains("****").doesNotContain("s3cret");
+            assertThat(ctx.getBean(LocksEndpoint.class).locks().toString()).contains("****").doesNotContain("s3cret");
+        });
+    }
+
+    @Test
     void healthDisabled_noIndicator() {
         runner.withPropertyValues("interlock.uri=" + mem(), "management.health.interlock.enabled=false")
                 .run(ctx -> assertThat(ctx).doesNotHaveBean("interlockHealthIndicator"));

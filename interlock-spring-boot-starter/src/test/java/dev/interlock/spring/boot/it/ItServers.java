@@ -74,24 +74,26 @@ final class ItServers {
         }
     }
 
-    /** Redis 6.2 of embedded-redis on {@code port}. */
+    /** Redis 6.2 of embedded-redis on {@code port}, with a password (so that the test can look for it where it must not be). */
     static final class Redis implements Server {
         final int port = freePort();
+        private final String password;
         private RedisServer server;
 
-        Redis() {
+        Redis(String password) {
+            this.password = password;
             start();
         }
 
         String uri() {
-            return "redis://127.0.0.1:" + port;
+            return "redis://:" + password + "@127.0.0.1:" + port;
         }
 
         @Override
         public synchronized void start() {
             try {
                 server = RedisServer.newRedisServer().port(port).bind("127.0.0.1").setting("save \"\"").setting("appendonly no")
-                        .setting("daemonize no").build();
+                        .setting("daemonize no").setting("requirepass " + password).build();
                 server.start();
             } catch (IOException e) {
                 throw new UncheckedIOException("Redis did not start: " + e.getMessage(), e);
