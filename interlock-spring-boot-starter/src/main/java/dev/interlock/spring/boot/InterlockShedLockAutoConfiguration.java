@@ -9,6 +9,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 
 /**
  * ShedLock's {@link LockProvider} on the lock space, when ShedLock and {@code interlock-shedlock}
@@ -21,10 +22,14 @@ import org.springframework.context.annotation.Bean;
 @ConditionalOnBean(LockSpace.class)
 @EnableConfigurationProperties(InterlockProperties.class)
 public class InterlockShedLockAutoConfiguration {
-    @Bean
-    @ConditionalOnMissingBean(LockProvider.class)
-    InterlockLockProvider interlockShedLockProvider(LockSpace space, InterlockProperties properties) {
-        InterlockLockProvider provider = new InterlockLockProvider(space);
-        return properties.getShedlock().isRenewInBackground() ? provider.renewingInBackground() : provider;
+    /** The bean in a nested class, so that the outer class names no ShedLock type (see {@link InterlockLockRegistryAutoConfiguration}). */
+    @Configuration(proxyBeanMethods = false)
+    static class Provider {
+        @Bean
+        @ConditionalOnMissingBean(LockProvider.class)
+        InterlockLockProvider interlockShedLockProvider(LockSpace space, InterlockProperties properties) {
+            InterlockLockProvider provider = new InterlockLockProvider(space);
+            return properties.getShedlock().isRenewInBackground() ? provider.renewingInBackground() : provider;
+        }
     }
 }
