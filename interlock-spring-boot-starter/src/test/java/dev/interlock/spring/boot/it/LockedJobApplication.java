@@ -7,9 +7,13 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.Optional;
+import net.javacrumbs.shedlock.core.LockProvider;
+import net.javacrumbs.shedlock.core.SimpleLock;
 import net.javacrumbs.shedlock.spring.annotation.EnableSchedulerLock;
 import net.javacrumbs.shedlock.spring.annotation.SchedulerLock;
 import org.springframework.beans.factory.annotation.Value;
+import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -21,10 +25,11 @@ import org.springframework.scheduling.annotation.Scheduled;
 /**
  * The application of {@link BootApplicationIT}: a plain Boot web application with the starter, the
  * actuator and one {@code @Scheduled} + {@code @SchedulerLock} job at every second. Its only
- * Interlock configuration is properties. Each tick it appends to the file {@code it.log}:
- * {@code fired SECOND PID MILLIS} from an unlocked twin of the job (so the test knows which ticks
- * this instance fired) and {@code ran SECOND PID MILLIS} from the locked job. A {@link SimpleTracer} receives
- * the observations, as a tracing bridge would.
+ * Interlock configuration is properties. For the checker in the test it appends to the file
+ * {@code it.log} one line per lock attempt, {@code attempt TICK PID BEFORE AFTER granted|busy}
+ * (wall-clock millis just before and just after ShedLock asked the auto-configured provider,
+ * which a {@link BeanPostProcessor} wraps to see it), and {@code ran TICK PID MILLIS} per run of
+ * the job. A {@link SimpleTracer} receives the observations, as a tracing bridge would.
  *
  * <p>Run in a second JVM with {@code main(--interlock.uri=... --it.log=...)}.
  */
@@ -57,7 +62,36 @@ public class LockedJobApplication {
         return new NightlyJob(log);
     }
 
-    /** The job, and its unlocked twin that proves this instance fired the tick. */
+    /** Logs every attempt of the auto-configured LockProvider, which stays the one that decides. */
+    @Bean
+    static BeanPostProcessor attemptLogger(@Value("${it.log}") Path log) {
+        return new BeanPostProcessor() {
+            @Override
+            public Object postProcessAfterInitialization(Object bean, String name) {
+                if (!(bean instanceof LockProvider provider)) {
+                    return bean;
+                }
+                return (LockProvider) configuration -> {
+                    long before = System.currentTimeMillis();
+                    Optional<SimpleLock> lock = provider.lock(configuration);
+                    long after = System.currentTimeMillis();
+                    append(log, "attempt " + before / 1000 + " " + ProcessHandle.current().pid() + " " + before + " " + after + " "
+                            + (lock.isPresent() ? "granted" : "busy"));
+                    return lock;
+                };
+            }
+        };
+    }
+
+    static void append(Path log, String line) {
+        try {
+            Files.writeString(log, line + "\n", StandardOpenOption.CREATE, StandardOpenOption.APPEND, StandardOpenOption.SYNC);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The job. */
     public static class NightlyJob {
         private final Path log;
 
@@ -65,27 +99,12 @@ public class LockedJobApplication {
             this.log = log;
         }
 
-        @Scheduled(cron = "* * * * * *")
-        public void fired() {
-            write("fired");
-        }
-
-        // lockAtLeastFor 500ms: the other instance fires the same tick within a few ms and finds it held; the next tick is
-        // free unless this run started more than half a second late.
+        // lockAtLeastFor 500ms: an attempt of the other instance within half a second of the grant finds it held.
         @Scheduled(cron = "* * * * * *")
         @SchedulerLock(name = "nightly", lockAtLeastFor = "PT0.5S", lockAtMostFor = "PT10S")
         public void run() {
-            write("ran");
-        }
-
-        private void write(String what) {
             long millis = System.currentTimeMillis();
-            try {
-                Files.writeString(log, what + " " + millis / 1000 + " " + ProcessHandle.current().pid() + " " + millis + "\n", StandardOpenOption.CREATE,
-                        StandardOpenOption.APPEND, StandardOpenOption.SYNC);
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
+            append(log, "ran " + millis / 1000 + " " + ProcessHandle.current().pid() + " " + millis);
         }
     }
 }
