@@ -308,6 +308,24 @@ class InterlockAutoConfigurationTest {
         });
     }
 
+    // ------------------------------------------------------------------ IDE metadata
+
+    @Test
+    void configurationMetadata_listsEveryPropertyWithItsDescription() throws Exception {
+        String json;
+        try (var in = getClass().getClassLoader().getResourceAsStream("META-INF/spring-configuration-metadata.json")) {
+            assertThat(in).as("the configuration processor ran").isNotNull();
+            json = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        }
+        for (String property : List.of("interlock.uri", "interlock.default-lease", "interlock.jdbc.table", "interlock.jdbc.create-table",
+                "interlock.redis.key-prefix", "interlock.shedlock.renew-in-background", "interlock.registry.time-to-live",
+                "interlock.registry.renew-in-background", "interlock.metrics.enabled", "interlock.metrics.tag-names",
+                "interlock.observations.enabled")) {
+            assertThat(json).contains("\"name\": \"" + property + "\"");
+        }
+        assertThat(json).contains("the application's DataSource");
+    }
+
     // ------------------------------------------------------------------ metrics, health, endpoint
 
     @Test
