@@ -260,7 +260,7 @@ final class DirAttempt implements Attempt {
 
     private Optional<Grant> grantWriter() {
         granted = true;
-        DirGrant grant = new DirGrant(dir, true, heldToken, heldBeat, me, backend.clock.instant());
+        DirGrant grant = new DirGrant(dir, true, heldToken, heldBeat, me, backend.clock.instant(), spec.lossChannel());
         heldName = null;
         return Optional.of(grant);
     }
@@ -358,7 +358,7 @@ final class DirAttempt implements Attempt {
             boolean noWriter = !g2.writer() && g2.lastWriter() == lastWriter && s2.contains(beat) && s2.gates.size() == 1;
             if (noWriter && (!viaHint || mayGo(s2))) {
                 granted = true;
-                return Optional.of(new DirGrant(dir, false, t, 0, me, backend.clock.instant()));
+                return Optional.of(new DirGrant(dir, false, t, 0, me, backend.clock.instant(), spec.lossChannel()));
             }
             dir.remove(beat);
             dir.remove(entry);

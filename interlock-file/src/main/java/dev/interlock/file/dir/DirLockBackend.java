@@ -92,10 +92,30 @@ final class DirLockBackend implements LockBackend {
         volatile boolean prepared;
         /** True once an existing marker was read and found right. */
         volatile boolean markerChecked;
+        /** Tells the holders in this root of moves at once; made by the first grant, closed with the space. */
+        private DirMoves moves;
 
         Root(int fd, LibcFiles.Statx id) {
             this.fd = fd;
             this.id = id;
+        }
+
+        synchronized DirMoves moves(DirLockBackend backend) {
+            if (moves == null) {
+                moves = new DirMoves(backend, this);
+            }
+            return moves;
+        }
+
+        synchronized void close() {
+            if (moves != null) {
+                moves.close();
+            }
+            try {
+                DirIo.close(fd);
+            } catch (ErrnoException e) {
+                // nothing to do
+            }
         }
     }
 
@@ -757,11 +777,7 @@ final class DirLockBackend implements LockBackend {
         }
         retired.clear();
         for (Root r : all) {
-            try {
-                DirIo.close(r.fd);
-            } catch (ErrnoException e) {
-                // ignore
-            }
+            r.close();
         }
     }
 }
