@@ -10,6 +10,7 @@ import dev.interlock.file.dir.DirEntries.Gate;
 import dev.interlock.file.dir.DirEntries.Reader;
 import dev.interlock.file.internal.Errno;
 import dev.interlock.file.internal.ErrnoException;
+import dev.interlock.file.internal.Ids;
 import dev.interlock.file.internal.InotifyWatcher;
 import dev.interlock.file.internal.LibcEvents;
 import dev.interlock.file.internal.LibcFiles;
@@ -701,7 +702,7 @@ final class DirLockBackend implements LockBackend {
             LibcFiles.Statx st = LibcFiles.lstatAt(dirfd, LibcFiles.cstring(entry.getBytes(StandardCharsets.UTF_8)));
             if (st != null) {
                 how = " (mode " + String.format("%04o", st.mode() & 07777) + ", owner "
-                        + dev.interlock.file.internal.ReplaceTarget.Ids.user(st.uid()) + ")";
+                        + Ids.user(st.uid()) + ")";
             }
         } catch (RuntimeException ignored) {
             // the name is enough

@@ -13,7 +13,7 @@ import dev.interlock.file.internal.LibcFiles;
 import dev.interlock.file.internal.NfsMountDevices;
 import dev.interlock.file.internal.ProcLocks;
 import dev.interlock.file.internal.ProcLocksFile;
-import dev.interlock.file.internal.ReplaceTarget;
+import dev.interlock.file.internal.Ids;
 import dev.interlock.file.internal.Waker;
 import dev.interlock.internal.LockNames;
 import dev.interlock.internal.Log;
@@ -510,7 +510,7 @@ final class FlockBackend implements LockBackend {
             if (st != null && st.isRegularFile()) {
                 throw new LockBackendException(description, name, description + " - " + LockNames.quote(name) + ": cannot open "
                         + (gate ? "gate" : "lock") + " file " + file + ": permission denied; it has mode "
-                        + String.format("%04o", st.mode() & 07777) + " and belongs to " + ReplaceTarget.Ids.user(st.uid())
+                        + String.format("%04o", st.mode() & 07777) + " and belongs to " + Ids.user(st.uid())
                         + " (made by an older version under a restrictive umask?): give every user of " + dir
                         + " read and write access to it (chmod " + String.format("%04o", dirMode & 0666) + " " + file + ")", null, false);
             }
