@@ -15,6 +15,7 @@ import dev.interlock.file.internal.InotifyWatcher;
 import dev.interlock.file.internal.LibcEvents;
 import dev.interlock.file.internal.LibcFiles;
 import dev.interlock.file.internal.Waker;
+import dev.interlock.spi.support.BackendFailures;
 import dev.interlock.spi.support.Barging;
 import dev.interlock.spi.support.LockNames;
 import dev.interlock.spi.support.Log;
@@ -26,7 +27,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -63,6 +63,8 @@ final class DirLockBackend implements LockBackend {
             | LibcEvents.IN_MOVED_TO | LibcEvents.IN_DELETE_SELF | LibcEvents.IN_MOVE_SELF | LibcEvents.IN_ONLYDIR;
 
     private final String description;
+    /** The backend's exceptions, in the one form "dir:/path - 'name': what". */
+    final BackendFailures failures;
     final Path root;
     /**
      * The root directory as last opened, or null before its first use. Opening a lock space
@@ -123,6 +125,7 @@ final class DirLockBackend implements LockBackend {
     DirLockBackend(BackendConfig config, Path root, long pollNanos, int bargeLimit) {
         DirIo.requireAvailable();
         this.description = "dir:" + root;
+        this.failures = new BackendFailures(description);
         this.root = root;
         this.ticker = config.ticker();
         this.clock = config.clock();
@@ -180,10 +183,10 @@ final class DirLockBackend implements LockBackend {
                     return;
                 }
                 if (text.startsWith("interlock-dir ") && text.endsWith("\n")) {
-                    throw new LockBackendException(description, null, description + " - the directory uses format '" + text.trim()
+                    throw failures.refused(null, "the directory uses format '" + text.trim()
                             + "', this version speaks '" + MARKER_TEXT.trim() + "'; use a matching Interlock version or another directory", null);
                 }
-                throw new LockBackendException(description, null, description + " - " + MARKER
+                throw failures.refused(null, MARKER
                         + " is not an Interlock format marker (" + b.length + " bytes); is this the right directory?", null);
             } catch (ErrnoException e) {
                 if (e.errno() == Errno.EACCES) {
@@ -226,7 +229,7 @@ final class DirLockBackend implements LockBackend {
                 }
             }
         }
-        throw new LockBackendException(description, null, description + " - " + MARKER + " keeps disappearing", null);
+        throw failures.refused(null, MARKER + " keeps disappearing", null);
     }
 
     private void warnIfWritableByOthers(Root r) {
@@ -246,7 +249,7 @@ final class DirLockBackend implements LockBackend {
                 return null;
             }
             if (e.errno() == Errno.ENOTDIR) {
-                throw new LockBackendException(description, null, description + " - " + root
+                throw failures.refused(null, root
                         + " is not a directory (or a part of the path is a file); give the path of a lock directory", e);
             }
             throw failure(null, "cannot open the lock directory", e);
@@ -300,8 +303,8 @@ final class DirLockBackend implements LockBackend {
                     if (!create) {
                         throw noLockSpace();
                     }
-                    throw new LockBackendException(description, null, description + " - the lock directory " + root
-                            + " keeps disappearing (is something deleting it?)", null, true);
+                    throw failures.unreachable(null, "the lock directory " + root
+                            + " keeps disappearing (is something deleting it?)", null);
                 }
                 if (r != null) {
                     log.warn("{} - the lock directory {} is not the directory this lock space opened (it was moved or replaced); "
@@ -322,13 +325,13 @@ final class DirLockBackend implements LockBackend {
     }
 
     private LockBackendException noLockSpace() {
-        return new LockBackendException(description, null, description + " - no lock space at " + root + " (nothing was created)", null);
+        return failures.refused(null, "no lock space at " + root + " (nothing was created)", null);
     }
 
     private void requireParent() {
         Path parent = root.getParent();
         if (parent != null && !Files.isDirectory(parent)) {
-            throw new LockBackendException(description, null, description + " - lock directory " + root + " does not exist, nor does"
+            throw failures.refused(null, "lock directory " + root + " does not exist, nor does"
                     + " its parent " + parent + "; create it (mkdir -p " + root + "), or check that the shared file system is"
                     + " mounted: Interlock does not create missing parents", null);
         }
@@ -347,7 +350,7 @@ final class DirLockBackend implements LockBackend {
             if (Files.isDirectory(root)) {
                 return; // made by someone else meanwhile
             }
-            throw new LockBackendException(description, null, description + " - " + root + " is not a directory; point dir: at a directory", e);
+            throw failures.refused(null, root + " is not a directory; point dir: at a directory", e);
         } catch (java.io.IOException e) {
             String why = e instanceof java.nio.file.AccessDeniedException ? "permission denied"
                     : e instanceof java.nio.file.FileAlreadyExistsException ? "a file is in the way"
@@ -357,7 +360,7 @@ final class DirLockBackend implements LockBackend {
                             : "I/O error";
             String at = e instanceof java.nio.file.FileSystemException && ((java.nio.file.FileSystemException) e).getFile() != null
                     ? ((java.nio.file.FileSystemException) e).getFile() : root.toString();
-            throw new LockBackendException(description, null, description + " - the lock directory does not exist and cannot be created ("
+            throw failures.refused(null, "the lock directory does not exist and cannot be created ("
                     + at + ": " + why + "); create it, or give a path you may write", e);
         }
     }
@@ -416,7 +419,7 @@ final class DirLockBackend implements LockBackend {
                 return Optional.of(d);
             } catch (ErrnoException e) {
                 if (e.errno() == Errno.ELOOP || e.errno() == Errno.ENOTDIR) {
-                    throw new LockBackendException(description, name, description + " - " + LockNames.quote(name) + ": " + dirName
+                    throw failures.refused(name, dirName
                             + " is a symbolic link or a file, not a lock directory; it was not made by Interlock (remove it)", e);
                 }
                 if (e.errno() != Errno.ENOENT) {
@@ -428,8 +431,8 @@ final class DirLockBackend implements LockBackend {
             }
             createLockDir(r.fd, name, dirName);
         }
-        throw new LockBackendException(description, name, description + " - " + LockNames.quote(name) + ": the lock directory "
-                + dirName + " keeps disappearing (is something deleting it?)", null, true);
+        throw failures.unreachable(name, "the lock directory "
+                + dirName + " keeps disappearing (is something deleting it?)", null);
     }
 
     private void verifyNameRecord(DirLockDir d, int fd) {
@@ -445,7 +448,7 @@ final class DirLockBackend implements LockBackend {
         }
         if (!d.name.equals(recorded)) {
             d.close();
-            throw new LockBackendException(description, d.name, description + " - " + LockNames.quote(d.name) + ": the name record of "
+            throw failures.refused(d.name, "the name record of "
                     + d.dirName + " is missing, damaged or names another lock; refusing to use it", null);
         }
         verifiedHashed.add(d.dirName);
@@ -572,10 +575,6 @@ final class DirLockBackend implements LockBackend {
      */
     final Barging barging;
 
-    /** The poll interval with ±50% jitter, so that waiters on several hosts do not move in step. */
-    long jitteredPoll() {
-        return pollNanos / 2 + ThreadLocalRandom.current().nextLong(Math.max(1, pollNanos));
-    }
 
     @Override
     public LockInfo inspect(String name) {
@@ -707,9 +706,8 @@ final class DirLockBackend implements LockBackend {
         } catch (RuntimeException ignored) {
             // the name is enough
         }
-        return new LockBackendException(description, name, description + " - " + (name == null ? "" : LockNames.quote(name) + ": ")
-                + "cannot read " + file + how + ": permission denied; every user of these locks must be able to read it (it was"
-                + " made under a restrictive umask by an older version?): chmod a+r " + file, null, false);
+        return failures.refused(name, "cannot read " + file + how + ": permission denied; every user of these locks must be able to read it (it was"
+                + " made under a restrictive umask by an older version?): chmod a+r " + file, null);
     }
 
     LockBackendException failure(String name, String what, ErrnoException e) {
@@ -736,29 +734,6 @@ final class DirLockBackend implements LockBackend {
     private void checkOpen() {
         if (closed) {
             throw new IllegalStateException(description + " - the backend is closed");
-        }
-    }
-
-    static Duration parseDuration(String text) {
-        String t = text.trim().toLowerCase(java.util.Locale.ROOT);
-        long mult;
-        String num;
-        if (t.endsWith("ms")) {
-            mult = 1;
-            num = t.substring(0, t.length() - 2);
-        } else if (t.endsWith("s")) {
-            mult = 1000;
-            num = t.substring(0, t.length() - 1);
-        } else if (t.endsWith("m")) {
-            mult = 60_000;
-            num = t.substring(0, t.length() - 1);
-        } else {
-            throw new IllegalArgumentException("duration '" + text + "' needs a unit: ms, s or m (e.g. 50ms)");
-        }
-        try {
-            return Duration.ofMillis(Math.multiplyExact(Long.parseLong(num), mult));
-        } catch (NumberFormatException | ArithmeticException e) {
-            throw new IllegalArgumentException("duration '" + text + "' is not a number with a unit (e.g. 50ms)");
         }
     }
 

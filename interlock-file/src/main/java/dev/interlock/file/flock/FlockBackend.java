@@ -15,6 +15,7 @@ import dev.interlock.file.internal.ProcLocks;
 import dev.interlock.file.internal.ProcLocksFile;
 import dev.interlock.file.internal.Ids;
 import dev.interlock.file.internal.Waker;
+import dev.interlock.spi.support.BackendFailures;
 import dev.interlock.spi.support.LockNames;
 import dev.interlock.spi.support.Log;
 import dev.interlock.spi.support.ProcessIdentity;
@@ -28,6 +29,7 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -36,7 +38,6 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
@@ -106,7 +107,11 @@ final class FlockBackend implements LockBackend {
     static final String GATES = ".gates";
     private static final byte[] GATES_BYTES = LibcFiles.cstring(GATES);
     private static final byte[] DOT = LibcFiles.cstring(".");
-    static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(Long.getLong("interlock.flock.pollMs", 200));
+    /**
+     * The mean bound of one sleep of a waiter (drawn from [p/2, 3p/2] by the backends' one law, {@code Backoff}):
+     * 225ms by default, the mean of the [200ms, 250ms] that flock: drew before it shared the law.
+     */
+    static final Duration POLL = Duration.ofMillis(Long.getLong("interlock.flock.pollMs", 200) * 9 / 8);
     private static final int MAX_READ = 1 << 16;
     static final int MAX_SHARED_RECORDS = 64;
     private static final int DIR_FLAGS = LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_CLOEXEC;
@@ -119,6 +124,8 @@ final class FlockBackend implements LockBackend {
     final byte[] dirPath;
     private final Path gateDir;
     final String description;
+    /** The backend's exceptions, in the one form "flock:/path - 'name': what". */
+    final BackendFailures failures;
     final Clock clock;
     /** Wakers of this space's waiting attempts: closing the space wakes them, so that they see it closed. */
     final Set<Waker> waiting = ConcurrentHashMap.newKeySet();
@@ -153,6 +160,7 @@ final class FlockBackend implements LockBackend {
         this.dirPath = LibcFiles.path(dir);
         this.gateDir = dir.resolve(GATES);
         this.description = "flock:" + dir;
+        this.failures = new BackendFailures(description);
         this.clock = clock;
         this.networkAllowed = networkAllowed;
         this.fileSystemType = fileSystemType;
@@ -204,11 +212,11 @@ final class FlockBackend implements LockBackend {
         }
         Path parent = dir.getParent();
         if (parent == null || !Files.isDirectory(parent)) {
-            throw new LockBackendException(description, null, description + " - lock directory " + dir + " does not exist, nor does its parent "
+            throw failures.refused(null, "lock directory " + dir + " does not exist, nor does its parent "
                     + parent + "; create it (mkdir -p -m 700 " + dir + ") or choose another directory", null);
         }
         if (!Files.isWritable(parent)) {
-            throw new LockBackendException(description, null, description + " - lock directory " + dir + " does not exist and its parent "
+            throw failures.refused(null, "lock directory " + dir + " does not exist and its parent "
                     + parent + " is not writable; create it as a user who can, or choose another directory", null);
         }
         int pfd = LibcFiles.openat(LibcFiles.AT_FDCWD, LibcFiles.path(parent), DIR_FLAGS, 0);
@@ -223,10 +231,10 @@ final class FlockBackend implements LockBackend {
 
     private LockBackendException cannotOpenDirectory(int err) {
         if (err == Errno.ENOTDIR) {
-            return new LockBackendException(description, null, description + " - " + dir
+            return failures.refused(null, dir
                     + " is not a directory (or a part of its path is not); point flock: at a directory", null);
         }
-        return new LockBackendException(description, null, description + " - cannot open the lock directory " + dir + ": "
+        return failures.refused(null, "cannot open the lock directory " + dir + ": "
                 + Errno.describe(err) + (err == Errno.EACCES ? "; check the permissions of " + dir + " and its parents" : ""), null);
     }
 
@@ -239,11 +247,11 @@ final class FlockBackend implements LockBackend {
             }
             checkFileSystem(fd, dir);
             if (LibcFiles.faccessat(fd, DOT, LibcFiles.W_OK | LibcFiles.X_OK, 0) != 0) {
-                throw new LockBackendException(description, null, description + " - lock directory " + dir
+                throw failures.refused(null, "lock directory " + dir
                         + " is not writable by this user; fix its permissions or choose another directory", null);
             }
             if (createdByUs && st.uid() != LibcFiles.geteuid()) {
-                throw new LockBackendException(description, null, description + " - the lock directory " + dir
+                throw failures.refused(null, "the lock directory " + dir
                         + " this process just made was replaced by one of uid " + st.uid() + "; someone who can write "
                         + dir.getParent() + " is interfering: choose a directory only you (or your group) can write", null);
             }
@@ -274,7 +282,7 @@ final class FlockBackend implements LockBackend {
             return;
         }
         if (!networkAllowed) {
-            throw new LockBackendException(description, null, description + " - " + where + " is on " + network.get()
+            throw failures.refused(null, where + " is on " + network.get()
                     + String.format(" (file system type 0x%X), a network file system: flock(2) there may exclude across hosts, but", type)
                     + " status, waiting and fencing tokens would be wrong on every other host (status says 'free' while another"
                     + " host holds a lock); use dir:" + dir + " to share locks between hosts, a local directory for one host,"
@@ -298,7 +306,7 @@ final class FlockBackend implements LockBackend {
                 if (f < 0) {
                     int err = Errno.last();
                     if (err == Errno.ENOENT) {
-                        throw new LockBackendException(description, null, description + " - no lock space at " + dir
+                        throw failures.refused(null, "no lock space at " + dir
                                 + " (nothing was created)", null);
                     }
                     throw cannotOpenDirectory(err);
@@ -321,7 +329,7 @@ final class FlockBackend implements LockBackend {
                 int err = created ? 0 : Errno.last();
                 if (!created && err != Errno.EEXIST) {
                     if (err == Errno.ENOENT) {
-                        throw new LockBackendException(description, null, description + " - lock directory " + dir + " does not exist, nor does its parent "
+                        throw failures.refused(null, "lock directory " + dir + " does not exist, nor does its parent "
                                 + dir.getParent() + "; create it (mkdir -p -m 700 " + dir + ") or choose another directory", null);
                     }
                     throw failure(null, "cannot create the lock directory " + dir, err, false);
@@ -377,15 +385,15 @@ final class FlockBackend implements LockBackend {
             if (err == Errno.ENOTDIR || err == Errno.ELOOP) {
                 LibcFiles.Statx st = LibcFiles.lstatAt(d, GATES_BYTES);
                 boolean link = st != null && st.isSymbolicLink();
-                throw new LockBackendException(description, null, description + " - " + gateDir + " is "
+                throw failures.refused(null, gateDir + " is "
                         + (link ? "a symbolic link, which Interlock never follows (it may have been planted to make you create files elsewhere)"
                                 : "not a directory")
                         + "; remove it (rm " + gateDir + ") and Interlock makes a new one", null);
             }
             throw failure(null, "cannot open the gate directory " + gateDir, err, false);
         }
-        throw new LockBackendException(description, null, description + " - " + gateDir
-                + " keeps being removed while we open it; stop whatever deletes files in " + dir, null, true);
+        throw failures.unreachable(null, gateDir
+                + " keeps being removed while we open it; stop whatever deletes files in " + dir, null);
     }
 
     private void checkGates(int g) {
@@ -508,16 +516,15 @@ final class FlockBackend implements LockBackend {
         if (err == Errno.EACCES) {
             LibcFiles.Statx st = LibcFiles.lstatAt(at, fileBytes);
             if (st != null && st.isRegularFile()) {
-                throw new LockBackendException(description, name, description + " - " + LockNames.quote(name) + ": cannot open "
+                throw failures.refused(name, "cannot open "
                         + (gate ? "gate" : "lock") + " file " + file + ": permission denied; it has mode "
                         + String.format("%04o", st.mode() & 07777) + " and belongs to " + Ids.user(st.uid())
                         + " (made by an older version under a restrictive umask?): give every user of " + dir
-                        + " read and write access to it (chmod " + String.format("%04o", dirMode & 0666) + " " + file + ")", null, false);
+                        + " read and write access to it (chmod " + String.format("%04o", dirMode & 0666) + " " + file + ")", null);
             }
         }
         if (err == Errno.EISDIR) {
-            throw new LockBackendException(description, name, description + " - " + LockNames.quote(name) + ": "
-                    + file + " is a directory, not a lock file; remove it or use another name", null);
+            throw failures.refused(name, file + " is a directory, not a lock file; remove it or use another name", null);
         }
         throw failure(name, "cannot open " + (gate ? "gate" : "lock") + " file " + file, err, false);
     }
@@ -727,7 +734,7 @@ final class FlockBackend implements LockBackend {
             } catch (IOException e) {
                 String why = e instanceof java.nio.file.FileSystemException && ((java.nio.file.FileSystemException) e).getReason() != null
                         ? ((java.nio.file.FileSystemException) e).getReason() : e.getMessage();
-                throw new LockBackendException(description, null, description + " - cannot list " + dir + ": " + why, e);
+                throw failures.refused(null, "cannot list " + dir + ": " + why, e);
             }
         } finally {
             leave();

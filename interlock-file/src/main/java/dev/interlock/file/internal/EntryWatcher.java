@@ -1,6 +1,6 @@
 package dev.interlock.file.internal;
 
-import dev.interlock.internal.Log;
+import dev.interlock.spi.support.Log;
 import java.nio.charset.StandardCharsets;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
