@@ -11,6 +11,7 @@ import dev.interlock.file.dir.DirEntries.Reader;
 import dev.interlock.file.dir.DirEntries.Waiter;
 import dev.interlock.file.internal.ErrnoException;
 import dev.interlock.file.internal.InotifyWatcher;
+import dev.interlock.file.internal.NameFilter;
 import dev.interlock.file.internal.Waker;
 import dev.interlock.spi.support.LockNames;
 import dev.interlock.spi.support.Log;
@@ -144,21 +145,21 @@ final class DirAttempt implements Attempt {
      * more than the locking (the herd). The bounded poll still covers what inotify cannot show
      * (another host, a holder going stale).
      */
-    private InotifyWatcher.NameFilter waitFor;
+    private NameFilter waitFor;
 
     /** The gate changed hands (or was renewed, or reclaimed). */
-    private static final InotifyWatcher.NameFilter GATE = (mask, b, off, len) ->
-            InotifyWatcher.NameFilter.startsWith(b, off, len, "F.") || InotifyWatcher.NameFilter.startsWith(b, off, len, "X.");
+    private static final NameFilter GATE = (mask, b, off, len) ->
+            NameFilter.startsWith(b, off, len, "F.") || NameFilter.startsWith(b, off, len, "X.");
 
     /** A reader left (or renewed, or was removed): for a writer that holds the gate while readers drain. */
-    private static final InotifyWatcher.NameFilter READERS = (mask, b, off, len) ->
-            InotifyWatcher.NameFilter.startsWith(b, off, len, "R.") || InotifyWatcher.NameFilter.startsWith(b, off, len, "B.");
+    private static final NameFilter READERS = (mask, b, off, len) ->
+            NameFilter.startsWith(b, off, len, "R.") || NameFilter.startsWith(b, off, len, "B.");
 
     /** The queued waiter with {@code nonce}, which goes first, left the queue (its entry was removed). */
-    private static InotifyWatcher.NameFilter waiterGone(String nonce) {
+    private static NameFilter waiterGone(String nonce) {
         byte[] part = ("." + nonce + ".").getBytes(java.nio.charset.StandardCharsets.US_ASCII);
         return (mask, b, off, len) -> (mask & dev.interlock.file.internal.LibcEvents.IN_DELETE) != 0
-                && InotifyWatcher.NameFilter.startsWith(b, off, len, "Q.") && InotifyWatcher.NameFilter.contains(b, off, len, part);
+                && NameFilter.startsWith(b, off, len, "Q.") && NameFilter.contains(b, off, len, part);
     }
 
     // ---------------------------------------------------------------- writers
