@@ -26,7 +26,8 @@ import java.nio.file.Path;
  * What a backend does with a replaced directory is its own rule ({@code flock:} keeps the one it
  * opened, its holders being reported lost; {@code dir:} works on in the new one, like a new
  * process), and so is the network-file-system policy ({@code flock:} refuses one, {@code dir:} is
- * made for one). A failed native call throws {@link ErrnoException}, as everywhere in this module.
+ * made for one). A failed call comes out as a {@link LockBackendException} that says what to do, with
+ * the {@link ErrnoException} as its cause.
  */
 public final class LockSpaceDirectory {
     private static final int DIR_FLAGS = LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_CLOEXEC;
