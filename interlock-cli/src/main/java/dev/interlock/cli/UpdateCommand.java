@@ -172,11 +172,11 @@ final class UpdateCommand implements Callable<Integer> {
     }
 
     /**
-     * {@code update:} and FILE's real path, when that makes a valid lock name. A real path too long
+     * {@code update:} and FILE's real path ({@link UpdateLockName}), when that makes a valid lock name. A real path too long
      * for one, or with control characters, is not the user's mistake: say so, and how to go on.
      */
     private static String defaultLockName(ReplaceTarget target) {
-        String name = "update:" + target.path();
+        String name = UpdateLockName.of(target.pathBytes());
         try {
             return LockNames.validate(name);
         } catch (InvalidLockNameException e) {

@@ -283,9 +283,10 @@ final class VerifyCommand implements Callable<Integer> {
                 List<Path> ready = runDir.await("ready", runDir.deadlineIn(waitHosts),
                         n -> progress.show("waiting for hosts: " + n + " of " + expected + " ready"));
                 if (ready.size() < expected) {
+                    workers.close(); // they write in the run directory
                     throw new CliException(VerifyReport.INCOMPLETE, "only " + ready.size() + " of " + expected + " hosts of run "
-                            + runDir.runId + " were ready after " + Durations.format(waitHosts) + "; start the others with"
-                            + " 'interlock verify --join " + runDir.runId + "' on the same lock space and shared directory");
+                            + runDir.runId + " were ready after " + Durations.format(waitHosts) + abandon(runDir) + "; start the"
+                            + " others with 'interlock verify --join " + runDir.runId + "' on the same lock space and shared directory");
                 }
             }
             kills = crashTest ? KILLS : 0;
@@ -374,6 +375,30 @@ final class VerifyCommand implements Callable<Integer> {
         if (generated && lockDir.isPresent()) {
             VerifyFiles.removeLockFiles(uri.substring(0, uri.indexOf(':')).toLowerCase(Locale.ROOT), lockDir.get(), lockName);
         }
+    }
+
+    /**
+     * The lead gives up a run whose hosts never all came: the run cannot complete, and its
+     * directory is the lead's to remove (hosts that did join then say that it was removed).
+     * Returns what was done, for the message; nothing on a joining host.
+     */
+    private String abandon(VerifyRunDir runDir) {
+        if (lead == null) {
+            return "";
+        }
+        VerifyFiles.deleteTree(runDir.run);
+        if (Files.exists(runDir.run)) {
+            return "; the run directory " + runDir.run + " could not be removed (rm -r " + runDir.run + ")";
+        }
+        Path shared = runDir.run.getParent();
+        if (sharedDir == null && shared.getFileName().toString().equals(SHARED_IN_LOCK_DIR)) {
+            try {
+                Files.deleteIfExists(shared); // only if empty: another run may be using it
+            } catch (IOException e) {
+                // not empty, or not ours to remove
+            }
+        }
+        return "; the run directory " + runDir.run + " was removed";
     }
 
     /** Opens the space and takes the lock once, so that an unusable backend is exit 69 before any worker starts. */

@@ -137,8 +137,11 @@ final class VerifyRunDir {
     static VerifyRunDir lead(Path shared, String runId, Plan plan, View view, Pace pace) {
         Path run = shared.resolve(runId);
         try {
+            // The shared directory may be made (inside an existing directory), never its parents: a
+            // missing parent is a mistyped path or an unmounted file system that no other host sees.
             if (shared.getParent() != null && !Files.isDirectory(shared.getParent())) {
-                Files.createDirectories(shared.getParent());
+                throw new CliException(ExitCodes.UNAVAILABLE, "cannot create the run directory " + run + ": " + shared.getParent()
+                        + " does not exist; give an existing shared directory with --shared-dir (is the shared file system mounted?)");
             }
             VerifyFiles.createLikeParent(shared, false);
             VerifyFiles.createLikeParent(run, true);

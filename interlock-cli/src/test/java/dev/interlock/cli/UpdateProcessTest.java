@@ -69,6 +69,33 @@ class UpdateProcessTest {
         assertThat(leftovers()).isEmpty();
     }
 
+    /**
+     * Issue 26, 9: files whose real paths differ only in bytes that are not UTF-8 (0xff, 0xfe)
+     * shared one default lock name, both bytes decoded as U+FFFD. The directories are made by a
+     * shell (Java cannot name them) and reached through ASCII symlinks, so FILE itself is ASCII.
+     */
+    @Test
+    void realPathsThatAreNotUtf8_getOneLockNameEach_andUtf8PathsKeepTheirs() throws Exception {
+        Process mk = new ProcessBuilder("sh", "-c", "cd \"$0\" && mkdir \"$(printf '\\377')\" \"$(printf '\\376')\""
+                + " && ln -s \"$(printf '\\377')\" ff && ln -s \"$(printf '\\376')\" fe", data.toString()).inheritIO().start();
+        assertThat(mk.waitFor()).isZero();
+        Set<String> names = new HashSet<>();
+        for (String link : List.of("ff", "fe")) {
+            try (CliProcess p = update(data.resolve(link).resolve("f"), "sh", "-c", "printf '%s\\n' \"$INTERLOCK_NAME\" >&2")) {
+                assertThat(p.exitCode()).as(p.err()).isZero();
+                String name = p.err().lines().filter(l -> l.startsWith("update")).findFirst().orElseThrow();
+                names.add(name);
+            }
+        }
+        assertThat(names).as("one lock per file").hasSize(2)
+                .containsExactlyInAnyOrder("update-bytes:" + data.toRealPath() + "/%FF/f", "update-bytes:" + data.toRealPath() + "/%FE/f");
+        Path utf8 = Files.createDirectory(data.resolve("caf\u00e9"));
+        try (CliProcess p = update(utf8.resolve("f"), "sh", "-c", "printf '%s\\n' \"$INTERLOCK_NAME\" >&2")) {
+            assertThat(p.exitCode()).as(p.err()).isZero();
+            assertThat(p.err()).as("a UTF-8 path keeps its name").contains("update:" + utf8.toRealPath().resolve("f"));
+        }
+    }
+
     @Test
     void failingCommand_leavesTheFileUnchanged() throws Exception {
         Path f = data.resolve("config");

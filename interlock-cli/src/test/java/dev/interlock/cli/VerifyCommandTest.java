@@ -116,4 +116,19 @@ class VerifyCommandTest {
         assertThat(err.toString()).contains("--shared-dir " + missing + " is not a directory");
         assertThat(tmp.resolve("typo")).doesNotExist();
     }
+
+    /**
+     * Issue 26, 9: a lead whose other hosts never came exited 1 and left its run directory (and
+     * the next lead of that RUN-ID was then refused: "already exists").
+     */
+    @Test
+    void aLeadWhoseHostsNeverCome_removesItsRunDirectory_andSaysSo() throws IOException {
+        Path shared = Files.createDirectory(tmp.resolve("shared"));
+        assertThat(verify("--backend", "flock:" + tmp.resolve("locks"), "--lead", "r1", "--hosts", "2", "--processes", "1",
+                "--shared-dir", shared.toString(), "--join-timeout", "300ms", "--duration", "100ms")).as(err.toString()).isEqualTo(1);
+        assertThat(err.toString()).contains("only 1 of 2 hosts of run r1 were ready after 300ms")
+                .contains("the run directory " + shared.resolve("r1") + " was removed");
+        assertThat(shared.resolve("r1")).doesNotExist();
+        assertThat(shared).exists();
+    }
 }

@@ -34,6 +34,16 @@ class VerifyRunDirTest {
 
     final FakePace pace = new FakePace();
 
+    /** The shared directory may be made, never its parents: a missing parent is a typo or an unmounted file system (issue 26, 9). */
+    @Test
+    void lead_sharedDirectoryWithoutItsParent_is69_andCreatesNothing() {
+        Path shared = tmp.resolve("not-mounted/shared");
+        assertThatThrownBy(() -> VerifyRunDir.lead(shared, "r1", PLAN, VerifyRunDir.View.FILE_SYSTEM, pace))
+                .isInstanceOfSatisfying(CliException.class, e -> assertThat(e.exitCode()).isEqualTo(69))
+                .hasMessageContaining(tmp.resolve("not-mounted") + " does not exist");
+        assertThat(tmp.resolve("not-mounted")).doesNotExist();
+    }
+
     @Test
     void join_aPlanLookedForBeforeItExisted_isFoundOnceItIsListed_thoughALookupStillSaysMissing() throws Exception {
         Path shared = tmp.resolve("locks/.interlock-verify");

@@ -11,12 +11,16 @@ import dev.interlock.file.dir.DirEntries.Reader;
 import dev.interlock.file.dir.DirEntries.Waiter;
 import dev.interlock.file.internal.ErrnoException;
 import dev.interlock.file.internal.InotifyWatcher;
+import dev.interlock.file.internal.NameFilter;
 import dev.interlock.file.internal.Waker;
 import dev.interlock.spi.support.LockNames;
 import dev.interlock.spi.support.Log;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
 import dev.interlock.spi.Grant;
+import dev.interlock.spi.support.Backoff;
+import dev.interlock.spi.support.QueuePlace;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -32,7 +36,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>After the first failed try the attempt queues a waiter entry; tries then give way to
  * earlier waiters, so waiters are served roughly in arrival order and a waiting writer keeps new
- * readers out. The entry has its own short lease ({@link #QUEUE_LEASE_MAX} at most), renewed every
+ * readers out. The entry has its own short lease ({@link QueuePlace#MAX_LEASE} at most), renewed every
  * third of it while the attempt waits, so that a waiter that stops (SIGSTOP, a debugger) holds up
  * a free lock for seconds, not for the lease of the lock it waits for.
  */
@@ -41,14 +45,6 @@ final class DirAttempt implements Attempt {
     /** Listings in one try without exactly one gate before the directory is declared damaged. */
     private static final int GATE_PATIENCE = 20;
     private static final java.util.regex.Pattern NOT_HOST = java.util.regex.Pattern.compile("[^A-Za-z0-9._-]");
-    /**
-     * The longest lease of a place in the queue. Long enough that a waiter renewing every third of
-     * it (every 1.7 s) keeps its place through a GC pause or a slow NFS round trip of a few
-     * seconds; short enough that a stopped waiter makes others step aside for seconds only. A
-     * place lost by mistake costs only fairness (the waiter queues again), never safety.
-     */
-    static final java.time.Duration QUEUE_LEASE_MAX = java.time.Duration.ofSeconds(5);
-
     private final DirLockBackend backend;
     private final DirLockDir dir;
     private final AcquireSpec spec;
@@ -56,12 +52,13 @@ final class DirAttempt implements Attempt {
     private Waker waker;
     private InotifyWatcher.Watch watch;
     private boolean watchTried;
+    /** The poll, jittered ±50% so that waiters on several hosts do not move in step: the backends' one law. */
+    private final Backoff poll;
     private boolean firstTry = true;
     private final Holder me;
     /** {@link #me} with the queue lease: the holder field of our waiter entry. */
     private final Holder meQueued;
     private final long leaseNanos;
-    private final long queueLeaseNanos;
     private List<HolderInfo> blockers = List.of();
     private long versionAtTry;
     private boolean granted;
@@ -72,10 +69,10 @@ final class DirAttempt implements Attempt {
     private long heldBeat;
     private long heldBeatAt;
 
-    // Our waiter entry, once a try has failed.
+    // Our waiter entry, once a try has failed: its name, kept by the place (the when), made and renamed here (the how).
+    private final QueuePlace place;
     private String queued;
     private long queuedBeat;
-    private long queuedAt;
     private long queuedSeenToken;
     private long queuedMs;
 
@@ -84,6 +81,7 @@ final class DirAttempt implements Attempt {
         this.dir = dir;
         this.spec = spec;
         this.leaseNanos = spec.lease().toNanos();
+        this.poll = Backoff.fixed(Duration.ofNanos(backend.pollNanos));
         Owner o = spec.owner();
         String nonce = DirEntries.HEX.matcher(o.nonce()).matches() ? o.nonce()
                 : dev.interlock.file.internal.PercentEncoding.sha256Hex(o.nonce()).substring(0, 16);
@@ -96,9 +94,25 @@ final class DirAttempt implements Attempt {
         }
         this.me = new Holder(Math.max(1, spec.lease().toMillis()), backend.clock.instant().getEpochSecond(), o.pid(), o.processStart(),
                 backend.self.pidNs, backend.self.bootId, nonce, host);
-        long queueLeaseMs = Math.min(me.leaseMs(), QUEUE_LEASE_MAX.toMillis());
-        this.meQueued = new Holder(queueLeaseMs, me.sinceSec(), me.pid(), me.startTicks(), me.pidNs(), me.bootId(), me.nonce(), me.host());
-        this.queueLeaseNanos = TimeUnit.MILLISECONDS.toNanos(queueLeaseMs);
+        this.place = new QueuePlace(Duration.ofMillis(me.leaseMs()), backend.ticker, new QueuePlace.Keeper() {
+            @Override
+            public boolean take(Duration lease) {
+                return enqueue();
+            }
+
+            @Override
+            public boolean renew(Duration lease) {
+                return renewQueued();
+            }
+
+            @Override
+            public void giveUp() {
+                dir.remove(queued);
+                queued = null;
+            }
+        });
+        this.meQueued = new Holder(place.lease().toMillis(), me.sinceSec(), me.pid(), me.startTicks(), me.pidNs(), me.bootId(), me.nonce(),
+                me.host());
     }
 
     @Override
@@ -113,8 +127,8 @@ final class DirAttempt implements Attempt {
         boolean fast = firstTry;
         firstTry = false;
         Optional<Grant> g = spec.mode() == Mode.EXCLUSIVE ? tryWriter(now, fast) : tryReader(now, fast);
-        if (g.isEmpty() && queued != null && now - queuedAt >= queueLeaseNanos / 3) {
-            renewQueued(now);
+        if (g.isEmpty() && place.held()) {
+            place.keep(); // renewed if a third of its lease has passed
         }
         if (g.isEmpty() && watch != null) {
             watch.filter(waitFor);
@@ -131,21 +145,21 @@ final class DirAttempt implements Attempt {
      * more than the locking (the herd). The bounded poll still covers what inotify cannot show
      * (another host, a holder going stale).
      */
-    private InotifyWatcher.NameFilter waitFor;
+    private NameFilter waitFor;
 
     /** The gate changed hands (or was renewed, or reclaimed). */
-    private static final InotifyWatcher.NameFilter GATE = (mask, b, off, len) ->
-            InotifyWatcher.NameFilter.startsWith(b, off, len, "F.") || InotifyWatcher.NameFilter.startsWith(b, off, len, "X.");
+    private static final NameFilter GATE = (mask, b, off, len) ->
+            NameFilter.startsWith(b, off, len, "F.") || NameFilter.startsWith(b, off, len, "X.");
 
     /** A reader left (or renewed, or was removed): for a writer that holds the gate while readers drain. */
-    private static final InotifyWatcher.NameFilter READERS = (mask, b, off, len) ->
-            InotifyWatcher.NameFilter.startsWith(b, off, len, "R.") || InotifyWatcher.NameFilter.startsWith(b, off, len, "B.");
+    private static final NameFilter READERS = (mask, b, off, len) ->
+            NameFilter.startsWith(b, off, len, "R.") || NameFilter.startsWith(b, off, len, "B.");
 
     /** The queued waiter with {@code nonce}, which goes first, left the queue (its entry was removed). */
-    private static InotifyWatcher.NameFilter waiterGone(String nonce) {
+    private static NameFilter waiterGone(String nonce) {
         byte[] part = ("." + nonce + ".").getBytes(java.nio.charset.StandardCharsets.US_ASCII);
         return (mask, b, off, len) -> (mask & dev.interlock.file.internal.LibcEvents.IN_DELETE) != 0
-                && InotifyWatcher.NameFilter.startsWith(b, off, len, "Q.") && InotifyWatcher.NameFilter.contains(b, off, len, part);
+                && NameFilter.startsWith(b, off, len, "Q.") && NameFilter.contains(b, off, len, part);
     }
 
     // ---------------------------------------------------------------- writers
@@ -243,8 +257,7 @@ final class DirAttempt implements Attempt {
     private boolean renewHeld(long now) {
         String moved = dir.moved();
         if (moved != null) {
-            throw new LockBackendException(backend.description(), spec.name(), backend.description() + " - " + LockNames.quote(spec.name())
-                    + ": " + moved + " while we waited for its readers; nothing was granted, try again", null, true);
+            throw backend.failures.unreachable(spec.name(), moved + " while we waited for its readers; nothing was granted, try again", null);
         }
         String next = Gate.writer(heldToken, heldBeat + 1, me);
         if (dir.cas(heldName, next)) {
@@ -260,7 +273,7 @@ final class DirAttempt implements Attempt {
 
     private Optional<Grant> grantWriter() {
         granted = true;
-        DirGrant grant = new DirGrant(dir, true, heldToken, heldBeat, me, backend.clock.instant());
+        DirGrant grant = new DirGrant(dir, true, heldToken, heldBeat, me, backend.clock.instant(), spec.lossChannel());
         heldName = null;
         return Optional.of(grant);
     }
@@ -358,7 +371,7 @@ final class DirAttempt implements Attempt {
             boolean noWriter = !g2.writer() && g2.lastWriter() == lastWriter && s2.contains(beat) && s2.gates.size() == 1;
             if (noWriter && (!viaHint || mayGo(s2))) {
                 granted = true;
-                return Optional.of(new DirGrant(dir, false, t, 0, me, backend.clock.instant()));
+                return Optional.of(new DirGrant(dir, false, t, 0, me, backend.clock.instant(), spec.lossChannel()));
             }
             dir.remove(beat);
             dir.remove(entry);
@@ -388,19 +401,16 @@ final class DirAttempt implements Attempt {
             return s;
         }
         if (s.gone) {
-            throw new LockBackendException(backend.description(), spec.name(), backend.description() + " - " + LockNames.quote(spec.name())
-                    + ": the lock directory " + dir.dirName + " was removed while we were using it; nothing was granted, try again", null, true);
+            throw backend.failures.unreachable(spec.name(), "the lock directory " + dir.dirName + " was removed while we were using it; nothing was granted, try again", null);
         }
         if (s.gates.isEmpty() && !hasNameRecord()) {
             // No gate and no name record: never a lock directory (a user's home under a root such as
             // /home), not a damaged one. It is someone's data: never advise removing it.
-            throw new LockBackendException(backend.description(), spec.name(), backend.description() + " - " + LockNames.quote(spec.name())
-                    + ": " + dir.dirName + " in the lock space's directory is not a lock directory (no gate file, no name record: Interlock"
+            throw backend.failures.refused(spec.name(), dir.dirName + " in the lock space's directory is not a lock directory (no gate file, no name record: Interlock"
                     + " did not make it). Nothing was granted and it was left alone: use another lock name, or a directory that holds"
                     + " only Interlock's locks", null);
         }
-        throw new LockBackendException(backend.description(), spec.name(), backend.description() + " - " + LockNames.quote(spec.name())
-                + ": the lock directory " + dir.dirName + " has " + (s.gates.isEmpty() ? "no gate file" : s.gates.size() + " gate files " + names(s.gates))
+        throw backend.failures.refused(spec.name(), "the lock directory " + dir.dirName + " has " + (s.gates.isEmpty() ? "no gate file" : s.gates.size() + " gate files " + names(s.gates))
                 + " in " + GATE_PATIENCE + " listings; it was damaged or tampered with. Nothing was granted. Stop every user of the lock, then remove "
                 + dir.dirName + " (it is recreated on next use)", null);
     }
@@ -441,7 +451,8 @@ final class DirAttempt implements Attempt {
 
     // ---------------------------------------------------------------- queue
 
-    private void enqueue(long now) {
+    /** Creates our waiter entry; false if it cannot be made (we then wait unqueued, and try again at the next wait). */
+    private boolean enqueue() {
         DirLockDir.Snapshot s = dir.list();
         Gate g = s.gate();
         queuedSeenToken = g == null ? 0 : g.token();
@@ -452,22 +463,23 @@ final class DirAttempt implements Attempt {
             dir.create(name);
         } catch (LockBackendException e) {
             log.debug("{} - '{}': cannot queue ({}); waiting unqueued", backend.description(), spec.name(), e.getMessage());
-            return;
+            return false;
         }
         queued = name;
-        queuedAt = now;
         DirFaults.step("Q1");
+        return true;
     }
 
-    private void renewQueued(long now) {
+    /** Renames our waiter entry to its next beat; false if it was removed as stale (we queue again at the next wait). */
+    private boolean renewQueued() {
         String next = Waiter.name(queuedSeenToken, queuedMs, spec.mode(), queuedBeat + 1, meQueued);
         if (dir.cas(queued, next)) {
             queued = next;
             queuedBeat++;
-        } else {
-            queued = null; // removed as stale: queue again at the next failed try
+            return true;
         }
-        queuedAt = now;
+        queued = null;
+        return false;
     }
 
     /**
@@ -508,8 +520,8 @@ final class DirAttempt implements Attempt {
 
     @Override
     public void await(long nanos) throws InterruptedException {
-        if (queued == null) {
-            enqueue(backend.ticker.read()); // only attempts that wait take a place in the queue
+        if (!place.held()) {
+            place.keep(); // only attempts that wait take a place in the queue
         }
         if (!watchTried) {
             // Watch from now on; a change between the last try and this moment would be missed,
@@ -521,14 +533,14 @@ final class DirAttempt implements Attempt {
                 return;
             }
         }
-        long slice = Math.min(nanos, backend.jitteredPoll());
+        long slice = Math.min(nanos, poll.nextNanos());
         long now = backend.ticker.read();
         if (heldName != null) {
             slice = Math.min(slice, Math.max(TimeUnit.MILLISECONDS.toNanos(1), heldBeatAt + leaseNanos / 3 - now));
         }
-        if (queued != null) {
+        if (place.held()) {
             // Wake in time to renew our place (the next try does), whatever the poll interval.
-            slice = Math.min(slice, Math.max(TimeUnit.MILLISECONDS.toNanos(1), queuedAt + queueLeaseNanos / 3 - now));
+            slice = Math.min(slice, Math.max(TimeUnit.MILLISECONDS.toNanos(1), place.nanosUntilDue()));
         }
         if (watch != null) {
             waker.awaitChange(versionAtTry, slice);
@@ -560,10 +572,7 @@ final class DirAttempt implements Attempt {
                 }
                 heldName = null;
             }
-            if (queued != null) {
-                dir.remove(queued);
-                queued = null;
-            }
+            place.close();
         } catch (LockBackendException e) {
             log.warn("{} - '{}': cleaning up an attempt failed: {}", backend.description(), spec.name(), e.getMessage());
         } finally {

@@ -2,6 +2,7 @@ package dev.interlock.file.dir;
 
 import dev.interlock.file.internal.FileSpaceUri;
 import dev.interlock.spi.support.Barging;
+import dev.interlock.spi.support.UriOptions;
 import dev.interlock.spi.BackendConfig;
 import dev.interlock.spi.LockBackend;
 import dev.interlock.spi.LockBackendProvider;
@@ -19,6 +20,7 @@ import java.util.Set;
  */
 public final class DirBackendProvider implements LockBackendProvider {
     static final Duration DEFAULT_POLL = Duration.ofMillis(100);
+    static final Duration MAX_POLL = Duration.ofHours(24);
 
     @Override
     public Set<String> schemes() {
@@ -33,14 +35,11 @@ public final class DirBackendProvider implements LockBackendProvider {
     @Override
     public LockBackend open(BackendConfig config) {
         FileSpaceUri uri = FileSpaceUri.parse(config, "dir:/mnt/shared/locks", Set.of("poll", "barge"));
-        Duration poll = DEFAULT_POLL;
         String value = uri.options().get("poll");
-        if (value != null) {
-            poll = DirLockBackend.parseDuration(value);
-            if (poll.toMillis() < 1 || poll.toMinutes() > 10) {
-                throw new IllegalArgumentException("'" + config.maskedUri() + "': poll must be between 1ms and 10m, was " + value);
-            }
-        }
+        // The grammar of every scheme and of the command line (1h, 1m30s, 2.5...). A long poll only
+        // delays seeing another host's release, never safety: up to a day is taken.
+        Duration poll = value == null ? DEFAULT_POLL
+                : UriOptions.duration("'" + config.maskedUri() + "': ", "poll", value, Duration.ofMillis(1), MAX_POLL);
         int barge = Barging.parse(uri.options().get("barge"), "'" + config.maskedUri() + "': ");
         return new DirLockBackend(config, uri.directory(), poll.toNanos(), barge);
     }

@@ -7,6 +7,7 @@ import dev.interlock.file.dir.DirEntries.Holder;
 import dev.interlock.file.dir.DirEntries.Reader;
 import dev.interlock.spi.support.Log;
 import dev.interlock.spi.Grant;
+import dev.interlock.spi.LossChannel;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
@@ -21,7 +22,8 @@ import java.util.Optional;
  * hold-at-least time ends then for everyone. Release also starts with
  * that exact name, so a late release never frees a lock someone else holds. Every renewal also
  * checks that the root path and the lock directory's name still lead to the directories the grant
- * was made in (see {@link DirLockDir#moved()}).
+ * was made in (see {@link DirLockDir#moved()}); on this host, a rename or removal of either is
+ * reported lost at once, without waiting for the renewal ({@link DirMoves}).
  */
 final class DirGrant implements Grant {
     private static final Log log = Log.of(DirGrant.class);
@@ -35,8 +37,10 @@ final class DirGrant implements Grant {
     private final Instant acquiredAt;
     private long beat;
     private boolean released;
+    /** Reports a move of the lock directory seen on this host to the core at once; closed at release. */
+    private final DirMoves.Held movesReported;
 
-    DirGrant(DirLockDir dir, boolean writer, long token, long beat, Holder me, Instant acquiredAt) {
+    DirGrant(DirLockDir dir, boolean writer, long token, long beat, Holder me, Instant acquiredAt, LossChannel lossChannel) {
         this.dir = dir;
         this.writer = writer;
         this.token = token;
@@ -44,6 +48,7 @@ final class DirGrant implements Grant {
         this.me = me;
         this.named = me;
         this.acquiredAt = acquiredAt;
+        this.movesReported = dir.reportMoves(lossChannel);
     }
 
     @Override
@@ -170,6 +175,7 @@ final class DirGrant implements Grant {
             dir.remove(Reader.name(token, me));
             return freed;
         } finally {
+            movesReported.close();
             dir.close();
             InotifyWatcher.process().flushIdle(); // the watches of our wait, now that the release is out
         }

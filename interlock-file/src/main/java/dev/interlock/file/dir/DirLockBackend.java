@@ -3,17 +3,17 @@ package dev.interlock.file.dir;
 import dev.interlock.HolderInfo;
 import dev.interlock.LockBackendException;
 import dev.interlock.LockInfo;
-import dev.interlock.Mode;
 import dev.interlock.Ticker;
-import dev.interlock.file.dir.DirEntries.Beat;
 import dev.interlock.file.dir.DirEntries.Gate;
-import dev.interlock.file.dir.DirEntries.Reader;
 import dev.interlock.file.internal.Errno;
 import dev.interlock.file.internal.ErrnoException;
+import dev.interlock.file.internal.Ids;
 import dev.interlock.file.internal.InotifyWatcher;
 import dev.interlock.file.internal.LibcEvents;
 import dev.interlock.file.internal.LibcFiles;
+import dev.interlock.file.internal.LockSpaceDirectory;
 import dev.interlock.file.internal.Waker;
+import dev.interlock.spi.support.BackendFailures;
 import dev.interlock.spi.support.Barging;
 import dev.interlock.spi.support.LockNames;
 import dev.interlock.spi.support.Log;
@@ -22,12 +22,9 @@ import dev.interlock.spi.Attempt;
 import dev.interlock.spi.BackendConfig;
 import dev.interlock.spi.LockBackend;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
-import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -61,7 +58,14 @@ final class DirLockBackend implements LockBackend {
     private static final int WATCH_MASK = LibcEvents.IN_CREATE | LibcEvents.IN_DELETE | LibcEvents.IN_MOVED_FROM
             | LibcEvents.IN_MOVED_TO | LibcEvents.IN_DELETE_SELF | LibcEvents.IN_MOVE_SELF | LibcEvents.IN_ONLYDIR;
 
-    private final String description;
+    final String description;
+    /** The root's path: opened, created and checked by the rules both file backends share. */
+    private final LockSpaceDirectory space;
+    /** Status, list and break: reading the lock directories, and breaking by owner. */
+    private final DirStatus status = new DirStatus(this);
+    private static final String MKDIR = "mkdir -p";
+    /** The backend's exceptions, in the one form "dir:/path - 'name': what". */
+    final BackendFailures failures;
     final Path root;
     /**
      * The root directory as last opened, or null before its first use. Opening a lock space
@@ -92,16 +96,38 @@ final class DirLockBackend implements LockBackend {
         volatile boolean prepared;
         /** True once an existing marker was read and found right. */
         volatile boolean markerChecked;
+        /** Tells the holders in this root of moves at once; made by the first grant, closed with the space. */
+        private DirMoves moves;
 
         Root(int fd, LibcFiles.Statx id) {
             this.fd = fd;
             this.id = id;
+        }
+
+        synchronized DirMoves moves(DirLockBackend backend) {
+            if (moves == null) {
+                moves = new DirMoves(backend, this);
+            }
+            return moves;
+        }
+
+        synchronized void close() {
+            if (moves != null) {
+                moves.close();
+            }
+            try {
+                DirIo.close(fd);
+            } catch (ErrnoException e) {
+                // nothing to do
+            }
         }
     }
 
     DirLockBackend(BackendConfig config, Path root, long pollNanos, int bargeLimit) {
         DirIo.requireAvailable();
         this.description = "dir:" + root;
+        this.failures = new BackendFailures(description);
+        this.space = new LockSpaceDirectory(root, "dir:", failures);
         this.root = root;
         this.ticker = config.ticker();
         this.clock = config.clock();
@@ -115,7 +141,7 @@ final class DirLockBackend implements LockBackend {
             if (rootDir != null) {
                 checkMarker(rootDir, false);
             } else {
-                requireParent(); // a root that could never be made is refused now, as flock: does
+                space.requireParent(MKDIR); // a root that could never be made is refused now, as flock: does
             }
         } catch (RuntimeException e) {
             closeRoots();
@@ -159,10 +185,10 @@ final class DirLockBackend implements LockBackend {
                     return;
                 }
                 if (text.startsWith("interlock-dir ") && text.endsWith("\n")) {
-                    throw new LockBackendException(description, null, description + " - the directory uses format '" + text.trim()
+                    throw failures.refused(null, "the directory uses format '" + text.trim()
                             + "', this version speaks '" + MARKER_TEXT.trim() + "'; use a matching Interlock version or another directory", null);
                 }
-                throw new LockBackendException(description, null, description + " - " + MARKER
+                throw failures.refused(null, MARKER
                         + " is not an Interlock format marker (" + b.length + " bytes); is this the right directory?", null);
             } catch (ErrnoException e) {
                 if (e.errno() == Errno.EACCES) {
@@ -205,30 +231,14 @@ final class DirLockBackend implements LockBackend {
                 }
             }
         }
-        throw new LockBackendException(description, null, description + " - " + MARKER + " keeps disappearing", null);
-    }
-
-    private void warnIfWritableByOthers(Root r) {
-        if ((r.id.mode() & 0002) != 0) {
-            log.warn("{} - the lock directory is writable by every user: anyone can take, break or block these locks "
-                    + "(and plant files); restrict it to the users that share the locks (e.g. chmod 2770 and a common group)", description);
-        }
+        throw failures.refused(null, MARKER + " keeps disappearing", null);
     }
 
     /** Opens the root as its path names it now (following a symlink the user chose); null if it does not exist. */
     private Root openRoot() {
-        int fd;
-        try {
-            fd = DirIo.openat(LibcFiles.AT_FDCWD, root.toString(), LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_CLOEXEC, 0);
-        } catch (ErrnoException e) {
-            if (e.errno() == Errno.ENOENT) {
-                return null;
-            }
-            if (e.errno() == Errno.ENOTDIR) {
-                throw new LockBackendException(description, null, description + " - " + root
-                        + " is not a directory (or a part of the path is a file); give the path of a lock directory", e);
-            }
-            throw failure(null, "cannot open the lock directory", e);
+        int fd = space.openIfExists(false);
+        if (fd < 0) {
+            return null;
         }
         try {
             return new Root(fd, DirIo.fstat(fd));
@@ -240,14 +250,7 @@ final class DirLockBackend implements LockBackend {
 
     /** The identity of what the root path names now (following links), or null if nothing. */
     LibcFiles.Statx rootIdentityNow() {
-        try {
-            return DirIo.statx(LibcFiles.AT_FDCWD, root.toString(), 0);
-        } catch (ErrnoException e) {
-            if (e.errno() == Errno.ENOENT || e.errno() == Errno.ENOTDIR) {
-                return null;
-            }
-            throw failure(null, "looking up the lock directory " + root + " failed", e);
-        }
+        return space.identityNow();
     }
 
     /**
@@ -268,19 +271,19 @@ final class DirLockBackend implements LockBackend {
             r = rootDir;
             if (now == null) {
                 if (!create) {
-                    throw noLockSpace();
+                    throw space.noLockSpace();
                 }
-                createRoot();
+                space.create(0777, MKDIR); // never its parents: see LockSpaceDirectory
                 now = rootIdentityNow();
             }
             if (r == null || now == null || !r.id.sameFile(now)) {
                 Root fresh = openRoot();
                 if (fresh == null) {
                     if (!create) {
-                        throw noLockSpace();
+                        throw space.noLockSpace();
                     }
-                    throw new LockBackendException(description, null, description + " - the lock directory " + root
-                            + " keeps disappearing (is something deleting it?)", null, true);
+                    throw failures.unreachable(null, "the lock directory " + root
+                            + " keeps disappearing (is something deleting it?)", null);
                 }
                 if (r != null) {
                     log.warn("{} - the lock directory {} is not the directory this lock space opened (it was moved or replaced); "
@@ -291,53 +294,12 @@ final class DirLockBackend implements LockBackend {
             }
             if (create && !r.prepared) {
                 checkMarker(r, true);
-                warnIfWritableByOthers(r);
+                space.warnIfWritableByEveryone(log, r.id.mode(), description, "take, break or block these locks (and plant files)");
                 r.prepared = true;
             } else if (!create && !r.markerChecked) {
                 checkMarker(r, false);
             }
             return r;
-        }
-    }
-
-    private LockBackendException noLockSpace() {
-        return new LockBackendException(description, null, description + " - no lock space at " + root + " (nothing was created)", null);
-    }
-
-    private void requireParent() {
-        Path parent = root.getParent();
-        if (parent != null && !Files.isDirectory(parent)) {
-            throw new LockBackendException(description, null, description + " - lock directory " + root + " does not exist, nor does"
-                    + " its parent " + parent + "; create it (mkdir -p " + root + "), or check that the shared file system is"
-                    + " mounted: Interlock does not create missing parents", null);
-        }
-    }
-
-    /**
-     * Creates the root directory (the first acquisition in a new lock space), never its parents:
-     * a shared directory whose file system is not mounted must not silently become a private,
-     * local one (two hosts would then each lock their own copy).
-     */
-    private void createRoot() {
-        requireParent();
-        try {
-            Files.createDirectory(root);
-        } catch (java.nio.file.FileAlreadyExistsException e) {
-            if (Files.isDirectory(root)) {
-                return; // made by someone else meanwhile
-            }
-            throw new LockBackendException(description, null, description + " - " + root + " is not a directory; point dir: at a directory", e);
-        } catch (java.io.IOException e) {
-            String why = e instanceof java.nio.file.AccessDeniedException ? "permission denied"
-                    : e instanceof java.nio.file.FileAlreadyExistsException ? "a file is in the way"
-                    : e instanceof java.nio.file.NoSuchFileException ? "no such file or directory"
-                    : e instanceof java.nio.file.FileSystemException && ((java.nio.file.FileSystemException) e).getReason() != null
-                            ? ((java.nio.file.FileSystemException) e).getReason().toLowerCase(java.util.Locale.ROOT)
-                            : "I/O error";
-            String at = e instanceof java.nio.file.FileSystemException && ((java.nio.file.FileSystemException) e).getFile() != null
-                    ? ((java.nio.file.FileSystemException) e).getFile() : root.toString();
-            throw new LockBackendException(description, null, description + " - the lock directory does not exist and cannot be created ("
-                    + at + ": " + why + "); create it, or give a path you may write", e);
         }
     }
 
@@ -376,7 +338,7 @@ final class DirLockBackend implements LockBackend {
         return openLockDir(root(create), name, create);
     }
 
-    private Optional<DirLockDir> openLockDir(Root r, String name, boolean create) {
+    Optional<DirLockDir> openLockDir(Root r, String name, boolean create) {
         String dirName = DirNames.encode(name);
         for (int i = 0; i < 5; i++) {
             try {
@@ -395,7 +357,7 @@ final class DirLockBackend implements LockBackend {
                 return Optional.of(d);
             } catch (ErrnoException e) {
                 if (e.errno() == Errno.ELOOP || e.errno() == Errno.ENOTDIR) {
-                    throw new LockBackendException(description, name, description + " - " + LockNames.quote(name) + ": " + dirName
+                    throw failures.refused(name, dirName
                             + " is a symbolic link or a file, not a lock directory; it was not made by Interlock (remove it)", e);
                 }
                 if (e.errno() != Errno.ENOENT) {
@@ -405,10 +367,10 @@ final class DirLockBackend implements LockBackend {
                     return Optional.empty();
                 }
             }
-            createLockDir(r.fd, name, dirName);
+            DirCreation.createLockDir(this, r.fd, name, dirName);
         }
-        throw new LockBackendException(description, name, description + " - " + LockNames.quote(name) + ": the lock directory "
-                + dirName + " keeps disappearing (is something deleting it?)", null, true);
+        throw failures.unreachable(name, "the lock directory "
+                + dirName + " keeps disappearing (is something deleting it?)", null);
     }
 
     private void verifyNameRecord(DirLockDir d, int fd) {
@@ -424,7 +386,7 @@ final class DirLockBackend implements LockBackend {
         }
         if (!d.name.equals(recorded)) {
             d.close();
-            throw new LockBackendException(description, d.name, description + " - " + LockNames.quote(d.name) + ": the name record of "
+            throw failures.refused(d.name, "the name record of "
                     + d.dirName + " is missing, damaged or names another lock; refusing to use it", null);
         }
         verifiedHashed.add(d.dirName);
@@ -437,79 +399,6 @@ final class DirLockBackend implements LockBackend {
             return Optional.empty();
         }
         return DirNames.recordUnescape(text.substring(prefix.length(), text.length() - 1));
-    }
-
-    /**
-     * Creates a lock directory atomically: a private temporary directory gets the name record and
-     * the first gate {@code F.0.0.<nonce>}, then is renamed to the lock's directory name. If that
-     * name exists already (someone else won), the temporary directory is emptied and removed.
-     */
-    private void createLockDir(int rootFd, String name, String dirName) {
-        String tmp = ".init." + nonce();
-        int rootMode;
-        try {
-            DirIo.mkdirat(rootFd, tmp, 0700);
-            // Lock directories get the root's permissions whatever this process's umask, so that every
-            // user who may use the root may also rename the gate inside (no sticky bit: it would stop that).
-            rootMode = DirIo.lstatMode(rootFd, ".");
-            DirIo.fchmodat(rootFd, tmp, rootMode & 02777, 0);
-        } catch (ErrnoException e) {
-            throw failure(name, "creating the lock directory failed", e);
-        }
-        boolean moved = false;
-        try {
-            int tfd = DirIo.openat(rootFd, tmp, LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0);
-            try {
-                int f = DirIo.openat(tfd, NAME_RECORD, LibcFiles.O_WRONLY | LibcFiles.O_CREAT | LibcFiles.O_EXCL | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0444);
-                try {
-                    DirIo.fchmod(f, readableLike(rootMode));
-                    DirIo.writeFully(f, ("interlock-dir " + DirEntries.FORMAT + "\nname " + DirNames.recordEscape(name) + "\n")
-                            .getBytes(StandardCharsets.UTF_8));
-                } finally {
-                    DirIo.close(f);
-                }
-                int g = DirIo.openat(tfd, Gate.free(0, 0, nonce()), LibcFiles.O_WRONLY | LibcFiles.O_CREAT | LibcFiles.O_EXCL | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0444);
-                try {
-                    DirIo.fchmod(g, readableLike(rootMode));
-                } finally {
-                    DirIo.close(g);
-                }
-            } finally {
-                DirIo.close(tfd);
-            }
-            try {
-                DirIo.renameat(rootFd, tmp, rootFd, dirName);
-                moved = true;
-                log.debug("{} - created lock directory {} for '{}'", description, dirName, name);
-            } catch (ErrnoException e) {
-                if (e.errno() != Errno.EEXIST && e.errno() != Errno.ENOTEMPTY && e.errno() != Errno.ENOENT) {
-                    throw e;
-                }
-            }
-        } catch (ErrnoException e) {
-            throw failure(name, "creating the lock directory failed", e);
-        } finally {
-            if (!moved) {
-                removeTempDir(rootFd, tmp);
-            }
-        }
-    }
-
-    private void removeTempDir(int rootFd, String tmp) {
-        try {
-            int tfd = DirIo.openat(rootFd, tmp, LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0);
-            try {
-                for (DirIo.Entry e : DirIo.list(tfd)) {
-                    DirIo.unlinkat(tfd, e.name(), 0);
-                }
-            } finally {
-                DirIo.close(tfd);
-            }
-            DirIo.unlinkat(rootFd, tmp, LibcFiles.AT_REMOVEDIR);
-        } catch (ErrnoException e) {
-            // A lost-reply rename moved it after all, or it is already gone: nothing to clean up.
-            log.debug("{} - cleaning up {}: {}", description, tmp, e.getMessage());
-        }
     }
 
     @Override
@@ -551,111 +440,25 @@ final class DirLockBackend implements LockBackend {
      */
     final Barging barging;
 
-    /** The poll interval with ±50% jitter, so that waiters on several hosts do not move in step. */
-    long jitteredPoll() {
-        return pollNanos / 2 + ThreadLocalRandom.current().nextLong(Math.max(1, pollNanos));
-    }
 
     @Override
     public LockInfo inspect(String name) {
-        return inspect(root(false), name);
+        return status.inspect(name);
     }
 
-    private LockInfo inspect(Root r, String name) {
-        Optional<DirLockDir> d = openLockDir(r, name, false);
-        if (d.isEmpty()) {
-            return new LockInfo(name, List.of(), 0);
-        }
-        try (DirLockDir dir = d.get()) {
-            DirLockDir.Snapshot s = dir.list();
-            return new LockInfo(name, holders(s), s.waiters.size(), s.waiters.stream().sorted().map(DirEntries.Waiter::info).toList());
-        }
-    }
-
+    /** Who holds the lock of a listing: its writer (from the gate), then its readers by token. */
     static List<HolderInfo> holders(DirLockDir.Snapshot s) {
-        List<HolderInfo> out = new ArrayList<>();
-        for (Gate g : s.gates) {
-            if (g.writer()) {
-                out.add(g.holder().info(Mode.EXCLUSIVE, g.token()));
-            }
-        }
-        s.readers.stream().sorted(Comparator.comparingLong(Reader::token)).forEach(r -> out.add(r.holder().info(Mode.SHARED, r.token())));
-        return out;
+        return DirStatus.holders(s);
     }
 
     @Override
     public List<LockInfo> list() {
-        Root r = root(false);
-        int rootFd = r.fd;
-        List<LockInfo> out = new ArrayList<>();
-        List<DirIo.Entry> entries;
-        try {
-            entries = DirIo.list(rootFd);
-        } catch (ErrnoException e) {
-            throw failure(null, "listing the lock directory failed", e);
-        }
-        for (DirIo.Entry e : entries) {
-            String n = e.name();
-            if (n.startsWith(".")) {
-                continue; // marker, temporary directories
-            }
-            Optional<String> lockName = DirNames.decode(n);
-            if (lockName.isEmpty() && DirNames.isHashed(n)) {
-                try {
-                    int fd = DirIo.openat(rootFd, n, LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0);
-                    try {
-                        lockName = parseNameRecord(DirIo.readFile(fd, NAME_RECORD, 16 * 1024));
-                    } finally {
-                        DirIo.close(fd);
-                    }
-                } catch (ErrnoException ex) {
-                    lockName = Optional.empty();
-                }
-            }
-            if (lockName.isEmpty() || !DirNames.encode(lockName.get()).equals(n)) {
-                reportForeign(null, n, List.of(n));
-                continue;
-            }
-            try {
-                out.add(inspect(r, lockName.get()));
-            } catch (LockBackendException ex) {
-                log.warn("{} - cannot inspect {}: {}", description, n, ex.getMessage());
-            }
-        }
-        out.sort(Comparator.comparing(LockInfo::name));
-        return out;
+        return status.list();
     }
 
     @Override
     public boolean breakLock(String name, String ownerId) {
-        Optional<DirLockDir> d = openLockDir(name, false);
-        if (d.isEmpty()) {
-            return false;
-        }
-        try (DirLockDir dir = d.get()) {
-            DirLockDir.Snapshot s = dir.list();
-            for (Gate g : s.gates) {
-                if (g.writer() && g.holder().ownerId().equals(ownerId)) {
-                    boolean done = dir.cas(g.name(), Gate.free(g.token(), g.token(), nonce()));
-                    if (done) {
-                        log.warn("{} - broke '{}' held by {} (token {})", description, name, ownerId, g.token());
-                    }
-                    return done;
-                }
-            }
-            for (Reader r : s.readers) {
-                if (r.holder().ownerId().equals(ownerId)) {
-                    Beat b = s.beats.get(r.token());
-                    boolean done = b == null || dir.remove(b.name());
-                    if (done) {
-                        dir.remove(r.name());
-                        log.warn("{} - broke '{}' shared by {} (token {})", description, name, ownerId, r.token());
-                    }
-                    return done;
-                }
-            }
-            return false;
-        }
+        return status.breakLock(name, ownerId);
     }
 
     void reportForeign(String name, String dirName, List<String> foreign) {
@@ -681,14 +484,13 @@ final class DirLockBackend implements LockBackend {
             LibcFiles.Statx st = LibcFiles.lstatAt(dirfd, LibcFiles.cstring(entry.getBytes(StandardCharsets.UTF_8)));
             if (st != null) {
                 how = " (mode " + String.format("%04o", st.mode() & 07777) + ", owner "
-                        + dev.interlock.file.internal.ReplaceTarget.Ids.user(st.uid()) + ")";
+                        + Ids.user(st.uid()) + ")";
             }
         } catch (RuntimeException ignored) {
             // the name is enough
         }
-        return new LockBackendException(description, name, description + " - " + (name == null ? "" : LockNames.quote(name) + ": ")
-                + "cannot read " + file + how + ": permission denied; every user of these locks must be able to read it (it was"
-                + " made under a restrictive umask by an older version?): chmod a+r " + file, null, false);
+        return failures.refused(name, "cannot read " + file + how + ": permission denied; every user of these locks must be able to read it (it was"
+                + " made under a restrictive umask by an older version?): chmod a+r " + file, null);
     }
 
     LockBackendException failure(String name, String what, ErrnoException e) {
@@ -718,29 +520,6 @@ final class DirLockBackend implements LockBackend {
         }
     }
 
-    static Duration parseDuration(String text) {
-        String t = text.trim().toLowerCase(java.util.Locale.ROOT);
-        long mult;
-        String num;
-        if (t.endsWith("ms")) {
-            mult = 1;
-            num = t.substring(0, t.length() - 2);
-        } else if (t.endsWith("s")) {
-            mult = 1000;
-            num = t.substring(0, t.length() - 1);
-        } else if (t.endsWith("m")) {
-            mult = 60_000;
-            num = t.substring(0, t.length() - 1);
-        } else {
-            throw new IllegalArgumentException("duration '" + text + "' needs a unit: ms, s or m (e.g. 50ms)");
-        }
-        try {
-            return Duration.ofMillis(Math.multiplyExact(Long.parseLong(num), mult));
-        } catch (NumberFormatException | ArithmeticException e) {
-            throw new IllegalArgumentException("duration '" + text + "' is not a number with a unit (e.g. 50ms)");
-        }
-    }
-
     @Override
     public void close() {
         if (closed) {
@@ -757,11 +536,7 @@ final class DirLockBackend implements LockBackend {
         }
         retired.clear();
         for (Root r : all) {
-            try {
-                DirIo.close(r.fd);
-            } catch (ErrnoException e) {
-                // ignore
-            }
+            r.close();
         }
     }
 }

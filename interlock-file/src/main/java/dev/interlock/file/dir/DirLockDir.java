@@ -43,6 +43,14 @@ final class DirLockDir implements AutoCloseable {
         return fd;
     }
 
+    /**
+     * Reports a rename or removal of this lock directory (or of its root) on this host to
+     * {@code channel} at once, until the returned handle is closed.
+     */
+    DirMoves.Held reportMoves(dev.interlock.spi.LossChannel channel) {
+        return root.moves(backend).hold(dirName, id, channel);
+    }
+
     /** The path of this lock directory, for messages. */
     String path() {
         return backend.root.resolve(dirName).toString();

@@ -12,10 +12,10 @@ import dev.interlock.spi.support.LockNames;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
 import dev.interlock.spi.Grant;
+import dev.interlock.spi.support.Backoff;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.ThreadLocalRandom;
 
 /** One acquisition on {@code flock:} (see {@link FlockBackend} for the steps): tries with LOCK_NB, keeps the gate while a writer waits, waits on inotify with a bounded poll. */
 final class FlockAttempt implements Attempt {
@@ -29,6 +29,8 @@ final class FlockAttempt implements Attempt {
     private int gfd = -1;
     private boolean gateHeld;
     private Waker waker;
+    /** The bound of each sleep, so that what no wake-up reports (a lock file replaced) is found: the backends' one polling law. */
+    private final Backoff backoff = Backoff.fixed(FlockBackend.POLL);
     private InotifyWatcher.Watch watchLock;
     private InotifyWatcher.Watch watchGate;
     /** The descriptors watched now (-1: none); a change of what this attempt waits on re-watches. */
@@ -89,8 +91,7 @@ final class FlockAttempt implements Attempt {
                 LibcFiles.close(fd);
                 fd = -1;
                 closeGate();
-                throw new LockBackendException(backend.description, spec.name(), backend.description + " - " + LockNames.quote(spec.name())
-                        + ": " + backend.dir.resolve(fileName) + " is not a regular file; remove it or use another name", null);
+                throw backend.failures.refused(spec.name(), backend.dir.resolve(fileName) + " is not a regular file; remove it or use another name", null);
             }
             if (id == null || id.nlink() == 0) {
                 // Removed between our open and our flock: that inode is nobody's lock any more. Start over.
@@ -100,8 +101,7 @@ final class FlockAttempt implements Attempt {
             }
             return Optional.of(finish(id));
         }
-        throw new LockBackendException(backend.description, spec.name(), backend.description + " - " + LockNames.quote(spec.name())
-                + ": the lock file keeps being removed while we lock it; stop whatever deletes files in " + backend.dir, null, true);
+        throw backend.failures.unreachable(spec.name(), "the lock file keeps being removed while we lock it; stop whatever deletes files in " + backend.dir, null);
     }
 
     private boolean takeGate() {
@@ -231,8 +231,7 @@ final class FlockAttempt implements Attempt {
         // on: with 8 processes on one lock, the herd cost more than the locking.
         boolean wantLock = gateHeld || gfd < 0;
         boolean wantGate = !gateHeld && gfd >= 0;
-        long jitter = ThreadLocalRandom.current().nextLong(FlockBackend.POLL_NANOS / 4 + 1);
-        long slice = Math.min(nanos, FlockBackend.POLL_NANOS + jitter);
+        long slice = Math.min(nanos, backoff.nextNanos());
         if (kernelWait && KernelWait.usable()) {
             // Sleep in the kernel's lock queue, as flock(1) does: the gate holder on the lock file,
             // the others on the gate. The release wakes the sleeper inside the kernel.

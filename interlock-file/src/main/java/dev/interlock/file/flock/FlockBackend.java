@@ -1,6 +1,5 @@
 package dev.interlock.file.flock;
 
-import dev.interlock.HolderInfo;
 import dev.interlock.LockBackendException;
 import dev.interlock.LockInfo;
 import dev.interlock.Mode;
@@ -10,11 +9,10 @@ import dev.interlock.file.internal.InotifyWatcher;
 import dev.interlock.file.internal.KernelWait;
 import dev.interlock.file.internal.LibcEvents;
 import dev.interlock.file.internal.LibcFiles;
-import dev.interlock.file.internal.NfsMountDevices;
-import dev.interlock.file.internal.ProcLocks;
-import dev.interlock.file.internal.ProcLocksFile;
-import dev.interlock.file.internal.ReplaceTarget;
+import dev.interlock.file.internal.LockSpaceDirectory;
+import dev.interlock.file.internal.Ids;
 import dev.interlock.file.internal.Waker;
+import dev.interlock.spi.support.BackendFailures;
 import dev.interlock.spi.support.LockNames;
 import dev.interlock.spi.support.Log;
 import dev.interlock.spi.support.ProcessIdentity;
@@ -23,20 +21,16 @@ import dev.interlock.spi.Attempt;
 import dev.interlock.spi.BackendConfig;
 import dev.interlock.spi.LockBackend;
 import dev.interlock.file.internal.FileSpaceUri;
-import java.io.IOException;
-import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
@@ -104,27 +98,38 @@ import java.util.function.IntToLongFunction;
 final class FlockBackend implements LockBackend {
     private static final Log log = Log.of(FlockBackend.class);
     static final String GATES = ".gates";
-    private static final byte[] GATES_BYTES = LibcFiles.cstring(GATES);
+    static final byte[] GATES_BYTES = LibcFiles.cstring(GATES);
     private static final byte[] DOT = LibcFiles.cstring(".");
-    static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(Long.getLong("interlock.flock.pollMs", 200));
+    /**
+     * The mean bound of one sleep of a waiter (drawn from [p/2, 3p/2] by the backends' one law, {@code Backoff}):
+     * 225ms by default, the mean of the [200ms, 250ms] that flock: drew before it shared the law.
+     */
+    static final Duration POLL = Duration.ofMillis(Long.getLong("interlock.flock.pollMs", 200) * 9 / 8);
     private static final int MAX_READ = 1 << 16;
     static final int MAX_SHARED_RECORDS = 64;
-    private static final int DIR_FLAGS = LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_CLOEXEC;
+    static final int DIR_FLAGS = LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_CLOEXEC;
     /** A release is a close(2) of the holder's descriptor; a removed or replaced file must wake its waiters too. */
     static final int WATCH_MASK = LibcEvents.IN_CLOSE_WRITE | LibcEvents.IN_CLOSE_NOWRITE | LibcEvents.IN_DELETE_SELF
             | LibcEvents.IN_MOVE_SELF | LibcEvents.IN_ATTRIB;
     private static final int FILE_FLAGS = LibcFiles.O_RDWR | LibcFiles.O_CREAT | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC | LibcFiles.O_NOCTTY;
 
     final Path dir;
+    /** What status and list read: the kernel's locks and the lock files' records. */
+    private final FlockStatus status = new FlockStatus(this);
+    /** The lock directory's path: opened, created and checked by the rules both file backends share. */
+    private final LockSpaceDirectory space;
+    private static final String MKDIR = "mkdir -p -m 700";
     final byte[] dirPath;
-    private final Path gateDir;
+    final Path gateDir;
     final String description;
+    /** The backend's exceptions, in the one form "flock:/path - 'name': what". */
+    final BackendFailures failures;
     final Clock clock;
     /** Wakers of this space's waiting attempts: closing the space wakes them, so that they see it closed. */
     final Set<Waker> waiting = ConcurrentHashMap.newKeySet();
     /** Watches this space's attempts hold now; for tests. */
     final AtomicInteger watches = new AtomicInteger();
-    private final boolean networkAllowed;
+    final boolean networkAllowed;
     private final IntToLongFunction fileSystemType;
     /** Nonces of the flock: grants this process holds, in any lock space (records of our own pid are kept only for these). */
     static final Set<String> liveNonces = ConcurrentHashMap.newKeySet();
@@ -144,8 +149,8 @@ final class FlockBackend implements LockBackend {
     /** {@code .gates}, opened relative to dirFd without following links; -1 until the first acquisition. */
     private volatile int gatesFd = -1;
     /** Mode and owner of the lock directory, read when dirFd was opened. */
-    private int dirMode;
-    private int dirOwner;
+    int dirMode;
+    int dirOwner;
     private boolean closed;
 
     private FlockBackend(Path dir, Clock clock, boolean networkAllowed, IntToLongFunction fileSystemType) {
@@ -153,6 +158,8 @@ final class FlockBackend implements LockBackend {
         this.dirPath = LibcFiles.path(dir);
         this.gateDir = dir.resolve(GATES);
         this.description = "flock:" + dir;
+        this.failures = new BackendFailures(description);
+        this.space = new LockSpaceDirectory(dir, "flock:", failures);
         this.clock = clock;
         this.networkAllowed = networkAllowed;
         this.fileSystemType = fileSystemType;
@@ -193,22 +200,15 @@ final class FlockBackend implements LockBackend {
      * made at the first acquisition), but a missing one that could never be made is an error now.
      */
     private void openExisting() {
-        int fd = LibcFiles.openat(LibcFiles.AT_FDCWD, dirPath, DIR_FLAGS, 0);
+        int fd = space.openIfExists(false);
         if (fd >= 0) {
             adopt(fd, false);
             return;
         }
-        int err = Errno.last();
-        if (err != Errno.ENOENT) {
-            throw cannotOpenDirectory(err);
-        }
+        space.requireParent(MKDIR);
         Path parent = dir.getParent();
-        if (parent == null || !Files.isDirectory(parent)) {
-            throw new LockBackendException(description, null, description + " - lock directory " + dir + " does not exist, nor does its parent "
-                    + parent + "; create it (mkdir -p -m 700 " + dir + ") or choose another directory", null);
-        }
         if (!Files.isWritable(parent)) {
-            throw new LockBackendException(description, null, description + " - lock directory " + dir + " does not exist and its parent "
+            throw failures.refused(null, "lock directory " + dir + " does not exist and its parent "
                     + parent + " is not writable; create it as a user who can, or choose another directory", null);
         }
         int pfd = LibcFiles.openat(LibcFiles.AT_FDCWD, LibcFiles.path(parent), DIR_FLAGS, 0);
@@ -221,15 +221,6 @@ final class FlockBackend implements LockBackend {
         }
     }
 
-    private LockBackendException cannotOpenDirectory(int err) {
-        if (err == Errno.ENOTDIR) {
-            return new LockBackendException(description, null, description + " - " + dir
-                    + " is not a directory (or a part of its path is not); point flock: at a directory", null);
-        }
-        return new LockBackendException(description, null, description + " - cannot open the lock directory " + dir + ": "
-                + Errno.describe(err) + (err == Errno.EACCES ? "; check the permissions of " + dir + " and its parents" : ""), null);
-    }
-
     /** Checks a freshly opened lock directory descriptor and makes it the space's; closes it if refused. */
     private void adopt(int fd, boolean createdByUs) {
         try {
@@ -239,21 +230,17 @@ final class FlockBackend implements LockBackend {
             }
             checkFileSystem(fd, dir);
             if (LibcFiles.faccessat(fd, DOT, LibcFiles.W_OK | LibcFiles.X_OK, 0) != 0) {
-                throw new LockBackendException(description, null, description + " - lock directory " + dir
+                throw failures.refused(null, "lock directory " + dir
                         + " is not writable by this user; fix its permissions or choose another directory", null);
             }
             if (createdByUs && st.uid() != LibcFiles.geteuid()) {
-                throw new LockBackendException(description, null, description + " - the lock directory " + dir
+                throw failures.refused(null, "the lock directory " + dir
                         + " this process just made was replaced by one of uid " + st.uid() + "; someone who can write "
                         + dir.getParent() + " is interfering: choose a directory only you (or your group) can write", null);
             }
-            if ((st.mode() & 0002) != 0) {
-                boolean sticky = (st.mode() & 01000) != 0;
-                log.warn("{} - lock directory {} is writable by every user: anyone can {}; use a directory writable only "
-                        + "by the users that share these locks (e.g. chmod 2770 with a common group)", description, dir,
-                        sticky ? "pre-create lock files there to block you or to be refused by fs.protected_regular"
-                                : "remove or replace its lock files and so break the exclusion, or pre-create them to block you");
-            }
+            space.warnIfWritableByEveryone(log, st.mode(), description, (st.mode() & 01000) != 0
+                    ? "pre-create lock files there to block you or to be refused by fs.protected_regular"
+                    : "remove or replace its lock files and so break the exclusion, or pre-create them to block you");
             dirMode = st.mode() & 07777;
             dirOwner = st.uid();
         } catch (RuntimeException e) {
@@ -274,7 +261,7 @@ final class FlockBackend implements LockBackend {
             return;
         }
         if (!networkAllowed) {
-            throw new LockBackendException(description, null, description + " - " + where + " is on " + network.get()
+            throw failures.refused(null, where + " is on " + network.get()
                     + String.format(" (file system type 0x%X), a network file system: flock(2) there may exclude across hosts, but", type)
                     + " status, waiting and fencing tokens would be wrong on every other host (status says 'free' while another"
                     + " host holds a lock); use dir:" + dir + " to share locks between hosts, a local directory for one host,"
@@ -287,23 +274,14 @@ final class FlockBackend implements LockBackend {
     }
 
     /** The lock directory for reading (status, list); never creates anything. */
-    private int readingDirFd() {
+    int readingDirFd() {
         int fd = dirFd;
         if (fd >= 0) {
             return fd;
         }
         synchronized (openLock) {
             if (dirFd < 0) {
-                int f = LibcFiles.openat(LibcFiles.AT_FDCWD, dirPath, DIR_FLAGS, 0);
-                if (f < 0) {
-                    int err = Errno.last();
-                    if (err == Errno.ENOENT) {
-                        throw new LockBackendException(description, null, description + " - no lock space at " + dir
-                                + " (nothing was created)", null);
-                    }
-                    throw cannotOpenDirectory(err);
-                }
-                adopt(f, false);
+                adopt(space.openForReading(), false);
             }
             return dirFd;
         }
@@ -317,93 +295,18 @@ final class FlockBackend implements LockBackend {
         }
         synchronized (openLock) {
             if (dirFd < 0) {
-                boolean created = LibcFiles.mkdirat(LibcFiles.AT_FDCWD, dirPath, 0700) == 0;
-                int err = created ? 0 : Errno.last();
-                if (!created && err != Errno.EEXIST) {
-                    if (err == Errno.ENOENT) {
-                        throw new LockBackendException(description, null, description + " - lock directory " + dir + " does not exist, nor does its parent "
-                                + dir.getParent() + "; create it (mkdir -p -m 700 " + dir + ") or choose another directory", null);
-                    }
-                    throw failure(null, "cannot create the lock directory " + dir, err, false);
-                }
+                boolean created = space.create(0700, MKDIR);
                 // What we just made is opened without following a link: whoever can write the parent cannot swap one in.
-                int f = LibcFiles.openat(LibcFiles.AT_FDCWD, dirPath, DIR_FLAGS | (created ? LibcFiles.O_NOFOLLOW : 0), 0);
+                int f = space.openIfExists(created);
                 if (f < 0) {
-                    throw cannotOpenDirectory(Errno.last());
+                    throw failures.unreachable(null, "the lock directory " + dir + " was removed as soon as it was made", null);
                 }
                 adopt(f, created);
             }
             if (gatesFd < 0) {
-                gatesFd = openGates(dirFd);
+                gatesFd = FlockGates.open(this, dirFd);
             }
             return dirFd;
-        }
-    }
-
-    /**
-     * Opens {@code .gates} relative to the lock directory without following a link, making it if
-     * missing. A {@code .gates} that is a link or not a directory is refused, and so is one that
-     * belongs to another user when everyone may write the lock directory: its owner could remove
-     * or replace gate files. The whole space is refused, not just the gate, because shared holders
-     * update the fencing token and their record while they hold the gate: without a trustworthy
-     * gate two readers could interleave those writes, and writers could be starved.
-     */
-    private int openGates(int d) {
-        for (int round = 0; round < 3; round++) {
-            int g = LibcFiles.openat(d, GATES_BYTES, DIR_FLAGS | LibcFiles.O_NOFOLLOW, 0);
-            if (g >= 0) {
-                checkGates(g);
-                return g;
-            }
-            int err = Errno.last();
-            if (err == Errno.ENOENT) {
-                if (LibcFiles.mkdirat(d, GATES_BYTES, 0700) == 0) {
-                    g = LibcFiles.openat(d, GATES_BYTES, DIR_FLAGS | LibcFiles.O_NOFOLLOW, 0);
-                    if (g < 0) {
-                        continue;
-                    }
-                    // Same permissions as the lock directory (sticky and setgid bits included), so
-                    // everyone who may lock there may queue there.
-                    LibcFiles.fchmod(g, dirMode);
-                    checkGates(g);
-                    return g;
-                }
-                err = Errno.last();
-                if (err == Errno.EEXIST) {
-                    continue;
-                }
-                throw failure(null, "cannot create the gate directory " + gateDir, err, false);
-            }
-            if (err == Errno.ENOTDIR || err == Errno.ELOOP) {
-                LibcFiles.Statx st = LibcFiles.lstatAt(d, GATES_BYTES);
-                boolean link = st != null && st.isSymbolicLink();
-                throw new LockBackendException(description, null, description + " - " + gateDir + " is "
-                        + (link ? "a symbolic link, which Interlock never follows (it may have been planted to make you create files elsewhere)"
-                                : "not a directory")
-                        + "; remove it (rm " + gateDir + ") and Interlock makes a new one", null);
-            }
-            throw failure(null, "cannot open the gate directory " + gateDir, err, false);
-        }
-        throw new LockBackendException(description, null, description + " - " + gateDir
-                + " keeps being removed while we open it; stop whatever deletes files in " + dir, null, true);
-    }
-
-    private void checkGates(int g) {
-        LibcFiles.Statx st = LibcFiles.fstat(g);
-        if (st == null) {
-            int err = Errno.last();
-            LibcFiles.close(g);
-            throw failure(null, "cannot check the gate directory " + gateDir, err, false);
-        }
-        boolean everyoneWrites = (dirMode & 01000) != 0 || (dirMode & 0002) != 0;
-        if (everyoneWrites && st.uid() != LibcFiles.geteuid() && st.uid() != dirOwner && st.uid() != 0) {
-            LibcFiles.close(g);
-            throw new LockBackendException(description, null, String.format("%s - %s belongs to uid %d, not to you (uid %d) nor to"
-                    + " the owner of %s (uid %d): in a directory every user can write, its owner could remove or replace the"
-                    + " gate files, so readers could write the fencing token at the same time and writers could be starved;"
-                    + " have it removed (rm -r %s), have the owner of %s make it (mkdir -m %o %s), or use a directory"
-                    + " writable only by the users that share these locks", description, gateDir, st.uid(), LibcFiles.geteuid(), dir,
-                    dirOwner, gateDir, dir, dirMode, gateDir), null);
         }
     }
 
@@ -508,16 +411,15 @@ final class FlockBackend implements LockBackend {
         if (err == Errno.EACCES) {
             LibcFiles.Statx st = LibcFiles.lstatAt(at, fileBytes);
             if (st != null && st.isRegularFile()) {
-                throw new LockBackendException(description, name, description + " - " + LockNames.quote(name) + ": cannot open "
+                throw failures.refused(name, "cannot open "
                         + (gate ? "gate" : "lock") + " file " + file + ": permission denied; it has mode "
-                        + String.format("%04o", st.mode() & 07777) + " and belongs to " + ReplaceTarget.Ids.user(st.uid())
+                        + String.format("%04o", st.mode() & 07777) + " and belongs to " + Ids.user(st.uid())
                         + " (made by an older version under a restrictive umask?): give every user of " + dir
-                        + " read and write access to it (chmod " + String.format("%04o", dirMode & 0666) + " " + file + ")", null, false);
+                        + " read and write access to it (chmod " + String.format("%04o", dirMode & 0666) + " " + file + ")", null);
             }
         }
         if (err == Errno.EISDIR) {
-            throw new LockBackendException(description, name, description + " - " + LockNames.quote(name) + ": "
-                    + file + " is a directory, not a lock file; remove it or use another name", null);
+            throw failures.refused(name, file + " is a directory, not a lock file; remove it or use another name", null);
         }
         throw failure(name, "cannot open " + (gate ? "gate" : "lock") + " file " + file, err, false);
     }
@@ -608,95 +510,7 @@ final class FlockBackend implements LockBackend {
      */
     @Override
     public LockInfo inspect(String name) {
-        String fileName = NameMapping.fileName(name);
-        enter();
-        try {
-            return inspectFile(readingDirFd(), name, fileName, LibcFiles.cstring(fileName));
-        } finally {
-            leave();
-        }
-    }
-
-    private LockInfo inspectFile(int d, String name, String fileName, byte[] fileBytes) {
-        LibcFiles.Statx id = LibcFiles.lstatAt(d, fileBytes);
-        if (id == null || !id.isRegularFile()) {
-            return new LockInfo(name, List.of(), 0);
-        }
-        // On a network file system (allowed), a holder may have locked through another mount of the share.
-        List<ProcLocks.Entry> kernel = networkAllowed
-                ? ProcLocks.flocksOn(NfsMountDevices.sameShare(id.devMajor(), id.devMinor()), id.ino(), ProcLocksFile.read())
-                : ProcLocks.flocksOn((int) id.devMajor(), (int) id.devMinor(), id.ino());
-        LockFileContent content = readContent(d, fileBytes);
-        List<LockFileContent.Record> unused = new ArrayList<>(content == null ? List.of() : content.records);
-        unused.sort(NEWEST_FIRST);
-        List<HolderInfo> holders = new ArrayList<>();
-        int waiters = 0;
-        for (ProcLocks.Entry e : kernel) {
-            if (e.waiting()) {
-                waiters++;
-                continue;
-            }
-            LockFileContent.Record match = null;
-            for (LockFileContent.Record r : unused) {
-                if (r.mode() == e.mode() && pidOf(r.ownerId()) == e.pid()) {
-                    match = r;
-                    break;
-                }
-            }
-            if (match != null) {
-                unused.remove(match);
-                Owner o = Owner.parse(match.ownerId());
-                holders.add(new HolderInfo(e.mode(), Optional.of(o.id()), Optional.of(o.host()), e.pid(),
-                        Optional.of(Instant.ofEpochMilli(match.sinceMillis())), Optional.empty(), OptionalLong.of(match.token())));
-            } else {
-                holders.add(new HolderInfo(e.mode(), Optional.empty(), Optional.of(ProcessIdentity.current().host()), e.pid(),
-                        Optional.empty(), Optional.empty(), OptionalLong.empty()));
-            }
-        }
-        holders.sort(EXCLUSIVE_FIRST);
-        return new LockInfo(name, holders, waiters);
-    }
-
-    // Comparators as classes, not built from method references: linking those costs a short
-    // command (interlock status) a few milliseconds at its first use.
-
-    /** Records by token, the newest first. */
-    private static final Comparator<LockFileContent.Record> NEWEST_FIRST = new Comparator<>() {
-        @Override
-        public int compare(LockFileContent.Record a, LockFileContent.Record b) {
-            return Long.compare(b.token(), a.token());
-        }
-    };
-
-    /** Holders by mode, the reverse of the enum's order (exclusive before shared). */
-    private static final Comparator<HolderInfo> EXCLUSIVE_FIRST = new Comparator<>() {
-        @Override
-        public int compare(HolderInfo a, HolderInfo b) {
-            return b.mode().compareTo(a.mode());
-        }
-    };
-
-    private static long pidOf(String ownerId) {
-        try {
-            return Owner.parse(ownerId).pid();
-        } catch (IllegalArgumentException e) {
-            return -1;
-        }
-    }
-
-    /** Reads a lock file by its name in the directory {@code d}; O_NONBLOCK so that a FIFO planted there cannot block us. */
-    private static LockFileContent readContent(int d, byte[] fileBytes) {
-        int fd = LibcFiles.openat(d, fileBytes, LibcFiles.O_RDONLY | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC | LibcFiles.O_NOCTTY | LibcFiles.O_NONBLOCK, 0);
-        if (fd < 0) {
-            return null;
-        }
-        try {
-            int[] len = new int[1];
-            byte[] buf = readAll(fd, len);
-            return len[0] < 0 ? null : LockFileContent.parse(buf, len[0]);
-        } finally {
-            LibcFiles.close(fd);
-        }
+        return status.inspect(name);
     }
 
     /**
@@ -707,33 +521,7 @@ final class FlockBackend implements LockBackend {
      */
     @Override
     public List<LockInfo> list() {
-        List<LockInfo> out = new ArrayList<>();
-        enter();
-        try {
-            int d = readingDirFd();
-            // The directory we hold, read through its descriptor, not the path it was opened by.
-            try (DirectoryStream<Path> ds = Files.newDirectoryStream(Path.of("/proc/self/fd/" + d))) {
-                for (Path p : ds) {
-                    String f = p.getFileName().toString();
-                    Optional<String> name = NameMapping.nameOf(f);
-                    if (name.isEmpty() && NameMapping.isHashed(f)) {
-                        LockFileContent c = readContent(d, LibcFiles.cstring(f));
-                        name = c == null ? Optional.empty() : c.storedName;
-                    }
-                    if (name.isPresent() && NameMapping.fileName(name.get()).equals(f)) {
-                        out.add(inspectFile(d, name.get(), f, LibcFiles.cstring(f)));
-                    }
-                }
-            } catch (IOException e) {
-                String why = e instanceof java.nio.file.FileSystemException && ((java.nio.file.FileSystemException) e).getReason() != null
-                        ? ((java.nio.file.FileSystemException) e).getReason() : e.getMessage();
-                throw new LockBackendException(description, null, description + " - cannot list " + dir + ": " + why, e);
-            }
-        } finally {
-            leave();
-        }
-        out.sort(Comparator.comparing(LockInfo::name));
-        return out;
+        return status.list();
     }
 
     @Override

@@ -114,7 +114,7 @@ final class DirectoryGate {
                     uid = line.substring(4).trim().split("\\s+")[0];
                 }
             }
-            return "pid " + pid + " (" + comm + (uid == null ? "" : ", user " + ReplaceTarget.Ids.user(Integer.parseInt(uid))) + ")";
+            return "pid " + pid + " (" + comm + (uid == null ? "" : ", user " + Ids.user(Integer.parseInt(uid))) + ")";
         } catch (IOException | RuntimeException e) {
             return "pid " + pid;
         }

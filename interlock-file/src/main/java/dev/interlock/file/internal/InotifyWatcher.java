@@ -80,44 +80,6 @@ public final class InotifyWatcher {
         }
     }
 
-    /**
-     * Which events about entries of a watched directory a watch wants now, by the entry's name:
-     * called by the reading thread for each such event, so it must be quick and must not block.
-     * Events without a name (about the watched inode itself) always wake.
-     */
-    @FunctionalInterface
-    public interface NameFilter {
-        /** True if the event {@code mask} about the entry named by {@code nameLen} bytes of {@code buf} from {@code off} wakes. */
-        boolean wants(int mask, byte[] buf, int off, int nameLen);
-
-        /** True if the name ({@code len} bytes of {@code buf} from {@code off}) starts with {@code prefix} (ASCII). */
-        static boolean startsWith(byte[] buf, int off, int len, String prefix) {
-            if (len < prefix.length()) {
-                return false;
-            }
-            for (int i = 0; i < prefix.length(); i++) {
-                if (buf[off + i] != prefix.charAt(i)) {
-                    return false;
-                }
-            }
-            return true;
-        }
-
-        /** True if the name contains {@code part} (ASCII bytes). */
-        static boolean contains(byte[] buf, int off, int len, byte[] part) {
-            outer:
-            for (int i = 0; i + part.length <= len; i++) {
-                for (int j = 0; j < part.length; j++) {
-                    if (buf[off + i + j] != part[j]) {
-                        continue outer;
-                    }
-                }
-                return true;
-            }
-            return false;
-        }
-    }
-
     /** One user's watch of one inode. */
     public static final class Watch implements AutoCloseable {
         private final InotifyWatcher watcher;
@@ -441,7 +403,7 @@ public final class InotifyWatcher {
     /** The leader's loop: poll(2), read and pass on events, until its own waker moved or the time is up. */
     private boolean lead(Waker waker, long seen, long deadline) throws InterruptedException {
         // Closed only by an interrupt of this thread, which ends the lead: one serves the whole loop.
-        Interruptor interruptor = new Interruptor(this);
+        PollInterruptor interruptor = new PollInterruptor(this);
         while (true) {
             if (waker.seq() != seen) {
                 return true;
@@ -560,32 +522,6 @@ public final class InotifyWatcher {
             lock.unlock();
         }
         wake(all, null);
-    }
-
-    /**
-     * Lets {@link Thread#interrupt()} end the leader's poll(2): the JDK calls {@link
-     * #implCloseChannel} of a channel whose blocking operation the interrupted thread is in,
-     * which writes the eventfd. (A thread in a native call cannot be interrupted otherwise.)
-     */
-    private static final class Interruptor extends AbstractInterruptibleChannel {
-        private final InotifyWatcher watcher;
-
-        Interruptor(InotifyWatcher watcher) {
-            this.watcher = watcher;
-        }
-
-        void enter() {
-            begin();
-        }
-
-        void exit(boolean completed) throws AsynchronousCloseException {
-            end(completed);
-        }
-
-        @Override
-        protected void implCloseChannel() {
-            watcher.kick();
-        }
     }
 
     private void dispatch(byte[] buf, int len, Waker self) {

@@ -25,7 +25,11 @@ public final class PercentEncoding {
 
     /** The encoding of {@code s}'s UTF-8 bytes. */
     public static String encode(String s) {
-        byte[] bytes = s.getBytes(StandardCharsets.UTF_8);
+        return encodeBytes(s.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** The encoding of any bytes (a Linux file name need not be UTF-8). */
+    public static String encodeBytes(byte[] bytes) {
         StringBuilder sb = new StringBuilder(bytes.length * 2);
         for (byte b : bytes) {
             int c = b & 0xff;

@@ -15,14 +15,10 @@ import dev.interlock.file.AtomicFileException.Reason;
 import dev.interlock.file.FencedWriteException;
 import dev.interlock.spi.support.Log;
 import java.io.ByteArrayOutputStream;
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.security.SecureRandom;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
@@ -71,19 +67,20 @@ public final class ReplaceTarget implements AutoCloseable {
     public static final String TEMP_PREFIX = ".interlock-";
     public static final String TEMP_SUFFIX = ".tmp";
     /** The extended attribute that carries a file's fencing token (docs/fencing.md). */
-    public static final String FENCE_ATTRIBUTE = "user.interlock.fence";
-    private static final byte[] FENCE_NAME = LibcFiles.cstring(FENCE_ATTRIBUTE.getBytes(StandardCharsets.US_ASCII));
+    public static final String FENCE_ATTRIBUTE = FenceAttribute.NAME;
     private static final int HASH_HEX = 16;
-    private static final int RANDOM_HEX = 16;
-    private static final SecureRandom RANDOM = new SecureRandom();
     private static final Log LOG = Log.of(ReplaceTarget.class);
 
-    private final Object fdLock = new Object();
-    private int dirfd; // guarded by fdLock once COMMAND runs (the shutdown hook uses it)
+    final Object fdLock = new Object();
+    int dirfd; // guarded by fdLock once COMMAND runs (the shutdown hook uses it)
     private final byte[] dirPath;
-    private final byte[] name;
-    private final byte[] cname;
-    private final byte[] tempStem;
+    final byte[] name;
+    final byte[] cname;
+    /** The start of this file's temporary files' names: {@code .interlock-<hash>.}. */
+    final byte[] tempStem;
+    /** This file's temporary files (one job), and its fencing attribute (another). */
+    final TempFiles temps = new TempFiles(this);
+    final FenceAttribute fences = new FenceAttribute(this);
     /** False only for {@link #openWithoutGate}: a file system where flock(2) on a directory fails. */
     private final boolean gateAvailable;
     private volatile Consumer<String> gateNotice = m -> LOG.warn("{}", m);
@@ -288,163 +285,30 @@ public final class ReplaceTarget implements AutoCloseable {
     }
 
     /**
-     * Removes the temporary files of this file that dead writers left behind: only exact names of
-     * the pattern with this file's hash, only regular files, only those whose writer's flock is
-     * gone (taken here, under the exclusive gate, so no writer can be between creating its file
-     * and locking it), with {@code unlinkat} (which never follows a link). A live writer's file,
-     * under whatever lock name it writes, is never touched. Where the gate cannot be taken (NFS
-     * without lock support), nothing is removed.
+     * Removes the temporary files of this file left by writers that died (kill -9, a crash): those
+     * whose flock can be taken while holding the directory's gate exclusively ({@link TempFiles}).
      *
      * @return the names removed, and the failures as messages
      * @throws AtomicFileException {@link Reason#IO} if someone else holds the gate too long
      */
     public List<String> removeLeftovers() throws AtomicFileException {
-        List<String> notes = new ArrayList<>();
-        List<byte[]> candidates = new ArrayList<>();
-        List<LibcFiles.DirEntry> entries = LibcFiles.readDirectory(dirfd);
-        if (entries == null) {
-            notes.add("warning: cannot list " + directory() + " for leftover temporary files: " + Errno.describeLast());
-            return notes;
-        }
-        for (LibcFiles.DirEntry e : entries) {
-            if (isOurTemp(e.name())) {
-                candidates.add(e.name());
-            }
-        }
-        if (candidates.isEmpty()) {
-            return notes;
-        }
-        if (!gate(LibcFiles.LOCK_EX)) {
-            notes.add("warning: " + candidates.size() + " temporary file(s) of " + text(name) + " in " + directory()
-                    + " may be left by interrupted writers, but flock(2) on the directory fails here (" + Errno.describeLast()
-                    + "), so whether their writers live cannot be told: remove them by hand once no writer of " + text(name) + " runs");
-            return notes;
-        }
-        try {
-            for (byte[] entry : candidates) {
-                byte[] c = LibcFiles.cstring(entry);
-                int fd = LibcFiles.openat(dirfd, c, LibcFiles.O_RDONLY | LibcFiles.O_NOFOLLOW | LibcFiles.O_NONBLOCK | LibcFiles.O_NOCTTY
-                        | LibcFiles.O_CLOEXEC, 0);
-                if (fd < 0) {
-                    continue; // gone, a link (ELOOP) or not ours to read: left alone
-                }
-                try {
-                    LibcFiles.Statx st = LibcFiles.fstat(fd);
-                    if (st == null || !st.isRegularFile()) {
-                        continue; // not something we made: a FIFO, device or directory is left alone
-                    }
-                    if (LibcFiles.flock(fd, LibcFiles.LOCK_EX | LibcFiles.LOCK_NB) != 0) {
-                        continue; // its writer lives (EWOULDBLOCK), or flock cannot tell: left alone
-                    }
-                    if (!st.sameFile(LibcFiles.lstatAt(dirfd, c))) {
-                        continue; // the name was swapped since the open
-                    }
-                    if (LibcFiles.unlinkat(dirfd, c, 0) == 0) {
-                        notes.add("removed " + text(entry) + " in " + directory() + ", left by a replacement of "
-                                + text(name) + " that was interrupted");
-                    } else if (Errno.last() != Errno.ENOENT) {
-                        notes.add("warning: cannot remove " + text(entry) + " in " + directory() + ": " + Errno.describeLast());
-                    }
-                } finally {
-                    LibcFiles.close(fd);
-                }
-            }
-        } finally {
-            ungate();
-        }
-        return notes;
+        return temps.removeLeftovers();
     }
 
     /** True for exactly {@code .interlock-<the file's hash>.<16 lowercase hex>.tmp}. */
     public boolean isOurTemp(byte[] entry) {
-        if (entry.length != tempStem.length + RANDOM_HEX + TEMP_SUFFIX.length()
-                || !Arrays.equals(entry, 0, tempStem.length, tempStem, 0, tempStem.length)) {
-            return false;
-        }
-        for (int i = tempStem.length; i < tempStem.length + RANDOM_HEX; i++) {
-            byte b = entry[i];
-            if (!((b >= '0' && b <= '9') || (b >= 'a' && b <= 'f'))) {
-                return false;
-            }
-        }
-        byte[] suffix = TEMP_SUFFIX.getBytes(StandardCharsets.US_ASCII);
-        return Arrays.equals(entry, entry.length - suffix.length, entry.length, suffix, 0, suffix.length);
+        return temps.isOurs(entry);
     }
 
     /**
-     * Creates the temporary file (mode 0600 while it is ours alone) and flocks it for as long as
-     * this process lives (both under the shared gate: see the class comment), then gives it,
-     * through its descriptor, the file's owner and group and then its mode (in that order: chown
-     * clears the set-user-ID bit), or for a new file mode 0666 less the umask.
+     * Creates the temporary file, flocked while this process lives, with the owner, group and
+     * mode of {@code like} (or, for a new file, mode 0666 less the umask); see {@link TempFiles#create}.
      *
      * @param like the file as it is, or null if it does not exist
      * @throws AtomicFileException {@link Reason#IO} if it cannot be created, or cannot get the file's owner and group
      */
     public Temp createTemp(Stat like) throws AtomicFileException {
-        byte[] tmpName = null;
-        int fd = -1;
-        boolean gated = gate(LibcFiles.LOCK_SH);
-        try {
-            for (int attempt = 0; attempt < 16 && fd < 0; attempt++) {
-                byte[] random = new byte[RANDOM_HEX / 2];
-                RANDOM.nextBytes(random);
-                tmpName = concat(tempStem, (HexFormat.of().formatHex(random) + TEMP_SUFFIX).getBytes(StandardCharsets.US_ASCII));
-                fd = LibcFiles.openat(dirfd, LibcFiles.cstring(tmpName),
-                        LibcFiles.O_WRONLY | LibcFiles.O_CREAT | LibcFiles.O_EXCL | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0600);
-                if (fd < 0 && Errno.last() != Errno.EEXIST) {
-                    throw new AtomicFileException(Reason.IO, "cannot create a temporary file in " + directory() + ": "
-                            + Errno.describeLast() + "; " + path() + " is unchanged");
-                }
-            }
-            if (fd >= 0) {
-                LibcFiles.flock(fd, LibcFiles.LOCK_EX | LibcFiles.LOCK_NB); // "alive"; without flock support it is never removed as a leftover
-            }
-        } finally {
-            if (gated) {
-                ungate();
-            }
-        }
-        if (fd < 0) {
-            throw new AtomicFileException(Reason.IO, "cannot create a temporary file in " + directory()
-                    + ": every name tried exists; " + path() + " is unchanged");
-        }
-        Temp made = null;
-        try {
-            fd = aboveStdio(fd);
-            made = new Temp(tmpName, fd, fstat(fd, text(tmpName)));
-            if (like != null) {
-                if (LibcFiles.fchown(fd, like.uid(), like.gid()) != 0) {
-                    int errno = Errno.last();
-                    if (errno == Errno.EPERM) {
-                        throw new AtomicFileException(Reason.IO, path() + " belongs to " + Ids.user(like.uid()) + " and group "
-                                + Ids.group(like.gid()) + "; running as " + Ids.user(Ids.effectiveUid())
-                                + ", Interlock cannot give the new content that owner and group, and will not change"
-                                + " them: run it as the file's owner (in its group) or as root. " + path() + " is unchanged");
-                    }
-                    throw new AtomicFileException(Reason.IO, "cannot give the temporary file " + text(tmpName) + " the owner of "
-                            + path() + ": " + Errno.describe(errno) + "; it is unchanged");
-                }
-                chmod(fd, like.mode() & 07777, tmpName);
-            } else {
-                chmod(fd, 0666 & ~Ids.umask(), tmpName);
-            }
-            return made;
-        } catch (AtomicFileException | RuntimeException e) {
-            if (made != null) {
-                removeTemp(made);
-            } else {
-                LibcFiles.unlinkat(dirfd, LibcFiles.cstring(tmpName), 0);
-            }
-            LibcFiles.close(fd);
-            throw e;
-        }
-    }
-
-    private void chmod(int fd, int mode, byte[] tmpName) throws AtomicFileException {
-        if (LibcFiles.fchmod(fd, mode) != 0) {
-            throw new AtomicFileException(Reason.IO, "cannot set the mode of the temporary file " + text(tmpName) + " to "
-                    + String.format("%04o", mode) + ": " + Errno.describeLast() + "; " + path() + " is unchanged");
-        }
+        return temps.create(like);
     }
 
     /**
@@ -453,10 +317,12 @@ public final class ReplaceTarget implements AutoCloseable {
      * @throws AtomicFileException {@link Reason#IO} if a write fails (ENOSPC, EDQUOT, EIO...)
      */
     public void write(Temp t, byte[] content) throws AtomicFileException {
-        if (!LibcFiles.writeFully(t.fd(), content)) {
-            throw new AtomicFileException(Reason.IO, "cannot write the new content of " + path() + " to the temporary file "
-                    + t.shown() + ": " + Errno.describeLast() + "; " + path() + " is unchanged");
-        }
+        temps.write(t, content);
+    }
+
+    /** Removes the temporary file if its name still holds it (never what someone put there instead). */
+    public boolean removeTemp(Temp t) {
+        return temps.remove(t);
     }
 
     /**
@@ -466,24 +332,7 @@ public final class ReplaceTarget implements AutoCloseable {
      * @throws AtomicFileException {@link Reason#FENCE_UNSUPPORTED} if the file system keeps no user extended attributes
      */
     public void setFence(Temp t, long token) throws AtomicFileException {
-        if (token < 0) {
-            throw new IllegalArgumentException("a fencing token is never negative: " + token);
-        }
-        setFenceValue(t, Long.toString(token).getBytes(StandardCharsets.US_ASCII));
-    }
-
-    private void setFenceValue(Temp t, byte[] value) throws AtomicFileException {
-        if (LibcFiles.fsetxattr(t.fd(), FENCE_NAME, value, value.length, 0) != 0) {
-            int errno = Errno.last();
-            if (errno == Errno.EOPNOTSUPP) {
-                throw new AtomicFileException(Reason.FENCE_UNSUPPORTED, "cannot fence writes to " + path() + ": the file system of "
-                        + directory() + " keeps no user extended attributes (" + Errno.describe(errno) + "), where the fencing"
-                        + " token travels with the content; put the file on one that does (ext4, xfs, btrfs, tmpfs on Linux 6.6+,"
-                        + " NFS 4.2 with xattr support) or write it unfenced; " + path() + " is unchanged");
-            }
-            throw new AtomicFileException(Reason.IO, "cannot set the fencing token of the temporary file " + t.shown() + ": "
-                    + Errno.describe(errno) + "; " + path() + " is unchanged");
-        }
+        fences.set(t, token);
     }
 
     /**
@@ -493,48 +342,7 @@ public final class ReplaceTarget implements AutoCloseable {
      * @throws AtomicFileException {@link Reason#IO} if the attribute cannot be read or does not hold a token
      */
     public OptionalLong fence() throws AtomicFileException {
-        Opened content = openContent();
-        if (content == null) {
-            return OptionalLong.empty();
-        }
-        try {
-            byte[] raw = fenceValue(content.fd());
-            return raw == null ? OptionalLong.empty() : OptionalLong.of(parseToken(raw));
-        } finally {
-            LibcFiles.close(content.fd());
-        }
-    }
-
-    /** The raw value of the fence attribute of an open file; null if it has none. */
-    private byte[] fenceValue(int fd) throws AtomicFileException {
-        byte[] buf = new byte[64];
-        long n = LibcFiles.fgetxattr(fd, FENCE_NAME, buf, buf.length);
-        if (n < 0) {
-            int errno = Errno.last();
-            if (errno == Errno.ENODATA || errno == Errno.EOPNOTSUPP) {
-                return null;
-            }
-            if (errno == Errno.ERANGE) {
-                throw new AtomicFileException(Reason.IO, path() + " carries a fencing attribute " + FENCE_ATTRIBUTE
-                        + " longer than any token (more than 64 bytes); it was not written by Interlock's rules (docs/fencing.md):"
-                        + " remove it with setfattr -x " + FENCE_ATTRIBUTE + " once you know why; the file is unchanged");
-            }
-            throw new AtomicFileException(Reason.IO, "cannot read the fencing token of " + path() + ": " + Errno.describe(errno)
-                    + "; it is unchanged");
-        }
-        return Arrays.copyOf(buf, (int) n);
-    }
-
-    /** The token in an attribute value: 1 to 19 ASCII digits, no sign, no leading zero (except "0"), within a long. */
-    private long parseToken(byte[] raw) throws AtomicFileException {
-        OptionalLong token = tokenOrEmpty(raw);
-        if (token.isPresent()) {
-            return token.getAsLong();
-        }
-        throw new AtomicFileException(Reason.IO, path() + " carries a fencing attribute " + FENCE_ATTRIBUTE + " that is not a"
-                + " token (decimal digits): \"" + new String(raw, StandardCharsets.ISO_8859_1) + "\"; it was not written by"
-                + " Interlock's rules (docs/fencing.md), so no fenced write trusts it: remove it with setfattr -x "
-                + FENCE_ATTRIBUTE + " once you know why; the file is unchanged");
+        return fences.ofFile();
     }
 
     /**
@@ -577,17 +385,17 @@ public final class ReplaceTarget implements AutoCloseable {
                         + " was removed or replaced while the new content was made (by someone else who can write that directory, or by an"
                         + " update of the same file under another lock name); " + path() + " is unchanged");
             }
-            byte[] current = currentFence();
+            byte[] current = fences.current();
             if (token >= 0) {
                 if (current != null) {
-                    long landed = parseToken(current);
+                    long landed = fences.parse(current);
                     if (Long.compareUnsigned(landed, token) > 0) {
                         throw new FencedWriteException(path(), token, landed);
                     }
                 }
-                withdrawOlderWrites(t, token, gated);
+                temps.withdrawOlderWrites(t, token, gated);
             } else if (current != null) {
-                setFenceValue(t, current); // an unfenced write keeps the file's token
+                fences.setValue(t, current); // an unfenced write keeps the file's token
                 if (LibcFiles.fsync(t.fd()) != 0) {
                     throw new AtomicFileException(Reason.IO, "cannot flush the temporary file " + t.shown() + " to disk: "
                             + Errno.describeLast() + "; " + path() + " is unchanged");
@@ -616,105 +424,14 @@ public final class ReplaceTarget implements AutoCloseable {
         return t.stat().sameFile(now);
     }
 
-    /**
-     * Removes the temporary files of this file that carry a smaller fencing token than
-     * {@code token}: writes prepared by older holders, which must never land now. A stale holder
-     * whose rename is held up after its checks (a hard NFS mount cut off from its server sends
-     * the rename again when the link returns, long after its lease ran out and the next holder
-     * wrote) then renames a name the server no longer has, and the server refuses it (ENOENT),
-     * instead of putting old content over newer. Its temporary file exists before its lease ends
-     * (it was made and flushed before the checks), so before any newer holder gets here; the
-     * listing opens the directory anew (on NFS that revalidates it). Without the gate (which orders
-     * writers of this host on its own), a directory that cannot be listed refuses the write.
-     * Unfenced temporary files, and those with this token or a larger one, are left alone.
-     */
-    private void withdrawOlderWrites(Temp ours, long token, boolean gated) throws AtomicFileException {
-        List<LibcFiles.DirEntry> entries = LibcFiles.readDirectory(dirfd);
-        if (entries == null) {
-            if (gated) {
-                return;
-            }
-            throw new AtomicFileException(Reason.IO, "cannot list " + directory() + " to withdraw older holders' writes of "
-                    + text(name) + " (" + Errno.describeLast() + "); " + path() + " is unchanged");
-        }
-        for (LibcFiles.DirEntry e : entries) {
-            if (!isOurTemp(e.name()) || Arrays.equals(e.name(), ours.name())) {
-                continue;
-            }
-            byte[] c = LibcFiles.cstring(e.name());
-            int fd = LibcFiles.openat(dirfd, c, LibcFiles.O_RDONLY | LibcFiles.O_NOFOLLOW | LibcFiles.O_NONBLOCK | LibcFiles.O_NOCTTY
-                    | LibcFiles.O_CLOEXEC, 0);
-            if (fd < 0) {
-                continue; // gone (renamed or removed meanwhile), a link, or not ours to read: left alone
-            }
-            try {
-                LibcFiles.Statx st = LibcFiles.fstat(fd);
-                if (st == null || !st.isRegularFile()) {
-                    continue;
-                }
-                byte[] raw = fenceValue(fd);
-                OptionalLong theirs = raw == null ? OptionalLong.empty() : tokenOrEmpty(raw);
-                if (theirs.isPresent() && Long.compareUnsigned(theirs.getAsLong(), token) < 0 && st.sameFile(LibcFiles.lstatAt(dirfd, c))) {
-                    LibcFiles.unlinkat(dirfd, c, 0); // ENOENT: renamed or removed meanwhile, which is as good
-                }
-            } finally {
-                LibcFiles.close(fd);
-            }
-        }
-    }
-
     /** After a fenced rename found its temporary file gone: a FencedWriteException if a larger token has landed since. */
     private void refuseIfFencedSince(long token) throws AtomicFileException {
-        byte[] current = currentFence();
+        byte[] current = fences.current();
         if (current != null) {
-            long landed = parseToken(current);
+            long landed = fences.parse(current);
             if (Long.compareUnsigned(landed, token) > 0) {
                 throw new FencedWriteException(path(), token, landed);
             }
-        }
-    }
-
-    /** The token in an attribute value (see {@link #parseToken}), or empty if it holds none. */
-    private static OptionalLong tokenOrEmpty(byte[] raw) {
-        if (raw.length < 1 || raw.length > 19 || (raw[0] == '0' && raw.length > 1)) {
-            return OptionalLong.empty();
-        }
-        for (byte b : raw) {
-            if (b < '0' || b > '9') {
-                return OptionalLong.empty();
-            }
-        }
-        try {
-            return OptionalLong.of(Long.parseLong(new String(raw, StandardCharsets.US_ASCII)));
-        } catch (NumberFormatException e) {
-            return OptionalLong.empty();
-        }
-    }
-
-    /** The raw fence attribute of what the file's name holds now; null if none (or no file, or not a regular file). */
-    private byte[] currentFence() throws AtomicFileException {
-        int fd = LibcFiles.openat(dirfd, cname, LibcFiles.O_RDONLY | LibcFiles.O_NOFOLLOW | LibcFiles.O_NONBLOCK | LibcFiles.O_NOCTTY
-                | LibcFiles.O_CLOEXEC, 0);
-        if (fd < 0) {
-            int errno = Errno.last();
-            if (errno == Errno.ENOENT) {
-                return null;
-            }
-            Stat now = lstat(cname, path());
-            if (now != null) {
-                refuseUnlessRegular(now);
-            }
-            throw new AtomicFileException(Reason.IO, "cannot open " + path() + " to read its fencing token: " + Errno.describe(errno)
-                    + "; it is unchanged");
-        }
-        try {
-            LibcFiles.Statx st = LibcFiles.fstat(fd);
-            if (st != null && !st.isRegularFile()) {
-                refuseUnlessRegular(Stat.of(st));
-            }
-            return fenceValue(fd);
-        } finally {
-            LibcFiles.close(fd);
         }
     }
 
@@ -723,27 +440,15 @@ public final class ReplaceTarget implements AutoCloseable {
      *
      * @throws AtomicFileException {@link Reason#IO} if someone else holds it past the limit
      */
-    private boolean gate(int op) throws AtomicFileException {
+    boolean gate(int op) throws AtomicFileException {
         if (!gateAvailable) {
             return false;
         }
         return DirectoryGate.take(dirfd, op, directory(), path(), gateNotice);
     }
 
-    private void ungate() {
+    void ungate() {
         LibcFiles.flock(dirfd, LibcFiles.LOCK_UN);
-    }
-
-    /** Removes the temporary file if its name still holds it (never what someone put there instead). */
-    public boolean removeTemp(Temp t) {
-        synchronized (fdLock) {
-            if (dirfd < 0) {
-                return false;
-            }
-            byte[] ctmp = LibcFiles.cstring(t.name());
-            Stat there = lstatOrNull(ctmp);
-            return t.stat().sameFile(there) && LibcFiles.unlinkat(dirfd, ctmp, 0) == 0;
-        }
     }
 
     @Override
@@ -756,7 +461,7 @@ public final class ReplaceTarget implements AutoCloseable {
         }
     }
 
-    private Stat lstat(byte[] cpath, String shown) throws AtomicFileException {
+    Stat lstat(byte[] cpath, String shown) throws AtomicFileException {
         LibcFiles.Statx st = LibcFiles.lstatAt(dirfd, cpath);
         if (st == null) {
             int errno = Errno.last();
@@ -771,12 +476,12 @@ public final class ReplaceTarget implements AutoCloseable {
         return Stat.of(st);
     }
 
-    private Stat lstatOrNull(byte[] cpath) {
+    Stat lstatOrNull(byte[] cpath) {
         LibcFiles.Statx st = LibcFiles.lstatAt(dirfd, cpath);
         return st == null ? null : Stat.of(st);
     }
 
-    private static Stat fstat(int fd, String shown) throws AtomicFileException {
+    static Stat fstat(int fd, String shown) throws AtomicFileException {
         LibcFiles.Statx st = LibcFiles.fstat(fd);
         if (st == null) {
             throw new AtomicFileException(Reason.IO, "cannot look at " + shown + ": " + Errno.describeLast());
@@ -784,7 +489,7 @@ public final class ReplaceTarget implements AutoCloseable {
         return Stat.of(st);
     }
 
-    private void refuseUnlessRegular(Stat st) throws AtomicFileException {
+    void refuseUnlessRegular(Stat st) throws AtomicFileException {
         switch (st.type()) {
             case S_IFREG:
                 return;
@@ -847,7 +552,7 @@ public final class ReplaceTarget implements AutoCloseable {
     }
 
     /** Moves a descriptor to 3 or above, so that giving COMMAND its stdin and stdout cannot overwrite another. */
-    private static int aboveStdio(int fd) throws AtomicFileException {
+    static int aboveStdio(int fd) throws AtomicFileException {
         if (fd > 2) {
             return fd;
         }
@@ -874,7 +579,7 @@ public final class ReplaceTarget implements AutoCloseable {
         return -1;
     }
 
-    private static byte[] concat(byte[] a, byte[] b) {
+    static byte[] concat(byte[] a, byte[] b) {
         byte[] c = Arrays.copyOf(a, a.length + b.length);
         System.arraycopy(b, 0, c, a.length, b.length);
         return c;
@@ -888,63 +593,4 @@ public final class ReplaceTarget implements AutoCloseable {
         }
     }
 
-    /** User and group names for messages, and the process's umask and effective uid, from /proc and /etc. */
-    public static final class Ids {
-        private Ids() {}
-
-        public static String user(int uid) {
-            return describe(uid, Path.of("/etc/passwd"));
-        }
-
-        public static String group(int gid) {
-            return describe(gid, Path.of("/etc/group"));
-        }
-
-        private static String describe(int id, Path db) {
-            long unsigned = id & 0xffffffffL;
-            try {
-                for (String line : Files.readAllLines(db, StandardCharsets.UTF_8)) {
-                    String[] f = line.split(":", -1);
-                    if (f.length > 2 && f[2].equals(Long.toString(unsigned))) {
-                        return f[0] + " (" + unsigned + ")";
-                    }
-                }
-            } catch (IOException | RuntimeException e) {
-                // a number is enough
-            }
-            return Long.toString(unsigned);
-        }
-
-        /** The umask, from /proc/self/status (reading it with umask(2) would change it for a moment for every thread). */
-        public static int umask() {
-            String v = status("Umask:");
-            try {
-                return v == null ? 022 : Integer.parseInt(v.trim(), 8);
-            } catch (NumberFormatException e) {
-                return 022;
-            }
-        }
-
-        public static int effectiveUid() {
-            String v = status("Uid:");
-            try {
-                return v == null ? -1 : Integer.parseInt(v.trim().split("\\s+")[1]);
-            } catch (RuntimeException e) {
-                return -1;
-            }
-        }
-
-        private static String status(String key) {
-            try {
-                for (String line : Files.readAllLines(Path.of("/proc/self/status"), StandardCharsets.US_ASCII)) {
-                    if (line.startsWith(key)) {
-                        return line.substring(key.length());
-                    }
-                }
-            } catch (IOException | RuntimeException e) {
-                // not Linux
-            }
-            return null;
-        }
-    }
 }

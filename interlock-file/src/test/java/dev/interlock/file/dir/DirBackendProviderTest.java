@@ -34,10 +34,20 @@ class DirBackendProviderTest {
                 .hasMessageContaining("names a host ('fileserver')").hasMessageContaining("mounted on this host");
         assertThatThrownBy(() -> Interlock.open("dir:" + tmp + "?lease=5s")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("unknown option 'lease'").hasMessageContaining("poll=...");
-        assertThatThrownBy(() -> Interlock.open("dir:" + tmp + "?poll=5")).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("needs a unit");
+        assertThatThrownBy(() -> Interlock.open("dir:" + tmp + "?poll=soon")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("poll must be a duration (use e.g. 500ms, 30s, 5m, 1h");
         assertThatThrownBy(() -> Interlock.open("dir:" + tmp + "?poll=0ms")).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("between 1ms and 10m");
+                .hasMessageContaining("poll must be between 1ms and 1d");
+    }
+
+    /** Issue 28: one duration grammar for every scheme; dir: refused 1h, which jdbc: and redis: read. */
+    @Test
+    void poll_takesTheDurationsOfEveryScheme() {
+        for (String poll : new String[] {"1h", "1m30s", "2.5", "250ms"}) {
+            try (LockSpace s = Interlock.open("dir:" + tmp + "?poll=" + poll)) {
+                s.tryAcquire("x").orElseThrow().close();
+            }
+        }
     }
 
     @Test
