@@ -142,31 +142,71 @@ final class VerifyCommand implements Callable<Integer> {
     private Path keep;
     private Path sharedDir;
 
+    /** What is verified: the resolved URI, its scheme, and the lock directory of file-backed schemes. */
+    private record Target(String uri, String scheme, Optional<Path> lockDir) {}
+
+    /**
+     * What this host runs: the lock name (made up unless given, then removed after the run), for
+     * how long, how it is shown, and for a run of several hosts the shared run directory.
+     */
+    private record Plan(String lockName, boolean generated, Duration runFor, Duration waitHosts, String shown, VerifyRunDir runDir) {}
+
+    /** The file systems under the lock directory and the shared run directory, as report lines and warnings. */
+    private record Probes(FileSystemProbe.Report lockDir, List<String> lines, List<String> warnings) {}
+
+    /** Where this host's workers write their records and the counter; a temporary one is removed after the run. */
+    private record Workspace(Path work, Path counter, boolean temporary) {}
+
     @Override
     public Integer call() throws Exception {
         validate();
-        boolean multi = lead != null || join != null;
+        progress = new Progress(spec.commandLine().getErr(), FileSystemProbe.stderrIsTerminal());
+        Target target = target();
+        Plan plan = plan(target);
+        Probes probes = probeFileSystems(target, plan.runDir());
+        Workspace ws = workspace(plan.runDir());
+        Thread cleanup = cleanupOnExit(ws);
+        Runtime.getRuntime().addShutdownHook(cleanup);
+        try {
+            if (plan.runDir() == null) {
+                Files.writeString(ws.counter(), "0");
+            }
+            VerifyReport report = run(target.uri(), plan.shown(), plan.lockName(), plan.runFor(), ws.work(), ws.counter(),
+                    plan.runDir(), plan.waitHosts(), probes.warnings());
+            Path kept = keepRecords(plan.runDir(), ws);
+            print(report, probes, kept);
+            if (plan.runDir() != null) {
+                finishMulti(plan.runDir(), ws.work(), plan.generated(), target.uri(), plan.lockName(), plan.waitHosts());
+            } else if (plan.generated() && target.lockDir().isPresent()) {
+                VerifyFiles.removeLockFiles(target.scheme(), target.lockDir().get(), plan.lockName());
+            }
+            return report.exitCode();
+        } finally {
+            try {
+                Runtime.getRuntime().removeShutdownHook(cleanup);
+            } catch (IllegalStateException e) {
+                // shutting down: the hook does it
+            }
+            progress.clear();
+            if (ws.temporary()) {
+                VerifyFiles.deleteTree(ws.work());
+            }
+        }
+    }
+
+    private Target target() {
         String uri = DefaultBackend.resolve(backend.uri, top.env, true);
         String scheme = uri.contains(":") ? uri.substring(0, uri.indexOf(':')).toLowerCase(Locale.ROOT) : "";
-        Optional<Path> lockDir = FileSystemProbe.directoryOf(uri);
+        return new Target(uri, scheme, FileSystemProbe.directoryOf(uri));
+    }
+
+    /** The run this host takes part in: its own, one it leads (the plan written for the others), or one it joins (the plan read). */
+    private Plan plan(Target target) throws InterruptedException {
         Duration runFor = duration != null ? duration : Duration.ofSeconds(10);
         Duration waitHosts = joinTimeout != null ? joinTimeout : Duration.ofMinutes(2);
         boolean generated = name == null;
         String lockName = generated ? "interlock-verify-" + Long.toHexString(ThreadLocalRandom.current().nextLong() | Long.MIN_VALUE) : name;
-        progress = new Progress(spec.commandLine().getErr(), FileSystemProbe.stderrIsTerminal());
-        Path shared = null;
-        if (multi) {
-            shared = sharedDir != null ? sharedDir.toAbsolutePath().normalize()
-                    : lockDir.map(d -> d.resolve(SHARED_IN_LOCK_DIR)).orElseThrow(() -> new CliException(ExitCodes.USAGE,
-                            "--" + (lead != null ? "lead" : "join") + " on " + scheme + ": needs --shared-dir DIR, a directory every"
-                                    + " host sees (only dir: and flock: keep the run in the lock directory)"));
-        }
-        if (sharedDir != null && !Files.isDirectory(shared)) {
-            // Never made with its parents: a mistyped path used to become a new directory that no
-            // other host sees, and the lead then waited for hosts that could never join.
-            throw usage("--shared-dir " + shared + " is not a directory: give one that every host of the run sees (create it"
-                    + " first), or correct the path");
-        }
+        Path shared = lead != null || join != null ? sharedDirectory(target) : null;
         VerifyRunDir runDir = null;
         if (join != null) {
             progress.show("waiting for the plan of run " + join + " in " + shared);
@@ -179,89 +219,93 @@ final class VerifyCommand implements Callable<Integer> {
         if (lead != null) {
             runDir = VerifyRunDir.lead(shared, lead, new VerifyRunDir.Plan(lockName, runFor.toNanos(), hosts));
         }
+        return new Plan(lockName, generated, runFor, waitHosts, shown, runDir);
+    }
+
+    /** The directory every host of a run sees: --shared-dir, or one in the lock directory of dir: and flock:. */
+    private Path sharedDirectory(Target target) {
+        Path shared = sharedDir != null ? sharedDir.toAbsolutePath().normalize()
+                : target.lockDir().map(d -> d.resolve(SHARED_IN_LOCK_DIR)).orElseThrow(() -> new CliException(ExitCodes.USAGE,
+                        "--" + (lead != null ? "lead" : "join") + " on " + target.scheme() + ": needs --shared-dir DIR, a directory every"
+                                + " host sees (only dir: and flock: keep the run in the lock directory)"));
+        if (sharedDir != null && !Files.isDirectory(shared)) {
+            // Never made with its parents: a mistyped path used to become a new directory that no
+            // other host sees, and the lead then waited for hosts that could never join.
+            throw usage("--shared-dir " + shared + " is not a directory: give one that every host of the run sees (create it"
+                    + " first), or correct the path");
+        }
+        return shared;
+    }
+
+    private Probes probeFileSystems(Target target, VerifyRunDir runDir) {
         FileSystemProbe.Report fs = null;
-        List<String> fsLines = new ArrayList<>();
+        List<String> lines = new ArrayList<>();
         List<String> warnings = new ArrayList<>();
-        if (lockDir.isPresent()) {
-            fs = FileSystemProbe.probe(scheme, lockDir.get(), lease != null ? lease : Duration.ofSeconds(30));
-            fsLines.add(fs.describe());
+        if (target.lockDir().isPresent()) {
+            Path lockDir = target.lockDir().get();
+            fs = FileSystemProbe.probe(target.scheme(), lockDir, lease != null ? lease : Duration.ofSeconds(30));
+            lines.add(fs.describe());
             warnings.addAll(fs.warnings());
-            if (runDir != null && !runDir.run.startsWith(lockDir.get())) {
+            if (runDir != null && !runDir.run.startsWith(lockDir)) {
                 FileSystemProbe.Report sf = FileSystemProbe.probe("shared", runDir.run, Duration.ofSeconds(30));
-                fsLines.add("shared directory " + runDir.run + ": " + sf.describe());
+                lines.add("shared directory " + runDir.run + ": " + sf.describe());
                 warnings.addAll(sf.warnings());
             }
         }
-        if (scheme.equals("mem")) {
+        if (target.scheme().equals("mem")) {
             warnings.add("mem: locks live inside one process: separate worker processes never exclude each other");
         }
-        Path work;
-        Path counter;
-        boolean temporary = false;
+        return new Probes(fs, lines, warnings);
+    }
+
+    private Workspace workspace(VerifyRunDir runDir) {
         if (runDir != null) {
-            work = runDir.newHostDir(ProcessIdentity.current().host());
-            counter = runDir.counter();
-        } else if (keep != null) {
-            work = createKeep(keep);
-            counter = work.resolve("counter");
-        } else {
-            work = createTemporary();
-            temporary = true;
-            counter = work.resolve("counter");
+            return new Workspace(runDir.newHostDir(ProcessIdentity.current().host()), runDir.counter(), false);
         }
-        Path workDir = work;
-        boolean removeWork = temporary;
-        Thread cleanup = new Thread(() -> {
-            // Ctrl-C or SIGTERM: stop the workers before their directory goes.
+        Path work = keep != null ? createKeep(keep) : createTemporary();
+        return new Workspace(work, work.resolve("counter"), keep == null);
+    }
+
+    /** On Ctrl-C or SIGTERM: stops the workers before their directory goes. */
+    private Thread cleanupOnExit(Workspace ws) {
+        return new Thread(() -> {
             VerifyWorkers w = liveWorkers;
             if (w != null) {
                 w.close();
             }
-            if (removeWork) {
-                VerifyFiles.deleteTree(workDir);
+            if (ws.temporary()) {
+                VerifyFiles.deleteTree(ws.work());
             }
             progress.clear();
         }, "verify-cleanup");
-        Runtime.getRuntime().addShutdownHook(cleanup);
-        try {
-            if (runDir == null) {
-                Files.writeString(counter, "0");
-            }
-            VerifyReport report = run(uri, shown, lockName, runFor, work, counter, runDir, waitHosts, warnings);
-            Path kept = runDir != null ? (keep != null ? keep.toAbsolutePath() : null) : (keep != null ? work : null);
-            if (runDir != null && keep != null) {
-                try {
-                    VerifyFiles.copyTree(runDir.run, createKeep(keep));
-                } catch (IOException e) {
-                    throw new CliException(ExitCodes.UNAVAILABLE, "cannot copy the run directory " + runDir.run + " to --keep " + keep
-                            + ": " + VerifyWorker.reason(e), e);
-                }
-            }
-            progress.clear();
-            PrintWriter out = spec.commandLine().getOut();
-            if (json) {
-                out.println(report.json(fs, kept));
-            } else {
-                out.print(report.text(fsLines, kept));
-            }
-            out.flush();
-            if (runDir != null) {
-                finishMulti(runDir, work, generated, uri, lockName, waitHosts);
-            } else if (generated && lockDir.isPresent()) {
-                VerifyFiles.removeLockFiles(scheme, lockDir.get(), lockName);
-            }
-            return report.exitCode();
-        } finally {
-            try {
-                Runtime.getRuntime().removeShutdownHook(cleanup);
-            } catch (IllegalStateException e) {
-                // shutting down: the hook does it
-            }
-            progress.clear();
-            if (temporary) {
-                VerifyFiles.deleteTree(work);
-            }
+    }
+
+    /** Where the records stay after the run (--keep), copying a shared run's directory there; null if nowhere. */
+    private Path keepRecords(VerifyRunDir runDir, Workspace ws) {
+        if (keep == null) {
+            return null;
         }
+        if (runDir == null) {
+            return ws.work();
+        }
+        try {
+            VerifyFiles.copyTree(runDir.run, createKeep(keep));
+        } catch (IOException e) {
+            throw new CliException(ExitCodes.UNAVAILABLE, "cannot copy the run directory " + runDir.run + " to --keep " + keep
+                    + ": " + VerifyWorker.reason(e), e);
+        }
+        return keep.toAbsolutePath();
+    }
+
+    private void print(VerifyReport report, Probes probes, Path kept) {
+        progress.clear();
+        PrintWriter out = spec.commandLine().getOut();
+        if (json) {
+            out.println(report.json(probes.lockDir(), kept));
+        } else {
+            out.print(report.text(probes.lines(), kept));
+        }
+        out.flush();
     }
 
     private VerifyReport run(String uri, String shown, String lockName, Duration runFor, Path work, Path counter,
