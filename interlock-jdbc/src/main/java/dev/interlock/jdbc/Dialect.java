@@ -50,8 +50,8 @@ abstract class Dialect {
         return " FOR UPDATE";
     }
 
-    /** CREATE TABLE statements for the lock table and its shared-holder table. */
-    abstract List<String> ddl(String table, String shared);
+    /** CREATE TABLE statements for the lock table, its shared-holder table and its waiting line. */
+    abstract List<String> ddl(String table, String shared, String line);
 
     /** True if {@code e} says a row with that key already exists. */
     boolean isDuplicateKey(SQLException e) {
@@ -131,7 +131,7 @@ abstract class Dialect {
         }
 
         @Override
-        List<String> ddl(String table, String shared) {
+        List<String> ddl(String table, String shared, String line) {
             return List.of(
                     "CREATE TABLE IF NOT EXISTS " + table + " (\n"
                             + "  name_key     VARCHAR(64)   NOT NULL PRIMARY KEY,\n"
@@ -156,6 +156,14 @@ abstract class Dialect {
                             + "  expires_at   TIMESTAMPTZ   NOT NULL,\n"
                             + "  acquired_at  TIMESTAMPTZ   NOT NULL,\n"
                             + "  lease_ms     BIGINT        NOT NULL,\n"
+                            + "  PRIMARY KEY (name_key, owner)\n"
+                            + ")",
+                    "CREATE TABLE IF NOT EXISTS " + line + " (\n"
+                            + "  name_key     VARCHAR(64)   NOT NULL,\n"
+                            + "  owner        VARCHAR(512)  NOT NULL,\n"
+                            + "  ticket       BIGINT        NOT NULL,\n"
+                            + "  writer       INTEGER       NOT NULL,\n"
+                            + "  expires_at   TIMESTAMPTZ   NOT NULL,\n"
                             + "  PRIMARY KEY (name_key, owner)\n"
                             + ")");
         }
@@ -221,7 +229,7 @@ abstract class Dialect {
         }
 
         @Override
-        List<String> ddl(String table, String shared) {
+        List<String> ddl(String table, String shared, String line) {
             String key = "CHAR(64) CHARACTER SET ascii COLLATE ascii_bin";
             String text = "CHARACTER SET utf8mb4 COLLATE utf8mb4_bin";
             return List.of(
@@ -247,6 +255,14 @@ abstract class Dialect {
                             + "  expires_at   DATETIME(6)  NOT NULL,\n"
                             + "  acquired_at  DATETIME(6)  NOT NULL,\n"
                             + "  lease_ms     BIGINT       NOT NULL,\n"
+                            + "  PRIMARY KEY (name_key, owner)\n"
+                            + ") ENGINE=InnoDB",
+                    "CREATE TABLE IF NOT EXISTS " + line + " (\n"
+                            + "  name_key     " + key + " NOT NULL,\n"
+                            + "  owner        VARCHAR(512) " + text + " NOT NULL,\n"
+                            + "  ticket       BIGINT       NOT NULL,\n"
+                            + "  writer       INT          NOT NULL,\n"
+                            + "  expires_at   DATETIME(6)  NOT NULL,\n"
                             + "  PRIMARY KEY (name_key, owner)\n"
                             + ") ENGINE=InnoDB");
         }
@@ -280,7 +296,7 @@ abstract class Dialect {
         }
 
         @Override
-        List<String> ddl(String table, String shared) {
+        List<String> ddl(String table, String shared, String line) {
             String ts = "TIMESTAMP(6) WITH TIME ZONE";
             return List.of(
                     "CREATE TABLE IF NOT EXISTS " + table + " (\n"
@@ -305,6 +321,14 @@ abstract class Dialect {
                             + "  expires_at   " + ts + " NOT NULL,\n"
                             + "  acquired_at  " + ts + " NOT NULL,\n"
                             + "  lease_ms     BIGINT        NOT NULL,\n"
+                            + "  PRIMARY KEY (name_key, owner)\n"
+                            + ")",
+                    "CREATE TABLE IF NOT EXISTS " + line + " (\n"
+                            + "  name_key     VARCHAR(64)   NOT NULL,\n"
+                            + "  owner        VARCHAR(512)  NOT NULL,\n"
+                            + "  ticket       BIGINT        NOT NULL,\n"
+                            + "  writer       INTEGER       NOT NULL,\n"
+                            + "  expires_at   " + ts + " NOT NULL,\n"
                             + "  PRIMARY KEY (name_key, owner)\n"
                             + ")");
         }
@@ -372,7 +396,7 @@ abstract class Dialect {
         }
 
         @Override
-        List<String> ddl(String table, String shared) {
+        List<String> ddl(String table, String shared, String line) {
             return List.of(
                     "CREATE TABLE IF NOT EXISTS " + table + " (\n"
                             + "  name_key     TEXT    NOT NULL PRIMARY KEY,\n"
@@ -396,6 +420,14 @@ abstract class Dialect {
                             + "  expires_at   INTEGER NOT NULL,\n"
                             + "  acquired_at  INTEGER NOT NULL,\n"
                             + "  lease_ms     INTEGER NOT NULL,\n"
+                            + "  PRIMARY KEY (name_key, owner)\n"
+                            + ")",
+                    "CREATE TABLE IF NOT EXISTS " + line + " (\n"
+                            + "  name_key     TEXT    NOT NULL,\n"
+                            + "  owner        TEXT    NOT NULL,\n"
+                            + "  ticket       INTEGER NOT NULL,\n"
+                            + "  writer       INTEGER NOT NULL,\n"
+                            + "  expires_at   INTEGER NOT NULL,\n"
                             + "  PRIMARY KEY (name_key, owner)\n"
                             + ")");
         }

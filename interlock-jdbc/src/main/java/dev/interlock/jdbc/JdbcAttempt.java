@@ -15,8 +15,21 @@ import java.util.concurrent.TimeUnit;
 /**
  * One acquisition of a {@code jdbc:} lock.
  *
- * <p>Each try is one conditional statement ({@link LockStore#tryAcquire}). A writer that goes on
- * waiting takes the name's one writer-queue place (its own lease of at most
+ * <p>Each try is one conditional statement ({@link LockStore#tryAcquire}). An attempt that goes
+ * on waiting takes a place at the end of the name's line ({@link LockStore#keepInLine}: a ticket,
+ * with a lease of its own of at most {@link #QUEUE_LEASE_MAX_MS}, renewed every third of it while
+ * it waits), and its tries then pass only when no live place comes before it (for a reader: no
+ * writer's place), so waiters are served in the order they lined up. A waiter that stops
+ * (SIGSTOP, a crash) holds the line up for seconds at most: its place runs out. A try that is not
+ * in line ({@code tryAcquire}, the first try) comes after everyone in it.
+ *
+ * <p>The renewal also counts the places before this one. While PostgreSQL notifications arrive,
+ * every release (or a waiter leaving the line) wakes every waiter of the name once, so a waiter
+ * with k places before it skips its tries until k wake-ups have come, or its next renewal counts
+ * again: a release costs the tries of the next one or two waiters, not one per waiting process,
+ * and a process far back in the line uses a connection only to renew its place.
+ *
+ * <p>A writer that goes on waiting also takes the name's one writer-queue place (its own lease of at most
  * {@link #QUEUE_LEASE_MAX_MS}, renewed every third of it while it waits): while it has the place no
  * new reader joins and no later writer is granted, so a stream of readers cannot starve it, and a
  * waiter that stops (SIGSTOP, a crash) holds the lock up for seconds at most. The place is taken
@@ -54,6 +67,13 @@ final class JdbcAttempt implements Attempt {
     /** Whether this waiter holds a live queue place or waiting mark, written at {@link #placedAt}. */
     private boolean placed;
     private long placedAt;
+    /** Our ticket in the name's line ({@link LockStore#NOT_IN_LINE} until the first wait). */
+    private long ticket = LockStore.NOT_IN_LINE;
+    /** Whether the line may hold a place of ours (to give up on close). */
+    private boolean lined;
+    /** Live places before ours when the line was last counted, and the signal's version just before. */
+    private int ahead;
+    private long versionAtCount;
     private boolean granted;
     private boolean inLine;
     /**
@@ -79,21 +99,25 @@ final class JdbcAttempt implements Attempt {
         if (inLine && !signal.first(this)) {
             return Optional.empty(); // not our turn: the first in line is trying
         }
+        if (othersGoFirst()) {
+            return Optional.empty(); // fewer releases than places before ours since we counted
+        }
         LockStore.Outcome o;
         try {
             if (uncertain) {
                 backend.store.abandon(spec.name(), owner);
                 uncertain = false;
             }
-            o = backend.store.tryAcquire(spec.name(), spec.mode(), owner, spec.lease());
+            o = backend.store.tryAcquire(spec.name(), spec.mode(), owner, spec.lease(), ticket);
         } catch (LockBackendException e) {
             uncertain = uncertain || e.isTransient();
             throw e;
         }
         if (o instanceof LockStore.Granted) {
             granted = true;
-            queued = false; // a grant clears the queue place
+            queued = false; // a grant clears the queue place and the place in line
             placed = false;
+            lined = false;
             leaveLine();
             return Optional.of(new JdbcGrant(backend, spec.name(), key, spec.mode(), owner, (LockStore.Granted) o, backend.clock.instant()));
         }
@@ -113,41 +137,55 @@ final class JdbcAttempt implements Attempt {
             signal.await(seen, nanos); // until the line moves, a release, or the deadline
             return;
         }
-        long wait = Math.min(nanos, jittered());
-        boolean marks = backend.marksWaiters();
-        if (spec.mode() == Mode.EXCLUSIVE || marks) {
-            long now = backend.ticker.read();
-            if (!placed || now - placedAt >= queueLeaseNanos / 3) {
-                if (hold(now, marks)) {
-                    return; // the lock looked free as our mark landed: try again at once
-                }
+        long now = backend.ticker.read();
+        if (!placed || now - placedAt >= queueLeaseNanos / 3) {
+            if (hold(now, backend.marksWaiters())) {
+                return; // our turn, and the lock looked free as our mark landed: try again at once
             }
-            if (placed) {
-                wait = Math.min(wait, Math.max(0, placedAt + queueLeaseNanos / 3 - backend.ticker.read()));
-            }
+        }
+        // Waiting for releases that are not ours to take needs no poll: their notifications count them.
+        long wait = othersGoFirst() ? nanos : Math.min(nanos, jittered());
+        if (placed) {
+            wait = Math.min(wait, Math.max(0, placedAt + queueLeaseNanos / 3 - backend.ticker.read()));
         }
         signal.await(seen, wait);
     }
 
     /**
-     * Takes or renews what this waiter holds while it waits: a writer's place in the queue, and on
-     * PostgreSQL the mark that makes releases notify.
+     * True while notifications arrive and fewer wake-ups came since the line was counted than
+     * there were places before ours: a try now would only find someone ahead. A wake-up that was
+     * not a release makes a try come early (it finds someone ahead and the next wake-up brings
+     * another); a notification lost costs at most the time to the next count.
+     */
+    private boolean othersGoFirst() {
+        return lined && ahead > 0 && backend.notified() && ahead - (signal.version() - versionAtCount) > 0;
+    }
+
+    /**
+     * Takes or renews what this waiter holds while it waits: its place in the name's line, a
+     * writer's place in the queue, and on PostgreSQL the mark that makes releases notify.
      *
-     * @return true if the lock looked free when the mark was written
+     * @return true if no place comes before ours and the lock looked free when the mark was written
      */
     private boolean hold(long now, boolean marks) {
         java.time.Duration lease = java.time.Duration.ofNanos(queueLeaseNanos);
         try {
-            if (marks) {
-                LockStore.Mark m = backend.store.markWaiting(spec.name(), spec.mode(), owner, lease);
-                queued = m.queued();
-                placed = true;
-                placedAt = now;
-                return m.free();
-            }
-            queued = backend.store.queueWriter(spec.name(), owner, lease);
-            placed = queued;
+            long version = signal.version();
+            lined = true; // from here on a place may exist, even if the answer is lost
+            LockStore.Place place = backend.store.keepInLine(spec.name(), spec.mode(), owner, ticket, lease);
+            ticket = place.ticket();
+            ahead = place.ahead();
+            versionAtCount = version;
+            placed = true;
             placedAt = now;
+            if (marks) {
+                LockStore.Mark m = backend.store.markWaiting(spec.name(), spec.mode(), owner, lease, ticket);
+                queued = m.queued();
+                return m.free() && ahead == 0;
+            }
+            if (spec.mode() == Mode.EXCLUSIVE) {
+                queued = backend.store.queueWriter(spec.name(), owner, lease, ticket);
+            }
         } catch (LockBackendException e) {
             // Only fairness and promptness depend on it; the next try reports a database that stays away.
             log.debug("{} - queueing for '{}' failed: {}", backend.description(), spec.name(), e.getMessage());
@@ -196,6 +234,16 @@ final class JdbcAttempt implements Attempt {
             } catch (LockBackendException e) {
                 log.debug("{} - '{}': releasing what a try without an answer may have granted failed (it expires with its lease): {}",
                         backend.description(), spec.name(), e.getMessage());
+            }
+        }
+        if (lined && !granted) {
+            try {
+                backend.store.leaveLine(spec.name(), owner);
+            } catch (LockBackendException e) {
+                log.debug("{} - leaving the line of '{}' failed (the place expires by itself): {}", backend.description(), spec.name(),
+                        e.getMessage());
+            } finally {
+                backend.signals.bump(key);
             }
         }
         if (queued && !granted) {

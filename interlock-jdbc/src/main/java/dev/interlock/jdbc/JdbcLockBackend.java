@@ -266,6 +266,11 @@ public final class JdbcLockBackend implements LockBackend {
         return listener != null;
     }
 
+    /** Are PostgreSQL notifications of releases being received now? */
+    boolean notified() {
+        return listener != null && listener.listening();
+    }
+
     /** The longest wait between tries that no notification ended. */
     long pollMillis() {
         return listener != null && listener.listening() ? Math.max(PgListener.FALLBACK_POLL_MS, options.poll().toMillis())
@@ -301,7 +306,13 @@ public final class JdbcLockBackend implements LockBackend {
         for (LockStore.Holder h : s.holders()) {
             holders.add(holder(h, now));
         }
-        List<HolderInfo> queued = s.waiter().map(w -> List.of(holder(w, now))).orElse(List.of());
+        // The line in order; the writer queued first leads it, and is shown even if it has no place in the line
+        // (a process of an earlier Interlock, which keeps no line).
+        List<HolderInfo> queued = new ArrayList<>();
+        s.waiter().filter(w -> s.line().stream().noneMatch(p -> p.owner().equals(w.owner()))).ifPresent(w -> queued.add(holder(w, now)));
+        for (LockStore.Holder p : s.line()) {
+            queued.add(holder(p, now));
+        }
         return new LockInfo(s.name(), holders, -1, queued);
     }
 

@@ -62,6 +62,9 @@ final class LockStore {
     /** PostgreSQL only: until when someone may be waiting for a notification of the name's release. */
     static final String WANTED_COLUMN = "wanted_until";
     static final List<String> SHARED_COLUMNS = List.of("name_key", "owner", "epoch", "token", "expires_at", "acquired_at", "lease_ms");
+    static final List<String> LINE_COLUMNS = List.of("name_key", "owner", "ticket", "writer", "expires_at");
+    /** The ticket of a try that is not in the name's line: it comes after everyone who is. */
+    static final long NOT_IN_LINE = Long.MAX_VALUE;
 
     /** What one try got. */
     sealed interface Outcome permits Granted, Busy {}
@@ -75,8 +78,8 @@ final class LockStore {
     /** One holder or the queued writer, with times measured by the database relative to its now. */
     record Holder(Mode mode, String owner, long token, long leftMs, long ageMs, long leaseMs, boolean waiting) {}
 
-    /** What the table says about one name. */
-    record State(String name, long lastToken, List<Holder> holders, Optional<Holder> waiter) {}
+    /** What the table says about one name: its holders, the writer queued first, and the waiting line in order. */
+    record State(String name, long lastToken, List<Holder> holders, Optional<Holder> waiter, List<Holder> line) {}
 
     /** Why a renewal failed (seed 003's table: wrong owner, expired, not found). */
     record Lost(String why) {}
@@ -90,6 +93,8 @@ final class LockStore {
     final Dialect dialect;
     final String table;
     final String shared;
+    /** The waiting line: one row per waiter, in ticket order (see {@link #lineClear}). */
+    final String line;
     final String channel;
     private final Connections connections;
     private final SqlFailures failures;
@@ -123,6 +128,15 @@ final class LockStore {
     private final String listLocks;
     private final String listShared;
     private final String holderEpoch;
+    private final String lineRenew;
+    private final String lineLastTicket;
+    private final String lineInsert;
+    private final String linePurge;
+    private final String lineLeave;
+    private final String lineAheadOfWriter;
+    private final String lineAheadOfReader;
+    private final String inspectLine;
+    private final String listLine;
 
     // PostgreSQL's one-statement forms, built once (see the methods that run them).
     private final String pgExclusiveSql;
@@ -139,6 +153,7 @@ final class LockStore {
         this.dialect = dialect;
         this.table = TableName.validate(table);
         this.shared = table + "_shared";
+        this.line = table + "_queue";
         this.channel = ("interlock_" + table).toLowerCase(Locale.ROOT);
         this.connections = connections;
         this.queryTimeoutSeconds = (int) Math.max(1, (statementTimeout.toMillis() + 999) / 1000);
@@ -150,8 +165,8 @@ final class LockStore {
         String t = this.table;
         String s = this.shared;
 
-        // Exclusive: free (no live holder, no live reader) and no other writer queued first.
-        // Params: owner, lease, lease, key, name, owner.
+        // Exclusive: free (no live holder, no live reader), no other writer queued first, nobody ahead in line.
+        // Params: owner, lease, lease, key, name, owner, then the line's (key, ticket, ticket, owner).
         exAcquire = "UPDATE " + t + " SET"
                 + " epoch = CASE WHEN shared_until IS NOT NULL THEN epoch + 1 ELSE epoch END,"
                 + " token = " + dialect.nextToken("token") + ","
@@ -160,11 +175,13 @@ final class LockStore {
                 + " WHERE name_key = ? AND name = ?"
                 + " AND (owner IS NULL OR expires_at <= " + n + ")"
                 + " AND (shared_until IS NULL OR shared_until <= " + n + ")"
-                + " AND (waiter IS NULL OR waiter = ? OR waiter_until <= " + n + ")";
+                + " AND (waiter IS NULL OR waiter = ? OR waiter_until <= " + n + ")"
+                + lineClear(true);
         // First use of a name, granted exclusively. Params: key, name, owner, lease, lease.
         exInsert = "INSERT INTO " + t + " (" + String.join(", ", LOCK_COLUMNS) + ") VALUES (?, ?, 1, ?, " + plus + ", " + n
                 + ", ?, 0, NULL, 1, NULL, NULL)";
-        // Shared: no live exclusive holder and no live queued writer. Params: lease, lease, key, name.
+        // Shared: no live exclusive holder, no live queued writer, no writer ahead in line.
+        // Params: lease, lease, key, name, then the line's (key, ticket, ticket, owner).
         shJoin = "UPDATE " + t + " SET"
                 + " epoch = CASE WHEN shared_until <= " + n + " THEN epoch + 1 ELSE epoch END,"
                 + " readers = CASE WHEN shared_until IS NULL OR shared_until <= " + n + " THEN 1 ELSE readers + 1 END,"
@@ -174,7 +191,8 @@ final class LockStore {
                 + " owner = NULL, expires_at = NULL, acquired_at = NULL, lease_ms = NULL"
                 + " WHERE name_key = ? AND name = ?"
                 + " AND (owner IS NULL OR expires_at <= " + n + ")"
-                + " AND (waiter IS NULL OR waiter_until <= " + n + ")";
+                + " AND (waiter IS NULL OR waiter_until <= " + n + ")"
+                + lineClear(false);
         // First use of a name, granted shared. Params: key, name, lease.
         shInsertLock = "INSERT INTO " + t + " (" + String.join(", ", LOCK_COLUMNS) + ") VALUES (?, ?, 1, NULL, NULL, NULL, NULL, 1, "
                 + plus + ", 1, NULL, NULL)";
@@ -202,9 +220,26 @@ final class LockStore {
         shReleaseHolder = "DELETE FROM " + s + " WHERE name_key = ? AND owner = ? AND epoch = ?";
         holderEpoch = "SELECT epoch FROM " + s + " WHERE name_key = ? AND owner = ?";
 
-        // The writer queued first. Params: owner, queue lease, key, owner.
+        // The writer queued first: only the first in line takes the place. Params: owner, queue lease, key, owner,
+        // then the line's (key, ticket, ticket, owner).
         queue = "UPDATE " + t + " SET waiter = ?, waiter_until = " + plus
-                + " WHERE name_key = ? AND (waiter IS NULL OR waiter = ? OR waiter_until <= " + n + ")";
+                + " WHERE name_key = ? AND (waiter IS NULL OR waiter = ? OR waiter_until <= " + n + ")" + lineClear(true);
+
+        // The line. Params: lease, key, owner.
+        lineRenew = "UPDATE " + line + " SET expires_at = " + plus + " WHERE name_key = ? AND owner = ? AND expires_at > " + n;
+        lineLastTicket = "SELECT COALESCE(MAX(ticket), 0) FROM " + line + " WHERE name_key = ?";
+        // Params: key, owner, ticket, writer, lease.
+        lineInsert = "INSERT INTO " + line + " (" + String.join(", ", LINE_COLUMNS) + ") VALUES (?, ?, ?, ?, " + plus + ")";
+        // This waiter's own old place and the places of waiters that stopped renewing. Params: key, owner.
+        linePurge = "DELETE FROM " + line + " WHERE name_key = ? AND (owner = ? OR expires_at <= " + n + ")";
+        lineLeave = "DELETE FROM " + line + " WHERE name_key = ? AND owner = ?";
+        String ahead = "SELECT COUNT(*) FROM " + line + " WHERE name_key = ? AND expires_at > " + n
+                + " AND (ticket < ? OR (ticket = ? AND owner < ?))";
+        lineAheadOfWriter = ahead;
+        lineAheadOfReader = ahead + " AND writer = 1";
+        String lineCols = "name_key, owner, ticket, writer, " + dialect.millisBetween(n, "expires_at") + " AS left_ms";
+        inspectLine = "SELECT " + lineCols + " FROM " + line + " WHERE name_key = ? AND expires_at > " + n + " ORDER BY ticket, owner";
+        listLine = "SELECT " + lineCols + " FROM " + line + " WHERE expires_at > " + n + " ORDER BY name_key, ticket, owner";
         unqueue = "UPDATE " + t + " SET waiter = NULL, waiter_until = NULL WHERE name_key = ? AND waiter = ?";
 
         String lockCols = "name_key, name, token, owner, epoch, readers, waiter, lease_ms,"
@@ -234,6 +269,7 @@ final class LockStore {
                 + " AND (t.owner IS NULL OR t.expires_at <= now())"
                 + " AND (t.shared_until IS NULL OR t.shared_until <= now())"
                 + " AND (t.waiter IS NULL OR t.waiter = EXCLUDED.owner OR t.waiter_until <= now())"
+                + lineClear(true)
                 + " RETURNING t.token";
         pgSharedSql = "WITH n AS (" + pgInsertHead()
                 + "SELECT ?, ?, 1, NULL, NULL, NULL, NULL, 1, now() + " + pgInterval() + ", 1, NULL, NULL"
@@ -247,6 +283,7 @@ final class LockStore {
                 + " WHERE t.name = EXCLUDED.name"
                 + " AND (t.owner IS NULL OR t.expires_at <= now())"
                 + " AND (t.waiter IS NULL OR t.waiter_until <= now())"
+                + lineClear(false)
                 + " RETURNING t.token, t.epoch, t.readers),"
                 + " h AS (INSERT INTO " + shared + " (" + String.join(", ", SHARED_COLUMNS) + ")"
                 + " SELECT CAST(? AS VARCHAR), CAST(? AS VARCHAR), n.epoch, n.token, now() + " + pgInterval() + ", now(), CAST(? AS BIGINT) FROM n),"
@@ -271,8 +308,8 @@ final class LockStore {
         pgUnqueueSql = notifying(unqueue);
         String wanted = "wanted_until = GREATEST(COALESCE(wanted_until, now()), now() + " + pgInterval() + ")";
         String freeOfHolder = "(owner IS NULL OR expires_at <= now())";
-        String mayQueue = "(waiter IS NULL OR waiter = ? OR waiter_until <= now())";
-        // Params: lease, owner, owner, owner, lease, key, owner.
+        String mayQueue = "((waiter IS NULL OR waiter = ? OR waiter_until <= now())" + lineClear(true) + ")";
+        // Params: lease, owner, line (key, ticket, ticket, owner), owner, owner, line (...), lease, key, owner.
         pgMarkWriterSql = "UPDATE " + t + " SET " + wanted + ","
                 + " waiter = CASE WHEN " + mayQueue + " THEN CAST(? AS VARCHAR) ELSE waiter END,"
                 + " waiter_until = CASE WHEN " + mayQueue + " THEN now() + " + pgInterval() + " ELSE waiter_until END"
@@ -281,6 +318,21 @@ final class LockStore {
         // Params: lease, key.
         pgMarkReaderSql = "UPDATE " + t + " SET " + wanted + " WHERE name_key = ?"
                 + " RETURNING FALSE, " + freeOfHolder + " AND (waiter IS NULL OR waiter_until <= now())";
+    }
+
+    /**
+     * The line's rule, as the last term of a WHERE clause: no live place in the name's line comes
+     * before this waiter's ticket ({@link #NOT_IN_LINE} for a try that is not in line: after
+     * everyone), ties going by owner id; for a reader, no such writer's place. Params: key,
+     * ticket, ticket, owner.
+     *
+     * <p>This reads rows other than the one the statement changes, so under READ COMMITTED it may
+     * decide on a line a moment old: a place that was just taken may not count yet. That costs
+     * order at most, never exclusion, which the lock row's own terms decide (§ "Why it is safe").
+     */
+    private String lineClear(boolean writer) {
+        return " AND NOT EXISTS (SELECT 1 FROM " + line + " q WHERE q.name_key = ? AND q.expires_at > " + now
+                + " AND (q.ticket < ? OR (q.ticket = ? AND q.owner < ?))" + (writer ? "" : " AND q.writer = 1") + ")";
     }
 
     // ================================================================================ plumbing
@@ -519,7 +571,7 @@ final class LockStore {
     void checkTables(boolean create, boolean deferred) {
         call("opening the lock table", null, true, c -> {
             if (create) {
-                for (String ddl : dialect.ddl(table, shared)) {
+                for (String ddl : dialect.ddl(table, shared, line)) {
                     try (Statement st = c.createStatement()) {
                         st.setQueryTimeout(queryTimeoutSeconds);
                         st.execute(ddl);
@@ -541,6 +593,7 @@ final class LockStore {
             }
             checkShape(c, table, lockColumns, create, deferred);
             checkShape(c, shared, SHARED_COLUMNS, create, deferred);
+            checkShape(c, line, LINE_COLUMNS, create, deferred);
             return null;
         });
     }
@@ -561,6 +614,12 @@ final class LockStore {
                 }
             }
         } catch (SQLException e) {
+            if (dialect.isMissingTable(e) && name.equals(line) && !created && !deferred) {
+                // The lock table itself was found (it is checked first): it comes from before the line.
+                throw new LockBackendException(description, null, description + " - the lock table " + table
+                        + " was created by an earlier Interlock and has no waiting line " + line + "; create it with the DDL for "
+                        + dialect.product() + " in docs/jdbc.md, or add ?create=true to the URL", e, false);
+            }
             if (dialect.isMissingTable(e) && deferred) {
                 throw new LockBackendException(description, null, description + " - no lock table " + name
                         + " (nothing was created: reading creates nothing; with ?create=true the first lock creates it)", e, false);
@@ -601,10 +660,18 @@ final class LockStore {
      * One try, never waiting for a conflicting holder. A grant is committed (synchronously, on
      * PostgreSQL) before it is returned.
      */
-    Outcome tryAcquire(String name, Mode mode, String owner, Duration lease) {
+    Outcome tryAcquire(String name, Mode mode, String owner, Duration lease, long ticket) {
         String key = NameKey.of(name);
         long ms = lease.toMillis();
-        Work<Outcome> work = mode == Mode.EXCLUSIVE ? c -> tryExclusive(c, key, name, owner, ms) : c -> tryShared(c, key, name, owner, ms);
+        Work<Outcome> attempt = mode == Mode.EXCLUSIVE ? c -> tryExclusive(c, key, name, owner, ms, ticket)
+                : c -> tryShared(c, key, name, owner, ms, ticket);
+        Work<Outcome> work = ticket == NOT_IN_LINE ? attempt : c -> {
+            Outcome o = attempt.run(c);
+            if (o instanceof Granted) {
+                update(c, lineLeave, key, owner); // served: its place goes (else it expires by itself)
+            }
+            return o;
+        };
         try {
             return call("acquiring", name, false, work);
         } catch (LockBackendException e) {
@@ -624,12 +691,12 @@ final class LockStore {
         }
     }
 
-    private Outcome tryExclusive(Connection c, String key, String name, String owner, long ms) throws SQLException {
+    private Outcome tryExclusive(Connection c, String key, String name, String owner, long ms, long ticket) throws SQLException {
         if (postgres) {
-            return pgExclusive(c, key, name, owner, ms);
+            return pgExclusive(c, key, name, owner, ms, ticket);
         }
         for (int round = 0; round < 2; round++) {
-            long token = updateReturningToken(c, key, exAcquire, owner, ms, ms, key, name, owner);
+            long token = updateReturningToken(c, key, exAcquire, owner, ms, ms, key, name, owner, key, ticket, ticket, owner);
             if (token > 0) {
                 return new Granted(token, 0);
             }
@@ -673,14 +740,14 @@ final class LockStore {
         throw new SQLException("the driver did not report LAST_INSERT_ID() with the update's result; use MariaDB Connector/J or MySQL Connector/J");
     }
 
-    private Outcome tryShared(Connection c, String key, String name, String owner, long ms) throws SQLException {
+    private Outcome tryShared(Connection c, String key, String name, String owner, long ms, long ticket) throws SQLException {
         if (postgres) {
-            return pgShared(c, key, name, owner, ms);
+            return pgShared(c, key, name, owner, ms, ticket);
         }
         for (int round = 0; round < 2; round++) {
             try {
                 Outcome o = rolledBack(c, tx -> {
-                    long[] got = joinShared(tx, key, name, ms);
+                    long[] got = joinShared(tx, key, name, owner, ms, ticket);
                     if (got == null) {
                         throw new Rollback(Busy.BUSY);
                     }
@@ -707,18 +774,18 @@ final class LockStore {
      * Returns {token, epoch, readers} or null if busy. Returns null from the transaction (rolled
      * back by the caller's retry) when another process created the row first.
      */
-    private long[] joinShared(Connection c, String key, String name, long ms) throws SQLException {
+    private long[] joinShared(Connection c, String key, String name, String owner, long ms, long ticket) throws SQLException {
         String q = dialect.updateReturning(shJoin, "token, epoch, readers");
         if (q != null) {
             try (PreparedStatement ps = prepare(c, q)) {
-                bind(ps, ms, ms, key, name);
+                bind(ps, ms, ms, key, name, key, ticket, ticket, owner);
                 try (ResultSet rs = query(ps)) {
                     if (rs.next()) {
                         return new long[] {rs.getLong(1), rs.getLong(2), rs.getLong(3)};
                     }
                 }
             }
-        } else if (update(c, shJoin, ms, ms, key, name) == 1) {
+        } else if (update(c, shJoin, ms, ms, key, name, key, ticket, ticket, owner) == 1) {
             try (PreparedStatement ps = prepare(c, "SELECT token, epoch, readers FROM " + table + " WHERE name_key = ?")) {
                 bind(ps, key);
                 try (ResultSet rs = query(ps)) {
@@ -759,9 +826,9 @@ final class LockStore {
      * transaction commit synchronously whatever the session or server says, so a grant reported
      * here survives a crash of the server.
      */
-    private Outcome pgExclusive(Connection c, String key, String name, String owner, long ms) throws SQLException {
+    private Outcome pgExclusive(Connection c, String key, String name, String owner, long ms, long ticket) throws SQLException {
         try (PreparedStatement ps = prepare(c, pgExclusiveSql)) {
-            bind(ps, key, name, owner, ms, ms);
+            bind(ps, key, name, owner, ms, ms, key, ticket, ticket, owner);
             try (ResultSet rs = query(ps)) {
                 return rs.next() ? new Granted(rs.getLong(1), 0) : Busy.BUSY;
             }
@@ -769,9 +836,9 @@ final class LockStore {
     }
 
     /** The shared join, the holder's row and the cleanup of dead readers' rows, in one statement. */
-    private Outcome pgShared(Connection c, String key, String name, String owner, long ms) throws SQLException {
+    private Outcome pgShared(Connection c, String key, String name, String owner, long ms, long ticket) throws SQLException {
         try (PreparedStatement ps = prepare(c, pgSharedSql)) {
-            bind(ps, key, name, ms, key, owner, ms, ms, key);
+            bind(ps, key, name, ms, key, ticket, ticket, owner, key, owner, ms, ms, key);
             try (ResultSet rs = query(ps)) {
                 return rs.next() ? new Granted(rs.getLong(1), rs.getLong(2)) : Busy.BUSY;
             }
@@ -787,8 +854,13 @@ final class LockStore {
      * @return true if the place is ours
      */
     boolean queueWriter(String name, String owner, Duration lease) {
+        return queueWriter(name, owner, lease, NOT_IN_LINE);
+    }
+
+    /** As {@link #queueWriter(String, String, Duration)}, for the holder of {@code ticket} in the name's line: only the first in line gets the place. */
+    boolean queueWriter(String name, String owner, Duration lease, long ticket) {
         String key = NameKey.of(name);
-        return call("queueing for", name, true, c -> update(c, queue, owner, lease.toMillis(), key, owner) == 1);
+        return call("queueing for", name, true, c -> update(c, queue, owner, lease.toMillis(), key, owner, key, ticket, ticket, owner) == 1);
     }
 
     /** What {@link #markWaiting} found: whether the writer-queue place is ours, whether the lock looked free. */
@@ -801,7 +873,7 @@ final class LockStore {
      * One statement. If the lock looked free when the mark was written, the caller tries again at
      * once: a release that committed before the mark did not notify, and one after it will.
      */
-    Mark markWaiting(String name, Mode mode, String owner, Duration lease) {
+    Mark markWaiting(String name, Mode mode, String owner, Duration lease, long ticket) {
         String key = NameKey.of(name);
         long ms = lease.toMillis();
         return call("queueing for", name, true, c -> {
@@ -809,7 +881,7 @@ final class LockStore {
             Object[] params;
             if (mode == Mode.EXCLUSIVE) {
                 sql = pgMarkWriterSql;
-                params = new Object[] {ms, owner, owner, owner, ms, key, owner};
+                params = new Object[] {ms, owner, key, ticket, ticket, owner, owner, owner, key, ticket, ticket, owner, ms, key, owner};
             } else {
                 sql = pgMarkReaderSql;
                 params = new Object[] {ms, key};
@@ -827,6 +899,67 @@ final class LockStore {
     void leaveQueue(String name, String owner) {
         String key = NameKey.of(name);
         call("leaving the queue of", name, true, c -> postgres ? pgNotifying(c, pgUnqueueSql, key, owner) : update(c, unqueue, key, owner));
+    }
+
+    // ================================================================================ the line
+
+    /** Where a waiter stands in the name's line: its ticket, and how many live places before it can hold it up. */
+    record Place(long ticket, int ahead) {}
+
+    /**
+     * Keeps {@code owner}'s place in the name's line for {@code lease} from the database's now:
+     * renews it while it is live, else (the first wait, or a place that ran out while the waiter
+     * was stopped) takes a new one at the end, after clearing the places that ran out. Also counts
+     * the live places before it (for a reader, the writers' places), so that a waiter further
+     * back need not try at every release.
+     *
+     * @param ticket the place this waiter had, or {@link #NOT_IN_LINE}
+     */
+    Place keepInLine(String name, Mode mode, String owner, long ticket, Duration lease) {
+        String key = NameKey.of(name);
+        long ms = lease.toMillis();
+        return call("waiting in line for", name, true, c -> {
+            long t = ticket;
+            if (t == NOT_IN_LINE || update(c, lineRenew, ms, key, owner) != 1) {
+                update(c, linePurge, key, owner);
+                t = lastTicket(c, key) + 1;
+                update(c, lineInsert, key, owner, t, mode == Mode.EXCLUSIVE ? 1L : 0L, ms);
+            }
+            try (PreparedStatement ps = prepare(c, mode == Mode.EXCLUSIVE ? lineAheadOfWriter : lineAheadOfReader)) {
+                bind(ps, key, t, t, owner);
+                try (ResultSet rs = query(ps)) {
+                    rs.next();
+                    return new Place(t, rs.getInt(1));
+                }
+            }
+        });
+    }
+
+    /**
+     * The last ticket handed out among the places still in the line. Two waiters that read it at
+     * the same moment get the same ticket and are ordered by owner id: they arrived together.
+     */
+    private long lastTicket(Connection c, String key) throws SQLException {
+        try (PreparedStatement ps = prepare(c, lineLastTicket)) {
+            bind(ps, key);
+            try (ResultSet rs = query(ps)) {
+                return rs.next() ? rs.getLong(1) : 0;
+            }
+        }
+    }
+
+    /** Gives up {@code owner}'s place in the name's line; on PostgreSQL the waiters behind it are notified, as by a release. */
+    void leaveLine(String name, String owner) {
+        String key = NameKey.of(name);
+        call("leaving the line of", name, true, c -> {
+            if (postgres) {
+                try (PreparedStatement ps = prepare(c, lineLeave + " AND pg_notify(?, name_key) IS NOT NULL")) {
+                    bind(ps, key, owner, channel);
+                    return exec(ps);
+                }
+            }
+            return update(c, lineLeave, key, owner);
+        });
     }
 
     /**
@@ -1031,7 +1164,14 @@ final class LockStore {
                     readHolders(rs, readers, epochs);
                 }
             }
-            return Optional.of(withReaders(s, readers.getOrDefault(key, List.of())));
+            Map<String, List<Holder>> line = new HashMap<>();
+            try (PreparedStatement ps = prepare(c, inspectLine)) {
+                bind(ps, key);
+                try (ResultSet rs = query(ps)) {
+                    readLine(rs, line);
+                }
+            }
+            return Optional.of(withReaders(s, readers.getOrDefault(key, List.of()), line.getOrDefault(key, List.of())));
         });
     }
 
@@ -1049,8 +1189,12 @@ final class LockStore {
             try (PreparedStatement ps = prepare(c, listShared); ResultSet rs = query(ps)) {
                 readHolders(rs, readers, epochs);
             }
+            Map<String, List<Holder>> line = new HashMap<>();
+            try (PreparedStatement ps = prepare(c, listLine); ResultSet rs = query(ps)) {
+                readLine(rs, line);
+            }
             List<State> out = new ArrayList<>();
-            states.forEach((k, s) -> out.add(withReaders(s, readers.getOrDefault(k, List.of()))));
+            states.forEach((k, s) -> out.add(withReaders(s, readers.getOrDefault(k, List.of()), line.getOrDefault(k, List.of()))));
             out.sort((a, b) -> a.name().compareTo(b.name()));
             return out;
         });
@@ -1068,7 +1212,7 @@ final class LockStore {
         if (rs.getInt("queued") == 1) {
             waiter = Optional.of(new Holder(Mode.EXCLUSIVE, rs.getString("waiter"), 0, rs.getLong("waiter_left_ms"), -1, -1, true));
         }
-        return new State(rs.getString("name"), token, holders, waiter);
+        return new State(rs.getString("name"), token, holders, waiter, List.of());
     }
 
     /** Reads live shared holders, keeping those of their name's current epoch (the others are dead). */
@@ -1083,12 +1227,21 @@ final class LockStore {
         }
     }
 
-    private static State withReaders(State s, List<Holder> readers) {
-        if (readers.isEmpty()) {
+    private static State withReaders(State s, List<Holder> readers, List<Holder> line) {
+        if (readers.isEmpty() && line.isEmpty()) {
             return s;
         }
         List<Holder> all = new ArrayList<>(s.holders());
         all.addAll(readers);
-        return new State(s.name(), s.lastToken(), all, s.waiter());
+        return new State(s.name(), s.lastToken(), all, s.waiter(), line);
+    }
+
+    /** Reads live places of the line (ordered by name key, then ticket), by name key. */
+    private static void readLine(ResultSet rs, Map<String, List<Holder>> line) throws SQLException {
+        while (rs.next()) {
+            Mode mode = rs.getInt("writer") == 1 ? Mode.EXCLUSIVE : Mode.SHARED;
+            line.computeIfAbsent(rs.getString("name_key"), x -> new ArrayList<>())
+                    .add(new Holder(mode, rs.getString("owner"), 0, rs.getLong("left_ms"), -1, -1, true));
+        }
     }
 }
