@@ -206,10 +206,11 @@ final class JdbcAttempt implements Attempt {
         try {
             dev.interlock.LockInfo info = backend.inspect(spec.name());
             List<HolderInfo> all = new java.util.ArrayList<>(info.holders());
-            for (HolderInfo q : info.queued()) {
-                if (!q.ownerId().orElse("").equals(owner)) {
-                    all.add(q);
+            for (HolderInfo q : info.queued()) { // the line in order: those before our own place
+                if (q.ownerId().orElse("").equals(owner)) {
+                    break;
                 }
+                all.add(q);
             }
             return all;
         } catch (LockBackendException e) {
