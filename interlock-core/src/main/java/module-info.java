@@ -4,7 +4,7 @@
  * backend ({@code mem:}) and the exclusion check behind {@code interlock verify}. Backends are
  * found with {@link java.util.ServiceLoader}.
  */
-@SuppressWarnings("module") // the qualified export names modules that may not be on the module path
+@SuppressWarnings("module") // the qualified export names a module that may not be on the module path
 module dev.interlock {
     requires org.slf4j;
 
@@ -12,9 +12,10 @@ module dev.interlock {
     exports dev.interlock.spi;
     exports dev.interlock.mem;
     exports dev.interlock.check;
-    // Shared by Interlock's own modules only; not an API.
-    exports dev.interlock.internal to dev.interlock.file, dev.interlock.cli, dev.interlock.jdbc, dev.interlock.redis,
-            dev.interlock.shedlock, dev.interlock.spring;
+    // What every backend builds on: first-party and third-party backends alike (docs/spi.md, "Usage").
+    exports dev.interlock.spi.support;
+    // The command-line tool's hooks into the core (supervision of `interlock run`); not an API.
+    exports dev.interlock.internal to dev.interlock.cli;
 
     uses dev.interlock.spi.LockBackendProvider;
 

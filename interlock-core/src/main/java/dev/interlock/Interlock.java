@@ -1,7 +1,7 @@
 package dev.interlock;
 
 import dev.interlock.internal.DefaultLockSpace;
-import dev.interlock.internal.Secrets;
+import dev.interlock.spi.support.Secrets;
 import dev.interlock.spi.BackendConfig;
 import dev.interlock.spi.LockBackend;
 import dev.interlock.spi.LockBackendProvider;

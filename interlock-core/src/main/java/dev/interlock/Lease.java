@@ -93,6 +93,32 @@ public interface Lease extends AutoCloseable {
     Lease onLost(Consumer<LockLostException> listener);
 
     /**
+     * Moves the {@link LockRequest#holdAtLeast hold-at-least} time to {@code duration} from now,
+     * earlier or later than the one given at acquisition ({@code Duration.ZERO}: close releases at
+     * once), for APIs that renegotiate it while the lock is held (ShedLock's
+     * {@code extend(lockAtMostFor, lockAtLeastFor)}).
+     *
+     * @return false if this lease does not support it (nothing was changed); the core's leases do
+     * @throws IllegalArgumentException if {@code duration} is negative
+     */
+    default boolean holdAtLeastFromNow(java.time.Duration duration) {
+        if (duration.isNegative()) {
+            throw new IllegalArgumentException("hold-at-least must not be negative, was " + duration);
+        }
+        return false;
+    }
+
+    /**
+     * The open file descriptor that holds this lock in the kernel, for a child process to inherit
+     * so that the lock stays held while the child lives, on spaces with
+     * {@link Capability#INHERITABLE_DESCRIPTOR} ({@code flock:}); empty elsewhere, or once closed.
+     * {@code interlock run} hands it to its command this way.
+     */
+    default java.util.OptionalInt inheritableDescriptor() {
+        return java.util.OptionalInt.empty();
+    }
+
+    /**
      * Releases the lock. Idempotent: the second and later calls do nothing. Safe from any thread.
      * A lease that was lost before it was closed (see the lease rule above) reports the loss to
      * its listeners, once, and is released, owner-checked, so others need not wait for its end.

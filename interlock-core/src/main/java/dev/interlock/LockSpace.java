@@ -1,5 +1,6 @@
 package dev.interlock;
 
+import dev.interlock.spi.support.LockNames;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -78,7 +79,7 @@ public interface LockSpace extends AutoCloseable {
 
     /** {@code name} as a {@link java.util.concurrent.locks.Lock} in {@code mode}; see {@link #asLock(String)}. */
     default LockView asLock(String name, Mode mode) {
-        return new LockView(this, dev.interlock.internal.LockNames.validate(name), mode);
+        return new LockView(this, LockNames.validate(name), mode);
     }
 
     /** Who holds {@code name} now (empty holders if free). Reads only; never changes lock state. */

@@ -1,5 +1,8 @@
 package dev.interlock;
 
+import dev.interlock.spi.support.LockNames;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
@@ -49,9 +52,24 @@ public final class LockView implements Lock {
     private final LockSpace space;
     private final String name;
     private final Mode mode;
-    /** Guards the fields below; never held while waiting for the backend. */
-    private final ReentrantLock state = new ReentrantLock();
-    private Thread owner;
+    /**
+     * The holding thread, or null: written by that thread only (with release order, after its
+     * hold count and lease), read by any. The view has no lock of its own, so that an adapter
+     * built on it (Spring's registry) costs next to nothing over the direct API.
+     */
+    private volatile Thread owner;
+    /** Writes {@link #owner} with release order only: no reader needs more, and a full fence costs. */
+    private static final VarHandle OWNER;
+
+    static {
+        try {
+            OWNER = MethodHandles.lookup().findVarHandle(LockView.class, "owner", Thread.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** The owner's hold count and lease: read and written by the owner thread only. */
     private int holds;
     private Lease lease;
 
@@ -68,22 +86,12 @@ public final class LockView implements Lock {
 
     /** The lease of the current holding, if the calling thread holds this view. */
     public Optional<Lease> lease() {
-        state.lock();
-        try {
-            return owner == Thread.currentThread() ? Optional.of(lease) : Optional.empty();
-        } finally {
-            state.unlock();
-        }
+        return owner == Thread.currentThread() ? Optional.of(lease) : Optional.empty();
     }
 
     /** True if the calling thread holds this view (whatever the lease's validity). */
     public boolean isHeldByCurrentThread() {
-        state.lock();
-        try {
-            return owner == Thread.currentThread();
-        } finally {
-            state.unlock();
-        }
+        return owner == Thread.currentThread();
     }
 
     /**
@@ -92,22 +100,12 @@ public final class LockView implements Lock {
      * processes; {@link LockSpace#status(String)} does.
      */
     public boolean isLocked() {
-        state.lock();
-        try {
-            return owner != null;
-        } finally {
-            state.unlock();
-        }
+        return owner != null;
     }
 
     /** The calling thread's hold count (0 if it does not hold the view). */
     public int getHoldCount() {
-        state.lock();
-        try {
-            return owner == Thread.currentThread() ? holds : 0;
-        } finally {
-            state.unlock();
-        }
+        return owner == Thread.currentThread() ? holds : 0;
     }
 
     /**
@@ -116,37 +114,31 @@ public final class LockView implements Lock {
      * @throws LockLostException if it does but the lease is no longer valid; the holding is dropped
      */
     private boolean reenter() {
-        Lease lost;
-        state.lock();
-        try {
-            if (owner != Thread.currentThread()) {
-                return false;
-            }
-            if (lease.isValid()) {
-                holds++;
-                return true;
-            }
-            lost = lease;
-            owner = null;
-            holds = 0;
-            lease = null;
-        } finally {
-            state.unlock();
+        if (owner != Thread.currentThread()) {
+            return false;
         }
-        throw new LockLostException(space.uri(), name, space.uri() + " - " + dev.interlock.internal.LockNames.quote(name)
-                + " was locked again by its holder, but its lease (token " + lost.token() + ") is no longer valid: the thread"
+        Lease held = lease;
+        if (held.isValid()) {
+            holds++;
+            return true;
+        }
+        // Not closed: a lease lost at its loss point stays the core's, kept from others until its end.
+        drop();
+        throw new LockLostException(space.uri(), name, space.uri() + " - " + LockNames.quote(name)
+                + " was locked again by its holder, but its lease (token " + held.token() + ") is no longer valid: the thread"
                 + " no longer holds it", null);
     }
 
     private void held(Lease l) {
-        state.lock();
-        try {
-            owner = Thread.currentThread();
-            holds = 1;
-            lease = l;
-        } finally {
-            state.unlock();
-        }
+        lease = l;
+        holds = 1;
+        OWNER.setRelease(this, Thread.currentThread()); // last: a reader that sees the owner sees its lease
+    }
+
+    private void drop() {
+        lease = null;
+        holds = 0;
+        OWNER.setRelease(this, null);
     }
 
     @Override
@@ -192,6 +184,16 @@ public final class LockView implements Lock {
     /** One attempt, no wait; false also for a reentry whose lease is no longer valid (see the class comment). */
     @Override
     public boolean tryLock() {
+        return tryLock(NO_OPTIONS);
+    }
+
+    /**
+     * {@link #tryLock()}, with {@code options} for the acquisition if one is made (see the class
+     * comment). Like {@link #tryLock()}, and unlike a zero-timeout {@link #tryLock(Duration, Consumer)},
+     * it ignores the thread's interrupt status.
+     */
+    public boolean tryLock(Consumer<? super LockRequest> options) {
+        Objects.requireNonNull(options, "options");
         try {
             if (reenter()) {
                 return true;
@@ -199,7 +201,7 @@ public final class LockView implements Lock {
         } catch (LockLostException e) {
             return false;
         }
-        Optional<Lease> l = space.lock(name).mode(mode).tryAcquire();
+        Optional<Lease> l = request(options).tryAcquire();
         l.ifPresent(this::held);
         return l.isPresent();
     }
@@ -235,7 +237,7 @@ public final class LockView implements Lock {
     /** As {@link ReentrantLock}: an interruptible lock call on an interrupted thread throws, even a reentry. */
     private void checkInterrupt() throws InterruptedException {
         if (Thread.interrupted()) {
-            throw new InterruptedException(space.uri() + " - interrupted before locking " + dev.interlock.internal.LockNames.quote(name));
+            throw new InterruptedException(space.uri() + " - interrupted before locking " + LockNames.quote(name));
         }
     }
 
@@ -249,22 +251,16 @@ public final class LockView implements Lock {
 
     @Override
     public void unlock() {
-        Lease release;
-        state.lock();
-        try {
-            if (owner != Thread.currentThread()) {
-                throw new IllegalMonitorStateException(dev.interlock.internal.LockNames.quote(name) + " is not held by this thread"
-                        + (owner == null ? "" : " (" + owner.getName() + " holds it)"));
-            }
-            if (--holds > 0) {
-                return;
-            }
-            release = lease;
-            owner = null;
-            lease = null;
-        } finally {
-            state.unlock();
+        Thread holder = owner;
+        if (holder != Thread.currentThread()) {
+            throw new IllegalMonitorStateException(LockNames.quote(name) + " is not held by this thread"
+                    + (holder == null ? "" : " (" + holder.getName() + " holds it)"));
         }
+        if (--holds > 0) {
+            return;
+        }
+        Lease release = lease;
+        drop();
         release.close();
     }
 
@@ -276,12 +272,8 @@ public final class LockView implements Lock {
 
     @Override
     public String toString() {
-        state.lock();
-        try {
-            return "LockView[" + space.uri() + " " + dev.interlock.internal.LockNames.quote(name) + " " + mode.shortName()
-                    + (owner == null ? " free here" : " held by " + owner.getName() + " x" + holds) + "]";
-        } finally {
-            state.unlock();
-        }
+        Thread holder = owner;
+        return "LockView[" + space.uri() + " " + LockNames.quote(name) + " " + mode.shortName()
+                + (holder == null ? " free here" : " held by " + holder.getName()) + "]";
     }
 }

@@ -1,5 +1,6 @@
 package dev.interlock;
 
+import dev.interlock.spi.support.ProcessIdentity;
 import java.util.Objects;
 
 /**
@@ -31,7 +32,7 @@ public final class Owner {
 
     /** A new owner for one acquisition by this process. */
     public static Owner newAcquisition() {
-        return dev.interlock.internal.ProcessIdentity.current().newOwner();
+        return ProcessIdentity.current().newOwner();
     }
 
     /**

@@ -27,7 +27,7 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * Uncontended acquire + release of one {@code dir:} name against the raw hard-link dotlock floor
- * (temp create + write, link, unlink, unlink: seed 000 / liblockfile without their sleeps), with
+ * (temp create + write, link, unlink, unlink: the classic hard-link dotlock, as liblockfile does it, without its sleeps), with
  * {@code others} other lock names in the same directory (cost must not grow with it). The
  * directory is {@code -Dbench.dir} (default: a new directory under /tmp); run it once on tmpfs
  * ({@code /dev/shm}) and once on disk.
@@ -99,7 +99,7 @@ public class DirBenchmark {
     }
 
     /**
-     * One uncontended round of the classic NFS-safe dotlock (seed 000, liblockfile): create a unique
+     * One uncontended round of the classic NFS-safe dotlock (as liblockfile does it): create a unique
      * temp file with the holder's record, link it to the lock name, unlink the temp; later unlink the lock.
      */
     static int dotlockRound(byte[] tmp, byte[] lock, byte[] record) {

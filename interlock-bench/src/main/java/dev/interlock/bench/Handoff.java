@@ -28,7 +28,7 @@ import java.util.concurrent.TimeUnit;
  * processes of a host) and releases; the waiter stamps again as soon as its acquire returns.
  * The difference is the handoff latency. Kinds: {@code raw} (blocking {@code flock(LOCK_EX)}, what
  * util-linux {@code flock(1)} does while it waits: the kernel wakes the sleeper directly),
- * {@code flock} and {@code dir} (Interlock's backends), {@code seed000} (hard-link lock polled
+ * {@code flock} and {@code dir} (Interlock's backends), {@code hardlink} (the classic hard-link dotlock polled
  * every 100 ms). Ratios are against the first kind, measured in the same run.
  *
  * <p>Kinds on a server, which this harness starts once for all of them (see {@link BenchServers}):
@@ -39,7 +39,7 @@ import java.util.concurrent.TimeUnit;
  * {@snippet lang="shell" :
  * ./mvnw -q -pl interlock-bench -am package -DskipTests
  * java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.Handoff 3000 /var/tmp/bench            # raw flock
- * java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.Handoff 2000 /dev/shm dir seed000:80
+ * java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.Handoff 2000 /dev/shm dir hardlink:80
  * java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.Handoff 2000 /tmp jdbc/floor jdbc/interlock jdbc/spring:80 jdbc/shedlock-100ms:80
  * java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.Handoff 2000 /tmp redis/floor redis/interlock redis/redisson redis/shedlock-100ms:80
  * }
@@ -74,7 +74,7 @@ public final class Handoff {
             "flock-inotify", "interlock flock: (inotify wait, as before KernelWait)",
             "dir", "interlock dir: (inotify wake-up)",
             "dir-fair", "interlock dir:?barge=0 (strictly in turn)",
-            "seed000", "seed 000 (hard link, retry every 100 ms)");
+            "hardlink", "hard-link dotlock (retry every 100 ms)");
 
     public static void main(String[] args) throws Exception {
         if (args.length > 0 && args[0].equals("child")) {
@@ -94,7 +94,7 @@ public final class Handoff {
             String[] where = new String[n];
             int[] kindRounds = new int[n];
             for (int i = 0; i < n; i++) {
-                String[] kr = kinds.get(i).split(":", 2); // KIND or KIND:ROUNDS (seed000 takes 100 ms a round)
+                String[] kr = kinds.get(i).split(":", 2); // KIND or KIND:ROUNDS (hardlink takes 100 ms a round)
                 kind[i] = kr[0];
                 kindRounds[i] = kr.length > 1 ? Integer.parseInt(kr[1]) : rounds;
                 if (kr[0].startsWith("jdbc/")) {
@@ -297,7 +297,7 @@ public final class Handoff {
                 : kind.equals("raw-token") ? new RawTokenLocker(Path.of(dirOrUrl))
                 : kind.equals("raw-mapped-token") ? new RawMappedTokenLocker(Path.of(dirOrUrl))
                 : kind.equals("raw-dir") ? new RawDirLocker(Path.of(dirOrUrl))
-                : kind.equals("seed000") ? new Seed000Locker(Path.of(dirOrUrl))
+                : kind.equals("hardlink") ? new HardLinkLocker(Path.of(dirOrUrl))
                 : kind.equals("flock-inotify") ? inotifyFlock(dirOrUrl)
                 : kind.equals("dir-fair") ? new InterlockLocker("dir:" + dirOrUrl + "?barge=0")
                 : kind.startsWith("dir?") ? new InterlockLocker("dir:" + dirOrUrl + kind.substring(3))
@@ -532,12 +532,12 @@ public final class Handoff {
         }
     }
 
-    /** Seed 000's lock: hard-link a unique temp file to NAME.lock; if that fails, sleep 100 ms and retry. */
-    static final class Seed000Locker implements Locker {
+    /** The classic dotlock: hard-link a unique temp file to NAME.lock; if that fails, sleep 100 ms and retry. */
+    static final class HardLinkLocker implements Locker {
         final Path lock;
         final Path tmp;
 
-        Seed000Locker(Path dir) {
+        HardLinkLocker(Path dir) {
             lock = dir.resolve("handoff.lock");
             tmp = dir.resolve("handoff.lock.pid." + ProcessHandle.current().pid());
         }

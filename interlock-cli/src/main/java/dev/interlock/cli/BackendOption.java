@@ -4,7 +4,7 @@ import dev.interlock.Interlock;
 import dev.interlock.InvalidLockNameException;
 import dev.interlock.LockBackendException;
 import dev.interlock.LockSpace;
-import dev.interlock.internal.LockNames;
+import dev.interlock.spi.support.LockNames;
 import picocli.CommandLine.Option;
 
 /** The {@code --backend URI} option shared by every command, and opening the lock space it names. */

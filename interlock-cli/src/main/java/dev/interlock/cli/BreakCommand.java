@@ -6,7 +6,7 @@ import dev.interlock.LockInfo;
 import dev.interlock.LockSpace;
 import dev.interlock.Owner;
 import dev.interlock.internal.Leases;
-import dev.interlock.internal.LockNames;
+import dev.interlock.spi.support.LockNames;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,5 +1,6 @@
 package dev.interlock.cli;
 
+import dev.interlock.spi.support.Durations;
 import java.io.BufferedWriter;
 import java.io.OutputStream;
 import java.io.OutputStreamWriter;

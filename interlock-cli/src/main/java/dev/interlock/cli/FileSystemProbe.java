@@ -3,6 +3,7 @@ package dev.interlock.cli;
 import com.sun.jna.Function;
 import com.sun.jna.Memory;
 import com.sun.jna.Platform;
+import dev.interlock.spi.support.Durations;
 import java.io.IOException;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;

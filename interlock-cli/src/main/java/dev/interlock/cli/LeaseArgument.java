@@ -2,6 +2,7 @@ package dev.interlock.cli;
 
 import dev.interlock.LockRequest;
 import dev.interlock.internal.Leases;
+import dev.interlock.spi.support.Durations;
 import java.time.Duration;
 
 /**

@@ -2,6 +2,7 @@ package dev.interlock.cli;
 
 import dev.interlock.HolderInfo;
 import dev.interlock.LockInfo;
+import dev.interlock.spi.support.Durations;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -79,7 +80,7 @@ final class LockTable {
     private static String displayName(String name) {
         for (int i = 0; i < name.length(); i++) {
             if (Character.isWhitespace(name.charAt(i))) {
-                return dev.interlock.internal.LockNames.quote(name);
+                return dev.interlock.spi.support.LockNames.quote(name);
             }
         }
         return name;

@@ -2,7 +2,7 @@ package dev.interlock.cli;
 
 import dev.interlock.InvalidLockNameException;
 import dev.interlock.LockBackendException;
-import dev.interlock.internal.Log;
+import dev.interlock.spi.support.Log;
 import java.io.PrintWriter;
 import java.util.List;
 import picocli.CommandLine;

@@ -1,6 +1,6 @@
 package dev.interlock.cli;
 
-import dev.interlock.internal.ProcessIdentity;
+import dev.interlock.spi.support.ProcessIdentity;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;

@@ -6,7 +6,7 @@ import dev.interlock.LockRequest;
 import dev.interlock.LockSpace;
 import dev.interlock.Mode;
 import dev.interlock.internal.Leases;
-import dev.interlock.internal.LockNames;
+import dev.interlock.spi.support.LockNames;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -98,12 +98,12 @@ final class RunCommand implements Callable<Integer> {
     @Mixin
     BackendOption backend;
 
-    @Option(names = "--lease", paramLabel = "DURATION", converter = Durations.class,
+    @Option(names = "--lease", paramLabel = "DURATION", converter = DurationConverter.class,
             description = "Lease of lease-based backends (dir:, jdbc:, redis:), renewed while COMMAND"
                     + " runs. Default: the backend's (30s). Ignored by flock:, whose locks do not expire.")
     Duration lease;
 
-    @Option(names = "--hold-at-least", paramLabel = "DURATION", converter = Durations.class,
+    @Option(names = "--hold-at-least", paramLabel = "DURATION", converter = DurationConverter.class,
             description = "Keep the lock until DURATION after it was taken, even if COMMAND ends sooner"
                     + " (one run of a job fired on several hosts whose clocks differ).")
     Duration holdAtLeast;
@@ -207,7 +207,7 @@ final class RunCommand implements Callable<Integer> {
                 ("INTERLOCK_NAME=" + name).getBytes(StandardCharsets.UTF_8),
                 ("INTERLOCK_OWNER=" + lease.owner().id()).getBytes(StandardCharsets.UTF_8),
                 ("INTERLOCK_TOKEN=" + lease.token()).getBytes(StandardCharsets.UTF_8));
-        OptionalInt fd = Leases.inheritableDescriptor(lease);
+        OptionalInt fd = lease.inheritableDescriptor();
         err.flush();
         out.flush();
         System.out.flush();

@@ -5,7 +5,7 @@ import com.sun.jna.Native;
 import com.sun.jna.Pointer;
 import dev.interlock.file.internal.Errno;
 import dev.interlock.file.internal.LibcProcesses;
-import dev.interlock.internal.Log;
+import dev.interlock.spi.support.Log;
 import java.util.ArrayList;
 import java.util.List;
 

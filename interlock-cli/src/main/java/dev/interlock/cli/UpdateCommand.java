@@ -10,7 +10,7 @@ import dev.interlock.file.AtomicFileException;
 import dev.interlock.file.internal.Errno;
 import dev.interlock.file.internal.LibcFiles;
 import dev.interlock.file.internal.ReplaceTarget;
-import dev.interlock.internal.LockNames;
+import dev.interlock.spi.support.LockNames;
 import java.io.PrintWriter;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
@@ -125,7 +125,7 @@ final class UpdateCommand implements Callable<Integer> {
     @Option(names = "--lock", paramLabel = "NAME", description = "Lock name (default: 'update:' and FILE's real path).")
     String lockName;
 
-    @Option(names = "--lease", paramLabel = "DURATION", converter = Durations.class,
+    @Option(names = "--lease", paramLabel = "DURATION", converter = DurationConverter.class,
             description = "Lease of lease-based backends (dir:, jdbc:, redis:), renewed while COMMAND"
                     + " runs. Default: the backend's (30s). Ignored by flock:, whose locks do not expire.")
     Duration lease;

@@ -5,7 +5,8 @@ import dev.interlock.LockBackendException;
 import dev.interlock.LockSpace;
 import dev.interlock.Mode;
 import dev.interlock.check.CheckWorker;
-import dev.interlock.internal.ProcessIdentity;
+import dev.interlock.spi.support.Durations;
+import dev.interlock.spi.support.ProcessIdentity;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -86,7 +87,7 @@ final class VerifyCommand implements Callable<Integer> {
     @Option(names = {"-p", "--processes"}, paramLabel = "N", description = "Worker processes on this host (default: ${DEFAULT-VALUE}).")
     int processes = 4;
 
-    @Option(names = {"-d", "--duration"}, paramLabel = "DURATION", converter = Durations.class,
+    @Option(names = {"-d", "--duration"}, paramLabel = "DURATION", converter = DurationConverter.class,
             description = "How long the workers run (default: 10s).")
     Duration duration;
 
@@ -98,7 +99,7 @@ final class VerifyCommand implements Callable<Integer> {
             + " times, and measure how long until the next grant.")
     boolean crashTest;
 
-    @Option(names = "--lease", paramLabel = "DURATION", converter = Durations.class,
+    @Option(names = "--lease", paramLabel = "DURATION", converter = DurationConverter.class,
             description = "Lease of lease-based backends (default: the backend's, 30s).")
     Duration lease;
 
@@ -127,7 +128,7 @@ final class VerifyCommand implements Callable<Integer> {
                     + " (default for dir: and flock:: LOCKDIR/" + SHARED_IN_LOCK_DIR + ").")
     String sharedDirOption;
 
-    @Option(names = "--join-timeout", paramLabel = "DURATION", converter = Durations.class,
+    @Option(names = "--join-timeout", paramLabel = "DURATION", converter = DurationConverter.class,
             description = "With --lead/--join: how long to wait for the other hosts (default: 2m).")
     Duration joinTimeout;
 
@@ -299,7 +300,7 @@ final class VerifyCommand implements Callable<Integer> {
                     + " them time)");
         }
         try {
-            VerifyReport.writeHost(work, setup.host(), CheckWorker.clockId(), processes, outcome);
+            VerifyHostLog.write(work, setup.host(), CheckWorker.clockId(), processes, outcome);
         } catch (NoSuchFileException e) {
             if (runDir != null) {
                 throw runDir.gone("leave this host's records");
@@ -318,10 +319,10 @@ final class VerifyCommand implements Callable<Integer> {
             hostDirs = List.of(work);
         }
         liveWorkers = null;
-        List<VerifyReport.HostLog> logs = new ArrayList<>();
+        List<VerifyHostLog.HostLog> logs = new ArrayList<>();
         for (Path d : hostDirs) {
             try {
-                logs.add(VerifyReport.readHost(d));
+                logs.add(VerifyHostLog.read(d));
             } catch (IOException | RuntimeException e) {
                 problems.add("the records in " + d + " could not be read: "
                         + (e instanceof IOException ? VerifyWorker.reason((IOException) e) : e.getMessage()));

@@ -1,5 +1,6 @@
 package dev.interlock.cli;
 
+import dev.interlock.spi.support.Durations;
 import java.io.IOException;
 import java.net.URLDecoder;
 import java.net.URLEncoder;

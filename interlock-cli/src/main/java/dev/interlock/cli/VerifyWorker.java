@@ -32,7 +32,7 @@ import java.util.concurrent.ThreadLocalRandom;
 /**
  * One worker process of {@code interlock verify}: until told to stop, it acquires the lock
  * (shared with probability R, else exclusive), reads the counter file, and in an exclusive
- * section writes it back plus one, in place (seed 002's lost-update recipe: without a working
+ * section writes it back plus one, in place (the lost-update recipe: without a working
  * lock, increments get lost). Each section goes to its log as a {@link Section} line as soon as
  * it ends, so a worker killed later loses nothing it recorded.
  *

@@ -8,8 +8,9 @@ import dev.interlock.LockRequest;
 import dev.interlock.LockSpace;
 import dev.interlock.LockTimeoutException;
 import dev.interlock.internal.DefaultLockSpace;
-import dev.interlock.internal.LockNames;
-import dev.interlock.internal.ProcessIdentity;
+import dev.interlock.spi.support.Durations;
+import dev.interlock.spi.support.LockNames;
+import dev.interlock.spi.support.ProcessIdentity;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,7 +26,7 @@ final class WaitOptions {
     @Option(names = {"-n", "--no-wait"}, description = "Do not wait: if the lock is busy, exit at once with the conflict code.")
     boolean noWait;
 
-    @Option(names = {"-w", "--wait"}, paramLabel = "DURATION", converter = Durations.class,
+    @Option(names = {"-w", "--wait"}, paramLabel = "DURATION", converter = DurationConverter.class,
             description = "Wait at most DURATION for the lock, then exit with the conflict code (-w 0 is -n).")
     Duration wait;
 

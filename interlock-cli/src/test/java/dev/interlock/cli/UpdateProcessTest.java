@@ -18,7 +18,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@code interlock update} as a real process: seed 002's recipe, lock → read → temp → rename → unlock. */
+/** {@code interlock update} as a real process: the safe-update recipe, lock → read → temp → rename → unlock. */
 class UpdateProcessTest {
     @TempDir
     Path tmp;

@@ -25,8 +25,8 @@ class VerifyReportTest {
         return out;
     }
 
-    static VerifyReport.HostLog host(List<Section> sections, List<Section> killed, List<VerifyWorkers.Failure> failures) {
-        return new VerifyReport.HostLog("h", "c", 2, 1_000_000_000L, sections, killed, List.of(), List.of(), 0, failures);
+    static VerifyHostLog.HostLog host(List<Section> sections, List<Section> killed, List<VerifyWorkers.Failure> failures) {
+        return new VerifyHostLog.HostLog("h", "c", 2, 1_000_000_000L, sections, killed, List.of(), List.of(), 0, failures);
     }
 
     @Test
@@ -135,15 +135,15 @@ class VerifyReportTest {
         Files.writeString(dir.resolve("worker-1.log"), s.get(2).format() + "\n");
         Section killed = new Section("w2@h", true, 4, 3, "c", 300, 310, 350);
         VerifyWorkers.Failure f = new VerifyWorkers.Failure("w 1", 70, "internal error:\nline two", true);
-        VerifyReport.writeHost(dir, "host a", "c", 2, new VerifyWorkers.Outcome(List.of(), List.of(killed), List.of(f), 100, 2100));
-        VerifyReport.HostLog h = VerifyReport.readHost(dir);
+        VerifyHostLog.write(dir, "host a", "c", 2, new VerifyWorkers.Outcome(List.of(), List.of(killed), List.of(f), 100, 2100));
+        VerifyHostLog.HostLog h = VerifyHostLog.read(dir);
         assertThat(h.host()).isEqualTo("host a");
         assertThat(h.clock()).isEqualTo("c");
         assertThat(h.runNanos()).isEqualTo(2000);
         assertThat(h.sections()).hasSize(3).extracting(Section::source).containsExactly("w0@host a", "w0@host a", "w1@host a");
         assertThat(h.sections().get(0).asked()).isEqualTo(-20);
         assertThat(h.killed()).containsExactly(killed);
-        assertThat(h.unfinished()).containsExactly(new VerifyReport.Wait("w0@host a", 4000));
+        assertThat(h.unfinished()).containsExactly(new VerifyHostLog.Wait("w0@host a", 4000));
         assertThat(h.torn()).containsExactly("w0@host a read 'x1' from the counter (token 77)");
         assertThat(h.lostLeases()).isEqualTo(1);
         assertThat(h.failures()).containsExactly(f);

@@ -4,7 +4,7 @@ import dev.interlock.Interlock;
 import dev.interlock.Lease;
 import dev.interlock.LockSpace;
 import dev.interlock.Mode;
-import dev.interlock.internal.ProcessIdentity;
+import dev.interlock.spi.support.ProcessIdentity;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -18,7 +18,7 @@ import java.util.concurrent.ThreadLocalRandom;
  * host's boot id as its clock, and writes the records to its log at the end.
  *
  * <p>The counter is a plain file read and rewritten in place, exactly the lost-update recipe of
- * seed 002: without a working lock, increments get lost and values repeat, which
+ * the lost-update recipe: without a working lock, increments get lost and values repeat, which
  * {@link ExclusionCheck} detects without comparing clocks across hosts.
  *
  * <p>Arguments: {@code URI NAME MODES ITERATIONS LOG COUNTER}, MODES being {@code ex}, {@code sh}

@@ -9,9 +9,12 @@ import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Grant;
 import dev.interlock.spi.LeaseKind;
 import dev.interlock.spi.LossChannel;
+import dev.interlock.spi.support.LockNames;
+import dev.interlock.spi.support.Log;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.OptionalInt;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
@@ -785,13 +788,18 @@ final class DefaultLease implements Lease {
         return deadline;
     }
 
-    /**
-     * Moves the hold-at-least time to {@code duration} from now, earlier or later than the one
-     * asked at acquisition ({@code Duration.ZERO}: close releases at once). For adapters whose
-     * API renegotiates it while the lock is held (ShedLock's {@code extend}).
-     */
-    void holdAtLeastFromNow(Duration duration) {
+    @Override
+    public boolean holdAtLeastFromNow(Duration duration) {
+        if (duration.isNegative()) {
+            throw new IllegalArgumentException("hold-at-least must not be negative, was " + duration);
+        }
         holdUntil = duration.isZero() ? Long.MIN_VALUE : space.ticker.read() + duration.toNanos();
+        return true;
+    }
+
+    @Override
+    public OptionalInt inheritableDescriptor() {
+        return grant.inheritableDescriptor();
     }
 
     /** The lease duration now in force. */

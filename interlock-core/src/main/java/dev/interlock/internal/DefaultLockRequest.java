@@ -10,6 +10,8 @@ import dev.interlock.Owner;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
 import dev.interlock.spi.Grant;
+import dev.interlock.spi.support.LockNames;
+import dev.interlock.spi.support.ProcessIdentity;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -4,6 +4,8 @@ import dev.interlock.LockBackendException;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Grant;
 import dev.interlock.spi.LeaseKind;
+import dev.interlock.spi.support.LockNames;
+import dev.interlock.spi.support.Log;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 

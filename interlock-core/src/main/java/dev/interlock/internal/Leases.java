@@ -4,8 +4,8 @@ import dev.interlock.Lease;
 import dev.interlock.LockRequest;
 import dev.interlock.LockSpace;
 import dev.interlock.Ticker;
+import dev.interlock.spi.support.ProcessIdentity;
 import java.time.Duration;
-import java.util.OptionalInt;
 import java.util.function.LongConsumer;
 
 /**
@@ -14,11 +14,6 @@ import java.util.function.LongConsumer;
  */
 public final class Leases {
     private Leases() {}
-
-    /** See {@link dev.interlock.spi.Grant#inheritableDescriptor()}; empty for leases of other implementations. */
-    public static OptionalInt inheritableDescriptor(Lease lease) {
-        return lease instanceof DefaultLease ? ((DefaultLease) lease).grant().inheritableDescriptor() : OptionalInt.empty();
-    }
 
     /** The shortest lease that may be renewed in the background (a fixed one may be shorter). */
     public static final Duration MIN_RENEWED_LEASE = DefaultLockRequest.MIN_RENEWED_LEASE;
@@ -66,24 +61,5 @@ public final class Leases {
     /** The lease duration of a lease-based lease. */
     public static Duration leaseDuration(Lease lease) {
         return ((DefaultLease) lease).leaseDuration();
-    }
-
-    /**
-     * Makes {@link Lease#close()} keep the lock until {@code duration} from now, replacing the
-     * {@link LockRequest#holdAtLeast hold-at-least} time given at acquisition (zero: close releases
-     * at once). ShedLock's {@code extend(lockAtMostFor, lockAtLeastFor)} renegotiates it this way.
-     *
-     * @return false if {@code lease} is not one of the core's (nothing was changed)
-     * @throws IllegalArgumentException if {@code duration} is negative
-     */
-    public static boolean holdAtLeastFromNow(Lease lease, Duration duration) {
-        if (duration.isNegative()) {
-            throw new IllegalArgumentException("hold-at-least must not be negative, was " + duration);
-        }
-        if (!(lease instanceof DefaultLease)) {
-            return false;
-        }
-        ((DefaultLease) lease).holdAtLeastFromNow(duration);
-        return true;
     }
 }

@@ -1,6 +1,8 @@
 package dev.interlock.internal;
 
 import dev.interlock.LockBackendException;
+import dev.interlock.spi.support.LockNames;
+import dev.interlock.spi.support.Log;
 import java.util.concurrent.TimeUnit;
 
 /**

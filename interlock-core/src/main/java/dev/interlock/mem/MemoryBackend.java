@@ -4,9 +4,7 @@ import dev.interlock.Capability;
 import dev.interlock.HolderInfo;
 import dev.interlock.LockBackendException;
 import dev.interlock.LockInfo;
-import dev.interlock.LockLostException;
 import dev.interlock.Mode;
-import dev.interlock.internal.LockNames;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
 import dev.interlock.spi.BackendConfig;
@@ -14,6 +12,8 @@ import dev.interlock.spi.Grant;
 import dev.interlock.spi.LeaseKind;
 import dev.interlock.spi.LockBackend;
 import dev.interlock.spi.LossChannel;
+import dev.interlock.spi.support.BackendFailures;
+import dev.interlock.spi.support.ChangeSignal;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -30,7 +30,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -47,15 +46,19 @@ import java.util.concurrent.locks.ReentrantLock;
  * holder as another host reclaiming it would, and {@link #reportLoss} pushes a loss through the
  * SPI's loss channel. {@link #calls()} counts what the core asked of it.
  *
- * <p>Thread-safe: each name has its own lock, which guards its state, and its own condition,
- * on which its waiters wait, so that names never contend with each other; a try that finds the
- * name busy builds nothing but the list of who blocked it.
+ * <p>Thread-safe: each name has its own lock, which guards its state, and its own
+ * {@link ChangeSignal}, on which its waiters wait, so that names never contend with each other; a
+ * try that finds the name busy builds nothing but the list of who blocked it. Its messages are
+ * made by {@link BackendFailures}. It uses nothing of the core that a backend in another module
+ * could not: only {@code dev.interlock}, {@code dev.interlock.spi} and
+ * {@code dev.interlock.spi.support} (docs/spi.md, "Usage").
  */
 public final class MemoryBackend implements LockBackend {
     private static final Map<String, MemoryBackend> NAMESPACES = new ConcurrentHashMap<>();
 
     private final String namespace;
     private final String description;
+    private final BackendFailures failures;
     private final Clock clock;
     private final dev.interlock.Ticker ticker;
     private final Map<String, Entry> entries = new ConcurrentHashMap<>();
@@ -68,6 +71,7 @@ public final class MemoryBackend implements LockBackend {
     private MemoryBackend(String namespace, BackendConfig config) {
         this.namespace = namespace;
         this.description = "mem:" + namespace;
+        this.failures = new BackendFailures(description);
         this.clock = config.clock();
         this.ticker = config.ticker();
     }
@@ -105,18 +109,16 @@ public final class MemoryBackend implements LockBackend {
      */
     private static final class Entry {
         final ReentrantLock lock = new ReentrantLock();
-        final Condition changed = lock.newCondition();
+        /** Signalled on every change a waiter may care about; waiters wait on it without the lock. */
+        final ChangeSignal changes = new ChangeSignal();
         final Map<String, Holder> holders = new LinkedHashMap<>(4);
         final ArrayDeque<MemAttempt> queue = new ArrayDeque<>(4);
         long token;
-        /** Bumped on every change a waiter may care about. */
-        long version;
         /** Dropped from the namespace (never granted, nobody waiting): whoever locked it looks the name up again. */
         boolean removed;
 
         void changed() {
-            version++;
-            changed.signalAll();
+            changes.signal();
         }
     }
 
@@ -183,11 +185,11 @@ public final class MemoryBackend implements LockBackend {
                 p.await();
             } catch (InterruptedException ie) {
                 Thread.currentThread().interrupt();
-                throw new LockBackendException(description, name, description + " - " + what + " interrupted while the backend was paused", ie, true);
+                throw failures.unreachable(name, what + " interrupted while the backend was paused", ie);
             }
         }
         if (cut) {
-            throw new LockBackendException(description, name, description + " - " + what + " failed: the backend is cut off", null, true);
+            throw failures.unreachable(name, what + " failed: the backend is cut off", null);
         }
     }
 
@@ -247,7 +249,7 @@ public final class MemoryBackend implements LockBackend {
             Entry e = locked(spec.name());
             try {
                 entry = e;
-                seen = e.version;
+                seen = e.changes.version();
                 expire(e);
                 List<Object> in = null;
                 for (Holder h : e.holders.values()) {
@@ -267,8 +269,7 @@ public final class MemoryBackend implements LockBackend {
                     blockedBy = in;
                     if (!queued && spec.waits()) { // a single try never waits, so it takes no place in the queue
                         queued = true;
-                        e.queue.add(this);
-                        e.version++;
+                        e.queue.add(this); // changes nobody's chances: a place behind others wakes no one
                     }
                     return Optional.empty();
                 }
@@ -303,15 +304,7 @@ public final class MemoryBackend implements LockBackend {
             if (e == null) {
                 return;
             }
-            e.lock.lockInterruptibly();
-            try {
-                long left = nanos;
-                while (e.version == seen && !e.removed && left > 0) {
-                    left = e.changed.awaitNanos(left);
-                }
-            } finally {
-                e.lock.unlock();
-            }
+            e.changes.awaitChange(seen, nanos); // a dropped entry was signalled: the next try looks the name up again
         }
 
         @Override
@@ -341,6 +334,7 @@ public final class MemoryBackend implements LockBackend {
                 }
                 if (e.token == 0 && e.holders.isEmpty() && e.queue.isEmpty()) {
                     e.removed = true; // tried, never granted: leaves no trace
+                    e.changed();
                     entries.remove(spec.name(), e);
                 }
             } finally {
@@ -392,9 +386,8 @@ public final class MemoryBackend implements LockBackend {
             try {
                 expire(e);
                 if (e.holders.get(spec.owner().id()) != mine) {
-                    throw new LockLostException(description, spec.name(), description + " - " + LockNames.quote(spec.name())
-                            + " (token " + mine.token + ") is no longer held by " + spec.owner().id()
-                            + " (its lease ran out, or it was broken)", null);
+                    throw failures.lost(spec.name(), "no longer held by " + spec.owner().id() + " (token " + mine.token
+                            + "; its lease ran out, or it was broken)", null);
                 }
                 mine.expires = ticker.read() + lease.toNanos();
             } finally {

@@ -2,7 +2,7 @@ package dev.interlock.spi;
 
 import dev.interlock.Option;
 import dev.interlock.Ticker;
-import dev.interlock.internal.Secrets;
+import dev.interlock.spi.support.Secrets;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;

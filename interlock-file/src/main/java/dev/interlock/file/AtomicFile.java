@@ -4,7 +4,7 @@ import dev.interlock.Lease;
 import dev.interlock.LockSpace;
 import dev.interlock.file.internal.LibcFiles;
 import dev.interlock.file.internal.ReplaceTarget;
-import dev.interlock.internal.Log;
+import dev.interlock.spi.support.Log;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -7,7 +7,7 @@ import dev.interlock.Lease;
 import dev.interlock.LockSpace;
 import dev.interlock.Mode;
 import dev.interlock.Owner;
-import dev.interlock.internal.DefaultLockSpace;
+import dev.interlock.spi.support.Spaces;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
 import java.io.IOException;
@@ -60,7 +60,7 @@ class ManySpacesInotifyTest {
         open.add(space);
         Lease held = space.tryAcquire("x").orElseThrow();
         open.add(held);
-        Attempt waiter = ((DefaultLockSpace) space).backend()
+        Attempt waiter = Spaces.backend(space)
                 .attempt(new AcquireSpec("x", Mode.EXCLUSIVE, Owner.newAcquisition(), Duration.ofMinutes(1)));
         open.add(waiter);
         assertThat(waiter.tryAcquire()).as("%s: a second acquisition of a held lock", uri).isEmpty();

@@ -3,7 +3,7 @@ package dev.interlock.jdbc;
 import dev.interlock.HolderInfo;
 import dev.interlock.LockBackendException;
 import dev.interlock.Mode;
-import dev.interlock.internal.Log;
+import dev.interlock.spi.support.Log;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
 import dev.interlock.spi.Grant;

@@ -2,7 +2,7 @@ package dev.interlock.jdbc;
 
 import dev.interlock.LockLostException;
 import dev.interlock.Mode;
-import dev.interlock.internal.LockNames;
+import dev.interlock.spi.support.LockNames;
 import dev.interlock.spi.Grant;
 import java.time.Duration;
 import java.time.Instant;

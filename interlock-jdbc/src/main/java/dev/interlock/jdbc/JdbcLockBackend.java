@@ -5,7 +5,7 @@ import dev.interlock.LockBackendException;
 import dev.interlock.LockInfo;
 import dev.interlock.Owner;
 import dev.interlock.Ticker;
-import dev.interlock.internal.Secrets;
+import dev.interlock.spi.support.Secrets;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
 import dev.interlock.spi.LockBackend;

@@ -1,7 +1,7 @@
 package dev.interlock.jdbc;
 
-import dev.interlock.internal.Secrets;
-import dev.interlock.internal.UriOptions;
+import dev.interlock.spi.support.Secrets;
+import dev.interlock.spi.support.UriOptions;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.sql.Driver;

@@ -2,9 +2,9 @@ package dev.interlock.jdbc;
 
 import dev.interlock.LockBackendException;
 import dev.interlock.Mode;
-import dev.interlock.internal.Log;
-import dev.interlock.internal.PacedTimer;
-import dev.interlock.internal.Secrets;
+import dev.interlock.spi.support.Log;
+import dev.interlock.spi.support.PacedTimer;
+import dev.interlock.spi.support.Secrets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -1,6 +1,6 @@
 package dev.interlock.jdbc;
 
-import dev.interlock.internal.Log;
+import dev.interlock.spi.support.Log;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.sql.Connection;

@@ -1,8 +1,8 @@
 package dev.interlock.jdbc;
 
 import dev.interlock.LockBackendException;
-import dev.interlock.internal.LockNames;
-import dev.interlock.internal.Secrets;
+import dev.interlock.spi.support.LockNames;
+import dev.interlock.spi.support.Secrets;
 import java.sql.SQLException;
 import java.sql.SQLTimeoutException;
 

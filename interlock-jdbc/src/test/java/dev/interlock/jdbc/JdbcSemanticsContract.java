@@ -10,7 +10,7 @@ import dev.interlock.LockInfo;
 import dev.interlock.LockLostException;
 import dev.interlock.LockSpace;
 import dev.interlock.Mode;
-import dev.interlock.internal.DefaultLockSpace;
+import dev.interlock.spi.support.Spaces;
 import dev.interlock.testkit.Timing;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -46,7 +46,7 @@ abstract class JdbcSemanticsContract {
         a = Interlock.open(url);
         b = Interlock.open(url);
         driverUrl = JdbcUrls.split(url).driverUrl();
-        store = ((JdbcLockBackend) ((DefaultLockSpace) a).backend()).store;
+        store = ((JdbcLockBackend) Spaces.backend(a)).store;
     }
 
     @AfterEach
@@ -157,7 +157,7 @@ abstract class JdbcSemanticsContract {
     /** Issue 25: the grant tells the core whether its owner-checked release freed anything, so a release that did not is never logged as one. */
     @Test
     void releaseIfOwned_ofAnExpiredHolderWhoseLockPassedOn_answersFalse() throws Exception {
-        dev.interlock.spi.LockBackend backend = ((DefaultLockSpace) a).backend();
+        dev.interlock.spi.LockBackend backend = Spaces.backend(a);
         try (dev.interlock.spi.Attempt first = backend.attempt(spec("told"));
                 dev.interlock.spi.Attempt second = backend.attempt(spec("told"))) {
             dev.interlock.spi.Grant old = first.tryAcquire().orElseThrow();

@@ -10,7 +10,7 @@ import dev.interlock.LockBackendException;
 import dev.interlock.LockLostException;
 import dev.interlock.LockSpace;
 import dev.interlock.Mode;
-import dev.interlock.internal.DefaultLockSpace;
+import dev.interlock.spi.support.Spaces;
 import dev.interlock.testkit.Stacks;
 import dev.interlock.testkit.Timing;
 import java.io.IOException;
@@ -233,7 +233,7 @@ class PostgresFaultIT {
             AtomicLong lostAt = new AtomicLong();
             long start = System.nanoTime();
             Lease held = locks.lock("job").lease(Duration.ofSeconds(3)).onLost(e -> lostAt.set(System.nanoTime())).tryAcquire().orElseThrow();
-            JdbcLockBackend backend = (JdbcLockBackend) ((DefaultLockSpace) locks).backend();
+            JdbcLockBackend backend = (JdbcLockBackend) Spaces.backend(locks);
             List<Long> pids = serverPids();
             signal("STOP", pids);
             try {

@@ -3,8 +3,8 @@ package dev.interlock.redis;
 import dev.interlock.HolderInfo;
 import dev.interlock.LockBackendException;
 import dev.interlock.Mode;
-import dev.interlock.internal.LockNames;
-import dev.interlock.internal.Log;
+import dev.interlock.spi.support.LockNames;
+import dev.interlock.spi.support.Log;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
 import dev.interlock.spi.Grant;
@@ -31,7 +31,7 @@ import java.util.concurrent.TimeUnit;
  *       blocker's lease runs out on the server (a holder that died publishes nothing), or a third
  *       of the queue lease (to keep our place), whichever comes first.</li>
  *   <li>A writer of a space that has just released the lock sends the fence value its release
- *       left ({@link dev.interlock.internal.Barging}): while the lock still bears it, the script
+ *       left ({@link dev.interlock.spi.support.Barging}): while the lock still bears it, the script
  *       lets the writer pass queued waiters, a bounded number of times in a row.</li>
  *   <li>Closing without a grant gives the place in the queue up (and wakes the others). If a try
  *       failed without an answer it may have been granted unseen: closing then also releases

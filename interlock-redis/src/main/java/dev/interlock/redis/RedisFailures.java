@@ -1,7 +1,7 @@
 package dev.interlock.redis;
 
 import dev.interlock.LockBackendException;
-import dev.interlock.internal.LockNames;
+import dev.interlock.spi.support.LockNames;
 import java.net.ConnectException;
 import java.net.NoRouteToHostException;
 import java.net.SocketTimeoutException;

@@ -1,7 +1,7 @@
 package dev.interlock.redis;
 
 import dev.interlock.LockLostException;
-import dev.interlock.internal.LockNames;
+import dev.interlock.spi.support.LockNames;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Grant;
 import java.time.Duration;

@@ -1,7 +1,7 @@
 package dev.interlock.redis;
 
 import dev.interlock.LockBackendException;
-import dev.interlock.internal.Log;
+import dev.interlock.spi.support.Log;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;

@@ -1,8 +1,8 @@
 package dev.interlock.redis;
 
-import dev.interlock.internal.Barging;
-import dev.interlock.internal.Secrets;
-import dev.interlock.internal.UriOptions;
+import dev.interlock.spi.support.Barging;
+import dev.interlock.spi.support.Secrets;
+import dev.interlock.spi.support.UriOptions;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.net.URLDecoder;

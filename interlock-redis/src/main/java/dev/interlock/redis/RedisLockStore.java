@@ -282,7 +282,7 @@ final class RedisLockStore {
     @SuppressWarnings("unchecked")
     private List<Object> list(String name, RedisScripts script, Object r) {
         if (!(r instanceof List)) {
-            throw new LockBackendException(description, name, description + " - " + dev.interlock.internal.LockNames.quote(name)
+            throw new LockBackendException(description, name, description + " - " + dev.interlock.spi.support.LockNames.quote(name)
                     + ": the server answered the " + script.name().toLowerCase(java.util.Locale.ROOT)
                     + " script with something unexpected; is it a Redis server (5.0 or later)?", null, false);
         }

@@ -1,10 +1,10 @@
 package dev.interlock.redis;
 
+import dev.interlock.Interlock;
 import dev.interlock.LockBackendException;
 import dev.interlock.LockSpace;
 import dev.interlock.Ticker;
-import dev.interlock.internal.Barging;
-import dev.interlock.internal.DefaultLockSpace;
+import dev.interlock.spi.support.Barging;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
@@ -118,8 +118,7 @@ public final class RedisLocks {
          * @throws LockBackendException if the server is unreachable or refuses (wrong password, no EVAL permission)
          */
         public LockSpace open() {
-            return new DefaultLockSpace(backend(), Ticker.system(), Clock.systemUTC(), null,
-                    defaultLease != null ? defaultLease : Duration.ofSeconds(30));
+            return Interlock.builder(backend()).defaultLease(defaultLease != null ? defaultLease : Duration.ofSeconds(30)).open();
         }
 
         /**

@@ -1,6 +1,6 @@
 package dev.interlock.redis;
 
-import dev.interlock.internal.Log;
+import dev.interlock.spi.support.Log;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;

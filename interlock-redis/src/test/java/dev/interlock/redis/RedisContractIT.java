@@ -3,6 +3,7 @@ package dev.interlock.redis;
 import dev.interlock.Interlock;
 import dev.interlock.LockSpace;
 import dev.interlock.testkit.LockSpaceContract;
+import dev.interlock.spi.support.Spaces;
 
 /** The behaviour every backend shares, on a real Redis server, each test under its own key prefix. */
 class RedisContractIT extends LockSpaceContract {
@@ -26,7 +27,7 @@ class RedisContractIT extends LockSpaceContract {
             public boolean pushLoss(dev.interlock.Lease lease) {
                 // The holder subscribes to its loss channel asynchronously at the grant (a break before
                 // that is found at the next renewal instead): break once the subscription is confirmed.
-                RedisLockBackend backend = (RedisLockBackend) ((dev.interlock.internal.DefaultLockSpace) locks).backend();
+                RedisLockBackend backend = (RedisLockBackend) Spaces.backend(locks);
                 String channel = backend.store.lostChannel(lease.owner().id());
                 org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
                         .until(() -> backend.wakeups.subscribed(channel));

@@ -13,6 +13,7 @@ import dev.interlock.LockLostException;
 import dev.interlock.LockSpace;
 import dev.interlock.Mode;
 import dev.interlock.testkit.Timing;
+import dev.interlock.spi.support.Spaces;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -106,7 +107,7 @@ class RedisIT {
         RedisClient admin = own.admin();
         open.addAll(List.of(locks, admin, own)); // closed in this order, the server last
         Lease first = locks.tryAcquire("cycle").orElseThrow(); // scripts loaded
-        RedisLockBackend backend = (RedisLockBackend) ((dev.interlock.internal.DefaultLockSpace) locks).backend();
+        RedisLockBackend backend = (RedisLockBackend) Spaces.backend(locks);
         String channel = keys.lostChannel(first.owner().id());
         await().atMost(Timing.seconds(10)).until(() -> backend.wakeups.subscribed(channel)); // the subscriber's connection is up
         first.close();
@@ -131,7 +132,7 @@ class RedisIT {
         LockSpace a = space("");
         LockSpace b = space("");
         RedisClient admin = admin();
-        dev.interlock.spi.LockBackend backend = ((dev.interlock.internal.DefaultLockSpace) a).backend();
+        dev.interlock.spi.LockBackend backend = Spaces.backend(a);
         try (dev.interlock.spi.Attempt first = backend.attempt(spec("told"));
                 dev.interlock.spi.Attempt second = backend.attempt(spec("told"))) {
             dev.interlock.spi.Grant old = first.tryAcquire().orElseThrow();
@@ -167,7 +168,7 @@ class RedisIT {
     void release_ofTheOnlyEntry_removesItOnlyWhileItIsLiveAndOfThatToken() {
         // release.lua's short path (the owner's grant is the whole hash) must judge as the full one.
         LockSpace locks = space("");
-        RedisLockBackend backend = (RedisLockBackend) ((dev.interlock.internal.DefaultLockSpace) locks).backend();
+        RedisLockBackend backend = (RedisLockBackend) Spaces.backend(locks);
         RedisClient admin = admin();
         Lease l = locks.tryAcquire("solo").orElseThrow();
         String key = keys.lock("solo");
@@ -344,7 +345,7 @@ class RedisIT {
     @Test
     void lossChannel_staysSubscribedBetweenHolds_noSubscribeChurnPerCycle() {
         LockSpace locks = space("");
-        RedisLockBackend backend = (RedisLockBackend) ((dev.interlock.internal.DefaultLockSpace) locks).backend();
+        RedisLockBackend backend = (RedisLockBackend) Spaces.backend(locks);
         Lease first = locks.tryAcquire("loop").orElseThrow();
         String channel = keys.lostChannel(first.owner().id());
         await().atMost(Timing.seconds(10)).until(() -> backend.wakeups.subscribed(channel));
@@ -666,7 +667,7 @@ class RedisIT {
     void aNewWaiter_isQueuedAfterEveryWaiterAlreadyThere_evenWithinTheSameMillisecond() {
         LockSpace s = space("");
         RedisClient admin = admin();
-        RedisLockStore store = ((RedisLockBackend) ((dev.interlock.internal.DefaultLockSpace) s).backend()).store;
+        RedisLockStore store = ((RedisLockBackend) Spaces.backend(s)).store;
         Lease held = s.tryAcquire("tie").orElseThrow();
         String first = "vm:1:1:ffff";
         String second = "vm:1:1:0000"; // sorts before the first by owner id

@@ -5,7 +5,6 @@ import dev.interlock.LockBackendException;
 import dev.interlock.LockLostException;
 import dev.interlock.LockRequest;
 import dev.interlock.LockSpace;
-import dev.interlock.internal.Leases;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
@@ -226,7 +225,7 @@ public final class InterlockLockProvider implements ExtensibleLockProvider {
                 }
                 return Optional.empty();
             }
-            if (!Leases.holdAtLeastFromNow(held.lease, lockAtLeastFor)) {
+            if (!held.lease.holdAtLeastFromNow(lockAtLeastFor)) {
                 log.warn("ShedLock lock '{}' extended, but its lockAtLeastFor stays the first one: the lock space {} is not"
                         + " Interlock's own", name, held.lease);
             }

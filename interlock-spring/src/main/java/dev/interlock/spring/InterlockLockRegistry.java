@@ -4,9 +4,9 @@ import dev.interlock.Lease;
 import dev.interlock.LockLostException;
 import dev.interlock.LockRequest;
 import dev.interlock.LockSpace;
-import dev.interlock.LockTimeoutException;
+import dev.interlock.LockView;
 import dev.interlock.Ticker;
-import dev.interlock.internal.LockNames;
+import dev.interlock.spi.support.LockNames;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
@@ -40,8 +40,7 @@ import org.springframework.integration.support.locks.RenewableLockRegistry;
  * {@link InterlockLock} per key (the registry hands out the same object until it is expired),
  * reentrant per thread (a hold count), unlocked only by the thread that locked it
  * ({@link IllegalMonitorStateException} otherwise), released when the count comes back to zero:
- * the rules of the core's {@link dev.interlock.LockView}, kept here without a lock of their own so
- * that the registry costs next to nothing over the direct API.
+ * the rules of the core's {@link LockView}, which each lock object uses.
  *
  * <p><b>The lease underneath</b> is the truth across processes, and it is not per thread: each
  * first hold is one acquisition of the space, with a fencing token, a time to live and a
@@ -284,24 +283,25 @@ public final class InterlockLockRegistry
      * A named lock of the registry: a {@link DistributedLock} whose rules are
      * {@link InterlockLockRegistry described on the registry}.
      *
-     * <p>Its state is kept without a lock of its own, so that the registry adds next to nothing to
-     * an acquisition: the owner thread, its hold count and lease (the count and lease are touched
-     * by the owner only), and one word for the registry's expiry: how many threads are inside an
-     * acquiring call, and whether the object was forgotten (then it acts through the registry's
-     * current object for its key).
+     * <p>The per-thread holding (owner, hold count, lease, the reentry's lease check) is the core's
+     * {@link LockView}; this class adds what Spring asks beyond it: a time to live per call, a
+     * reentry that renews a lease nothing renews in the background, an unlock that says a lease
+     * was lost, and the registry's expiry. For the expiry it keeps one word without a lock: how
+     * many threads are inside an acquiring call, and whether the object was forgotten (then it
+     * acts through the registry's current object for its key).
      */
     public static final class InterlockLock implements DistributedLock {
         private static final VarHandle STATE;
-        private static final VarHandle OWNER;
         private static final VarHandle USES;
         /** The bit of {@link #state} set once the registry has forgotten this object. */
         private static final int RETIRED = 1 << 30;
+        /** The options of an acquisition that sets nothing. */
+        private static final Consumer<LockRequest> NO_OPTIONS = r -> { };
 
         static {
             try {
                 MethodHandles.Lookup lookup = MethodHandles.lookup();
                 STATE = lookup.findVarHandle(InterlockLock.class, "state", int.class);
-                OWNER = lookup.findVarHandle(InterlockLock.class, "owner", Thread.class);
                 USES = lookup.findVarHandle(InterlockLock.class, "uses", int.class);
             } catch (ReflectiveOperationException e) {
                 throw new ExceptionInInitializerError(e);
@@ -310,13 +310,9 @@ public final class InterlockLockRegistry
 
         private final InterlockLockRegistry registry;
         private final String name;
+        private final LockView view;
         /** Threads inside an acquiring call, plus {@link #RETIRED}. Changed atomically. */
         private volatile int state;
-        /** The holding thread, or null. Written by the owner (release order), read by anyone. */
-        private volatile Thread owner;
-        /** The owner's hold count and lease: read and written by the owner thread only. */
-        private int holds;
-        private Lease lease;
         /** The lease is not renewed in the background: a reentry renews it (owner thread only). */
         private boolean renewOnReentry;
         /** Bumped (opaquely: a lost bump only delays expiry) by every obtain and acquisition. */
@@ -328,6 +324,7 @@ public final class InterlockLockRegistry
         private InterlockLock(InterlockLockRegistry registry, String name) {
             this.registry = registry;
             this.name = name;
+            this.view = registry.space.asLock(name);
             this.seenAt = registry.ticker.read();
         }
 
@@ -347,7 +344,7 @@ public final class InterlockLockRegistry
             if (!STATE.compareAndSet(this, 0, RETIRED)) {
                 return false; // someone is acquiring through it
             }
-            if (owner != null) {
+            if (view.isLocked()) {
                 state = 0; // held: an owner is set before its acquiring call leaves (see enter/exit)
                 return false;
             }
@@ -401,24 +398,22 @@ public final class InterlockLockRegistry
          * calling thread does not hold the lock.
          */
         public Optional<Lease> lease() {
-            InterlockLock l = target();
-            return l.owner == Thread.currentThread() ? Optional.of(l.lease) : Optional.empty();
+            return target().view.lease();
         }
 
         /** True if the calling thread holds this lock (whatever its lease's validity). */
         public boolean isHeldByCurrentThread() {
-            return target().owner == Thread.currentThread();
+            return target().view.isHeldByCurrentThread();
         }
 
         /** True if some thread of this JVM holds this lock. Says nothing of other processes. */
         public boolean isLocked() {
-            return target().owner != null;
+            return target().view.isLocked();
         }
 
         /** The calling thread's hold count (0 if it does not hold the lock). */
         public int getHoldCount() {
-            InterlockLock l = target();
-            return l.owner == Thread.currentThread() ? l.holds : 0;
+            return target().view.getHoldCount();
         }
 
         /** Waits as long as it takes, uninterruptibly (as {@link java.util.concurrent.locks.Lock#lock()} demands). */
@@ -433,43 +428,47 @@ public final class InterlockLockRegistry
          */
         @Override
         public void lock(Duration ttl) {
-            Consumer<LockRequest> options = ttl == null ? registry.defaultOptions : registry.options(ttl);
-            boolean interrupted = false;
+            Consumer<LockRequest> options = options(ttl);
+            InterlockLock l = enter();
             try {
-                while (true) {
-                    try {
-                        acquire(options, -1);
-                        return;
-                    } catch (InterruptedException e) {
-                        interrupted = true;
-                    }
-                }
+                l.renewIfReentry();
+                boolean first = !l.view.isHeldByCurrentThread();
+                l.view.lock(options);
+                l.acquired(first);
             } finally {
-                if (interrupted) {
-                    Thread.currentThread().interrupt();
-                }
+                l.exit();
             }
         }
 
         @Override
         public void lockInterruptibly() throws InterruptedException {
-            acquire(registry.defaultOptions, -1);
+            InterlockLock l = enter();
+            try {
+                l.renewIfReentry();
+                boolean first = !l.view.isHeldByCurrentThread();
+                l.view.lockInterruptibly(options(null));
+                l.acquired(first);
+            } finally {
+                l.exit();
+            }
         }
 
         /** One attempt, no wait; true if the calling thread holds the lock after it. */
         @Override
         public boolean tryLock() {
+            InterlockLock l = enter();
             try {
-                return acquire(registry.defaultOptions, 0);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt(); // not reached: a try never waits
-                return false;
+                l.renewIfReentry();
+                boolean first = !l.view.isHeldByCurrentThread();
+                return l.acquired(first, l.view.tryLock(options(null)));
+            } finally {
+                l.exit();
             }
         }
 
         @Override
         public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
-            return acquire(registry.defaultOptions, Math.max(0, unit.toNanos(time)));
+            return tryLock(Duration.ofNanos(Math.max(0, unit.toNanos(time))), null);
         }
 
         /**
@@ -479,98 +478,50 @@ public final class InterlockLockRegistry
         @Override
         public boolean tryLock(Duration waitTime, Duration ttl) throws InterruptedException {
             Objects.requireNonNull(waitTime, "waitTime");
-            Consumer<LockRequest> options = ttl == null ? registry.defaultOptions : registry.options(ttl);
-            long nanos;
-            try {
-                nanos = Math.max(0, waitTime.toNanos());
-            } catch (ArithmeticException e) {
-                nanos = Long.MAX_VALUE;
-            }
-            return acquire(options, nanos);
-        }
-
-        /**
-         * A reentry, or one acquisition of the space through the current object for this key.
-         *
-         * @param timeoutNanos 0: one try; &gt;0: wait up to it; &lt;0: forever
-         */
-        private boolean acquire(Consumer<LockRequest> options, long timeoutNanos) throws InterruptedException {
-            Thread me = Thread.currentThread();
-            if (timeoutNanos != 0 && Thread.interrupted()) {
-                // As ReentrantLock does: an interruptible call on an interrupted thread throws, even on a free lock.
-                throw new InterruptedException("interrupted before locking '" + name + "' in " + registry.space.uri());
-            }
-            InterlockLock t = target();
-            if (t.owner == me) {
-                return t.reenter(timeoutNanos);
-            }
+            Consumer<LockRequest> options = options(ttl);
             InterlockLock l = enter();
             try {
-                if (l.owner == me) { // this object was forgotten while the thread held the current one
-                    return l.reenter(timeoutNanos);
-                }
-                LockRequest r = registry.space.lock(name);
-                if (options != null) {
-                    options.accept(r);
-                }
-                Lease got;
-                if (timeoutNanos == 0) {
-                    Optional<Lease> o = r.tryAcquire();
-                    if (o.isEmpty()) {
-                        return false;
-                    }
-                    got = o.get();
-                } else if (timeoutNanos > 0) {
-                    try {
-                        got = r.acquire(Duration.ofNanos(timeoutNanos));
-                    } catch (LockTimeoutException e) {
-                        return false;
-                    }
-                } else {
-                    got = r.acquire();
-                }
-                l.lease = got;
-                l.holds = 1;
-                l.renewOnReentry = !registry.renewInBackground;
-                OWNER.setRelease(l, me);
-                l.used();
-                return true;
+                l.renewIfReentry();
+                boolean first = !l.view.isHeldByCurrentThread();
+                return l.acquired(first, l.view.tryLock(waitTime, options));
             } finally {
                 l.exit();
             }
         }
 
+        private Consumer<LockRequest> options(Duration ttl) {
+            Consumer<LockRequest> options = ttl == null ? registry.defaultOptions : registry.options(ttl);
+            return options == null ? NO_OPTIONS : options;
+        }
+
         /**
-         * A lock call by the thread that holds this lock: one more hold if the lease is still valid
-         * (renewed first when nothing renews it in the background, as Spring's JDBC lock refreshes
-         * its row); otherwise the thread's holding is dropped, and the call fails.
-         *
-         * @return false if the lease is no longer valid and the call may fail by returning
-         * @throws LockLostException if it is no longer valid and the call cannot return false ({@code lock()})
+         * Before a lock call by the thread that holds this lock: renews the lease when nothing
+         * renews it in the background, as Spring's JDBC lock refreshes its row. A lease found lost
+         * is left to the view, whose reentry then drops the thread's holding and fails the call.
          */
-        private boolean reenter(long timeoutNanos) {
-            Lease held = lease;
-            if (held.isValid()) {
-                try {
-                    if (renewOnReentry) {
+        private void renewIfReentry() {
+            if (renewOnReentry && view.isHeldByCurrentThread()) {
+                Lease held = view.lease().orElseThrow();
+                if (held.isValid()) {
+                    try {
                         held.renew();
+                    } catch (LockLostException e) {
+                        // the lease is now invalid: the view's reentry check fails the call
                     }
-                    holds++;
-                    return true;
-                } catch (LockLostException e) {
-                    // dropped below
                 }
             }
-            // Not closed: a lease lost at its loss point stays the core's, kept from others until its end.
-            lease = null;
-            holds = 0;
-            OWNER.setRelease(this, null);
-            if (timeoutNanos >= 0) {
-                return false;
+        }
+
+        private void acquired(boolean first) {
+            acquired(first, true);
+        }
+
+        private boolean acquired(boolean first, boolean held) {
+            if (held && first) {
+                renewOnReentry = !registry.renewInBackground;
+                used();
             }
-            throw new LockLostException(registry.space.uri(), name, "lock '" + name + "' in " + registry.space.uri()
-                    + " was locked again by its holder, but its lease (fencing token " + held.token() + ") is no longer valid:"
-                    + " the thread no longer holds it", null);
+            return held;
         }
 
         /**
@@ -583,20 +534,10 @@ public final class InterlockLockRegistry
          */
         @Override
         public void unlock() {
-            InterlockLock l = target();
-            Thread holder = l.owner;
-            if (holder != Thread.currentThread()) {
-                throw new IllegalMonitorStateException(LockNames.quote(name) + " is not held by this thread"
-                        + (holder == null ? "" : " (" + holder.getName() + " holds it)"));
-            }
-            if (--l.holds > 0) {
-                return;
-            }
-            Lease held = l.lease;
-            l.lease = null;
-            OWNER.setRelease(l, null);
-            boolean lost = !held.isValid();
-            held.close();
+            LockView v = target().view;
+            Lease held = v.getHoldCount() == 1 ? v.lease().orElseThrow() : null;
+            boolean lost = held != null && !held.isValid();
+            v.unlock(); // throws if the calling thread does not hold it
             if (lost) {
                 throw new ConcurrentModificationException("lock '" + name + "' in " + registry.space.uri()
                         + " was lost before unlock (lease " + held.owner().id() + ", fencing token " + held.token()
@@ -607,14 +548,12 @@ public final class InterlockLockRegistry
         /** Not supported: a lock shared by processes has no condition queues. */
         @Override
         public Condition newCondition() {
-            throw new UnsupportedOperationException("a lock shared by processes has no conditions; use a queue or a notification instead");
+            return view.newCondition();
         }
 
         @Override
         public String toString() {
-            Thread holder = target().owner;
-            return "InterlockLock[" + registry.space.uri() + " " + LockNames.quote(name)
-                    + (holder == null ? " free here" : " held by " + holder.getName()) + "]";
+            return "InterlockLock[" + target().view + "]";
         }
     }
 }

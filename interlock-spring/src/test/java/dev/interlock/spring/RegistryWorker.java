@@ -4,7 +4,7 @@ import dev.interlock.Interlock;
 import dev.interlock.LockSpace;
 import dev.interlock.check.CheckWorker;
 import dev.interlock.check.Section;
-import dev.interlock.internal.ProcessIdentity;
+import dev.interlock.spi.support.ProcessIdentity;
 import dev.interlock.spring.InterlockLockRegistry.InterlockLock;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -15,7 +15,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * Runs N {@link ExclusionWorker} processes against one lock name and proves, with
  * the core's {@link ExclusionCheck}, that exclusion held and tokens increased: by the counter rules
- * (seed 002's counter kept exactly one increment per exclusive section, values and tokens agree)
+ * (the lost-update counter kept exactly one increment per exclusive section, values and tokens agree)
  * and by the interval rules on this host's clock.
  */
 public final class MultiProcessChecker {

@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.interlock.InvalidLockNameException;
 import dev.interlock.Mode;
 import dev.interlock.Owner;
-import dev.interlock.internal.LockNames;
+import dev.interlock.spi.support.LockNames;
 import java.util.HashSet;
 import java.util.Set;
 import org.junit.jupiter.api.Test;

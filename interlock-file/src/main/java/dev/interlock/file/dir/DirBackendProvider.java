@@ -1,7 +1,7 @@
 package dev.interlock.file.dir;
 
 import dev.interlock.file.internal.FileSpaceUri;
-import dev.interlock.internal.Barging;
+import dev.interlock.spi.support.Barging;
 import dev.interlock.spi.BackendConfig;
 import dev.interlock.spi.LockBackend;
 import dev.interlock.spi.LockBackendProvider;

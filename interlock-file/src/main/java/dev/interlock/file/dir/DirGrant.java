@@ -5,7 +5,7 @@ import dev.interlock.file.dir.DirEntries.Beat;
 import dev.interlock.file.dir.DirEntries.Gate;
 import dev.interlock.file.dir.DirEntries.Holder;
 import dev.interlock.file.dir.DirEntries.Reader;
-import dev.interlock.internal.Log;
+import dev.interlock.spi.support.Log;
 import dev.interlock.spi.Grant;
 import java.time.Duration;
 import java.time.Instant;

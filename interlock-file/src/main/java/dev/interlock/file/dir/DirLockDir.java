@@ -2,7 +2,7 @@ package dev.interlock.file.dir;
 
 import dev.interlock.LockBackendException;
 import dev.interlock.LockLostException;
-import dev.interlock.internal.LockNames;
+import dev.interlock.spi.support.LockNames;
 import dev.interlock.file.dir.DirEntries.Beat;
 import dev.interlock.file.dir.DirEntries.Gate;
 import dev.interlock.file.dir.DirEntries.Reader;

@@ -2,7 +2,7 @@ package dev.interlock.file.dir;
 
 import dev.interlock.file.internal.Errno;
 import dev.interlock.file.internal.ErrnoException;
-import dev.interlock.internal.ProcessIdentity;
+import dev.interlock.spi.support.ProcessIdentity;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

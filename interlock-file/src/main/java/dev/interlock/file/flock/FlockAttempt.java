@@ -8,7 +8,7 @@ import dev.interlock.file.internal.InotifyWatcher;
 import dev.interlock.file.internal.KernelWait;
 import dev.interlock.file.internal.LibcFiles;
 import dev.interlock.file.internal.Waker;
-import dev.interlock.internal.LockNames;
+import dev.interlock.spi.support.LockNames;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
 import dev.interlock.spi.Grant;

@@ -4,7 +4,7 @@ import dev.interlock.LockLostException;
 import dev.interlock.file.internal.Errno;
 import dev.interlock.file.internal.InotifyWatcher;
 import dev.interlock.file.internal.LibcFiles;
-import dev.interlock.internal.LockNames;
+import dev.interlock.spi.support.LockNames;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Grant;
 import java.time.Duration;

@@ -1,6 +1,6 @@
 package dev.interlock.file.internal;
 
-import dev.interlock.internal.UriOptions;
+import dev.interlock.spi.support.UriOptions;
 import dev.interlock.spi.BackendConfig;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;

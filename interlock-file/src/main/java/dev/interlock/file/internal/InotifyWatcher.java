@@ -1,6 +1,6 @@
 package dev.interlock.file.internal;
 
-import dev.interlock.internal.Log;
+import dev.interlock.spi.support.Log;
 import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.spi.AbstractInterruptibleChannel;

@@ -1,6 +1,6 @@
 package dev.interlock.file.internal;
 
-import dev.interlock.internal.Log;
+import dev.interlock.spi.support.Log;
 import java.io.IOException;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;

@@ -13,7 +13,7 @@ import dev.interlock.Lease;
 import dev.interlock.file.AtomicFileException;
 import dev.interlock.file.AtomicFileException.Reason;
 import dev.interlock.file.FencedWriteException;
-import dev.interlock.internal.Log;
+import dev.interlock.spi.support.Log;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

@@ -8,7 +8,7 @@ import dev.interlock.Lease;
 import dev.interlock.LockSpace;
 import dev.interlock.Mode;
 import dev.interlock.Owner;
-import dev.interlock.internal.DefaultLockSpace;
+import dev.interlock.spi.support.Spaces;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Grant;
 import java.nio.file.Path;
@@ -49,7 +49,7 @@ class DirBargeTest {
 
     /** An attempt on "w" in a space of its own that has tried once and taken a place in the queue. */
     private DirAttempt queuedWaiter() throws InterruptedException {
-        DirLockBackend b = (DirLockBackend) ((DefaultLockSpace) space("")).backend();
+        DirLockBackend b = (DirLockBackend) Spaces.backend(space(""));
         DirAttempt a = (DirAttempt) b.attempt(new AcquireSpec("w", Mode.EXCLUSIVE, Owner.newAcquisition(), Duration.ofMinutes(1)));
         open.add(a);
         assertThat(a.tryAcquire()).isEmpty();

@@ -6,7 +6,7 @@ import dev.interlock.Interlock;
 import dev.interlock.Lease;
 import dev.interlock.LockSpace;
 import dev.interlock.Mode;
-import dev.interlock.internal.ProcessIdentity;
+import dev.interlock.spi.support.ProcessIdentity;
 import dev.interlock.testkit.ChildJvm;
 import dev.interlock.testkit.Timing;
 import java.nio.file.Files;

@@ -9,7 +9,7 @@ import dev.interlock.LockSpace;
 import dev.interlock.LockTimeoutException;
 import dev.interlock.Mode;
 import dev.interlock.Owner;
-import dev.interlock.internal.DefaultLockSpace;
+import dev.interlock.spi.support.Spaces;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
 import dev.interlock.testkit.FakeClock;
@@ -63,7 +63,7 @@ class DirQueueLeaseTest {
 
     /** An attempt of this process that queues behind {@code held} and is then never driven again: a stopped waiter, alive. */
     private Attempt stoppedWaiter(Owner owner) throws InterruptedException {
-        Attempt a = ((DefaultLockSpace) locks).backend().attempt(new AcquireSpec("job", Mode.EXCLUSIVE, owner, Duration.ofHours(1)));
+        Attempt a = Spaces.backend(locks).attempt(new AcquireSpec("job", Mode.EXCLUSIVE, owner, Duration.ofHours(1)));
         assertThat(a.tryAcquire()).isEmpty();
         a.await(0); // takes its place in the queue
         return a;

@@ -8,7 +8,7 @@ import dev.interlock.LockInfo;
 import dev.interlock.LockSpace;
 import dev.interlock.Mode;
 import dev.interlock.Owner;
-import dev.interlock.internal.DefaultLockSpace;
+import dev.interlock.spi.support.Spaces;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
 import dev.interlock.testkit.FakeClock;
@@ -49,7 +49,7 @@ class DirQueuedStatusTest {
     }
 
     private static Attempt queue(LockSpace locks, Owner owner, Mode mode, Duration lease) throws InterruptedException {
-        Attempt a = ((DefaultLockSpace) locks).backend().attempt(new AcquireSpec("job", mode, owner, lease));
+        Attempt a = Spaces.backend(locks).attempt(new AcquireSpec("job", mode, owner, lease));
         assertThat(a.tryAcquire()).isEmpty();
         a.await(0);
         return a;

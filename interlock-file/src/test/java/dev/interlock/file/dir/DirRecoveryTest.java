@@ -8,7 +8,7 @@ import dev.interlock.Lease;
 import dev.interlock.LockLostException;
 import dev.interlock.LockSpace;
 import dev.interlock.Mode;
-import dev.interlock.internal.ProcessIdentity;
+import dev.interlock.spi.support.ProcessIdentity;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -3,7 +3,7 @@ package dev.interlock.file.dir;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.interlock.internal.ProcessIdentity;
+import dev.interlock.spi.support.ProcessIdentity;
 import dev.interlock.testkit.Timing;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

@@ -11,7 +11,7 @@ import dev.interlock.Mode;
 import dev.interlock.file.internal.Errno;
 import dev.interlock.file.internal.ErrnoException;
 import dev.interlock.file.internal.LibcFiles;
-import dev.interlock.internal.DefaultLockSpace;
+import dev.interlock.spi.support.Spaces;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -104,7 +104,7 @@ class DirUnknownTypeTest {
         Files.createFile(root.resolve("job").resolve(DirEntries.Waiter.name(1, 1, Mode.EXCLUSIVE, 0,
                 new DirEntries.Holder(5_000, 1, 1, 1, 1, "feedface", "abcdef", "other-host"))));
         unknownTypes(n -> n.startsWith("Q.") || n.startsWith("B."), -1);
-        DirLockBackend backend = (DirLockBackend) ((DefaultLockSpace) locks).backend();
+        DirLockBackend backend = (DirLockBackend) Spaces.backend(locks);
         try (DirLockDir dir = backend.openLockDir("job", false).orElseThrow()) {
             DirLockDir.Snapshot s = dir.list();
             assertThat(s.foreign).isEmpty();

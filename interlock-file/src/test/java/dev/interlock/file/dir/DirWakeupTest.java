@@ -11,7 +11,7 @@ import dev.interlock.file.internal.InotifyWatcher;
 import dev.interlock.file.internal.LibcEvents;
 import dev.interlock.file.internal.LibcFiles;
 import dev.interlock.file.internal.Waker;
-import dev.interlock.internal.DefaultLockSpace;
+import dev.interlock.spi.support.Spaces;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.testkit.Timing;
 import java.nio.file.Files;
@@ -58,7 +58,7 @@ class DirWakeupTest {
     private DirAttempt waiter() throws InterruptedException {
         LockSpace space = Interlock.open("dir:" + dir);
         open.add(space);
-        DirLockBackend b = (DirLockBackend) ((DefaultLockSpace) space).backend();
+        DirLockBackend b = (DirLockBackend) Spaces.backend(space);
         DirAttempt a = (DirAttempt) b.attempt(
                 new AcquireSpec("w", Mode.EXCLUSIVE, Owner.newAcquisition(), Duration.ofMinutes(1)));
         open.add(a);
@@ -149,7 +149,7 @@ class DirWakeupTest {
     @Test
     void closingTheSpace_returnsAtOnce() throws Exception {
         LockSpace space = Interlock.open("dir:" + dir);
-        DirAttempt a = (DirAttempt) ((DefaultLockSpace) space).backend().attempt(
+        DirAttempt a = (DirAttempt) Spaces.backend(space).attempt(
                 new AcquireSpec("w", Mode.EXCLUSIVE, Owner.newAcquisition(), Duration.ofMinutes(1)));
         assertThat(a.tryAcquire()).isEmpty();
         a.await(0);

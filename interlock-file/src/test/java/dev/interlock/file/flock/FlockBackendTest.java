@@ -16,6 +16,7 @@ import dev.interlock.testkit.ChildJvm;
 import dev.interlock.testkit.ExclusionChecker;
 import dev.interlock.testkit.MultiProcessChecker;
 import dev.interlock.testkit.Timing;
+import dev.interlock.spi.support.Spaces;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -311,7 +312,7 @@ class FlockBackendTest {
             locks.tryAcquire("name-" + i).orElseThrow().close();
         }
         assertThat(openDescriptors()).isLessThanOrEqualTo(before + 2);
-        assertThat(((dev.interlock.internal.DefaultLockSpace) locks).openLeases()).isZero();
+        assertThat(Spaces.openLeases(locks)).isZero();
     }
 
     @Test
@@ -321,7 +322,7 @@ class FlockBackendTest {
                 assertThatThrownBy(() -> locks.acquire("w", Duration.ofMillis(50))).isInstanceOf(dev.interlock.LockTimeoutException.class);
             }
         }
-        FlockBackend b = (FlockBackend) ((dev.interlock.internal.DefaultLockSpace) locks).backend();
+        FlockBackend b = (FlockBackend) Spaces.backend(locks);
         await().atMost(Timing.seconds(5)).until(() -> b.watchCount() == 0);
     }
 
@@ -388,7 +389,7 @@ class FlockBackendTest {
     @Test
     void descriptors_areCloseOnExec() throws Exception {
         try (Lease l = locks.tryAcquire("cloexec").orElseThrow()) {
-            int fd = dev.interlock.internal.Leases.inheritableDescriptor(l).orElseThrow();
+            int fd = l.inheritableDescriptor().orElseThrow();
             String flags = Files.readAllLines(Path.of("/proc/self/fdinfo/" + fd)).stream()
                     .filter(x -> x.startsWith("flags:")).findFirst().orElseThrow().substring(6).trim();
             assertThat(Long.parseLong(flags, 8) & 02000000).as("O_CLOEXEC in %s", flags).isNotZero();

@@ -11,7 +11,7 @@ import dev.interlock.LockLostException;
 import dev.interlock.LockSpace;
 import dev.interlock.Mode;
 import dev.interlock.file.internal.KernelWait;
-import dev.interlock.internal.DefaultLockSpace;
+import dev.interlock.spi.support.Spaces;
 import dev.interlock.testkit.Timing;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -173,7 +173,7 @@ class FlockDirectoryTest {
         Path d = Files.createDirectory(tmp.resolve("d"));
         KernelWait.enable(false); // the inotify path: a kernel wait watches nothing
         try (LockSpace locks = Interlock.open("flock:" + d); LockSpace other = Interlock.open("flock:" + d)) {
-            FlockBackend b = (FlockBackend) ((DefaultLockSpace) other).backend();
+            FlockBackend b = (FlockBackend) Spaces.backend(other);
             Lease held = locks.tryAcquire("w").orElseThrow();
             AtomicReference<Lease> got = new AtomicReference<>();
             Thread t = new Thread(() -> {

@@ -10,7 +10,6 @@ import dev.interlock.Mode;
 import dev.interlock.Ticker;
 import dev.interlock.file.internal.Errno;
 import dev.interlock.file.internal.LibcFiles;
-import dev.interlock.internal.DefaultLockSpace;
 import dev.interlock.spi.BackendConfig;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -97,8 +96,7 @@ class FlockNetworkFileSystemTest {
     @Test
     void networkAllow_opensAndLocks() throws IOException {
         Path d = Files.createDirectory(tmp.resolve("d"));
-        try (LockSpace locks = new DefaultLockSpace(open("flock:" + d + "?network=allow", fd -> NFS), Ticker.system(),
-                Clock.systemUTC(), null, Duration.ofSeconds(30))) {
+        try (LockSpace locks = Interlock.builder(open("flock:" + d + "?network=allow", fd -> NFS)).open()) {
             locks.tryAcquire("x", Mode.SHARED).orElseThrow().close();
             locks.tryAcquire("x").orElseThrow().close();
             assertThat(locks.status("x").isFree()).isTrue();

@@ -12,7 +12,7 @@ import dev.interlock.file.internal.KernelWait;
 import dev.interlock.file.internal.LibcEvents;
 import dev.interlock.file.internal.LibcFiles;
 import dev.interlock.file.internal.Waker;
-import dev.interlock.internal.DefaultLockSpace;
+import dev.interlock.spi.support.Spaces;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.testkit.Timing;
 import java.nio.file.Files;
@@ -61,7 +61,7 @@ class FlockWakeupTest {
     private FlockAttempt waiter() throws InterruptedException {
         LockSpace space = Interlock.open("flock:" + dir);
         open.add(space);
-        FlockBackend b = (FlockBackend) ((DefaultLockSpace) space).backend();
+        FlockBackend b = (FlockBackend) Spaces.backend(space);
         FlockAttempt a = (FlockAttempt) b.attempt(
                 new AcquireSpec("w", Mode.EXCLUSIVE, Owner.newAcquisition(), Duration.ofMinutes(1)));
         open.add(a);
@@ -128,7 +128,7 @@ class FlockWakeupTest {
     @Test
     void closingTheSpace_wakesItsWaiters_andReturnsAtOnce() throws Exception {
         LockSpace space = Interlock.open("flock:" + dir);
-        FlockBackend b = (FlockBackend) ((DefaultLockSpace) space).backend();
+        FlockBackend b = (FlockBackend) Spaces.backend(space);
         FlockAttempt a = (FlockAttempt) b.attempt(
                 new AcquireSpec("w", Mode.EXCLUSIVE, Owner.newAcquisition(), Duration.ofMinutes(1)));
         assertThat(a.tryAcquire()).isEmpty();

@@ -1,4 +1,4 @@
-package dev.interlock.internal;
+package dev.interlock.spi.support;
 
 import java.util.concurrent.ConcurrentHashMap;
 

@@ -1,4 +1,4 @@
-package dev.interlock.cli;
+package dev.interlock.spi.support;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

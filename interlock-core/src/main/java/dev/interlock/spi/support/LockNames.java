@@ -1,9 +1,9 @@
-package dev.interlock.internal;
+package dev.interlock.spi.support;
 
 import dev.interlock.InvalidLockNameException;
 import dev.interlock.LockSpace;
 
-/** Internal API: the rules every lock name obeys, shared by all backends. */
+/** The rules every lock name obeys, and how messages quote a name; shared by the core and every backend. */
 public final class LockNames {
     private LockNames() {}
 

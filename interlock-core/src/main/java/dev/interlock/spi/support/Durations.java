@@ -1,37 +1,34 @@
-package dev.interlock.cli;
+package dev.interlock.spi.support;
 
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import picocli.CommandLine;
 
 /**
- * Parses the DURATION of the command line: {@code 500ms}, {@code 30s}, {@code 5m}, {@code 1h},
+ * The one duration grammar of Interlock, the command line's and every backend's URI options
+ * ({@code ?poll=}, {@code ?timeout=}): {@code 500ms}, {@code 30s}, {@code 5m}, {@code 1h},
  * {@code 2d}, combinations such as {@code 1h30m} or {@code 1m30.5s}, and plain seconds with an
- * optional decimal part such as {@code 2.5} (as {@code flock -w} takes them).
+ * optional decimal part such as {@code 2.5} (as {@code flock -w} takes them). A backend reads a
+ * duration option with {@link UriOptions#duration}, so every scheme accepts the same words.
  */
-final class Durations implements CommandLine.ITypeConverter<Duration> {
+public final class Durations {
     private static final Pattern PLAIN = Pattern.compile("\\d+(\\.\\d+)?|\\.\\d+");
     private static final Pattern PART = Pattern.compile("(\\d+(?:\\.\\d+)?|\\.\\d+)(ms|s|m|h|d)");
     private static final BigDecimal NANOS_PER_SECOND = BigDecimal.valueOf(1_000_000_000L);
     private static final BigDecimal MAX_NANOS = BigDecimal.valueOf(Long.MAX_VALUE);
 
-    static final String FORMS = "use e.g. 500ms, 30s, 5m, 1h, 1h30m, or seconds such as 2.5";
+    /** The forms accepted, for messages: "use e.g. 500ms, ...". */
+    public static final String FORMS = "use e.g. 500ms, 30s, 5m, 1h, 1h30m, or seconds such as 2.5";
 
-    @Override
-    public Duration convert(String value) {
-        try {
-            return parse(value);
-        } catch (IllegalArgumentException e) {
-            throw new CommandLine.TypeConversionException(e.getMessage());
-        }
-    }
+    private Durations() {}
 
     /**
+     * The duration {@code text} says.
+     *
      * @throws IllegalArgumentException naming the accepted forms if {@code text} is not a duration
      */
-    static Duration parse(String text) {
+    public static Duration parse(String text) {
         String s = text.trim();
         if (s.isEmpty()) {
             throw new IllegalArgumentException("empty duration: " + FORMS);
@@ -75,7 +72,7 @@ final class Durations implements CommandLine.ITypeConverter<Duration> {
     }
 
     /** Short human form for messages and tables: {@code 1h2m3s}, {@code 4.5s}, {@code 250ms}. */
-    static String format(Duration d) {
+    public static String format(Duration d) {
         if (d.isNegative()) {
             return "-" + format(d.negated());
         }

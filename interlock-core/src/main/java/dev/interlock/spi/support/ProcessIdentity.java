@@ -1,4 +1,4 @@
-package dev.interlock.internal;
+package dev.interlock.spi.support;
 
 import dev.interlock.Owner;
 import java.io.IOException;
@@ -15,7 +15,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Internal API, not for use outside Interlock: the identity of this process (host, pid, start
+ * For backends (not for applications): the identity of this process (host, pid, start
  * time, boot id) and liveness checks of other processes on this host.
  */
 public final class ProcessIdentity {

@@ -1,11 +1,10 @@
-package dev.interlock.core;
+package dev.interlock.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.interlock.Interlock;
 import dev.interlock.Lease;
 import dev.interlock.LockSpace;
-import dev.interlock.internal.DefaultLockSpace;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.UUID;

@@ -1,5 +1,6 @@
-package dev.interlock.internal;
+package dev.interlock.spi.support;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
@@ -11,7 +12,7 @@ import java.util.function.Predicate;
 import java.util.function.UnaryOperator;
 
 /**
- * Internal API: the one reading of the options in a lock space URI's query
+ * The one reading of the options in a lock space URI's query
  * ({@code ?key=value&key2=value2}; a key alone has the value ""), shared by the backends, so that
  * each refuses an option it does not take, in the same words. A misspelt option must never be
  * ignored: {@code ?tabel=locks} would lock in another table than {@code ?table=locks}, and the
@@ -75,6 +76,28 @@ public final class UriOptions {
             }
         }
         return new Parsed(options, passed);
+    }
+
+    /**
+     * The duration {@code value} of option {@code option}, in the grammar of the command line
+     * ({@link Durations}: {@code 500ms}, {@code 2s}, {@code 1h30m}, {@code 2.5}), from {@code min}
+     * to {@code max}, so that every scheme accepts the same words.
+     *
+     * @param where what the message starts with, naming the URI without secrets ({@code "redis URI option "})
+     * @throws IllegalArgumentException saying what to write instead
+     */
+    public static Duration duration(String where, String option, String value, Duration min, Duration max) {
+        Duration d;
+        try {
+            d = Durations.parse(value);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(where + option + " must be a duration (" + Durations.FORMS + "), was '" + value + "'");
+        }
+        if (d.compareTo(min) < 0 || d.compareTo(max) > 0) {
+            throw new IllegalArgumentException(where + option + " must be between " + Durations.format(min) + " and "
+                    + Durations.format(max) + ", was " + value);
+        }
+        return d;
     }
 
     /** The backend's spelling of {@code key}, or null if it takes no such option. */

@@ -1,10 +1,10 @@
-package dev.interlock.internal;
+package dev.interlock.spi.support;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Internal API: the logger of Interlock's own classes, an slf4j {@link Logger} made when something
+ * The logger of Interlock's own classes and of backends that want its start-up saving, an slf4j {@link Logger} made when something
  * is first logged rather than when the class loads.
  *
  * <p>In an application slf4j is running already and this changes nothing. In a process that lives

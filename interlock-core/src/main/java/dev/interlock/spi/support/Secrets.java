@@ -1,4 +1,4 @@
-package dev.interlock.internal;
+package dev.interlock.spi.support;
 
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
@@ -8,7 +8,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Internal API: keeps passwords out of everything Interlock shows. A lock space URI may carry
+ * Keeps passwords out of everything Interlock and its backends show. A lock space URI may carry
  * one ({@code jdbc:postgresql://app:s3cret@db/app}, {@code redis://:s3cret@cache},
  * {@code ...?password=s3cret}); {@link #mask} replaces it with {@code ****}, and {@link #scrub}
  * removes the raw values from any text (a driver's message that echoes the URL).

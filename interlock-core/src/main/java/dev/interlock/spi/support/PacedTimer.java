@@ -1,11 +1,11 @@
-package dev.interlock.internal;
+package dev.interlock.spi.support;
 
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Internal API of Interlock (not for applications; may change in any release): a one-thread timer
+ * For backends (not for applications): a one-thread timer
  * for tasks that are scheduled and withdrawn far more often than they run (a lease's renewal and
  * loss check, a statement's time limit), made so that doing so wakes no thread.
  *

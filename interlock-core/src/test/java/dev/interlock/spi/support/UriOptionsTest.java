@@ -1,8 +1,9 @@
-package dev.interlock.internal;
+package dev.interlock.spi.support;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -38,5 +39,17 @@ class UriOptionsTest {
         assertThat(p.passedOn()).containsExactly("user=u", "ssl=true");
         assertThatThrownBy(() -> UriOptions.parse("tabel=t", "jdbc:", TAKES, k -> !k.equals("tabel"), "the JDBC driver (D)", v -> v))
                 .hasMessageContaining("did you mean 'table'?").hasMessageContaining("the options of the JDBC driver (D)");
+    }
+
+    @Test
+    void duration_takesTheCommandLinesWords_withinItsRange() {
+        assertThat(UriOptions.duration("dir URI option ", "poll", "1h", Duration.ofMillis(1), Duration.ofHours(2))).isEqualTo(Duration.ofHours(1));
+        assertThat(UriOptions.duration("x ", "poll", "1m30s", Duration.ofMillis(1), Duration.ofHours(2))).isEqualTo(Duration.ofSeconds(90));
+        assertThat(UriOptions.duration("x ", "poll", "2.5", Duration.ofMillis(1), Duration.ofHours(2))).isEqualTo(Duration.ofMillis(2500));
+        assertThatThrownBy(() -> UriOptions.duration("redis URI option ", "poll", "soon", Duration.ofMillis(1), Duration.ofMinutes(10)))
+                .hasMessage("redis URI option poll must be a duration (use e.g. 500ms, 30s, 5m, 1h, 1h30m, or seconds such as 2.5),"
+                        + " was 'soon'");
+        assertThatThrownBy(() -> UriOptions.duration("redis URI option ", "poll", "1h", Duration.ofMillis(1), Duration.ofMinutes(10)))
+                .hasMessage("redis URI option poll must be between 1ms and 10m, was 1h");
     }
 }
