@@ -2,6 +2,7 @@ package dev.interlock.jdbc;
 
 import dev.interlock.LockBackendException;
 import dev.interlock.Mode;
+import dev.interlock.spi.support.BackendFailures;
 import dev.interlock.spi.support.Log;
 import dev.interlock.spi.support.PacedTimer;
 import dev.interlock.spi.support.Secrets;
@@ -98,6 +99,8 @@ final class LockStore {
     final String channel;
     private final Connections connections;
     private final SqlFailures failures;
+    /** For the errors of a table that is not as it should be. */
+    private final BackendFailures refusals;
     private final int queryTimeoutSeconds;
     /** PostgreSQL: the statement time limit in ms, enforced by {@link #canceller}; 0 elsewhere. */
     private final long cancelAfterMs;
@@ -158,6 +161,7 @@ final class LockStore {
         this.connections = connections;
         this.queryTimeoutSeconds = (int) Math.max(1, (statementTimeout.toMillis() + 999) / 1000);
         this.failures = new SqlFailures(description, dialect, table, statementTimeout.toMillis(), secrets);
+        this.refusals = new BackendFailures(description);
         this.postgres = dialect instanceof Dialect.Postgres;
         this.cancelAfterMs = postgres ? Math.max(1, statementTimeout.toMillis()) : 0;
         String n = this.now = dialect.now();
@@ -616,19 +620,19 @@ final class LockStore {
         } catch (SQLException e) {
             if (dialect.isMissingTable(e) && name.equals(line) && !created && !deferred) {
                 // The lock table itself was found (it is checked first): it comes from before the line.
-                throw new LockBackendException(description, null, description + " - the lock table " + table
+                throw refusals.refused(null, "the lock table " + table
                         + " was created by an earlier Interlock and has no waiting line " + line + "; create it with the DDL for "
-                        + dialect.product() + " in docs/jdbc.md, or add ?create=true to the URL", e, false);
+                        + dialect.product() + " in docs/jdbc.md, or add ?create=true to the URL", e);
             }
             if (dialect.isMissingTable(e) && deferred) {
-                throw new LockBackendException(description, null, description + " - no lock table " + name
-                        + " (nothing was created: reading creates nothing; with ?create=true the first lock creates it)", e, false);
+                throw refusals.refused(null, "no lock table " + name
+                        + " (nothing was created: reading creates nothing; with ?create=true the first lock creates it)", e);
             }
             if (dialect.isMissingTable(e)) {
-                throw new LockBackendException(description, null, description + " - the lock table " + name
+                throw refusals.refused(null, "the lock table " + name
                         + " does not exist" + (created ? " although it was just created" : "")
                         + "; create it with the DDL for " + dialect.product() + " in docs/jdbc.md, or add ?create=true to the URL ("
-                        + failures.driverText(e) + ")", e, false);
+                        + failures.driverText(e) + ")", e);
             }
             throw e;
         }
@@ -639,18 +643,18 @@ final class LockStore {
             }
         }
         if (missing.equals(List.of(WANTED_COLUMN))) {
-            throw new LockBackendException(description, null, description + " - the lock table " + name
+            throw refusals.refused(null, "the lock table " + name
                     + " was created by an earlier Interlock and lacks the column " + WANTED_COLUMN + "; add it with: ALTER TABLE " + name
-                    + " ADD COLUMN " + WANTED_COLUMN + " TIMESTAMPTZ", null, false);
+                    + " ADD COLUMN " + WANTED_COLUMN + " TIMESTAMPTZ", null);
         }
         if (!missing.isEmpty()) {
-            throw new LockBackendException(description, null, description + " - the table " + name
+            throw refusals.refused(null, "the table " + name
                     + " is not an Interlock lock table: it lacks the columns " + String.join(", ", missing)
-                    + "; use another table name (?table=...) or create it with the DDL in docs/jdbc.md", null, false);
+                    + "; use another table name (?table=...) or create it with the DDL in docs/jdbc.md", null);
         }
         if (nameWidth > 0 && nameWidth < 1024) {
-            throw new LockBackendException(description, null, description + " - the column " + table
-                    + ".name holds " + nameWidth + " characters; lock names may be 1024 long: widen it (see docs/jdbc.md)", null, false);
+            throw refusals.refused(null, "the column " + table
+                    + ".name holds " + nameWidth + " characters; lock names may be 1024 long: widen it (see docs/jdbc.md)", null);
         }
     }
 
@@ -1155,8 +1159,8 @@ final class LockStore {
                 }
             }
             if (!s.name().equals(name)) {
-                throw new LockBackendException(description, name, description + " - the row with key " + key + " in " + table
-                        + " names " + s.name() + ", not the name it was asked for: the table was changed by hand", null, false);
+                throw refusals.refused(name, "the row with key " + key + " in " + table
+                        + " names " + s.name() + ", not the name it was asked for: the table was changed by hand", null);
             }
             try (PreparedStatement ps = prepare(c, inspectShared)) {
                 bind(ps, key);
