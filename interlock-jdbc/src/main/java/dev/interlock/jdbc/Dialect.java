@@ -45,9 +45,27 @@ abstract class Dialect {
         return tokenColumn + " + 1";
     }
 
-    /** Suffix of a query that takes row locks until commit; empty where a transaction locks everything (SQLite). */
-    String forUpdate() {
-        return " FOR UPDATE";
+    /** The lock store's statements on this database, and how each operation runs them. */
+    StandardSql statements(String table) {
+        return new StandardSql(this, table);
+    }
+
+    /**
+     * True if statements are cancelled at their time limit by a timer of the store
+     * ({@link SqlRunner}) rather than by the driver's query timeout.
+     */
+    boolean cancelsFromTimer() {
+        return false;
+    }
+
+    /** True if the database can notify waiters of releases (LISTEN/NOTIFY). */
+    boolean notifies() {
+        return false;
+    }
+
+    /** A query whose single value is 1 when the database refuses writes (a replica), or null if there is none. */
+    String readOnlyQuery() {
+        return null;
     }
 
     /** CREATE TABLE statements for the lock table, its shared-holder table and its waiting line. */
@@ -113,6 +131,27 @@ abstract class Dialect {
         @Override
         String now() {
             return "now()";
+        }
+
+        @Override
+        StandardSql statements(String table) {
+            return new PostgresSql(this, table);
+        }
+
+        /** pgjdbc's own query timeout woke its timer thread at every statement (see {@link SqlRunner}). */
+        @Override
+        boolean cancelsFromTimer() {
+            return true;
+        }
+
+        @Override
+        boolean notifies() {
+            return true;
+        }
+
+        @Override
+        String readOnlyQuery() {
+            return "SELECT CASE WHEN pg_is_in_recovery() THEN 1 ELSE 0 END";
         }
 
         @Override
@@ -191,6 +230,11 @@ abstract class Dialect {
         @Override
         String now() {
             return "UTC_TIMESTAMP(6)";
+        }
+
+        @Override
+        String readOnlyQuery() {
+            return "SELECT @@global.read_only";
         }
 
         @Override
@@ -367,11 +411,6 @@ abstract class Dialect {
         @Override
         String updateReturning(String update, String columns) {
             return update + " RETURNING " + columns;
-        }
-
-        @Override
-        String forUpdate() {
-            return "";
         }
 
         @Override

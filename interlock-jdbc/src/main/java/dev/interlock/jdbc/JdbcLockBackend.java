@@ -69,7 +69,7 @@ public final class JdbcLockBackend implements LockBackend {
         this.options = options;
         this.ticker = ticker;
         this.clock = clock;
-        this.listener = store.dialect instanceof Dialect.Postgres && options.listen()
+        this.listener = store.dialect.notifies() && options.listen()
                 ? new PgListener(connections, store.channel, signals, description) : null;
     }
 
@@ -220,8 +220,7 @@ public final class JdbcLockBackend implements LockBackend {
                 throw new BackendFailures(description).refused(null, product
                         + " is not supported; the jdbc: backend works with PostgreSQL, MySQL, MariaDB, H2 and SQLite", null);
             }
-            String readOnly = d instanceof Dialect.Postgres ? "SELECT CASE WHEN pg_is_in_recovery() THEN 1 ELSE 0 END"
-                    : d instanceof Dialect.MySql ? "SELECT @@global.read_only" : null;
+            String readOnly = d.readOnlyQuery();
             if (readOnly != null) {
                 try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(readOnly)) {
                     if (rs.next() && rs.getInt(1) == 1) {
