@@ -133,14 +133,9 @@ final class LockStore {
      */
     Outcome tryAcquire(String name, Mode mode, String owner, Duration lease, long ticket) {
         Args a = Args.of(NameKey.of(name)).name(name).owner(owner).lease(lease.toMillis()).ticket(ticket);
-        Work<Outcome> attempt = mode == Mode.EXCLUSIVE ? c -> sql.tryExclusive(runner, c, a) : c -> sql.tryShared(runner, c, a);
-        Work<Outcome> work = ticket == NOT_IN_LINE ? attempt : c -> {
-            Outcome o = attempt.run(c);
-            if (o instanceof Granted) {
-                runner.update(c, sql.lineLeave, a); // served: its place goes (else it expires by itself)
-            }
-            return o;
-        };
+        boolean writer = mode == Mode.EXCLUSIVE;
+        Work<Outcome> work = ticket != NOT_IN_LINE ? c -> sql.tryInLine(runner, c, a, writer)
+                : writer ? c -> sql.tryExclusive(runner, c, a) : c -> sql.tryShared(runner, c, a);
         try {
             return call("acquiring", name, false, work);
         } catch (LockBackendException e) {
@@ -209,16 +204,31 @@ final class LockStore {
      */
     Place keepInLine(String name, Mode mode, String owner, long ticket, Duration lease) {
         Args given = Args.of(NameKey.of(name)).owner(owner).lease(lease.toMillis());
-        boolean writer = mode == Mode.EXCLUSIVE;
+        NamedSql insert = mode == Mode.EXCLUSIVE ? sql.lineInsertWriter : sql.lineInsertReader;
         return call("waiting in line for", name, true, c -> {
             Args a = given.ticket(ticket);
-            if (ticket == NOT_IN_LINE || runner.update(c, sql.lineRenew, a) != 1) {
-                runner.update(c, sql.linePurge, a);
+            if (ticket == NOT_IN_LINE) {
+                // Joining: two statements, and no count yet (0: it may be first, so it tries at every wake-up until
+                // its first renewal counts). A handoff between threads of one process joins at every cycle.
                 a = a.ticket(runner.queryLong(c, sql.lineLastTicket, a, 0) + 1);
-                runner.update(c, writer ? sql.lineInsertWriter : sql.lineInsertReader, a);
+                try {
+                    runner.update(c, insert, a);
+                    return new Place(a.ticket(), 0);
+                } catch (SQLException e) {
+                    if (!dialect.isDuplicateKey(e)) {
+                        throw e;
+                    }
+                    // A place of ours already: an earlier answer was lost. Take a new one below.
+                }
+            } else if (runner.update(c, sql.lineRenew, a) == 1) {
+                NamedSql count = mode == Mode.EXCLUSIVE ? sql.lineAheadOfWriter : sql.lineAheadOfReader;
+                return new Place(a.ticket(), (int) runner.queryLong(c, count, a, 0));
             }
-            long ahead = runner.queryLong(c, writer ? sql.lineAheadOfWriter : sql.lineAheadOfReader, a, 0);
-            return new Place(a.ticket(), (int) ahead);
+            // Our place ran out (the waiter was stopped past its lease) or is not what we think: the end of the line.
+            runner.update(c, sql.linePurge, a);
+            a = a.ticket(runner.queryLong(c, sql.lineLastTicket, a, 0) + 1);
+            runner.update(c, insert, a);
+            return new Place(a.ticket(), 0);
         });
     }
 

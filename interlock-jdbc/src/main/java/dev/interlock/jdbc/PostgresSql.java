@@ -32,6 +32,8 @@ final class PostgresSql extends StandardSql {
 
     private final NamedSql exclusive;
     private final NamedSql sharedJoin;
+    private final NamedSql exclusiveInLine;
+    private final NamedSql sharedJoinInLine;
     private final NamedSql renewShared;
     private final NamedSql releaseShared;
     private final NamedSql releaseExclusive;
@@ -79,6 +81,13 @@ final class PostgresSql extends StandardSql {
                 + " CAST(:lease AS BIGINT) FROM n),"
                 + " d AS (DELETE FROM " + s + " WHERE name_key = :key AND epoch < (SELECT epoch FROM n WHERE n.readers = 1))"
                 + " SELECT token, epoch FROM n");
+        // A waiter's grant takes its place out of the line (and the places that ran out) in the same statement.
+        String served = "DELETE FROM " + line + " WHERE name_key = :key AND (owner = :owner OR expires_at <= now())";
+        exclusiveInLine = NamedSql.of("WITH g AS (" + exclusive.named + "), l AS (" + served + " AND EXISTS (SELECT 1 FROM g))"
+                + " SELECT token FROM g");
+        String join = sharedJoin.named;
+        int select = join.lastIndexOf(" SELECT token, epoch FROM n");
+        sharedJoinInLine = NamedSql.of(join.substring(0, select) + ", l AS (" + served + " AND EXISTS (SELECT 1 FROM n))" + join.substring(select));
         renewShared = NamedSql.of("WITH u AS (" + shRenewLock.named + " RETURNING epoch),"
                 + " r AS (UPDATE " + s + " SET expires_at = now() + " + INTERVAL + ", lease_ms = :lease"
                 + " WHERE name_key = :key AND owner = :owner AND epoch = (SELECT epoch FROM u) AND expires_at > now() RETURNING token)"
@@ -146,6 +155,17 @@ final class PostgresSql extends StandardSql {
     @Override
     Outcome tryShared(SqlRunner r, Connection c, Args a) throws SQLException {
         try (PreparedStatement ps = r.prepare(c, sharedJoin, a); ResultSet rs = r.query(ps)) {
+            return rs.next() ? new Granted(rs.getLong(1), rs.getLong(2)) : Busy.BUSY;
+        }
+    }
+
+    @Override
+    Outcome tryInLine(SqlRunner r, Connection c, Args a, boolean writer) throws SQLException {
+        if (writer) {
+            long token = r.queryLong(c, exclusiveInLine, a, 0);
+            return token > 0 ? new Granted(token, 0) : Busy.BUSY;
+        }
+        try (PreparedStatement ps = r.prepare(c, sharedJoinInLine, a); ResultSet rs = r.query(ps)) {
             return rs.next() ? new Granted(rs.getLong(1), rs.getLong(2)) : Busy.BUSY;
         }
     }

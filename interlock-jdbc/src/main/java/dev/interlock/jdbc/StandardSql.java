@@ -227,6 +227,18 @@ class StandardSql {
         return Busy.BUSY;
     }
 
+    /**
+     * One try of a waiter in line ({@code :ticket}): as {@link #tryExclusive} or {@link #tryShared},
+     * and a grant also removes its place (else it would run out by itself), with the places that ran out.
+     */
+    Outcome tryInLine(SqlRunner r, Connection c, Args a, boolean writer) throws SQLException {
+        Outcome o = writer ? tryExclusive(r, c, a) : tryShared(r, c, a);
+        if (o instanceof Granted) {
+            r.update(c, linePurge, a);
+        }
+        return o;
+    }
+
     /** Runs a grant UPDATE and returns the new token, or 0 if the row did not match. */
     private long updateReturningToken(SqlRunner r, Connection c, NamedSql update, Args a) throws SQLException {
         String q = dialect.updateReturning(update.text, "token");

@@ -300,7 +300,8 @@ abstract class JdbcSemanticsContract {
         LockStore.Place first = store.keepInLine("order", Mode.EXCLUSIVE, "h:1:1:first", LockStore.NOT_IN_LINE, lease);
         LockStore.Place second = store.keepInLine("order", Mode.SHARED, "h:1:1:second", LockStore.NOT_IN_LINE, lease);
         assertThat(second.ticket()).isGreaterThan(first.ticket());
-        assertThat(second.ahead()).as("a writer before the reader").isEqualTo(1);
+        assertThat(store.keepInLine("order", Mode.SHARED, "h:1:1:second", second.ticket(), lease).ahead()).as("a writer before the reader")
+                .isEqualTo(1);
         assertThat(a.status("order").queued()).extracting(w -> w.ownerId().orElseThrow()).containsExactly("h:1:1:first", "h:1:1:second");
         held.close();
         assertThat(store.tryAcquire("order", Mode.SHARED, "h:1:1:second", lease, second.ticket())).isEqualTo(LockStore.Busy.BUSY);
