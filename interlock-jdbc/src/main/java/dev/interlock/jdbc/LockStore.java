@@ -204,32 +204,42 @@ final class LockStore {
      */
     Place keepInLine(String name, Mode mode, String owner, long ticket, Duration lease) {
         Args given = Args.of(NameKey.of(name)).owner(owner).lease(lease.toMillis());
-        NamedSql insert = mode == Mode.EXCLUSIVE ? sql.lineInsertWriter : sql.lineInsertReader;
+        boolean writer = mode == Mode.EXCLUSIVE;
         return call("waiting in line for", name, true, c -> {
             Args a = given.ticket(ticket);
-            if (ticket == NOT_IN_LINE) {
-                // Joining: two statements, and no count yet (0: it may be first, so it tries at every wake-up until
-                // its first renewal counts). A handoff between threads of one process joins at every cycle.
-                a = a.ticket(runner.queryLong(c, sql.lineLastTicket, a, 0) + 1);
-                try {
-                    runner.update(c, insert, a);
-                    return new Place(a.ticket(), 0);
-                } catch (SQLException e) {
-                    if (!dialect.isDuplicateKey(e)) {
-                        throw e;
-                    }
-                    // A place of ours already: an earlier answer was lost. Take a new one below.
+            if (ticket != NOT_IN_LINE) {
+                if (runner.update(c, sql.lineRenew, a) == 1) {
+                    return new Place(ticket, (int) runner.queryLong(c, writer ? sql.lineAheadOfWriter : sql.lineAheadOfReader, a, 0));
                 }
-            } else if (runner.update(c, sql.lineRenew, a) == 1) {
-                NamedSql count = mode == Mode.EXCLUSIVE ? sql.lineAheadOfWriter : sql.lineAheadOfReader;
-                return new Place(a.ticket(), (int) runner.queryLong(c, count, a, 0));
+                // Our place ran out (the waiter was stopped past its lease): to the end of the line.
+                runner.update(c, sql.linePurge, a);
             }
-            // Our place ran out (the waiter was stopped past its lease) or is not what we think: the end of the line.
-            runner.update(c, sql.linePurge, a);
-            a = a.ticket(runner.queryLong(c, sql.lineLastTicket, a, 0) + 1);
-            runner.update(c, insert, a);
-            return new Place(a.ticket(), 0);
+            try {
+                return join(c, a, writer);
+            } catch (SQLException e) {
+                if (!dialect.isDuplicateKey(e)) {
+                    throw e;
+                }
+                // A place of ours already: the answer to an earlier join was lost. A new one at the end.
+                runner.update(c, sql.linePurge, a);
+                return join(c, a, writer);
+            }
         });
+    }
+
+    /** Takes a place at the end of the line: two statements (read the last ticket and the places before, insert). */
+    private Place join(Connection c, Args a, boolean writer) throws SQLException {
+        long last;
+        long ahead;
+        try (PreparedStatement ps = runner.prepare(c, writer ? sql.lineLastTicket : sql.lineLastTicketForReader, a);
+                ResultSet rs = runner.query(ps)) {
+            rs.next();
+            last = rs.getLong(1);
+            ahead = rs.getLong(2);
+        }
+        Args mine = a.ticket(last + 1);
+        runner.update(c, writer ? sql.lineInsertWriter : sql.lineInsertReader, mine);
+        return new Place(mine.ticket(), (int) ahead);
     }
 
     /** Gives up {@code owner}'s place in the name's line; on PostgreSQL the waiters behind it are notified, as by a release. */

@@ -66,6 +66,7 @@ class StandardSql {
     // The line.
     final NamedSql lineRenew;
     final NamedSql lineLastTicket;
+    final NamedSql lineLastTicketForReader;
     final NamedSql lineInsertWriter;
     final NamedSql lineInsertReader;
     /** This waiter's own old place and the places of waiters that stopped renewing. */
@@ -145,7 +146,10 @@ class StandardSql {
         unqueue = NamedSql.of("UPDATE " + t + " SET waiter = NULL, waiter_until = NULL WHERE name_key = :key AND waiter = :owner");
 
         lineRenew = NamedSql.of("UPDATE " + line + " SET expires_at = " + plus + " WHERE name_key = :key AND owner = :owner AND expires_at > " + n);
-        lineLastTicket = NamedSql.of("SELECT COALESCE(MAX(ticket), 0) FROM " + line + " WHERE name_key = :key");
+        // The line's last ticket, and the live places that will come before a new one (for a reader: the writers').
+        String last = "SELECT COALESCE(MAX(ticket), 0), COALESCE(SUM(CASE WHEN expires_at > " + n;
+        lineLastTicket = NamedSql.of(last + " THEN 1 ELSE 0 END), 0) FROM " + line + " WHERE name_key = :key");
+        lineLastTicketForReader = NamedSql.of(last + " AND writer = 1 THEN 1 ELSE 0 END), 0) FROM " + line + " WHERE name_key = :key");
         String insert = "INSERT INTO " + line + " (" + String.join(", ", LINE_COLUMNS) + ") VALUES (:key, :owner, :ticket, ";
         lineInsertWriter = NamedSql.of(insert + "1, " + plus + ")");
         lineInsertReader = NamedSql.of(insert + "0, " + plus + ")");
