@@ -208,14 +208,9 @@ abstract class Connections implements AutoCloseable {
 
         @Override
         Borrowed borrow() throws SQLException {
-            try {
-                if (!permits.tryAcquire(networkTimeoutMs, TimeUnit.MILLISECONDS)) {
-                    throw new SQLTransientConnectionException("all " + MAX_OPEN + " connections of the lock space stayed busy for "
-                            + networkTimeoutMs + " ms", "08001");
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new SQLTransientConnectionException("interrupted while waiting for a connection of the lock space", "08001", e);
+            if (!permit()) {
+                throw new SQLTransientConnectionException("all " + MAX_OPEN + " connections of the lock space stayed busy for "
+                        + networkTimeoutMs + " ms", "08001");
             }
             Connection c;
             synchronized (this) {
@@ -253,6 +248,32 @@ abstract class Connections implements AutoCloseable {
                     }
                 }
             };
+        }
+
+        /**
+         * One of the {@link #MAX_OPEN} permits, waiting up to the network timeout. An interrupt does
+         * not end the wait (it is kept for the caller): the clean-up of an interrupted acquire, such
+         * as giving up its place in line, must still reach the database.
+         */
+        private boolean permit() {
+            if (permits.tryAcquire()) {
+                return true;
+            }
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(networkTimeoutMs);
+            boolean interrupted = false;
+            try {
+                while (true) {
+                    try {
+                        return permits.tryAcquire(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                    } catch (InterruptedException e) {
+                        interrupted = true;
+                    }
+                }
+            } finally {
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
+            }
         }
 
         /** Schedules the closing of idle connections, unless it is scheduled already; under this. */
