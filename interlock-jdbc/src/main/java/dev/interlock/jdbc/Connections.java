@@ -3,9 +3,17 @@ package dev.interlock.jdbc;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
+import java.sql.SQLTransientConnectionException;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
 import java.util.Properties;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 
 /**
@@ -136,18 +144,54 @@ abstract class Connections implements AutoCloseable {
         }
     }
 
-    /** Connections opened from a JDBC URL, a few kept idle between operations. */
+    /**
+     * Connections opened from a JDBC URL: at most {@link #MAX_OPEN} borrowed at once, whatever the
+     * number of threads and names (a borrower beyond waits for one), and a few kept idle between
+     * operations. On a database server an idle connection is closed after {@link #IDLE_CLOSE_MS}
+     * unused, so that a process that only waits (a statement every second or two) holds none
+     * between its statements: 50 waiting processes must fit PostgreSQL's 100 connections. An
+     * embedded database (H2, SQLite in this process) keeps them: they cost the server nothing, and
+     * an in-memory H2 database ends with its last connection.
+     */
     static final class FromUrl extends Connections {
-        private static final int MAX_IDLE = 8;
+        static final int MAX_OPEN = 8;
+        static final long IDLE_CLOSE_MS = 500;
+        private static final ScheduledThreadPoolExecutor IDLE_CLOSER = idleCloser();
         private final String url;
         private final Properties properties;
-        private final ArrayDeque<Connection> idle = new ArrayDeque<>();
+        private final boolean closeIdle;
+        private final Semaphore permits = new Semaphore(MAX_OPEN, true);
+        /** Idle connections, the longest idle first; guarded by this. */
+        private final ArrayDeque<Idle> idle = new ArrayDeque<>();
+        private boolean closing;
         private boolean closed;
+
+        private record Idle(Connection connection, long since) {}
 
         FromUrl(String url, Properties properties, int networkTimeoutMs) {
             super(networkTimeoutMs);
             this.url = url;
             this.properties = properties;
+            this.closeIdle = !embedded(url);
+        }
+
+        /** A database in this process: SQLite, or H2 but for its TCP/TLS client. */
+        static boolean embedded(String url) {
+            String lower = url.toLowerCase(Locale.ROOT);
+            return lower.startsWith("jdbc:sqlite:")
+                    || (lower.startsWith("jdbc:h2:") && !lower.startsWith("jdbc:h2:tcp:") && !lower.startsWith("jdbc:h2:ssl:"));
+        }
+
+        private static ScheduledThreadPoolExecutor idleCloser() {
+            ScheduledThreadPoolExecutor e = new ScheduledThreadPoolExecutor(1, r -> {
+                Thread t = new Thread(r, "interlock-jdbc-idle");
+                t.setDaemon(true);
+                return t;
+            });
+            e.setKeepAliveTime(5, TimeUnit.SECONDS);
+            e.allowCoreThreadTimeOut(true);
+            e.setRemoveOnCancelPolicy(true);
+            return e;
         }
 
         Connection open() throws SQLException {
@@ -164,38 +208,106 @@ abstract class Connections implements AutoCloseable {
 
         @Override
         Borrowed borrow() throws SQLException {
+            if (!permit()) {
+                throw new SQLTransientConnectionException("all " + MAX_OPEN + " connections of the lock space stayed busy for "
+                        + networkTimeoutMs + " ms", "08001");
+            }
             Connection c;
             synchronized (this) {
-                c = idle.pollLast();
+                Idle i = idle.pollLast();
+                c = i == null ? null : i.connection();
             }
             boolean wasIdle = c != null;
             if (c == null) {
-                c = open();
+                try {
+                    c = open();
+                } catch (SQLException | RuntimeException e) {
+                    permits.release();
+                    throw e;
+                }
             }
             Connection conn = c;
             return new Borrowed(conn, wasIdle) {
                 @Override
                 void giveBack(boolean broken) {
-                    if (broken || !reset(conn)) {
-                        closeQuietly(conn);
-                        return;
-                    }
-                    synchronized (FromUrl.this) {
-                        if (!closed && idle.size() < MAX_IDLE) {
-                            idle.addLast(conn);
+                    try {
+                        if (broken || !reset(conn)) {
+                            closeQuietly(conn);
                             return;
                         }
+                        synchronized (FromUrl.this) {
+                            if (!closed && idle.size() < MAX_OPEN) {
+                                idle.addLast(new Idle(conn, System.nanoTime()));
+                                closeIdleLater();
+                                return;
+                            }
+                        }
+                        closeQuietly(conn);
+                    } finally {
+                        permits.release();
                     }
-                    closeQuietly(conn);
                 }
             };
         }
 
+        /**
+         * One of the {@link #MAX_OPEN} permits, waiting up to the network timeout. An interrupt does
+         * not end the wait (it is kept for the caller): the clean-up of an interrupted acquire, such
+         * as giving up its place in line, must still reach the database.
+         */
+        private boolean permit() {
+            if (permits.tryAcquire()) {
+                return true;
+            }
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(networkTimeoutMs);
+            boolean interrupted = false;
+            try {
+                while (true) {
+                    try {
+                        return permits.tryAcquire(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                    } catch (InterruptedException e) {
+                        interrupted = true;
+                    }
+                }
+            } finally {
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }
+
+        /** Schedules the closing of idle connections, unless it is scheduled already; under this. */
+        private void closeIdleLater() {
+            if (closeIdle && !closing && !idle.isEmpty()) {
+                closing = true;
+                long due = idle.peekFirst().since() + TimeUnit.MILLISECONDS.toNanos(IDLE_CLOSE_MS) - System.nanoTime();
+                try {
+                    IDLE_CLOSER.schedule(this::closeIdle, Math.max(0, due), TimeUnit.NANOSECONDS);
+                } catch (RejectedExecutionException e) {
+                    closing = false;
+                }
+            }
+        }
+
+        /** Closes the connections idle for {@link #IDLE_CLOSE_MS} or longer. */
+        private void closeIdle() {
+            List<Connection> old = new ArrayList<>();
+            synchronized (this) {
+                closing = false;
+                long now = System.nanoTime();
+                while (!idle.isEmpty() && now - idle.peekFirst().since() >= TimeUnit.MILLISECONDS.toNanos(IDLE_CLOSE_MS)) {
+                    old.add(idle.pollFirst().connection());
+                }
+                closeIdleLater();
+            }
+            old.forEach(Connections::closeQuietly);
+        }
+
         /** Closes the idle connections: after one of them failed, the others (same server) likely died too. */
         void dropIdle() {
-            ArrayDeque<Connection> old;
+            List<Connection> old = new ArrayList<>();
             synchronized (this) {
-                old = new ArrayDeque<>(idle);
+                idle.forEach(i -> old.add(i.connection()));
                 idle.clear();
             }
             old.forEach(Connections::closeQuietly);

@@ -1,6 +1,7 @@
 package dev.interlock.jdbc;
 
 import dev.interlock.LockBackendException;
+import dev.interlock.spi.support.BackendFailures;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -61,25 +62,25 @@ final class Credentials {
     private static String read(Path file, String description) {
         try {
             if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
-                throw new LockBackendException(description, null, description + " - the password file " + file
-                        + " is not a regular file (a link or a directory is refused)", null, false);
+                throw new BackendFailures(description).refused(null, "the password file " + file
+                        + " is not a regular file (a link or a directory is refused)", null);
             }
             Set<PosixFilePermission> perms = Files.getPosixFilePermissions(file, LinkOption.NOFOLLOW_LINKS);
             if (perms.contains(PosixFilePermission.GROUP_READ) || perms.contains(PosixFilePermission.OTHERS_READ)) {
-                throw new LockBackendException(description, null, description + " - the password file " + file
-                        + " can be read by others than its owner: run 'chmod 600 " + file + "'", null, false);
+                throw new BackendFailures(description).refused(null, "the password file " + file
+                        + " can be read by others than its owner: run 'chmod 600 " + file + "'", null);
             }
             String text = Files.readString(file, StandardCharsets.UTF_8);
             int nl = text.indexOf('\n');
             String line = (nl < 0 ? text : text.substring(0, nl)).replace("\r", "");
             if (line.isEmpty()) {
-                throw new LockBackendException(description, null, description + " - the password file " + file + " is empty", null, false);
+                throw new BackendFailures(description).refused(null, "the password file " + file + " is empty", null);
             }
             return line;
         } catch (IOException e) {
-            throw new LockBackendException(description, null, description + " - cannot read the password file " + file + ": "
+            throw new BackendFailures(description).refused(null, "cannot read the password file " + file + ": "
                     + (e instanceof java.nio.file.NoSuchFileException ? "no such file" : e instanceof java.nio.file.AccessDeniedException
-                            ? "permission denied" : "I/O error"), null, false);
+                            ? "permission denied" : "I/O error"), null);
         }
     }
 }

@@ -45,13 +45,31 @@ abstract class Dialect {
         return tokenColumn + " + 1";
     }
 
-    /** Suffix of a query that takes row locks until commit; empty where a transaction locks everything (SQLite). */
-    String forUpdate() {
-        return " FOR UPDATE";
+    /** The lock store's statements on this database, and how each operation runs them. */
+    StandardSql statements(String table) {
+        return new StandardSql(this, table);
     }
 
-    /** CREATE TABLE statements for the lock table and its shared-holder table. */
-    abstract List<String> ddl(String table, String shared);
+    /**
+     * True if statements are cancelled at their time limit by a timer of the store
+     * ({@link SqlRunner}) rather than by the driver's query timeout.
+     */
+    boolean cancelsFromTimer() {
+        return false;
+    }
+
+    /** True if the database can notify waiters of releases (LISTEN/NOTIFY). */
+    boolean notifies() {
+        return false;
+    }
+
+    /** A query whose single value is 1 when the database refuses writes (a replica), or null if there is none. */
+    String readOnlyQuery() {
+        return null;
+    }
+
+    /** CREATE TABLE statements for the lock table, its shared-holder table and its waiting line. */
+    abstract List<String> ddl(String table, String shared, String line);
 
     /** True if {@code e} says a row with that key already exists. */
     boolean isDuplicateKey(SQLException e) {
@@ -116,6 +134,27 @@ abstract class Dialect {
         }
 
         @Override
+        StandardSql statements(String table) {
+            return new PostgresSql(this, table);
+        }
+
+        /** pgjdbc's own query timeout woke its timer thread at every statement (see {@link SqlRunner}). */
+        @Override
+        boolean cancelsFromTimer() {
+            return true;
+        }
+
+        @Override
+        boolean notifies() {
+            return true;
+        }
+
+        @Override
+        String readOnlyQuery() {
+            return "SELECT CASE WHEN pg_is_in_recovery() THEN 1 ELSE 0 END";
+        }
+
+        @Override
         String plusMillisParam(String ts) {
             return "(" + ts + " + make_interval(secs => CAST(? AS double precision) / 1000))";
         }
@@ -131,7 +170,7 @@ abstract class Dialect {
         }
 
         @Override
-        List<String> ddl(String table, String shared) {
+        List<String> ddl(String table, String shared, String line) {
             return List.of(
                     "CREATE TABLE IF NOT EXISTS " + table + " (\n"
                             + "  name_key     VARCHAR(64)   NOT NULL PRIMARY KEY,\n"
@@ -156,6 +195,14 @@ abstract class Dialect {
                             + "  expires_at   TIMESTAMPTZ   NOT NULL,\n"
                             + "  acquired_at  TIMESTAMPTZ   NOT NULL,\n"
                             + "  lease_ms     BIGINT        NOT NULL,\n"
+                            + "  PRIMARY KEY (name_key, owner)\n"
+                            + ")",
+                    "CREATE TABLE IF NOT EXISTS " + line + " (\n"
+                            + "  name_key     VARCHAR(64)   NOT NULL,\n"
+                            + "  owner        VARCHAR(512)  NOT NULL,\n"
+                            + "  ticket       BIGINT        NOT NULL,\n"
+                            + "  writer       INTEGER       NOT NULL,\n"
+                            + "  expires_at   TIMESTAMPTZ   NOT NULL,\n"
                             + "  PRIMARY KEY (name_key, owner)\n"
                             + ")");
         }
@@ -183,6 +230,11 @@ abstract class Dialect {
         @Override
         String now() {
             return "UTC_TIMESTAMP(6)";
+        }
+
+        @Override
+        String readOnlyQuery() {
+            return "SELECT @@global.read_only";
         }
 
         @Override
@@ -221,7 +273,7 @@ abstract class Dialect {
         }
 
         @Override
-        List<String> ddl(String table, String shared) {
+        List<String> ddl(String table, String shared, String line) {
             String key = "CHAR(64) CHARACTER SET ascii COLLATE ascii_bin";
             String text = "CHARACTER SET utf8mb4 COLLATE utf8mb4_bin";
             return List.of(
@@ -247,6 +299,14 @@ abstract class Dialect {
                             + "  expires_at   DATETIME(6)  NOT NULL,\n"
                             + "  acquired_at  DATETIME(6)  NOT NULL,\n"
                             + "  lease_ms     BIGINT       NOT NULL,\n"
+                            + "  PRIMARY KEY (name_key, owner)\n"
+                            + ") ENGINE=InnoDB",
+                    "CREATE TABLE IF NOT EXISTS " + line + " (\n"
+                            + "  name_key     " + key + " NOT NULL,\n"
+                            + "  owner        VARCHAR(512) " + text + " NOT NULL,\n"
+                            + "  ticket       BIGINT       NOT NULL,\n"
+                            + "  writer       INT          NOT NULL,\n"
+                            + "  expires_at   DATETIME(6)  NOT NULL,\n"
                             + "  PRIMARY KEY (name_key, owner)\n"
                             + ") ENGINE=InnoDB");
         }
@@ -280,7 +340,7 @@ abstract class Dialect {
         }
 
         @Override
-        List<String> ddl(String table, String shared) {
+        List<String> ddl(String table, String shared, String line) {
             String ts = "TIMESTAMP(6) WITH TIME ZONE";
             return List.of(
                     "CREATE TABLE IF NOT EXISTS " + table + " (\n"
@@ -305,6 +365,14 @@ abstract class Dialect {
                             + "  expires_at   " + ts + " NOT NULL,\n"
                             + "  acquired_at  " + ts + " NOT NULL,\n"
                             + "  lease_ms     BIGINT        NOT NULL,\n"
+                            + "  PRIMARY KEY (name_key, owner)\n"
+                            + ")",
+                    "CREATE TABLE IF NOT EXISTS " + line + " (\n"
+                            + "  name_key     VARCHAR(64)   NOT NULL,\n"
+                            + "  owner        VARCHAR(512)  NOT NULL,\n"
+                            + "  ticket       BIGINT        NOT NULL,\n"
+                            + "  writer       INTEGER       NOT NULL,\n"
+                            + "  expires_at   " + ts + " NOT NULL,\n"
                             + "  PRIMARY KEY (name_key, owner)\n"
                             + ")");
         }
@@ -346,11 +414,6 @@ abstract class Dialect {
         }
 
         @Override
-        String forUpdate() {
-            return "";
-        }
-
-        @Override
         boolean isDuplicateKey(SQLException e) {
             // SQLITE_CONSTRAINT (19); the driver sets no SQLState.
             return e.getErrorCode() == 19 || String.valueOf(e.getMessage()).contains("UNIQUE constraint failed");
@@ -372,7 +435,7 @@ abstract class Dialect {
         }
 
         @Override
-        List<String> ddl(String table, String shared) {
+        List<String> ddl(String table, String shared, String line) {
             return List.of(
                     "CREATE TABLE IF NOT EXISTS " + table + " (\n"
                             + "  name_key     TEXT    NOT NULL PRIMARY KEY,\n"
@@ -396,6 +459,14 @@ abstract class Dialect {
                             + "  expires_at   INTEGER NOT NULL,\n"
                             + "  acquired_at  INTEGER NOT NULL,\n"
                             + "  lease_ms     INTEGER NOT NULL,\n"
+                            + "  PRIMARY KEY (name_key, owner)\n"
+                            + ")",
+                    "CREATE TABLE IF NOT EXISTS " + line + " (\n"
+                            + "  name_key     TEXT    NOT NULL,\n"
+                            + "  owner        TEXT    NOT NULL,\n"
+                            + "  ticket       INTEGER NOT NULL,\n"
+                            + "  writer       INTEGER NOT NULL,\n"
+                            + "  expires_at   INTEGER NOT NULL,\n"
                             + "  PRIMARY KEY (name_key, owner)\n"
                             + ")");
         }

@@ -3,21 +3,36 @@ package dev.interlock.jdbc;
 import dev.interlock.HolderInfo;
 import dev.interlock.LockBackendException;
 import dev.interlock.Mode;
-import dev.interlock.spi.support.Log;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
 import dev.interlock.spi.Grant;
+import dev.interlock.spi.support.Backoff;
+import dev.interlock.spi.support.Log;
+import dev.interlock.spi.support.QueuePlace;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 
 /**
  * One acquisition of a {@code jdbc:} lock.
  *
- * <p>Each try is one conditional statement ({@link LockStore#tryAcquire}). A writer that goes on
- * waiting takes the name's one writer-queue place (its own lease of at most
- * {@link #QUEUE_LEASE_MAX_MS}, renewed every third of it while it waits): while it has the place no
+ * <p>Each try is one conditional statement ({@link LockStore#tryAcquire}). An attempt that goes
+ * on waiting takes a place at the end of the name's line ({@link LockStore#keepInLine}: a ticket,
+ * with a lease of its own of at most {@link QueuePlace#MAX_LEASE}, renewed every third of it while
+ * it waits), and its tries then pass only when no live place comes before it (for a reader: no
+ * writer's place), so waiters are served in the order they lined up. A waiter that stops
+ * (SIGSTOP, a crash) holds the line up for seconds at most: its place runs out. A try that is not
+ * in line ({@code tryAcquire}, the first try) comes after everyone in it.
+ *
+ * <p>The renewal also counts the places before this one. While PostgreSQL notifications arrive,
+ * every release (or a waiter leaving the line) wakes every waiter of the name once, so a waiter
+ * with k places before it skips its tries until k wake-ups have come, or its next renewal counts
+ * again: a release costs the tries of the next one or two waiters, not one per waiting process,
+ * and a process far back in the line uses a connection only to renew its place.
+ *
+ * <p>A writer that goes on waiting also takes the name's one writer-queue place (with its place in
+ * line, and renewed with it): while it has the place no
  * new reader joins and no later writer is granted, so a stream of readers cannot starve it, and a
  * waiter that stops (SIGSTOP, a crash) holds the lock up for seconds at most. The place is taken
  * only when the caller waits, never by a plain {@code tryAcquire}.
@@ -33,29 +48,35 @@ import java.util.concurrent.TimeUnit;
  * release that came before the mark (and did not notify) is not waited out.
  *
  * <p>Between tries it waits for the name's {@link Signals signal}: a release in this process, or a
- * PostgreSQL notification from any process. A missed signal costs one poll interval: waits start
- * at 10ms and double, jittered, up to the {@code poll} option (while PostgreSQL notifications are
- * being received, up to {@link PgListener#FALLBACK_POLL_MS}).
+ * PostgreSQL notification from any process. A missed signal costs one poll interval: the mean
+ * wait ({@link Backoff}) starts at 7.5ms and doubles up to 3/4 of the {@code poll} option (while
+ * PostgreSQL notifications are being received, of {@link PgListener#FALLBACK_POLL_MS}).
  */
 final class JdbcAttempt implements Attempt {
     private static final Log log = Log.of(JdbcAttempt.class);
-    static final long QUEUE_LEASE_MAX_MS = 5000;
-    private static final long FIRST_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+    /** The mean of the first wait between tries; the waits of earlier versions, drawn from [d/2, d], had this mean. */
+    private static final Duration FIRST_MEAN_WAIT = Duration.ofNanos(7_500_000);
 
     private final JdbcLockBackend backend;
     private final AcquireSpec spec;
     private final String key;
     private final String owner;
     private final Signals.Signal signal;
-    private final long queueLeaseNanos;
+    private final QueuePlace place;
+    private Backoff backoff;
+    private long backoffPollMillis;
     private long seen;
-    private long nextWait = FIRST_WAIT_NANOS;
+    /** Whether this waiter has the name's writer-queue place (as far as it knows). */
     private boolean queued;
-    /** Whether this waiter holds a live queue place or waiting mark, written at {@link #placedAt}. */
-    private boolean placed;
-    private long placedAt;
+    /** Our ticket in the name's line ({@link LockStore#NOT_IN_LINE} until the first wait). */
+    private long ticket = LockStore.NOT_IN_LINE;
+    /** Live places before ours when the line was last counted, and the signal's version just before. */
+    private int ahead;
+    private long versionAtCount;
+    /** Our turn, and the lock looked free as our mark landed (PostgreSQL): try again at once. */
+    private boolean looksFree;
     private boolean granted;
-    private boolean inLine;
+    private boolean inProcessLine;
     /**
      * The last try failed without an answer and its clean-up failed too (LockStore#tryAcquire): a
      * server that ran it late (after a pause) may have committed a grant to this owner that nobody
@@ -70,14 +91,17 @@ final class JdbcAttempt implements Attempt {
         this.key = NameKey.of(spec.name());
         this.owner = Owners.check(spec.owner().id());
         this.signal = backend.signals.acquire(key);
-        this.queueLeaseNanos = TimeUnit.MILLISECONDS.toNanos(Math.min(QUEUE_LEASE_MAX_MS, Math.max(100, spec.lease().toMillis())));
+        this.place = new QueuePlace(spec.lease(), backend.ticker, new Keeper());
     }
 
     @Override
     public Optional<Grant> tryAcquire() {
         seen = signal.version();
-        if (inLine && !signal.first(this)) {
+        if (inProcessLine && !signal.first(this)) {
             return Optional.empty(); // not our turn: the first in line is trying
+        }
+        if (othersGoFirst()) {
+            return Optional.empty(); // fewer releases than places before ours since we counted
         }
         LockStore.Outcome o;
         try {
@@ -85,16 +109,16 @@ final class JdbcAttempt implements Attempt {
                 backend.store.abandon(spec.name(), owner);
                 uncertain = false;
             }
-            o = backend.store.tryAcquire(spec.name(), spec.mode(), owner, spec.lease());
+            o = backend.store.tryAcquire(spec.name(), spec.mode(), owner, spec.lease(), ticket);
         } catch (LockBackendException e) {
             uncertain = uncertain || e.isTransient();
             throw e;
         }
         if (o instanceof LockStore.Granted) {
             granted = true;
-            queued = false; // a grant clears the queue place
-            placed = false;
-            leaveLine();
+            queued = false; // a grant clears the queue place and the place in line
+            place.granted();
+            leaveProcessLine();
             return Optional.of(new JdbcGrant(backend, spec.name(), key, spec.mode(), owner, (LockStore.Granted) o, backend.clock.instant()));
         }
         return Optional.empty();
@@ -103,75 +127,99 @@ final class JdbcAttempt implements Attempt {
     @Override
     public void await(long nanos) throws InterruptedException {
         if (Thread.interrupted()) {
-            throw new InterruptedException(backend.description() + " - interrupted while waiting for '" + spec.name() + "'");
+            throw backend.failures.interruptedWaiting(spec.name());
         }
-        if (spec.mode() == Mode.EXCLUSIVE && !inLine) {
+        if (spec.mode() == Mode.EXCLUSIVE && !inProcessLine) {
             signal.join(this);
-            inLine = true;
+            inProcessLine = true;
         }
-        if (inLine && !signal.first(this)) {
+        if (inProcessLine && !signal.first(this)) {
             signal.await(seen, nanos); // until the line moves, a release, or the deadline
             return;
         }
-        long wait = Math.min(nanos, jittered());
-        boolean marks = backend.marksWaiters();
-        if (spec.mode() == Mode.EXCLUSIVE || marks) {
-            long now = backend.ticker.read();
-            if (!placed || now - placedAt >= queueLeaseNanos / 3) {
-                if (hold(now, marks)) {
-                    return; // the lock looked free as our mark landed: try again at once
-                }
-            }
-            if (placed) {
-                wait = Math.min(wait, Math.max(0, placedAt + queueLeaseNanos / 3 - backend.ticker.read()));
-            }
+        looksFree = false;
+        try {
+            place.keep();
+        } catch (LockBackendException e) {
+            // Only order and promptness depend on it; the next try reports a database that stays away.
+            log.debug("{} - queueing for '{}' failed: {}", backend.description(), spec.name(), e.getMessage());
         }
-        signal.await(seen, wait);
+        if (looksFree) {
+            return;
+        }
+        // Waiting for releases that are not ours to take needs no poll: their notifications count them.
+        long wait = othersGoFirst() ? nanos : Math.min(nanos, nextPoll());
+        signal.await(seen, Math.min(wait, place.nanosUntilDue()));
     }
 
     /**
-     * Takes or renews what this waiter holds while it waits: a writer's place in the queue, and on
-     * PostgreSQL the mark that makes releases notify.
-     *
-     * @return true if the lock looked free when the mark was written
+     * True while notifications arrive and fewer wake-ups came since the line was counted than
+     * there were places before ours: a try now would only find someone ahead. A wake-up that was
+     * not a release makes a try come early (it finds someone ahead and the next wake-up brings
+     * another); a notification lost costs at most the time to the next count.
      */
-    private boolean hold(long now, boolean marks) {
-        java.time.Duration lease = java.time.Duration.ofNanos(queueLeaseNanos);
-        try {
-            if (marks) {
-                LockStore.Mark m = backend.store.markWaiting(spec.name(), spec.mode(), owner, lease);
-                queued = m.queued();
-                placed = true;
-                placedAt = now;
-                return m.free();
-            }
-            queued = backend.store.queueWriter(spec.name(), owner, lease);
-            placed = queued;
-            placedAt = now;
-        } catch (LockBackendException e) {
-            // Only fairness and promptness depend on it; the next try reports a database that stays away.
-            log.debug("{} - queueing for '{}' failed: {}", backend.description(), spec.name(), e.getMessage());
-        }
-        return false;
+    private boolean othersGoFirst() {
+        return place.held() && ahead > 0 && backend.notified() && ahead - (signal.version() - versionAtCount) > 0;
     }
 
-    /** The next wait between tries: doubling from 10ms up to the poll interval, each drawn from [d/2, d]. */
-    private long jittered() {
-        long max = TimeUnit.MILLISECONDS.toNanos(backend.pollMillis());
-        long d = Math.min(nextWait, max);
-        nextWait = Math.min(max, nextWait * 2);
-        return d / 2 + ThreadLocalRandom.current().nextLong(d / 2 + 1);
+    /** The next wait between tries that no wake-up ends; the law starts again when the poll interval changes (listening or not). */
+    private long nextPoll() {
+        long poll = backend.pollMillis();
+        if (backoff == null || poll != backoffPollMillis) {
+            backoffPollMillis = poll;
+            backoff = Backoff.exponential(FIRST_MEAN_WAIT, Duration.ofMillis(poll).multipliedBy(3).dividedBy(4));
+        }
+        return backoff.nextNanos();
+    }
+
+    /**
+     * What this waiter holds while it waits, taken and renewed together: its place in the name's
+     * line, a writer's place in the queue, and on PostgreSQL the mark that makes releases notify.
+     */
+    private final class Keeper implements QueuePlace.Keeper {
+        @Override
+        public boolean take(Duration lease) {
+            long version = signal.version();
+            LockStore.Place p = backend.store.keepInLine(spec.name(), spec.mode(), owner, ticket, lease);
+            ticket = p.ticket();
+            ahead = p.ahead();
+            versionAtCount = version;
+            if (backend.marksWaiters()) {
+                LockStore.Mark m = backend.store.markWaiting(spec.name(), spec.mode(), owner, lease, ticket);
+                queued = m.queued();
+                looksFree = m.free() && ahead == 0;
+            } else if (spec.mode() == Mode.EXCLUSIVE) {
+                queued = backend.store.queueWriter(spec.name(), owner, lease, ticket);
+            }
+            return true;
+        }
+
+        @Override
+        public void giveUp() {
+            try {
+                backend.store.leaveLine(spec.name(), owner);
+                if (queued) {
+                    backend.store.leaveQueue(spec.name(), owner);
+                }
+            } catch (LockBackendException e) {
+                log.debug("{} - leaving the line of '{}' failed (the place expires by itself): {}", backend.description(), spec.name(),
+                        e.getMessage());
+            } finally {
+                backend.signals.bump(key);
+            }
+        }
     }
 
     @Override
     public List<HolderInfo> blockers() {
         try {
             dev.interlock.LockInfo info = backend.inspect(spec.name());
-            List<HolderInfo> all = new java.util.ArrayList<>(info.holders());
-            for (HolderInfo q : info.queued()) {
-                if (!q.ownerId().orElse("").equals(owner)) {
-                    all.add(q);
+            List<HolderInfo> all = new ArrayList<>(info.holders());
+            for (HolderInfo q : info.queued()) { // the line in order: those before our own place
+                if (q.ownerId().orElse("").equals(owner)) {
+                    break;
                 }
+                all.add(q);
             }
             return all;
         } catch (LockBackendException e) {
@@ -179,16 +227,16 @@ final class JdbcAttempt implements Attempt {
         }
     }
 
-    private void leaveLine() {
-        if (inLine) {
-            inLine = false;
+    private void leaveProcessLine() {
+        if (inProcessLine) {
+            inProcessLine = false;
             signal.leave(this);
         }
     }
 
     @Override
     public void close() {
-        leaveLine();
+        leaveProcessLine();
         backend.signals.release(signal);
         if (uncertain && !granted) {
             try {
@@ -198,15 +246,6 @@ final class JdbcAttempt implements Attempt {
                         backend.description(), spec.name(), e.getMessage());
             }
         }
-        if (queued && !granted) {
-            try {
-                backend.store.leaveQueue(spec.name(), owner);
-            } catch (LockBackendException e) {
-                log.debug("{} - leaving the queue of '{}' failed (the place expires by itself): {}", backend.description(), spec.name(),
-                        e.getMessage());
-            } finally {
-                backend.signals.bump(key);
-            }
-        }
+        place.close(); // gives up the place in line and the queue place, unless a grant took them
     }
 }

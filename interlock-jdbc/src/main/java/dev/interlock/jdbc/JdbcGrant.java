@@ -2,8 +2,8 @@ package dev.interlock.jdbc;
 
 import dev.interlock.LockLostException;
 import dev.interlock.Mode;
-import dev.interlock.spi.support.LockNames;
 import dev.interlock.spi.Grant;
+import dev.interlock.spi.support.LockNames;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;

@@ -5,10 +5,11 @@ import dev.interlock.LockBackendException;
 import dev.interlock.LockInfo;
 import dev.interlock.Owner;
 import dev.interlock.Ticker;
-import dev.interlock.spi.support.Secrets;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
 import dev.interlock.spi.LockBackend;
+import dev.interlock.spi.support.BackendFailures;
+import dev.interlock.spi.support.Secrets;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -48,6 +49,7 @@ import javax.sql.DataSource;
  */
 public final class JdbcLockBackend implements LockBackend {
     private final String description;
+    final BackendFailures failures;
     final LockStore store;
     final Signals signals;
     final Ticker ticker;
@@ -60,13 +62,14 @@ public final class JdbcLockBackend implements LockBackend {
     private JdbcLockBackend(String description, String database, Connections connections, LockStore store, JdbcOptions options,
             Ticker ticker, Clock clock) {
         this.description = description;
+        this.failures = new BackendFailures(description);
         this.signals = Signals.forDatabase(database + "#" + store.table.toLowerCase(java.util.Locale.ROOT));
         this.connections = connections;
         this.store = store;
         this.options = options;
         this.ticker = ticker;
         this.clock = clock;
-        this.listener = store.dialect instanceof Dialect.Postgres && options.listen()
+        this.listener = store.dialect.notifies() && options.listen()
                 ? new PgListener(connections, store.channel, signals, description) : null;
     }
 
@@ -139,9 +142,9 @@ public final class JdbcLockBackend implements LockBackend {
             // A driver ignores a parameter it does not know: a misspelt ?tabel= must not lock in another table.
             JdbcUrls.split(url, JdbcUrls.takenBy(driver, split.driverUrl()), driver.getClass().getName());
         } catch (SQLException e) {
-            throw new LockBackendException(description, null, description + " - no JDBC driver on the class path accepts this URL;"
+            throw new BackendFailures(description).refused(null, "no JDBC driver on the class path accepts this URL;"
                     + " add the driver's jar (org.postgresql:postgresql, org.mariadb.jdbc:mariadb-java-client, com.h2database:h2"
-                    + " or org.xerial:sqlite-jdbc)", e, false);
+                    + " or org.xerial:sqlite-jdbc)", e);
         }
         Properties withTimeouts = connectTimeouts(split.driverUrl(), properties, o);
         return start(description, split.driverUrl(), new Connections.FromUrl(split.driverUrl(), withTimeouts, networkTimeout(o)), o, ticker,
@@ -201,12 +204,12 @@ public final class JdbcLockBackend implements LockBackend {
 
     /** Connects once: which database is it, and may we write to it? */
     private static Dialect detect(String description, Connections connections, Secrets secrets) {
-        SqlFailures failures = new SqlFailures(description, new Dialect.Postgres(), "", 0, secrets);
+        SqlFailures sqlFailures = new SqlFailures(description, new Dialect.Postgres(), "", 0, secrets);
         Connections.Borrowed b;
         try {
             b = connections.borrow();
         } catch (SQLException e) {
-            throw failures.map("connecting", null, e);
+            throw sqlFailures.map("connecting", null, e);
         }
         boolean broken = true;
         try {
@@ -214,23 +217,21 @@ public final class JdbcLockBackend implements LockBackend {
             String product = c.getMetaData().getDatabaseProductName();
             Dialect d = Dialect.forProduct(product);
             if (d == null) {
-                throw new LockBackendException(description, null, description + " - " + product
-                        + " is not supported; the jdbc: backend works with PostgreSQL, MySQL, MariaDB, H2 and SQLite", null, false);
+                throw new BackendFailures(description).refused(null, product
+                        + " is not supported; the jdbc: backend works with PostgreSQL, MySQL, MariaDB, H2 and SQLite", null);
             }
-            String readOnly = d instanceof Dialect.Postgres ? "SELECT CASE WHEN pg_is_in_recovery() THEN 1 ELSE 0 END"
-                    : d instanceof Dialect.MySql ? "SELECT @@global.read_only" : null;
+            String readOnly = d.readOnlyQuery();
             if (readOnly != null) {
                 try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(readOnly)) {
                     if (rs.next() && rs.getInt(1) == 1) {
-                        throw new LockBackendException(description, null, description
-                                + " - the database is a read-only replica; point the URL at the writable primary", null, false);
+                        throw new BackendFailures(description).refused(null, "the database is a read-only replica; point the URL at the writable primary", null);
                     }
                 }
             }
             broken = false;
             return d;
         } catch (SQLException e) {
-            throw failures.map("connecting", null, e);
+            throw sqlFailures.map("connecting", null, e);
         } finally {
             b.giveBack(broken);
         }
@@ -264,6 +265,11 @@ public final class JdbcLockBackend implements LockBackend {
     /** Do waiters mark rows as wanted, so that releases notify them? (PostgreSQL, while listening is on.) */
     boolean marksWaiters() {
         return listener != null;
+    }
+
+    /** Are PostgreSQL notifications of releases being received now? */
+    boolean notified() {
+        return listener != null && listener.listening();
     }
 
     /** The longest wait between tries that no notification ended. */
@@ -301,7 +307,13 @@ public final class JdbcLockBackend implements LockBackend {
         for (LockStore.Holder h : s.holders()) {
             holders.add(holder(h, now));
         }
-        List<HolderInfo> queued = s.waiter().map(w -> List.of(holder(w, now))).orElse(List.of());
+        // The line in order; the writer queued first leads it, and is shown even if it has no place in the line
+        // (a process of an earlier Interlock, which keeps no line).
+        List<HolderInfo> queued = new ArrayList<>();
+        s.waiter().filter(w -> s.line().stream().noneMatch(p -> p.owner().equals(w.owner()))).ifPresent(w -> queued.add(holder(w, now)));
+        for (LockStore.Holder p : s.line()) {
+            queued.add(holder(p, now));
+        }
         return new LockInfo(s.name(), holders, -1, queued);
     }
 

@@ -1,5 +1,6 @@
 package dev.interlock.jdbc;
 
+import dev.interlock.spi.support.Durations;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
@@ -121,22 +122,12 @@ public final class JdbcOptions {
         }
     }
 
-    /** {@code 500ms}, {@code 30s}, {@code 5m}, {@code 1h}. */
+    /** Interlock's one duration grammar ({@link Durations}): {@code 500ms}, {@code 30s}, {@code 1h30m}, {@code 2.5}. */
     static Duration parseDuration(String key, String v) {
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d{1,9})(ms|s|m|h)").matcher(v.trim());
-        if (!m.matches()) {
-            throw new IllegalArgumentException("option " + key + "=" + v + ": use a duration such as 500ms, 30s, 5m or 1h");
-        }
-        long n = Long.parseLong(m.group(1));
-        switch (m.group(2)) {
-            case "ms":
-                return Duration.ofMillis(n);
-            case "s":
-                return Duration.ofSeconds(n);
-            case "m":
-                return Duration.ofMinutes(n);
-            default:
-                return Duration.ofHours(n);
+        try {
+            return Durations.parse(v);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("option " + key + "=" + v + ": use a duration such as 500ms, 30s, 5m, 1h30m or 2.5 (seconds)");
         }
     }
 

@@ -1,7 +1,9 @@
 package dev.interlock.jdbc;
 
+import dev.interlock.spi.support.ChangeSignal;
+import java.util.ArrayDeque;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Wake-ups for waiters, per name key: a release in this process, or a PostgreSQL notification
@@ -71,50 +73,60 @@ final class Signals {
     static final class Signal {
         final String key;
         int users; // guarded by the map's compute
-        private long version;
-        private final java.util.ArrayDeque<Object> line = new java.util.ArrayDeque<>();
-
-        /** {@code waiter} joins the end of the line. */
-        synchronized void join(Object waiter) {
-            line.addLast(waiter);
-        }
-
-        /** Is {@code waiter}, which has joined, first in line? */
-        synchronized boolean first(Object waiter) {
-            return line.peekFirst() == waiter;
-        }
-
-        /** {@code waiter} leaves the line; if it was first, the next one is woken for its turn. */
-        synchronized void leave(Object waiter) {
-            boolean wasFirst = line.peekFirst() == waiter;
-            if (line.remove(waiter) && wasFirst && !line.isEmpty()) {
-                bump();
-            }
-        }
+        private final ChangeSignal changes = new ChangeSignal();
+        private final ReentrantLock lineLock = new ReentrantLock();
+        private final ArrayDeque<Object> line = new ArrayDeque<>(); // guarded by lineLock
 
         Signal(String key) {
             this.key = key;
         }
 
-        synchronized long version() {
-            return version;
+        /** {@code waiter} joins the end of the line. */
+        void join(Object waiter) {
+            lineLock.lock();
+            try {
+                line.addLast(waiter);
+            } finally {
+                lineLock.unlock();
+            }
         }
 
-        synchronized void bump() {
-            version++;
-            notifyAll();
+        /** Is {@code waiter}, which has joined, first in line? */
+        boolean first(Object waiter) {
+            lineLock.lock();
+            try {
+                return line.peekFirst() == waiter;
+            } finally {
+                lineLock.unlock();
+            }
+        }
+
+        /** {@code waiter} leaves the line; if it was first, the next one is woken for its turn. */
+        void leave(Object waiter) {
+            boolean next;
+            lineLock.lock();
+            try {
+                boolean wasFirst = line.peekFirst() == waiter;
+                next = line.remove(waiter) && wasFirst && !line.isEmpty();
+            } finally {
+                lineLock.unlock();
+            }
+            if (next) {
+                bump();
+            }
+        }
+
+        long version() {
+            return changes.version();
+        }
+
+        void bump() {
+            changes.signal();
         }
 
         /** Waits until the version differs from {@code seen} or {@code nanos} pass. */
-        synchronized void await(long seen, long nanos) throws InterruptedException {
-            long deadline = System.nanoTime() + nanos;
-            while (version == seen) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    return;
-                }
-                TimeUnit.NANOSECONDS.timedWait(this, left);
-            }
+        void await(long seen, long nanos) throws InterruptedException {
+            changes.awaitChange(seen, nanos);
         }
     }
 }

@@ -52,6 +52,20 @@ class BadInputTest {
     }
 
     @Test
+    void tablesOfAnEarlierBuild_withoutTheLine_sayWhatToCreate_andCreateTrueAddsIt() {
+        String url = h2();
+        Interlock.open(url + "?create=true").close();
+        TestServers.execute(url, "DROP TABLE interlock_locks_queue");
+        assertThatThrownBy(() -> Interlock.open(url))
+                .isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("created by an earlier Interlock and has no waiting line interlock_locks_queue")
+                .hasMessageContaining("docs/jdbc.md");
+        try (LockSpace s = Interlock.open(url + "?create=true")) {
+            assertThat(s.tryAcquire("x")).isPresent();
+        }
+    }
+
+    @Test
     void badTableNames_areRefusedWithTheRule() {
         for (String t : new String[] {"a-b", "x;drop", "\"q\"", "s.t", "1abc", "", "a".repeat(49)}) {
             assertThatThrownBy(() -> Interlock.open(h2() + "?create=true&table=" + t), t).isInstanceOf(IllegalArgumentException.class)

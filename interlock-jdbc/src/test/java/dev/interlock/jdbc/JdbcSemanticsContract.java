@@ -278,6 +278,40 @@ abstract class JdbcSemanticsContract {
         assertThat(a.status("q").queued()).isEmpty();
     }
 
+    // ------------------------------------------------------------------------------ the line
+
+    @Test
+    void aPlaceInLine_keepsLaterTriesOut_untilItRunsOut() {
+        take(a, "line", Mode.EXCLUSIVE).close(); // the row exists
+        String dead = "other-host:1:1:abc";
+        assertThat(store.keepInLine("line", Mode.EXCLUSIVE, dead, LockStore.NOT_IN_LINE, Duration.ofMinutes(10)).ahead()).isZero();
+        assertThat(b.tryAcquire("line")).as("a try not in line comes after the line").isEmpty();
+        assertThat(b.tryAcquire("line", Mode.SHARED)).as("a reader does not pass a writer in line").isEmpty();
+        assertThat(a.status("line").queued()).singleElement().satisfies(w -> assertThat(w.ownerId()).contains(dead));
+        craft("UPDATE " + table + "_queue SET expires_at = AGO WHERE owner = ?", dead); // its waiter died
+        take(b, "line", Mode.EXCLUSIVE).close();
+        assertThat(a.status("line").queued()).isEmpty();
+    }
+
+    @Test
+    void theLine_servesInTicketOrder_andAGrantTakesItsPlaceOut() {
+        Lease held = take(a, "order", Mode.EXCLUSIVE);
+        Duration lease = Duration.ofMinutes(10);
+        LockStore.Place first = store.keepInLine("order", Mode.EXCLUSIVE, "h:1:1:first", LockStore.NOT_IN_LINE, lease);
+        LockStore.Place second = store.keepInLine("order", Mode.SHARED, "h:1:1:second", LockStore.NOT_IN_LINE, lease);
+        assertThat(second.ticket()).isGreaterThan(first.ticket());
+        assertThat(store.keepInLine("order", Mode.SHARED, "h:1:1:second", second.ticket(), lease).ahead()).as("a writer before the reader")
+                .isEqualTo(1);
+        assertThat(a.status("order").queued()).extracting(w -> w.ownerId().orElseThrow()).containsExactly("h:1:1:first", "h:1:1:second");
+        held.close();
+        assertThat(store.tryAcquire("order", Mode.SHARED, "h:1:1:second", lease, second.ticket())).isEqualTo(LockStore.Busy.BUSY);
+        assertThat(store.tryAcquire("order", Mode.EXCLUSIVE, "h:1:1:first", lease, first.ticket())).isInstanceOf(LockStore.Granted.class);
+        assertThat(store.keepInLine("order", Mode.SHARED, "h:1:1:second", second.ticket(), lease).ahead()).as("first was served").isZero();
+        assertThat(store.release("order", Mode.EXCLUSIVE, "h:1:1:first", 0)).isTrue();
+        assertThat(store.tryAcquire("order", Mode.SHARED, "h:1:1:second", lease, second.ticket())).isInstanceOf(LockStore.Granted.class);
+        assertThat(a.status("order").queued()).isEmpty();
+    }
+
     // ------------------------------------------------------------------------------ tokens and names
 
     @Test

@@ -55,7 +55,7 @@ class ReadingCreatesNothingTest {
         try (LockSpace locks = Interlock.open(url)) { // the first space that may lock creates them
             locks.tryAcquire("x").orElseThrow().close();
         }
-        assertThat(tables(keep)).containsExactlyInAnyOrder("reads", "reads_shared");
+        assertThat(tables(keep)).containsExactlyInAnyOrder("reads", "reads_shared", "reads_queue");
         try (LockSpace reader = Interlock.builder(url).option(Interlock.CREATE_NOTHING, true).open()) {
             assertThat(reader.status("x").holders()).isEmpty();
         }

@@ -60,7 +60,7 @@ class ServerBadInputIT {
         try (LockSpace s = Interlock.open(TestServers.withOptions(admin, "create=true&table=" + table))) {
             s.tryAcquire("x").orElseThrow().close();
         }
-        TestServers.execute(admin, "GRANT ALL ON " + table + ", " + table + "_shared TO reader");
+        TestServers.execute(admin, "GRANT ALL ON " + table + ", " + table + "_shared, " + table + "_queue TO reader");
         String ro = admin.replace("user=postgres", "user=reader");
         try (LockSpace s = Interlock.open(TestServers.withOptions(ro, "table=" + table))) {
             assertThatThrownBy(() -> s.tryAcquire("x")).isInstanceOf(LockBackendException.class)

@@ -1,0 +1,209 @@
+package dev.interlock.jdbc;
+
+import dev.interlock.jdbc.LockStore.Busy;
+import dev.interlock.jdbc.LockStore.Granted;
+import dev.interlock.jdbc.LockStore.Mark;
+import dev.interlock.jdbc.LockStore.Outcome;
+import dev.interlock.jdbc.NamedSql.Args;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * PostgreSQL's forms of the store's operations: each one statement in one round trip
+ * ({@code INSERT ... ON CONFLICT DO UPDATE ... WHERE}, data-modifying {@code WITH}), grants and
+ * renewals committed synchronously and releases asynchronously whatever the session says
+ * (docs/jdbc.md, "Synchronous commit"), and releases that notify the name's waiters while the row
+ * is wanted.
+ */
+final class PostgresSql extends StandardSql {
+    /** Until when someone may be waiting for a notification of the name's release. */
+    static final String WANTED_COLUMN = "wanted_until";
+    private static final String INTERVAL = "make_interval(secs => CAST(:lease AS double precision) / 1000)";
+    /**
+     * A release commits asynchronously: a release lost in a server crash only keeps the lock until
+     * its lease runs out (the holder no longer renews it), and the next grant's synchronous commit
+     * flushes the WAL up to it anyway. It saves each cycle one of its two WAL flushes.
+     */
+    private static final String ASYNC = " AND set_config('synchronous_commit', 'off', true) IS NOT NULL";
+
+    private final NamedSql exclusive;
+    private final NamedSql sharedJoin;
+    private final NamedSql exclusiveInLine;
+    private final NamedSql sharedJoinInLine;
+    private final NamedSql renewShared;
+    private final NamedSql releaseShared;
+    private final NamedSql releaseExclusive;
+    private final NamedSql unqueueNotifying;
+    private final NamedSql lineLeaveNotifying;
+    private final NamedSql markWriter;
+    private final NamedSql markReader;
+
+    PostgresSql(Dialect dialect, String table) {
+        super(dialect, table);
+        String t = table;
+        String s = shared;
+        String ch = "'" + channel() + "'";
+        String insertHead = "INSERT INTO " + t + " AS t (" + String.join(", ", LOCK_COLUMNS) + ") ";
+        exclusive = NamedSql.of(insertHead
+                + "SELECT :key, :name, 1, :owner, now() + " + INTERVAL + ", now(), :lease, 0, NULL, 1, NULL, NULL"
+                + " WHERE set_config('synchronous_commit', 'on', true) IS NOT NULL"
+                + " ON CONFLICT (name_key) DO UPDATE SET"
+                + " epoch = CASE WHEN t.shared_until IS NOT NULL THEN t.epoch + 1 ELSE t.epoch END,"
+                + " token = t.token + 1, owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at,"
+                + " acquired_at = EXCLUDED.acquired_at, lease_ms = EXCLUDED.lease_ms,"
+                + " readers = 0, shared_until = NULL, waiter = NULL, waiter_until = NULL"
+                + " WHERE t.name = EXCLUDED.name"
+                + " AND (t.owner IS NULL OR t.expires_at <= now())"
+                + " AND (t.shared_until IS NULL OR t.shared_until <= now())"
+                + " AND (t.waiter IS NULL OR t.waiter = EXCLUDED.owner OR t.waiter_until <= now())"
+                + lineClear(true)
+                + " RETURNING t.token");
+        sharedJoin = NamedSql.of("WITH n AS (" + insertHead
+                + "SELECT :key, :name, 1, NULL, NULL, NULL, NULL, 1, now() + " + INTERVAL + ", 1, NULL, NULL"
+                + " WHERE set_config('synchronous_commit', 'on', true) IS NOT NULL"
+                + " ON CONFLICT (name_key) DO UPDATE SET"
+                + " epoch = CASE WHEN t.shared_until <= now() THEN t.epoch + 1 ELSE t.epoch END,"
+                + " readers = CASE WHEN t.shared_until IS NULL OR t.shared_until <= now() THEN 1 ELSE t.readers + 1 END,"
+                + " shared_until = CASE WHEN t.shared_until IS NULL OR t.shared_until <= now() THEN EXCLUDED.shared_until"
+                + " ELSE GREATEST(t.shared_until, EXCLUDED.shared_until) END,"
+                + " token = t.token + 1, owner = NULL, expires_at = NULL, acquired_at = NULL, lease_ms = NULL"
+                + " WHERE t.name = EXCLUDED.name"
+                + " AND (t.owner IS NULL OR t.expires_at <= now())"
+                + " AND (t.waiter IS NULL OR t.waiter_until <= now())"
+                + lineClear(false)
+                + " RETURNING t.token, t.epoch, t.readers),"
+                + " h AS (INSERT INTO " + s + " (" + String.join(", ", SHARED_COLUMNS) + ")"
+                + " SELECT CAST(:key AS VARCHAR), CAST(:owner AS VARCHAR), n.epoch, n.token, now() + " + INTERVAL + ", now(),"
+                + " CAST(:lease AS BIGINT) FROM n),"
+                + " d AS (DELETE FROM " + s + " WHERE name_key = :key AND epoch < (SELECT epoch FROM n WHERE n.readers = 1))"
+                + " SELECT token, epoch FROM n");
+        // A waiter's grant takes its place out of the line (and the places that ran out) in the same statement.
+        String served = "DELETE FROM " + line + " WHERE name_key = :key AND (owner = :owner OR expires_at <= now())";
+        exclusiveInLine = NamedSql.of("WITH g AS (" + exclusive.named + "), l AS (" + served + " AND EXISTS (SELECT 1 FROM g))"
+                + " SELECT token FROM g");
+        String join = sharedJoin.named;
+        int select = join.lastIndexOf(" SELECT token, epoch FROM n");
+        sharedJoinInLine = NamedSql.of(join.substring(0, select) + ", l AS (" + served + " AND EXISTS (SELECT 1 FROM n))" + join.substring(select));
+        renewShared = NamedSql.of("WITH u AS (" + shRenewLock.named + " RETURNING epoch),"
+                + " r AS (UPDATE " + s + " SET expires_at = now() + " + INTERVAL + ", lease_ms = :lease"
+                + " WHERE name_key = :key AND owner = :owner AND epoch = (SELECT epoch FROM u) AND expires_at > now() RETURNING token)"
+                + " SELECT count(*) FROM r");
+        // The holder's row first: whoever deletes it (release or break) is the one who counts it out.
+        releaseShared = NamedSql.of("WITH d AS (DELETE FROM " + s + " WHERE name_key = :key AND owner = :owner" + ASYNC + " RETURNING epoch),"
+                + " u AS (UPDATE " + t + " SET shared_until = CASE WHEN readers = 1 THEN NULL ELSE shared_until END,"
+                + " readers = readers - 1 WHERE name_key = :key AND readers > 0 AND epoch = (SELECT epoch FROM d)"
+                + " RETURNING readers, wanted_until > now() AS wanted),"
+                + " w AS (SELECT pg_notify(" + ch + ", :key) FROM u WHERE u.readers = 0 AND u.wanted)"
+                + " SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM w)");
+        releaseExclusive = NamedSql.of(notifying(exRelease.named + ASYNC, ch));
+        unqueueNotifying = NamedSql.of(notifying(unqueue.named, ch));
+        lineLeaveNotifying = NamedSql.of(lineLeave.named + " AND pg_notify(" + ch + ", name_key) IS NOT NULL");
+        String wanted = "wanted_until = GREATEST(COALESCE(wanted_until, now()), now() + " + INTERVAL + ")";
+        String freeOfHolder = "(owner IS NULL OR expires_at <= now())";
+        String mayQueue = "((waiter IS NULL OR waiter = :owner OR waiter_until <= now())" + lineClear(true) + ")";
+        markWriter = NamedSql.of("UPDATE " + t + " SET " + wanted + ","
+                + " waiter = CASE WHEN " + mayQueue + " THEN CAST(:owner AS VARCHAR) ELSE waiter END,"
+                + " waiter_until = CASE WHEN " + mayQueue + " THEN now() + " + INTERVAL + " ELSE waiter_until END"
+                + " WHERE name_key = :key"
+                + " RETURNING waiter = :owner, " + freeOfHolder + " AND (shared_until IS NULL OR shared_until <= now())");
+        markReader = NamedSql.of("UPDATE " + t + " SET " + wanted + " WHERE name_key = :key"
+                + " RETURNING FALSE, " + freeOfHolder + " AND (waiter IS NULL OR waiter_until <= now())");
+    }
+
+    @Override
+    String syncCommit() {
+        return " AND set_config('synchronous_commit', 'on', true) IS NOT NULL";
+    }
+
+    @Override
+    List<String> lockColumns() {
+        List<String> all = new ArrayList<>(LOCK_COLUMNS);
+        all.add(WANTED_COLUMN);
+        return all;
+    }
+
+    /**
+     * {@code update} (of one lock row, by key and owner) made to notify the name's waiters, if any.
+     * The notice is the last WHERE term, reached only while the row is wanted and, as PostgreSQL
+     * orders a filter's terms by cost, after the owner check. Should a notice ever go out for a
+     * row that the statement then does not change (a plan that checks the owner later, a re-check
+     * after a concurrent change), it only wakes a waiter to try in vain. A plain UPDATE gives the
+     * driver no rows to read: 3-4 us less per release than the data-modifying WITH that counted
+     * them (docs/benchmarks.md).
+     */
+    private static String notifying(String update, String channel) {
+        return update + " AND (wanted_until IS NULL OR wanted_until <= now() OR pg_notify(" + channel + ", name_key) IS NOT NULL)";
+    }
+
+    /**
+     * {@code INSERT ... ON CONFLICT DO UPDATE ... WHERE <free> RETURNING token}: creates the row or
+     * takes it, in one statement and one round trip. {@code set_config(..., true)} makes this
+     * transaction commit synchronously whatever the session or server says, so a grant reported
+     * here survives a crash of the server.
+     */
+    @Override
+    Outcome tryExclusive(SqlRunner r, Connection c, Args a) throws SQLException {
+        long token = r.queryLong(c, exclusive, a, 0);
+        return token > 0 ? new Granted(token, 0) : Busy.BUSY;
+    }
+
+    /** The shared join, the holder's row and the cleanup of dead readers' rows, in one statement. */
+    @Override
+    Outcome tryShared(SqlRunner r, Connection c, Args a) throws SQLException {
+        try (PreparedStatement ps = r.prepare(c, sharedJoin, a); ResultSet rs = r.query(ps)) {
+            return rs.next() ? new Granted(rs.getLong(1), rs.getLong(2)) : Busy.BUSY;
+        }
+    }
+
+    @Override
+    Outcome tryInLine(SqlRunner r, Connection c, Args a, boolean writer) throws SQLException {
+        if (writer) {
+            long token = r.queryLong(c, exclusiveInLine, a, 0);
+            return token > 0 ? new Granted(token, 0) : Busy.BUSY;
+        }
+        try (PreparedStatement ps = r.prepare(c, sharedJoinInLine, a); ResultSet rs = r.query(ps)) {
+            return rs.next() ? new Granted(rs.getLong(1), rs.getLong(2)) : Busy.BUSY;
+        }
+    }
+
+    @Override
+    boolean renewShared(SqlRunner r, Connection c, Args a) throws SQLException {
+        return r.queryLong(c, renewShared, a, 0) == 1;
+    }
+
+    @Override
+    boolean releaseExclusive(SqlRunner r, Connection c, Args a) throws SQLException {
+        return r.update(c, releaseExclusive, a) == 1;
+    }
+
+    @Override
+    boolean releaseShared(SqlRunner r, Connection c, Args a) throws SQLException {
+        return r.queryLong(c, releaseShared, a, 0) > 0;
+    }
+
+    @Override
+    int leaveQueue(SqlRunner r, Connection c, Args a) throws SQLException {
+        return r.update(c, unqueueNotifying, a);
+    }
+
+    @Override
+    int leaveLine(SqlRunner r, Connection c, Args a) throws SQLException {
+        return r.update(c, lineLeaveNotifying, a);
+    }
+
+    /**
+     * Says that the owner waits for the name for {@code :lease}, so that releases notify (they do
+     * not while nobody waits: PostgreSQL serialises the commits of all notifying transactions); for
+     * a writer, also takes or renews the name's writer-queue place. One statement.
+     */
+    @Override
+    Mark markWaiting(SqlRunner r, Connection c, Args a, boolean writer) throws SQLException {
+        try (PreparedStatement ps = r.prepare(c, writer ? markWriter : markReader, a); ResultSet rs = r.query(ps)) {
+            return rs.next() ? new Mark(rs.getBoolean(1), rs.getBoolean(2)) : new Mark(false, true);
+        }
+    }
+}

@@ -1,0 +1,266 @@
+package dev.interlock.jdbc;
+
+import dev.interlock.jdbc.NamedSql.Args;
+import dev.interlock.spi.support.Log;
+import dev.interlock.spi.support.PacedTimer;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * How the store's statements run: on a borrowed connection in autocommit mode, each under the
+ * statement time limit, retried where that is safe, and in a transaction where an operation
+ * needs more than one statement. Knows nothing of locks.
+ */
+final class SqlRunner {
+    private static final Log log = Log.of(SqlRunner.class);
+
+    @FunctionalInterface
+    interface Work<T> {
+        T run(Connection c) throws SQLException;
+    }
+
+    private final String description;
+    private final Dialect dialect;
+    private final Connections connections;
+    private final SqlFailures failures;
+    final int queryTimeoutSeconds;
+    /** The statement time limit in ms where a timer of ours enforces it ({@link #canceller}); 0 where the driver's query timeout does. */
+    private final long cancelAfterMs;
+    /** Cancels statements that outrun their limit (see {@link #query}); started at the first statement. */
+    private volatile ScheduledThreadPoolExecutor canceller;
+    /** Set by {@link #close}; guarded by this. */
+    private boolean stopped;
+
+    SqlRunner(String description, Dialect dialect, Connections connections, SqlFailures failures, Duration statementTimeout) {
+        this.description = description;
+        this.dialect = dialect;
+        this.connections = connections;
+        this.failures = failures;
+        this.queryTimeoutSeconds = (int) Math.max(1, (statementTimeout.toMillis() + 999) / 1000);
+        this.cancelAfterMs = dialect.cancelsFromTimer() ? Math.max(1, statementTimeout.toMillis()) : 0;
+    }
+
+    /**
+     * Runs {@code work} on a borrowed connection. A deadlock or serialization failure is retried
+     * (the transaction was rolled back whole); a broken connection is thrown away, and if
+     * {@code idempotent} the work runs once more on another connection, since a pooled connection
+     * may have died while idle (a restarted server).
+     */
+    <T> T call(String what, String name, boolean idempotent, Work<T> work) {
+        SQLException last = null;
+        for (int attempt = 0; attempt < 3; attempt++) {
+            Connections.Borrowed b;
+            try {
+                b = connections.borrow();
+            } catch (SQLException e) {
+                throw failures.map(what, name, e);
+            }
+            try {
+                T result = work.run(b.connection);
+                b.giveBack(false);
+                return result;
+            } catch (SQLException e) {
+                last = e;
+                boolean broken = dialect.isConnectionError(e) || isClosed(b.connection);
+                b.giveBack(true);
+                if (broken && connections instanceof Connections.FromUrl) {
+                    ((Connections.FromUrl) connections).dropIdle();
+                }
+                boolean again = dialect.isRetryable(e) || (broken && idempotent && attempt == 0);
+                if (!again) {
+                    throw failures.map(what, name, e);
+                }
+                log.debug("{} - {} '{}' failed, trying again: {}", description, what, name, e.getMessage());
+            } catch (RuntimeException | Error e) {
+                b.giveBack(true);
+                throw e;
+            }
+        }
+        throw failures.map(what, name, last);
+    }
+
+    private static boolean isClosed(Connection c) {
+        try {
+            return c.isClosed();
+        } catch (SQLException e) {
+            return true;
+        }
+    }
+
+    // ---------------------------------------------------------------- statements
+
+    PreparedStatement prepare(Connection c, NamedSql sql, Args args) throws SQLException {
+        return prepare(c, sql, args, false);
+    }
+
+    /** With {@code keys}, the statement reports generated keys (MySQL's {@code LAST_INSERT_ID(expr)}). */
+    PreparedStatement prepare(Connection c, NamedSql sql, Args args, boolean keys) throws SQLException {
+        PreparedStatement ps = keys ? c.prepareStatement(sql.text, Statement.RETURN_GENERATED_KEYS) : c.prepareStatement(sql.text);
+        try {
+            if (cancelAfterMs == 0) {
+                ps.setQueryTimeout(queryTimeoutSeconds);
+            }
+            sql.bind(ps, args);
+            return ps;
+        } catch (SQLException | RuntimeException e) {
+            ps.close();
+            throw e;
+        }
+    }
+
+    /** Runs an UPDATE, INSERT or DELETE; returns the rows it changed. */
+    int update(Connection c, NamedSql sql, Args args) throws SQLException {
+        try (PreparedStatement ps = prepare(c, sql, args)) {
+            return exec(ps);
+        }
+    }
+
+    /** The first column of the first row of a query, or {@code none} if it returns no row. */
+    long queryLong(Connection c, NamedSql sql, Args args, long none) throws SQLException {
+        try (PreparedStatement ps = prepare(c, sql, args); ResultSet rs = query(ps)) {
+            return rs.next() ? rs.getLong(1) : none;
+        }
+    }
+
+    /*
+     * The statement time limit on PostgreSQL. pgjdbc's setQueryTimeout schedules a cancel on a
+     * java.util.Timer of its own for every statement and takes it back after; the new task is
+     * always that timer's earliest, so every statement woke the timer's thread (strace: ~6 futex
+     * calls per one-thread acquire + release cycle of two statements, against ~0.7 for the raw
+     * floor; ~17 us of the cycle). The same cancel (Statement.cancel(), which is all pgjdbc's
+     * timeout does) comes from a PacedTimer, so scheduling and withdrawing it wakes nobody.
+     * pgjdbc's cancel() is safe against a statement that has just ended: it cancels only a
+     * statement still running, and the statement waits for a cancel under way before it returns.
+     * The other drivers' query timeouts run on the server (MariaDB, H2) or in the statement
+     * itself (SQLite) and keep setQueryTimeout.
+     */
+
+    ResultSet query(PreparedStatement ps) throws SQLException {
+        ScheduledFuture<?> limit = limit(ps);
+        try {
+            return ps.executeQuery();
+        } finally {
+            withdraw(limit);
+        }
+    }
+
+    int exec(PreparedStatement ps) throws SQLException {
+        ScheduledFuture<?> limit = limit(ps);
+        try {
+            return ps.executeUpdate();
+        } finally {
+            withdraw(limit);
+        }
+    }
+
+    private ScheduledFuture<?> limit(PreparedStatement ps) {
+        if (cancelAfterMs == 0) {
+            return null;
+        }
+        try {
+            return canceller().schedule(() -> cancel(ps), cancelAfterMs, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            return null; // closed: the network timeout still bounds the call
+        }
+    }
+
+    private static void withdraw(ScheduledFuture<?> limit) {
+        if (limit != null) {
+            limit.cancel(false);
+        }
+    }
+
+    private void cancel(PreparedStatement ps) {
+        try {
+            log.debug("{} - a statement ran past {} ms: cancelling it", description, cancelAfterMs);
+            ps.cancel();
+        } catch (SQLException | RuntimeException e) {
+            log.debug("{} - cancelling a statement failed: {}", description, e.toString());
+        }
+    }
+
+    private ScheduledThreadPoolExecutor canceller() {
+        ScheduledThreadPoolExecutor e = canceller;
+        if (e == null) {
+            synchronized (this) {
+                e = canceller;
+                if (e == null) {
+                    if (stopped) {
+                        throw new RejectedExecutionException("closed");
+                    }
+                    e = canceller = PacedTimer.create(r -> {
+                        Thread t = new Thread(r, "interlock-jdbc-timeout");
+                        t.setDaemon(true);
+                        return t;
+                    });
+                }
+            }
+        }
+        return e;
+    }
+
+    /** Stops the statement timer, if it was started. */
+    void close() {
+        ScheduledThreadPoolExecutor e;
+        synchronized (this) {
+            stopped = true;
+            e = canceller;
+            canceller = null;
+        }
+        if (e != null) {
+            e.shutdownNow();
+        }
+    }
+
+    // ---------------------------------------------------------------- transactions
+
+    /** Runs {@code work} in one transaction on {@code c}, which is back in autocommit mode afterwards. */
+    static <T> T inTransaction(Connection c, Work<T> work) throws SQLException {
+        c.setAutoCommit(false);
+        boolean done = false;
+        try {
+            T r = work.run(c);
+            c.commit();
+            done = true;
+            return r;
+        } finally {
+            if (!done) {
+                try {
+                    c.rollback();
+                } catch (SQLException e) {
+                    // the connection is thrown away by call()
+                }
+            }
+            c.setAutoCommit(true);
+        }
+    }
+
+    /** Thrown inside a transaction to roll it back and give a result. */
+    static final class Rollback extends SQLException {
+        private static final long serialVersionUID = 1L;
+        final transient Object result;
+
+        Rollback(Object result) {
+            super("rollback", null, 0, null);
+            this.result = result;
+        }
+    }
+
+    /** As {@link #inTransaction}; a {@link Rollback} thrown by {@code work} rolls back and gives its result. */
+    @SuppressWarnings("unchecked")
+    static <T> T rolledBack(Connection c, Work<T> work) throws SQLException {
+        try {
+            return inTransaction(c, work);
+        } catch (Rollback r) {
+            return (T) r.result;
+        }
+    }
+}
