@@ -18,7 +18,7 @@ import java.util.function.UnaryOperator;
  * content or the new, never a mix, never an empty file; and, with a lease, only while the lock is
  * still held; and, fenced, never after a newer holder's write.
  *
- * <p>Every write is the recipe at the end of seed 002 (lock, read, write a temporary file, rename
+ * <p>Every write is the safe-update recipe (lock, read, write a temporary file, rename
  * it over the real one, unlock), done so that it survives crashes and other users:
  * <ol>
  *   <li>the file's directory is opened once; everything after is relative to that descriptor

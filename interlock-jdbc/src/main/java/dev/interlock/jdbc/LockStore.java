@@ -26,7 +26,7 @@ import java.util.Optional;
  *
  * <h2>Data</h2>
  * One row per name in the lock table (never deleted, so its {@code token} counter only grows):
- * the exclusive holder ({@code owner}, {@code expires_at}, {@code acquired_at}: seed 003's shape),
+ * the exclusive holder ({@code owner}, {@code expires_at}, {@code acquired_at}: the classic lock table's shape),
  * a summary of the shared holders ({@code readers}: how many are registered in the current
  * {@code epoch}; {@code shared_until}: no shared holder's lease ends later), and the writer queued
  * first ({@code waiter} until {@code waiter_until}). Each shared holder also has its own row in
@@ -71,7 +71,7 @@ final class LockStore {
     /** What the table says about one name: its holders, the writer queued first, and the waiting line in order. */
     record State(String name, long lastToken, List<Holder> holders, Optional<Holder> waiter, List<Holder> line) {}
 
-    /** Why a renewal failed (seed 003's table: wrong owner, expired, not found). */
+    /** Why a renewal failed (wrong owner, expired, not found: docs/jdbc.md, the renewal table). */
     record Lost(String why) {}
 
     /** What {@link #markWaiting} found: whether the writer-queue place is ours, whether the lock looked free. */
@@ -263,7 +263,7 @@ final class LockStore {
         return ok ? Optional.empty() : Optional.of(new Lost(whyLost(name, mode, a)));
     }
 
-    /** Seed 003's error table, from a fresh look at the row: wrong owner, expired, or not found. */
+    /** Why a renewal failed, from a fresh look at the row: wrong owner, expired, or not found. */
     private String whyLost(String name, Mode mode, Args a) {
         try {
             return call("inspecting", name, true, c -> {

@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The time rules and error semantics of the {@code jdbc:} backend, on every database. Time is
- * made to pass the way seed 003 does it: by writing expiry times into the rows, computed by the
+ * made to pass the way lock-table tests usually do it: by writing expiry times into the rows, computed by the
  * database's own clock ({@code now - 60s}), never by sleeping. Leases here are long and fixed, so
  * nothing expires or renews unless a test makes it.
  */
@@ -122,7 +122,7 @@ abstract class JdbcSemanticsContract {
     void expiredHolder_isTakenOver_andItsRenewAndReleaseTouchNothing() {
         Lease old = take(a, "job", Mode.EXCLUSIVE);
         assertThat(b.tryAcquire("job")).isEmpty();
-        expireExclusive("job"); // seed 003: a stale lock left by a crashed process
+        expireExclusive("job"); // a stale lock left by a crashed process
         Lease taken = take(b, "job", Mode.EXCLUSIVE);
         assertThat(taken.token()).isGreaterThan(old.token());
         assertThatThrownBy(old::renew).isInstanceOf(LockLostException.class).hasMessageContaining("taken over")

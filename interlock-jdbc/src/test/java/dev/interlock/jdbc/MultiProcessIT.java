@@ -11,7 +11,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Several JVMs contend for one name through a real server; the checker proves from their logs that
  * no exclusive section overlapped any other, that tokens grew with acquisition order, and that
- * seed 002's counter lost no increment.
+ * the lost-update counter lost no increment.
  */
 class MultiProcessIT {
     @Test

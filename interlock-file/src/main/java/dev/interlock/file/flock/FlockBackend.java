@@ -43,7 +43,7 @@ import java.util.function.IntToLongFunction;
  * {@link NameMapping}), so util-linux {@code flock DIR/N} excludes and is excluded. Each name
  * also has a gate file {@code DIR/.gates/<file name>}. Files are created on first use and never
  * removed: removing a lock file that someone may be locking lets two processes hold "the same"
- * lock on two inodes (seed 004). A lock file removed or replaced by someone else is detected by
+ * lock on two inodes (the flaw of lock files cleaned up after use). A lock file removed or replaced by someone else is detected by
  * the lease's periodic check, which then reports the lease lost. It compares two identities: the
  * directory the space's path leads to must still be the directory we hold (not renamed away or
  * replaced), and the name, looked up in the held directory, must still be the inode we locked.

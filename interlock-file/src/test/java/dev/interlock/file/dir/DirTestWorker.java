@@ -20,7 +20,7 @@ import java.util.stream.Stream;
  * <ul>
  *   <li>{@code loop URI NAME MODES ITERATIONS LOG COUNTER}: like the testkit's worker, but every
  *       critical section is appended to LOG at once (so a worker killed with -9 leaves what it
- *       did), and the counter is updated by seed 002's recipe (temp file + rename);</li>
+ *       did), and the counter is updated by the safe-update recipe (temp file + rename);</li>
  *   <li>{@code storm URI ROOT NAME ITERATIONS LOG}: acquire, log, then abandon the lock as a
  *       crashed holder would: rename our gate to one owned by a process that does not exist, so
  *       every other worker races to reclaim it;</li>
