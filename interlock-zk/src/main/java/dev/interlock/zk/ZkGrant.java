@@ -1,0 +1,137 @@
+package dev.interlock.zk;
+
+import dev.interlock.spi.AcquireSpec;
+import dev.interlock.spi.Grant;
+import dev.interlock.spi.LeaseKind;
+import java.time.Duration;
+import java.time.Instant;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.WatchedEvent;
+import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.data.Stat;
+
+/**
+ * A held lock: this session's place at the head of the queue. It lives as long as the session
+ * ({@link LeaseKind#SESSION}); the holder is told through the loss channel when the session ends
+ * ({@link SessionKeeper}) or when its node is deleted by someone else (a watch on it: a break).
+ * Its token is the node's creation zxid.
+ */
+final class ZkGrant implements Grant, Watcher {
+    private final ZkLockBackend backend;
+    private final ZkSession session;
+    private final AcquireSpec spec;
+    private final String node;
+    private final long token;
+    private final Instant acquiredAt;
+    private volatile boolean released;
+
+    ZkGrant(ZkLockBackend backend, ZkSession session, AcquireSpec spec, String node, long token, Instant acquiredAt) {
+        this.backend = backend;
+        this.session = session;
+        this.spec = spec;
+        this.node = node;
+        this.token = token;
+        this.acquiredAt = acquiredAt;
+        // Told of a delete by someone else; no wait for the answer (a missed watch is found by the core's periodic check).
+        session.zk.exists(node, this, (rc, path, ctx, stat) -> {
+            if (rc == KeeperException.Code.OK.intValue() && stat == null) {
+                lost("its lock node " + node + " was deleted (broken)");
+            }
+        }, null);
+        if (!session.add(this)) {
+            sessionEnded(session.whyEnded());
+        }
+    }
+
+    @Override
+    public long token() {
+        return token;
+    }
+
+    @Override
+    public Instant acquiredAt() {
+        return acquiredAt;
+    }
+
+    @Override
+    public LeaseKind leaseKind() {
+        return LeaseKind.SESSION;
+    }
+
+    /** The session ended: the lock is gone with it, or goes before anyone else can take it. */
+    void sessionEnded(String why) {
+        lost(why);
+    }
+
+    private void lost(String why) {
+        if (!released) {
+            spec.lossChannel().lost(why, null);
+        }
+    }
+
+    @Override
+    public void process(WatchedEvent event) {
+        if (event.getType() == Event.EventType.NodeDeleted) {
+            lost("its lock node " + node + " was deleted (broken)");
+        }
+    }
+
+    @Override
+    public void renew(Duration lease) {
+        renew(lease, Long.MAX_VALUE);
+    }
+
+    /** Verifies the lock is still this grant's: the session lives and its node is still there, owned by it. */
+    @Override
+    public void renew(Duration lease, long timeoutNanos) {
+        if (session.ended()) {
+            throw backend.failures.failures.lost(spec.name(), session.whyEnded(), null);
+        }
+        Stat st;
+        try {
+            st = session.zk.exists(node, false);
+        } catch (KeeperException.SessionExpiredException e) {
+            throw backend.failures.failures.lost(spec.name(), "the ZooKeeper session expired", e);
+        } catch (KeeperException e) {
+            throw backend.failures.translate(spec.name(), "checking the lock", e);
+        } catch (InterruptedException e) {
+            throw backend.failures.interrupted(spec.name(), "checking the lock", e);
+        }
+        if (st == null || st.getEphemeralOwner() != session.id) {
+            throw backend.failures.failures.lost(spec.name(), "its lock node " + node + " is gone (broken, or its session ended)", null);
+        }
+    }
+
+    @Override
+    public void release() {
+        releaseIfOwned();
+    }
+
+    @Override
+    public boolean releaseIfOwned() {
+        released = true;
+        session.remove(this);
+        if (session.ended() && session.owned) {
+            return false; // the session is closed: its nodes go with it, nobody else's can be touched
+        }
+        try {
+            session.zk.delete(node, -1);
+            return true;
+        } catch (KeeperException.NoNodeException | KeeperException.SessionExpiredException e) {
+            return false;
+        } catch (KeeperException e) {
+            if (e.code() == KeeperException.Code.CONNECTIONLOSS) {
+                session.deleteLater(node);
+            }
+            throw backend.failures.translate(spec.name(), "releasing", e);
+        } catch (InterruptedException e) {
+            session.deleteLater(node);
+            throw backend.failures.interrupted(spec.name(), "releasing", e);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "ZkGrant[" + node + " token " + token + "]";
+    }
+}
