@@ -87,6 +87,10 @@ final class SessionKeeper implements AutoCloseable {
         CountDownLatch connected = new CountDownLatch(1);
         ZkSession[] made = new ZkSession[1];
         Watcher watcher = event -> {
+            ZkSession made0 = made[0];
+            if (made0 != null) {
+                made0.connection.signal();
+            }
             if (event.getState() == Watcher.Event.KeeperState.SyncConnected) {
                 connected.countDown();
             } else if (event.getState() == Watcher.Event.KeeperState.Expired) {

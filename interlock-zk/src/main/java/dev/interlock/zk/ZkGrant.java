@@ -3,6 +3,7 @@ package dev.interlock.zk;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Grant;
 import dev.interlock.spi.LeaseKind;
+import dev.interlock.spi.support.Backoff;
 import java.time.Duration;
 import java.time.Instant;
 import org.apache.zookeeper.KeeperException;
@@ -107,26 +108,42 @@ final class ZkGrant implements Grant, Watcher {
         releaseIfOwned();
     }
 
+    /**
+     * Deletes the node, riding out a lost connection while the session lives (a server that died:
+     * the client moves to another within a second or so); once the session has ended its nodes
+     * go with it, and nothing of anyone else's can be touched.
+     */
     @Override
     public boolean releaseIfOwned() {
         released = true;
         session.remove(this);
-        if (session.ended() && session.owned) {
-            return false; // the session is closed: its nodes go with it, nobody else's can be touched
-        }
-        try {
-            session.zk.delete(node, -1);
-            return true;
-        } catch (KeeperException.NoNodeException | KeeperException.SessionExpiredException e) {
-            return false;
-        } catch (KeeperException e) {
-            if (e.code() == KeeperException.Code.CONNECTIONLOSS) {
-                session.deleteLater(node);
+        Backoff pause = Backoff.exponential(Duration.ofMillis(50), Duration.ofMillis(500));
+        while (true) {
+            if (session.ended() && session.owned) {
+                return false; // the session is closed: its nodes go with it
             }
-            throw backend.failures.translate(spec.name(), "releasing", e);
-        } catch (InterruptedException e) {
-            session.deleteLater(node);
-            throw backend.failures.interrupted(spec.name(), "releasing", e);
+            long seen = session.connection.version();
+            try {
+                session.zk.delete(node, -1);
+                return true;
+            } catch (KeeperException.NoNodeException | KeeperException.SessionExpiredException e) {
+                return false;
+            } catch (KeeperException e) {
+                if (e.code() != KeeperException.Code.CONNECTIONLOSS && e.code() != KeeperException.Code.OPERATIONTIMEOUT
+                        || session.ended()) {
+                    session.deleteLater(node);
+                    throw backend.failures.translate(spec.name(), "releasing", e);
+                }
+            } catch (InterruptedException e) {
+                session.deleteLater(node);
+                throw backend.failures.interrupted(spec.name(), "releasing", e);
+            }
+            try {
+                session.connection.awaitChange(seen, pause.nextNanos());
+            } catch (InterruptedException e) {
+                session.deleteLater(node);
+                throw backend.failures.interrupted(spec.name(), "releasing", e);
+            }
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.interlock.zk;
 
+import dev.interlock.spi.support.ChangeSignal;
 import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -20,6 +21,8 @@ final class ZkSession {
     final boolean owned;
     final long id;
     final SessionDeadline deadline;
+    /** Signalled at every change of the connection's state, and when the session ends. */
+    final ChangeSignal connection = new ChangeSignal();
     private final Set<ZkGrant> grants = ConcurrentHashMap.newKeySet();
     private final AtomicReference<String> endedBecause = new AtomicReference<>();
     /** Place nodes whose delete found no connection: deleted when the session answers again. */
@@ -64,6 +67,7 @@ final class ZkSession {
         if (!endedBecause.compareAndSet(null, why)) {
             return false;
         }
+        connection.signal();
         for (ZkGrant g : grants) {
             g.sessionEnded(why);
         }

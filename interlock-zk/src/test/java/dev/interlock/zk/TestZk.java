@@ -12,6 +12,7 @@ final class TestZk {
 
     static synchronized TestingServer server() {
         if (server == null) {
+            System.setProperty("zookeeper.forceSync", "no"); // a test server on a shared disk: no fsync per commit
             try {
                 server = new TestingServer(true);
             } catch (Exception e) {
