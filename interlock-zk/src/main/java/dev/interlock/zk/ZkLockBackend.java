@@ -99,6 +99,7 @@ final class ZkLockBackend implements LockBackend {
         try {
             data = s.zk.getData(loc.path, false, st);
         } catch (KeeperException.NoNodeException e) {
+            refuseInsideAnotherSpace(s);
             return false;
         } catch (KeeperException e) {
             throw failures.translate(null, "reading " + loc.path, e);
@@ -109,11 +110,33 @@ final class ZkLockBackend implements LockBackend {
         if (st.getEphemeralOwner() != 0 || !(empty || Arrays.equals(data, MARKER)) || (empty && st.getNumChildren() > 0)) {
             throw failures.failures.refused(null, "the node " + loc.path + " exists and is not an Interlock lock space (it holds "
                     + (data == null ? 0 : data.length) + " bytes of data and " + st.getNumChildren() + " children"
-                    + (st.getEphemeralOwner() != 0 ? ", and is ephemeral" : "") + "): point the URI at a path of its own, e.g. "
+                    + (st.getEphemeralOwner() != 0 ? ", and is ephemeral or a container" : "") + "): point the URI at a path of its own, e.g. "
                     + loc.path + "/locks", null);
         }
         rootIsOurs = true;
         return true;
+    }
+
+    /**
+     * A space inside another ({@code /locks/app} when {@code /locks} is one) would be read by the
+     * outer one as a lock with foreign nodes: refused before anything is made.
+     */
+    private void refuseInsideAnotherSpace(ZkSession s) {
+        for (int at = loc.path.lastIndexOf('/'); at > 0; at = loc.path.lastIndexOf('/', at - 1)) {
+            String ancestor = loc.path.substring(0, at);
+            try {
+                if (Arrays.equals(s.zk.getData(ancestor, false, null), MARKER)) {
+                    throw failures.failures.refused(null, loc.path + " would be inside the lock space " + ancestor
+                            + ", whose locks it would disturb: choose a path outside it", null);
+                }
+            } catch (KeeperException.NoNodeException e) {
+                // no such ancestor: nothing above it either is checked, which costs one read per level
+            } catch (KeeperException e) {
+                throw failures.translate(null, "reading " + ancestor, e);
+            } catch (InterruptedException e) {
+                throw failures.interrupted(null, "reading " + ancestor, e);
+            }
+        }
     }
 
     /** Makes the root (with its ancestors) and the lock's container node, whichever are missing. */
