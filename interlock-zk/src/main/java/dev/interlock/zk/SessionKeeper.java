@@ -18,8 +18,9 @@ import org.apache.zookeeper.ZooKeeper;
 /**
  * Keeps a space's ZooKeeper session: opens it when a lock needs one, proves it alive with a
  * {@code sync} every fifteenth of its timeout (a sync goes through the leader, so a server cut off
- * from the quorum cannot answer it), and ends it at its {@link SessionDeadline loss point} or when
- * the servers say it expired, telling its grants. An ended session that this space opened is
+ * from the quorum cannot answer it), watches the nodes of the locks granted since its last look,
+ * and ends it at its {@link SessionDeadline loss point} or when the servers say it expired,
+ * telling its grants. An ended session that this space opened is
  * closed, so its nodes go at once if the servers still hear it; the next acquisition opens a new one.
  */
 final class SessionKeeper implements AutoCloseable {
@@ -182,6 +183,7 @@ final class SessionKeeper implements AutoCloseable {
                     + "ms: its locks are declared lost before it can");
         } else {
             heartbeat(s);
+            s.watchGrants();
             s.retryDeletes();
         }
     }

@@ -14,7 +14,8 @@ import org.apache.zookeeper.data.Stat;
 /**
  * A held lock: this session's place at the head of the queue. It lives as long as the session
  * ({@link LeaseKind#SESSION}); the holder is told through the loss channel when the session ends
- * ({@link SessionKeeper}) or when its node is deleted by someone else (a watch on it: a break).
+ * ({@link SessionKeeper}) or when its node is deleted by someone else (a watch on it, set at the
+ * keeper's next look: a break).
  * Its token is the node's creation zxid.
  */
 final class ZkGrant implements Grant, Watcher {
@@ -25,6 +26,8 @@ final class ZkGrant implements Grant, Watcher {
     private final long token;
     private final Instant acquiredAt;
     private volatile boolean released;
+    /** Set by the session keeper's thread only. */
+    private boolean watching;
 
     ZkGrant(ZkLockBackend backend, ZkSession session, AcquireSpec spec, String node, long token, Instant acquiredAt) {
         this.backend = backend;
@@ -33,12 +36,6 @@ final class ZkGrant implements Grant, Watcher {
         this.node = node;
         this.token = token;
         this.acquiredAt = acquiredAt;
-        // Told of a delete by someone else; no wait for the answer (a missed watch is found by the core's periodic check).
-        session.zk.exists(node, this, (rc, path, ctx, stat) -> {
-            if (rc == KeeperException.Code.OK.intValue() && stat == null) {
-                lost("its lock node " + node + " was deleted (broken)");
-            }
-        }, null);
         if (!session.add(this)) {
             sessionEnded(session.whyEnded());
         }
@@ -57,6 +54,23 @@ final class ZkGrant implements Grant, Watcher {
     @Override
     public LeaseKind leaseKind() {
         return LeaseKind.SESSION;
+    }
+
+    /**
+     * Watches this grant's node, once, so that a delete by someone else (a break) is told at once.
+     * The session keeper calls it at its next look after the grant, not the grant itself: a lock
+     * held for less than that (most are) costs no watch, and a break is told within one look.
+     */
+    void watchOnce() {
+        if (watching || released) {
+            return;
+        }
+        watching = true;
+        session.zk.exists(node, this, (rc, path, ctx, stat) -> {
+            if (rc == KeeperException.Code.OK.intValue() && stat == null) {
+                lost("its lock node " + node + " was deleted (broken)");
+            }
+        }, null);
     }
 
     /** The session ended: the lock is gone with it, or goes before anyone else can take it. */

@@ -58,6 +58,13 @@ final class ZkSession {
         grants.remove(g);
     }
 
+    /** Watches the node of every grant that has none yet ({@link ZkGrant#watchOnce}). */
+    void watchGrants() {
+        for (ZkGrant g : grants) {
+            g.watchOnce();
+        }
+    }
+
     /**
      * Ends the session for good and tells each of its grants, once.
      *
