@@ -172,20 +172,34 @@ final class SessionKeeper implements AutoCloseable {
     /** Every period: the loss rule, then a heartbeat, then the deletes that found no connection. Package-private for tests. */
     void keep() {
         ZkSession s = current;
-        if (s == null || s.ended()) {
+        if (s == null || endIfPastLossPoint(s)) {
             return;
         }
-        long now = ticker.read();
-        if (s.deadline.pastLossPoint(now)) {
-            endAndClose(s, "no answer from the ZooKeeper ensemble for " + TimeUnit.NANOSECONDS.toMillis(s.deadline.silenceNanos(now))
-                    + "ms, so the session (timeout " + TimeUnit.NANOSECONDS.toMillis(s.deadline.timeoutNanos())
-                    + "ms) may expire in " + TimeUnit.NANOSECONDS.toMillis(Math.max(0, s.deadline.earliestExpiry() - now))
-                    + "ms: its locks are declared lost before it can");
-        } else {
-            heartbeat(s);
-            s.watchGrants();
-            s.retryDeletes();
+        heartbeat(s);
+        s.watchGrants();
+        s.retryDeletes();
+    }
+
+    /**
+     * Ends {@code s} if it has ended or its loss point has passed, as the timer would at its next
+     * look; an acquisition asks before it grants, so that no grant is made on a session that is
+     * already past it (a paused or starved process whose timer has not run yet).
+     *
+     * @return true if {@code s} has ended
+     */
+    boolean endIfPastLossPoint(ZkSession s) {
+        if (s.ended()) {
+            return true;
         }
+        long now = ticker.read();
+        if (!s.deadline.pastLossPoint(now)) {
+            return false;
+        }
+        endAndClose(s, "no answer from the ZooKeeper ensemble for " + TimeUnit.NANOSECONDS.toMillis(s.deadline.silenceNanos(now))
+                + "ms, so the session (timeout " + TimeUnit.NANOSECONDS.toMillis(s.deadline.timeoutNanos())
+                + "ms) may expire in " + TimeUnit.NANOSECONDS.toMillis(Math.max(0, s.deadline.earliestExpiry() - now))
+                + "ms: its locks are declared lost before it can");
+        return true;
     }
 
     private void heartbeat(ZkSession s) {

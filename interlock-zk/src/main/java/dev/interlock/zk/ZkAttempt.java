@@ -86,6 +86,10 @@ final class ZkAttempt implements Attempt, Watcher {
         }
         List<ZkNodes.Place> blockers = ZkNodes.blockers(queue, at);
         if (blockers.isEmpty()) {
+            if (backend.keeper.endIfPastLossPoint(s)) { // a grant on it would be lost at birth: try again on a new session
+                changes.signal();
+                return Optional.empty();
+            }
             granted = true;
             return Optional.of(new ZkGrant(backend, s, spec, node, czxid, backend.clock.instant()));
         }

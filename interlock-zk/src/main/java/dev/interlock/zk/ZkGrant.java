@@ -143,8 +143,11 @@ final class ZkGrant implements Grant, Watcher {
             } catch (KeeperException.NoNodeException | KeeperException.SessionExpiredException e) {
                 return false;
             } catch (KeeperException e) {
-                if (e.code() != KeeperException.Code.CONNECTIONLOSS && e.code() != KeeperException.Code.OPERATIONTIMEOUT
-                        || session.ended()) {
+                boolean connection = e.code() == KeeperException.Code.CONNECTIONLOSS || e.code() == KeeperException.Code.OPERATIONTIMEOUT;
+                if (connection && session.ended() && session.owned) {
+                    return false; // it ended meanwhile: closed, its nodes go with it
+                }
+                if (!connection || session.ended()) {
                     session.deleteLater(node);
                     throw backend.failures.translate(spec.name(), "releasing", e);
                 }

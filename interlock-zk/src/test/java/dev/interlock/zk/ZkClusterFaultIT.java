@@ -40,7 +40,8 @@ import org.junit.jupiter.api.io.TempDir;
  * granted before that).
  */
 class ZkClusterFaultIT {
-    private static final String SESSION = "?session=6s&connect=10s";
+    /** The default session: on this 2-core machine, loaded, a killed server's clients took over 4s to be answered again. */
+    private static final String SESSION = "?session=10s&connect=10s";
     private static TestingCluster cluster;
     private final String path = TestZk.newPath();
     private final List<LockSpace> spaces = new CopyOnWriteArrayList<>();
@@ -218,8 +219,8 @@ class ZkClusterFaultIT {
         kill(all.get(1));
         await().atMost(Duration.ofSeconds(30)).until(() -> !h.told().isEmpty());
         long toldMs = TimeUnit.NANOSECONDS.toMillis(h.toldAt().get() - at);
-        assertThat(toldMs).as("ms from losing the quorum to told (session 6s: at most 2/3 + 1/15 of it after the last answer)")
-                .isLessThan(6000);
+        assertThat(toldMs).as("ms from losing the quorum to told (session 10s: at most 2/3 + 1/15 of it after the last answer)")
+                .isLessThan(10_000);
         assertThat(h.told().get(0)).hasMessageContaining("no answer from the ZooKeeper ensemble");
         assertThat(h.lease().isValid()).isFalse();
         assertThat(grantedAt).as("nobody is granted without a quorum").isNotDone();
