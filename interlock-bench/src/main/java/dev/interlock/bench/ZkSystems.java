@@ -1,8 +1,6 @@
 package dev.interlock.bench;
 
 import dev.interlock.Interlock;
-import dev.interlock.Lease;
-import dev.interlock.LockSpace;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
@@ -51,35 +49,7 @@ final class ZkSystems {
 
     /** Interlock opened from its URI (one session, watches on the one node each waiter waits for). */
     static LockSystem interlock(String connect) {
-        LockSpace locks = Interlock.open("zk://" + connect + "/bench-interlock");
-        return new LockSystem() {
-            @Override
-            public String label() {
-                return "Interlock zk:";
-            }
-
-            @Override
-            public Locker newLocker() {
-                return new Locker() {
-                    Lease lease;
-
-                    @Override
-                    public void acquire(String name) throws InterruptedException {
-                        lease = locks.lock(name).acquire();
-                    }
-
-                    @Override
-                    public void release() {
-                        lease.close();
-                    }
-                };
-            }
-
-            @Override
-            public void close() {
-                locks.close();
-            }
-        };
+        return LockSystem.interlock(Interlock.open("zk://" + connect + "/bench-interlock"), "Interlock zk:");
     }
 
     /** Makes a recipe's lock object for one name on a client. */
