@@ -9,6 +9,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.WatchedEvent;
@@ -86,19 +87,17 @@ final class SessionKeeper implements AutoCloseable {
 
     private ZkSession open() {
         CountDownLatch connected = new CountDownLatch(1);
-        ZkSession[] made = new ZkSession[1];
+        // Set once the session is made; the watcher runs on the client's event thread.
+        AtomicReference<ZkSession> made = new AtomicReference<>();
         Watcher watcher = event -> {
-            ZkSession made0 = made[0];
-            if (made0 != null) {
-                made0.connection.signal();
+            ZkSession s = made.get();
+            if (s != null) {
+                s.connection.signal();
             }
             if (event.getState() == Watcher.Event.KeeperState.SyncConnected) {
                 connected.countDown();
-            } else if (event.getState() == Watcher.Event.KeeperState.Expired) {
-                ZkSession s = made[0];
-                if (s != null) {
-                    endAndClose(s, "the ZooKeeper session expired on the servers");
-                }
+            } else if (event.getState() == Watcher.Event.KeeperState.Expired && s != null) {
+                endAndClose(s, "the ZooKeeper session expired on the servers");
             }
         };
         long start = ticker.read();
@@ -123,7 +122,7 @@ final class SessionKeeper implements AutoCloseable {
                     + " connect= sets how long to wait)", null);
         }
         ZkSession s = new ZkSession(zk, true, new SessionDeadline(TimeUnit.MILLISECONDS.toNanos(zk.getSessionTimeout()), start));
-        made[0] = s;
+        made.set(s);
         if (!zk.getState().isAlive()) {
             s.end("the ZooKeeper session expired before it was used");
         }
