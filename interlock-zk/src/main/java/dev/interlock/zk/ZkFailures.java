@@ -1,7 +1,9 @@
 package dev.interlock.zk;
 
 import dev.interlock.LockBackendException;
+import dev.interlock.LockLostException;
 import dev.interlock.spi.support.BackendFailures;
+import dev.interlock.spi.support.LockNames;
 import org.apache.zookeeper.KeeperException;
 
 /**
@@ -10,9 +12,20 @@ import org.apache.zookeeper.KeeperException;
  */
 final class ZkFailures {
     final BackendFailures failures;
+    private final String description;
 
-    ZkFailures(BackendFailures failures) {
+    ZkFailures(BackendFailures failures, String description) {
         this.failures = failures;
+        this.description = description;
+    }
+
+    /**
+     * The grant with token {@code token} no longer holds {@code name}: {@code "description - lost
+     * 'name' (token 7): why"}, the form in which the core words its own losses.
+     */
+    LockLostException lost(String name, long token, String why, Throwable cause) {
+        return new LockLostException(description, name, description + " - lost " + LockNames.quote(name) + " (token " + token + "): "
+                + why, cause);
     }
 
     /** {@code e} from an operation on {@code path} about lock {@code name} (null: the whole space). */

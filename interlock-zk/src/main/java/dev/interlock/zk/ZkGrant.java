@@ -100,20 +100,21 @@ final class ZkGrant implements Grant, Watcher {
     @Override
     public void renew(Duration lease, long timeoutNanos) {
         if (session.ended()) {
-            throw backend.failures.failures.lost(spec.name(), session.whyEnded(), null);
+            throw backend.failures.lost(spec.name(), token, session.whyEnded(), null);
         }
         Stat st;
         try {
             st = session.zk.exists(node, false);
         } catch (KeeperException.SessionExpiredException e) {
-            throw backend.failures.failures.lost(spec.name(), "the ZooKeeper session expired", e);
+            throw backend.failures.lost(spec.name(), token, "the ZooKeeper session expired", e);
         } catch (KeeperException e) {
             throw backend.failures.translate(spec.name(), "checking the lock", e);
         } catch (InterruptedException e) {
             throw backend.failures.interrupted(spec.name(), "checking the lock", e);
         }
         if (st == null || st.getEphemeralOwner() != session.id) {
-            throw backend.failures.failures.lost(spec.name(), "its lock node " + node + " is gone (broken, or its session ended)", null);
+            throw backend.failures.lost(spec.name(), token, "its lock node " + node + " is gone (broken, or its session ended)",
+                    null);
         }
     }
 

@@ -8,6 +8,7 @@ import dev.interlock.Owner;
 import dev.interlock.Ticker;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
+import dev.interlock.spi.LeaseKind;
 import dev.interlock.spi.LockBackend;
 import dev.interlock.spi.support.BackendFailures;
 import java.nio.charset.StandardCharsets;
@@ -47,7 +48,7 @@ final class ZkLockBackend implements LockBackend {
     ZkLockBackend(ZkLocation loc, SessionKeeper keeper, BackendFailures failures, String description, Clock clock, Ticker ticker) {
         this.loc = loc;
         this.keeper = keeper;
-        this.failures = new ZkFailures(failures);
+        this.failures = new ZkFailures(failures, description);
         this.description = description;
         this.clock = clock;
         this.ticker = ticker;
@@ -61,6 +62,15 @@ final class ZkLockBackend implements LockBackend {
     @Override
     public boolean leaseBased() {
         return true;
+    }
+
+    /**
+     * The ZooKeeper session keeps the locks (the SPI's {@code LockBackend.leaseKind()}, which the
+     * core reads before any grant where it has it; written without {@code @Override} so that this
+     * module builds against the core with and without that method).
+     */
+    public LeaseKind leaseKind() {
+        return LeaseKind.SESSION;
     }
 
     @Override
