@@ -58,6 +58,9 @@ final class ZkAttempt implements Attempt, Watcher {
         seen = changes.version();
         ZkSession s = backend.keeper.session();
         if (session != s) { // the place of an ended session went, or goes, with it
+            if (node != null && session != null && !session.owned) {
+                deleteNow(s, node); // the application's client keeps its session: the old place would stay in the queue
+            }
             node = null;
             maybeCreated = false;
             session = s;

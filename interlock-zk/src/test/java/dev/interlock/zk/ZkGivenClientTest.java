@@ -8,7 +8,12 @@ import dev.interlock.Interlock;
 import dev.interlock.Lease;
 import dev.interlock.LockBackendException;
 import dev.interlock.LockSpace;
+import dev.interlock.spi.support.Spaces;
+import dev.interlock.testkit.FakeTicker;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.apache.zookeeper.ZooKeeper;
 import org.junit.jupiter.api.Test;
 
@@ -37,6 +42,45 @@ class ZkGivenClientTest {
                 other.tryAcquire("job").orElseThrow().close();
             }
             assertThat(zk.getState().isAlive()).as("the space does not close the application's client").isTrue();
+        } finally {
+            zk.close();
+        }
+    }
+
+    /**
+     * The application's client keeps its session when the space declares it lost (its clock
+     * passed the loss point): a waiter's place in that session must not stay in the queue ahead
+     * of the place it takes next, or it would wait behind itself.
+     */
+    @Test
+    void aWaiterWhoseSessionWasDeclaredLost_leavesNoPlaceBehindItself() throws Exception {
+        ZooKeeper zk = client();
+        FakeTicker ticker = new FakeTicker();
+        try (LockSpace given = Interlock.builder("zk://ignored:1" + path).option(ZkOptions.CLIENT, zk).ticker(ticker).open();
+                LockSpace other = Interlock.open(TestZk.uri(path, ""))) {
+            Lease held = other.tryAcquire("job").orElseThrow();
+            CompletableFuture<Lease> waiter = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return given.acquire("job", Duration.ofSeconds(60));
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            await().atMost(Duration.ofSeconds(10)).until(() -> zk.getChildren(path + "/job", false).size() == 2);
+            List<String> places = zk.getChildren(path + "/job", false);
+            SessionKeeper keeper = ((ZkLockBackend) Spaces.backend(given)).keeper;
+            ZkSession before = keeper.currentIfLive();
+            ticker.advance(Duration.ofNanos(before.deadline.lossPoint() - ticker.read()));
+            keeper.keep();
+            assertThat(before.ended()).isTrue();
+            // The waiter's next try (within its poll) takes a new place and gives the old one up.
+            await().atMost(Duration.ofSeconds(10)).until(() -> keeper.currentIfLive() != null && keeper.currentIfLive() != before);
+            await().atMost(Duration.ofSeconds(10)).until(() -> {
+                List<String> now = zk.getChildren(path + "/job", false);
+                return now.size() == 2 && !now.equals(places) && !new java.util.HashSet<>(now).equals(new java.util.HashSet<>(places));
+            });
+            held.close();
+            waiter.get(10, TimeUnit.SECONDS).close();
         } finally {
             zk.close();
         }
