@@ -3,6 +3,7 @@ package dev.interlock.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.interlock.testkit.TcpProxy;
 import dev.interlock.testkit.Timing;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -12,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingServer;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.ZooDefs;
@@ -84,6 +86,35 @@ class ZkCliIT {
         assertThat(holder.exitCode()).isEqualTo(75);
         assertThat(holder.err()).contains("lost").contains("stopping the command");
         await().atMost(Timing.seconds(10)).until(() -> !RunProcessTest.running(shell));
+    }
+
+    /**
+     * The holder cut off from the server by a proxy that stops forwarding, while a second
+     * {@code run} reaches the server directly: the first is told before its session can expire
+     * and stops its command (exit 75) before the second is granted, so no line of the old command
+     * falls inside the new command's section. Sessions of 5s on a server whose tick is 250ms.
+     */
+    @Test
+    void holderCutOff_runStopsItsCommandBeforeTheNextHolderIsGranted_exit75() throws Exception {
+        try (TestingServer fast = new TestingServer(new InstanceSpec(null, -1, -1, -1, true, -1, 250, -1), true);
+                TcpProxy proxy = new TcpProxy(fast.getPort())) {
+            Path lines = tmp.resolve("lines");
+            Files.writeString(lines, "");
+            String viaProxy = "zk://127.0.0.1:" + proxy.port() + "/cut?session=5s";
+            String direct = "zk://" + fast.getConnectString() + "/cut?session=5s";
+            CliProcess old = cli("run", "--backend", viaProxy, "x", "--", "sh", "-c", "while :; do echo old >> " + lines + "; sleep 0.02; done");
+            await().atMost(Timing.seconds(20)).until(() -> Files.readString(lines).contains("old"));
+            proxy.blackhole();
+            CliProcess next = cli("run", "--backend", direct, "x", "--", "sh", "-c",
+                    "echo start >> " + lines + "; sleep 1; echo end >> " + lines);
+            assertThat(old.exitCode(Timing.seconds(30))).as(old.err()).isEqualTo(75);
+            assertThat(old.err()).contains("no answer from the ZooKeeper ensemble").contains("stopping the command");
+            assertThat(next.exitCode(Timing.seconds(30))).as(next.err()).isEqualTo(0);
+            List<String> all = Files.readAllLines(lines);
+            int start = all.indexOf("start");
+            assertThat(start).as("the new command ran").isPositive();
+            assertThat(all.subList(start, all.size())).as("lines from the new command's start on").containsExactly("start", "end");
+        }
     }
 
     @Test

@@ -10,6 +10,7 @@ import dev.interlock.LockLostException;
 import dev.interlock.LockSpace;
 import dev.interlock.spi.support.Spaces;
 import dev.interlock.testkit.FakeTicker;
+import dev.interlock.testkit.TcpProxy;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;

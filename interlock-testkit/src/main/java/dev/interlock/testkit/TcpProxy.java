@@ -1,4 +1,4 @@
-package dev.interlock.zk;
+package dev.interlock.testkit;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -12,19 +12,20 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 
 /**
- * A TCP forwarder of the test's own, between a client and one server, that can go silent
+ * A TCP forwarder of the test's own, between clients and one server on loopback, that can go silent
  * ({@link #blackhole()}: connections stay open, nothing passes, as in a network partition) or
  * reset every connection ({@link #dropConnections()}: as a server that died and a client that may
  * connect again at once).
  */
-final class TcpProxy implements AutoCloseable {
+public final class TcpProxy implements AutoCloseable {
     private final ServerSocket listener;
     private final InetSocketAddress target;
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
     private volatile CountDownLatch gate = open();
     private volatile boolean closed;
 
-    TcpProxy(int targetPort) throws IOException {
+    /** Forwards a new loopback port to {@code targetPort} on loopback. */
+    public TcpProxy(int targetPort) throws IOException {
         this.target = new InetSocketAddress(InetAddress.getLoopbackAddress(), targetPort);
         this.listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
         Thread t = new Thread(this::accept, "proxy-accept");
@@ -38,23 +39,25 @@ final class TcpProxy implements AutoCloseable {
         return l;
     }
 
-    int port() {
+    /** The port clients connect to. */
+    public int port() {
         return listener.getLocalPort();
     }
 
     /** Nothing passes any more, in either direction, on old or new connections, until {@link #restore()}. */
-    void blackhole() {
+    public void blackhole() {
         if (gate.getCount() == 0) {
             gate = new CountDownLatch(1);
         }
     }
 
-    void restore() {
+    /** Lets everything pass again (held bytes are forwarded). */
+    public void restore() {
         gate.countDown();
     }
 
     /** Resets every connection open now. */
-    void dropConnections() {
+    public void dropConnections() {
         for (Socket s : sockets) {
             try {
                 s.setSoLinger(true, 0);
