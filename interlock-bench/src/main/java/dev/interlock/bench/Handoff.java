@@ -34,7 +34,8 @@ import java.util.concurrent.TimeUnit;
  * <p>Kinds on a server, which this harness starts once for all of them (see {@link BenchServers}):
  * {@code jdbc/SYSTEM} on PostgreSQL and {@code redis/SYSTEM} on Redis, with the systems of
  * {@link JdbcSystems} ({@code interlock}, {@code shedlock-100ms}, {@code spring}, {@code floor}) and
- * {@link RedisSystems} ({@code interlock}, {@code redisson}, {@code shedlock-100ms}, {@code floor}).
+ * {@link RedisSystems} ({@code interlock}, {@code redisson}, {@code shedlock-100ms}, {@code floor}); {@code zk/SYSTEM} on
+ * ZooKeeper with those of {@link ZkSystems} ({@code interlock}, {@code curator-mutex}, {@code curator-rw}, {@code floor}).
  *
  * {@snippet lang="shell" :
  * ./mvnw -q -pl interlock-bench -am package -DskipTests
@@ -42,6 +43,7 @@ import java.util.concurrent.TimeUnit;
  * java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.Handoff 2000 /dev/shm dir hardlink:80
  * java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.Handoff 2000 /tmp jdbc/floor jdbc/interlock jdbc/spring:80 jdbc/shedlock-100ms:80
  * java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.Handoff 2000 /tmp redis/floor redis/interlock redis/redisson redis/shedlock-100ms:80
+ * java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.Handoff 1000 /tmp zk/floor zk/interlock zk/curator-mutex zk/curator-rw
  * }
  */
 public final class Handoff {
@@ -87,6 +89,7 @@ public final class Handoff {
         System.out.printf("handoff latency, lock directories under %s; ratios against %s%n", base, kinds.get(0));
         BenchServers.Postgres pg = null;
         BenchServers.Redis redis = null;
+        org.apache.curator.test.TestingServer zk = null;
         try {
             int n = kinds.size();
             String[] kind = new String[n];
@@ -107,8 +110,14 @@ public final class Handoff {
                         redis = BenchServers.Redis.start();
                     }
                     where[i] = redis.uri();
+                } else if (kr[0].startsWith("zk/")) {
+                    if (zk == null) {
+                        zk = ZkSystems.server();
+                    }
+                    where[i] = zk.getConnectString();
                 } else if (KINDS.get(kr[0]) == null) {
-                    throw new IllegalArgumentException("unknown kind '" + kr[0] + "'; known: " + KINDS.keySet() + ", jdbc/SYSTEM, redis/SYSTEM");
+                    throw new IllegalArgumentException("unknown kind '" + kr[0] + "'; known: " + KINDS.keySet()
+                            + ", jdbc/SYSTEM, redis/SYSTEM, zk/SYSTEM");
                 }
                 label[i] = label(kr[0], where[i]);
             }
@@ -150,6 +159,9 @@ public final class Handoff {
             if (redis != null) {
                 redis.close();
             }
+            if (zk != null) {
+                zk.close();
+            }
         }
     }
 
@@ -179,9 +191,12 @@ public final class Handoff {
         }
     }
 
-    /** A {@code jdbc/SYSTEM} or {@code redis/SYSTEM} kind on the server at {@code where}. */
+    /** A {@code jdbc/SYSTEM}, {@code redis/SYSTEM} or {@code zk/SYSTEM} kind on the server at {@code where}. */
     static LockSystem serverSystem(String kind, String where) throws Exception {
         String system = kind.substring(kind.indexOf('/') + 1);
+        if (kind.startsWith("zk/")) {
+            return ZkSystems.open(system, where);
+        }
         return kind.startsWith("jdbc/") ? JdbcSystems.open(system, where) : RedisSystems.open(system, where);
     }
 

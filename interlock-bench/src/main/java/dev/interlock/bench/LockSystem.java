@@ -27,6 +27,41 @@ interface LockSystem extends AutoCloseable {
     }
 
     /**
+     * Interlock on {@code locks} (closed with the system): each locker acquires exclusively and
+     * waits as long as it takes.
+     */
+    static LockSystem interlock(dev.interlock.LockSpace locks, String label) {
+        return new LockSystem() {
+            @Override
+            public String label() {
+                return label;
+            }
+
+            @Override
+            public Locker newLocker() {
+                return new Locker() {
+                    dev.interlock.Lease lease;
+
+                    @Override
+                    public void acquire(String name) throws InterruptedException {
+                        lease = locks.lock(name).acquire();
+                    }
+
+                    @Override
+                    public void release() {
+                        lease.close();
+                    }
+                };
+            }
+
+            @Override
+            public void close() {
+                locks.close();
+            }
+        };
+    }
+
+    /**
      * How a system without a way to wait (a "skip" lock: ShedLock, the raw floors) is made to wait:
      * {@code 0} retries at once (the most it can do, at the price of a core and the server's time),
      * otherwise sleeps that many milliseconds between tries (what an application would write).

@@ -17,7 +17,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * Acquire + release cycles per second of Interlock's {@code jdbc:} or {@code redis:} against its
+ * Acquire + release cycles per second of Interlock's {@code jdbc:}, {@code redis:} or {@code zk:} against its
  * peers and a raw floor, all on one server started by this harness, in three columns: 1 thread on
  * 1 name, 8 threads on 8 names (one each: no contention, the server and client under parallel
  * load), 8 threads on 1 name (every cycle is a handoff between threads of this JVM).
@@ -31,6 +31,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * ./mvnw -q -pl interlock-bench -am package -DskipTests
  * java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.LockThroughput jdbc 3 interlock shedlock spring floor
  * java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.LockThroughput redis 3 interlock redisson shedlock floor
+ * java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.LockThroughput zk 3 interlock curator-mutex curator-rw floor
  * }
  * Options (system properties): {@code -Dbench.warmup=3} and {@code -Dbench.seconds=5} (seconds
  * per window), {@code -Dbench.columns=1x1,8x8,8x1}, {@code -Dbench.pg.synchronousCommit=on},
@@ -56,7 +57,7 @@ public final class LockThroughput {
             return;
         }
         if (args.length < 3) {
-            System.err.println("usage: LockThroughput jdbc|redis ROUNDS SYSTEM...   (the last system named is the floor of the ratios)");
+            System.err.println("usage: LockThroughput jdbc|redis|zk ROUNDS SYSTEM...   (the last system named is the floor of the ratios)");
             System.exit(64);
         }
         String backend = args[0];
@@ -88,8 +89,14 @@ public final class LockThroughput {
                 version = "Redis " + c.info("server").lines().filter(l -> l.startsWith("redis_version:")).findFirst().orElse("?")
                         .substring("redis_version:".length()).trim();
             }
+        } else if (backend.equals("zk")) {
+            org.apache.curator.test.TestingServer zk = ZkSystems.server();
+            server = zk;
+            where = zk.getConnectString();
+            version = "ZooKeeper " + org.apache.zookeeper.Version.getFullVersion().replaceAll("[-, ].*", "") + " (in-process, forceSync="
+                    + System.getProperty("zookeeper.forceSync") + ")";
         } else {
-            throw new IllegalArgumentException("backend must be jdbc or redis, was " + backend);
+            throw new IllegalArgumentException("backend must be jdbc, redis or zk, was " + backend);
         }
         try (server) {
             System.out.printf(Locale.ROOT, "%s; %s; %d cores; Java %s; %s; windows %ds after %ds warm-up%n", LocalDate.now(), version,
@@ -179,7 +186,14 @@ public final class LockThroughput {
     }
 
     static LockSystem open(String backend, String system, String where) throws Exception {
-        return backend.equals("jdbc") ? JdbcSystems.open(system, where) : RedisSystems.open(system, where);
+        switch (backend) {
+            case "jdbc":
+                return JdbcSystems.open(system, where);
+            case "zk":
+                return ZkSystems.open(system, where);
+            default:
+                return RedisSystems.open(system, where);
+        }
     }
 
     /** Cycles per second over the window, and the JVM's CPU time over it as a share of one core. */

@@ -274,6 +274,11 @@ public final class Main {
         }
         setIfAbsent("org.slf4j.simpleLogger.showShortLogName", "true");
         setIfAbsent("org.slf4j.simpleLogger.levelInBrackets", "true");
+        if (!verbose) {
+            // The ZooKeeper client warns, with a stack trace, at every failed connection attempt; the
+            // backend's own message says what failed and what to check.
+            setIfAbsent("org.slf4j.simpleLogger.log.org.apache.zookeeper", "error");
+        }
         if (onlyWarningsShown()) {
             // Then a command that logs nothing worth showing never starts slf4j (~10 ms on JDK 17).
             Log.belowWarningsOff();
@@ -282,20 +287,25 @@ public final class Main {
 
     /**
      * Whether slf4j-simple, as configured, shows no debug or info message of any logger: its
-     * default level is warn, error or off, and no logger has a level of its own
+     * default level is warn, error or off, and no logger has a level of its own that shows them
      * ({@code -Dorg.slf4j.simpleLogger.log.NAME=debug}).
      */
     static boolean onlyWarningsShown() {
-        String level = System.getProperty("org.slf4j.simpleLogger.defaultLogLevel", "info").trim().toLowerCase(java.util.Locale.ROOT);
-        if (!level.equals("warn") && !level.equals("error") && !level.equals("off")) {
+        if (!quiet(System.getProperty("org.slf4j.simpleLogger.defaultLogLevel", "info"))) {
             return false;
         }
         for (String key : System.getProperties().stringPropertyNames()) {
-            if (key.startsWith("org.slf4j.simpleLogger.log.")) {
+            if (key.startsWith("org.slf4j.simpleLogger.log.") && !quiet(System.getProperty(key))) {
                 return false;
             }
         }
         return true;
+    }
+
+    /** A level that shows no debug or info message: warn, error or off. */
+    private static boolean quiet(String level) {
+        String l = level == null ? "" : level.trim().toLowerCase(java.util.Locale.ROOT);
+        return l.equals("warn") || l.equals("error") || l.equals("off");
     }
 
     /**

@@ -1,0 +1,60 @@
+package dev.interlock.zk;
+
+import dev.interlock.spi.BackendConfig;
+import dev.interlock.spi.LockBackend;
+import dev.interlock.spi.LockBackendProvider;
+import dev.interlock.spi.support.BackendFailures;
+import java.util.Set;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.zookeeper.ZooKeeper;
+
+/**
+ * Provides {@code zk://} lock spaces; see {@link ZkLocation} for the URI and docs/zookeeper.md for
+ * the rest. Opening connects (a session is opened and checked, and the space's node, if it exists,
+ * must be an Interlock space), so an unreachable ensemble or a wrong path is a
+ * {@link dev.interlock.LockBackendException} at once, not at the first lock.
+ */
+public final class ZkBackendProvider implements LockBackendProvider {
+    /** For {@link java.util.ServiceLoader}. */
+    public ZkBackendProvider() {}
+
+    @Override
+    public Set<String> schemes() {
+        return Set.of("zk");
+    }
+
+    @Override
+    public String description() {
+        return "nodes in a ZooKeeper ensemble, held by the client's session, with fencing tokens: " + ZkLocation.FORM;
+    }
+
+    @Override
+    public LockBackend open(BackendConfig config) {
+        ZkLocation loc = ZkLocation.parse(config.location());
+        ZooKeeper given = config.option(ZkOptions.CLIENT).orElse(null);
+        String description = loc.description();
+        BackendFailures failures = new BackendFailures(description);
+        SessionKeeper keeper = new SessionKeeper(loc, given, config.ticker(), new ZkFailures(failures, description), threads(config.threadFactory()));
+        try {
+            ZkLockBackend backend = new ZkLockBackend(loc, keeper, failures, description, config.clock(), config.ticker());
+            backend.checkRoot(keeper.session());
+            return backend;
+        } catch (RuntimeException e) {
+            keeper.close();
+            throw e;
+        }
+    }
+
+    private static ThreadFactory threads(ThreadFactory given) {
+        if (given != null) {
+            return given;
+        }
+        AtomicInteger n = new AtomicInteger();
+        return r -> {
+            Thread t = new Thread(r, "interlock-zk-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+    }
+}
