@@ -51,11 +51,6 @@ final class ZkGrant implements Grant, Watcher {
         return acquiredAt;
     }
 
-    @Override
-    public LeaseKind leaseKind() {
-        return LeaseKind.SESSION;
-    }
-
     /**
      * Watches this grant's node, once, so that a delete by someone else (a break) is told at once.
      * The session keeper calls it at its next look after the grant, not the grant itself: a lock

@@ -59,16 +59,8 @@ final class ZkLockBackend implements LockBackend {
         return description;
     }
 
+    /** The ZooKeeper session keeps the locks. */
     @Override
-    public boolean leaseBased() {
-        return true;
-    }
-
-    /**
-     * The ZooKeeper session keeps the locks (the SPI's {@code LockBackend.leaseKind()}, which the
-     * core reads before any grant where it has it; written without {@code @Override} so that this
-     * module builds against the core with and without that method).
-     */
     public LeaseKind leaseKind() {
         return LeaseKind.SESSION;
     }
