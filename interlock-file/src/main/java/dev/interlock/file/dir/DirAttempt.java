@@ -12,6 +12,7 @@ import dev.interlock.file.dir.DirEntries.Waiter;
 import dev.interlock.file.internal.ErrnoException;
 import dev.interlock.file.internal.InotifyWatcher;
 import dev.interlock.file.internal.NameFilter;
+import dev.interlock.file.internal.NativeFiles;
 import dev.interlock.file.internal.Waker;
 import dev.interlock.spi.support.LockNames;
 import dev.interlock.spi.support.Log;
@@ -418,7 +419,7 @@ final class DirAttempt implements Attempt {
     /** True if the lock directory has its name record (or it cannot be told): every directory Interlock made has one. */
     private boolean hasNameRecord() {
         try {
-            return DirIo.lstatMode(dir.fd(), DirLockBackend.NAME_RECORD) != -1;
+            return NativeFiles.lstatMode(dir.fd(), DirLockBackend.NAME_RECORD) != -1;
         } catch (ErrnoException e) {
             return true;
         }

@@ -4,6 +4,7 @@ import dev.interlock.file.dir.DirEntries.Gate;
 import dev.interlock.file.internal.Errno;
 import dev.interlock.file.internal.ErrnoException;
 import dev.interlock.file.internal.LibcFiles;
+import dev.interlock.file.internal.NativeFiles;
 import dev.interlock.spi.support.Log;
 import java.nio.charset.StandardCharsets;
 
@@ -26,37 +27,37 @@ final class DirCreation {
         String tmp = ".init." + DirLockBackend.nonce();
         int rootMode;
         try {
-            DirIo.mkdirat(rootFd, tmp, 0700);
+            NativeFiles.mkdirat(rootFd, tmp, 0700);
             // Lock directories get the root's permissions whatever this process's umask, so that every
             // user who may use the root may also rename the gate inside (no sticky bit: it would stop that).
-            rootMode = DirIo.lstatMode(rootFd, ".");
-            DirIo.fchmodat(rootFd, tmp, rootMode & 02777, 0);
+            rootMode = NativeFiles.lstatMode(rootFd, ".");
+            NativeFiles.fchmodat(rootFd, tmp, rootMode & 02777, 0);
         } catch (ErrnoException e) {
             throw backend.failure(name, "creating the lock directory failed", e);
         }
         boolean moved = false;
         try {
-            int tfd = DirIo.openat(rootFd, tmp, LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0);
+            int tfd = NativeFiles.openat(rootFd, tmp, LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0);
             try {
-                int f = DirIo.openat(tfd, DirLockBackend.NAME_RECORD, LibcFiles.O_WRONLY | LibcFiles.O_CREAT | LibcFiles.O_EXCL | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0444);
+                int f = NativeFiles.openat(tfd, DirLockBackend.NAME_RECORD, LibcFiles.O_WRONLY | LibcFiles.O_CREAT | LibcFiles.O_EXCL | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0444);
                 try {
-                    DirIo.fchmod(f, DirLockBackend.readableLike(rootMode));
-                    DirIo.writeFully(f, ("interlock-dir " + DirEntries.FORMAT + "\nname " + DirNames.recordEscape(name) + "\n")
+                    NativeFiles.fchmod(f, DirLockBackend.readableLike(rootMode));
+                    NativeFiles.writeFully(f, ("interlock-dir " + DirEntries.FORMAT + "\nname " + DirNames.recordEscape(name) + "\n")
                             .getBytes(StandardCharsets.UTF_8));
                 } finally {
-                    DirIo.close(f);
+                    NativeFiles.close(f);
                 }
-                int g = DirIo.openat(tfd, Gate.free(0, 0, DirLockBackend.nonce()), LibcFiles.O_WRONLY | LibcFiles.O_CREAT | LibcFiles.O_EXCL | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0444);
+                int g = NativeFiles.openat(tfd, Gate.free(0, 0, DirLockBackend.nonce()), LibcFiles.O_WRONLY | LibcFiles.O_CREAT | LibcFiles.O_EXCL | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0444);
                 try {
-                    DirIo.fchmod(g, DirLockBackend.readableLike(rootMode));
+                    NativeFiles.fchmod(g, DirLockBackend.readableLike(rootMode));
                 } finally {
-                    DirIo.close(g);
+                    NativeFiles.close(g);
                 }
             } finally {
-                DirIo.close(tfd);
+                NativeFiles.close(tfd);
             }
             try {
-                DirIo.renameat(rootFd, tmp, rootFd, dirName);
+                NativeFiles.renameat(rootFd, tmp, rootFd, dirName);
                 moved = true;
                 log.debug("{} - created lock directory {} for '{}'", backend.description, dirName, name);
             } catch (ErrnoException e) {
@@ -75,15 +76,15 @@ final class DirCreation {
 
     private static void removeTempDir(DirLockBackend backend, int rootFd, String tmp) {
         try {
-            int tfd = DirIo.openat(rootFd, tmp, LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0);
+            int tfd = NativeFiles.openat(rootFd, tmp, LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0);
             try {
-                for (DirIo.Entry e : DirIo.list(tfd)) {
-                    DirIo.unlinkat(tfd, e.name(), 0);
+                for (NativeFiles.Entry e : NativeFiles.list(tfd)) {
+                    NativeFiles.unlinkat(tfd, e.name(), 0);
                 }
             } finally {
-                DirIo.close(tfd);
+                NativeFiles.close(tfd);
             }
-            DirIo.unlinkat(rootFd, tmp, LibcFiles.AT_REMOVEDIR);
+            NativeFiles.unlinkat(rootFd, tmp, LibcFiles.AT_REMOVEDIR);
         } catch (ErrnoException e) {
             // A lost-reply rename moved it after all, or it is already gone: nothing to clean up.
             log.debug("{} - cleaning up {}: {}", backend.description, tmp, e.getMessage());

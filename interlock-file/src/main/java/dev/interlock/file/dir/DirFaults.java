@@ -6,17 +6,12 @@ package dev.interlock.file.dir;
  * the lock directory exactly as a crash there would. Steps are named in docs/dir-protocol.md:
  * {@code E1} (writer took the gate), {@code S1} (reader took a token), {@code S2} (reader
  * heartbeat created), {@code S3} (reader entry created), {@code S4} (reader heartbeat removed on
- * release), {@code Q1} (waiter entry created). Tests can also cut this process off from every
- * lock directory ({@link #cutOff}).
+ * release), {@code Q1} (waiter entry created). Tests cut this process off from every lock
+ * directory with {@code NativeFiles.cutOff} (in the module's facade over the natives).
  */
 final class DirFaults {
     private static final String CRASH_AT = System.getProperty("interlock.dir.crashAt");
     static final int EXIT_CODE = 86;
-    /**
-     * Set by tests: every file-system call of this process that names a file fails with EIO, as
-     * on an NFS mount whose server stopped answering (soft mount) or was cut off.
-     */
-    static volatile boolean cutOff;
 
     private DirFaults() {}
 

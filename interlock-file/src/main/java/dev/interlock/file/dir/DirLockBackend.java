@@ -12,6 +12,7 @@ import dev.interlock.file.internal.InotifyWatcher;
 import dev.interlock.file.internal.LibcEvents;
 import dev.interlock.file.internal.LibcFiles;
 import dev.interlock.file.internal.LockSpaceDirectory;
+import dev.interlock.file.internal.NativeFiles;
 import dev.interlock.file.internal.Waker;
 import dev.interlock.spi.support.BackendFailures;
 import dev.interlock.spi.support.Barging;
@@ -116,7 +117,7 @@ final class DirLockBackend implements LockBackend {
                 moves.close();
             }
             try {
-                DirIo.close(fd);
+                NativeFiles.close(fd);
             } catch (ErrnoException e) {
                 // nothing to do
             }
@@ -124,7 +125,7 @@ final class DirLockBackend implements LockBackend {
     }
 
     DirLockBackend(BackendConfig config, Path root, long pollNanos, int bargeLimit) {
-        DirIo.requireAvailable();
+        NativeFiles.requireAvailable("dir:");
         this.description = "dir:" + root;
         this.failures = new BackendFailures(description);
         this.space = new LockSpaceDirectory(root, "dir:", failures);
@@ -178,7 +179,7 @@ final class DirLockBackend implements LockBackend {
         int rootFd = r.fd;
         for (int i = 0; i < 3; i++) {
             try {
-                byte[] b = DirIo.readFile(rootFd, MARKER, 256);
+                byte[] b = NativeFiles.readFile(rootFd, MARKER, 256);
                 String text = new String(b, StandardCharsets.UTF_8);
                 if (text.equals(MARKER_TEXT)) {
                     r.markerChecked = true;
@@ -204,15 +205,15 @@ final class DirLockBackend implements LockBackend {
             // Publish the marker complete: write a temporary file, then link it to the fixed name.
             String tmp = MARKER + "." + nonce();
             try {
-                int f = DirIo.openat(rootFd, tmp, LibcFiles.O_WRONLY | LibcFiles.O_CREAT | LibcFiles.O_EXCL | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0444);
+                int f = NativeFiles.openat(rootFd, tmp, LibcFiles.O_WRONLY | LibcFiles.O_CREAT | LibcFiles.O_EXCL | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0444);
                 try {
-                    DirIo.fchmod(f, readableLike(r.id.mode()));
-                    DirIo.writeFully(f, MARKER_TEXT.getBytes(StandardCharsets.UTF_8));
+                    NativeFiles.fchmod(f, readableLike(r.id.mode()));
+                    NativeFiles.writeFully(f, MARKER_TEXT.getBytes(StandardCharsets.UTF_8));
                 } finally {
-                    DirIo.close(f);
+                    NativeFiles.close(f);
                 }
                 try {
-                    DirIo.linkat(rootFd, tmp, rootFd, MARKER, 0);
+                    NativeFiles.linkat(rootFd, tmp, rootFd, MARKER, 0);
                 } catch (ErrnoException e) {
                     if (e.errno() != Errno.EEXIST) {
                         throw e;
@@ -225,7 +226,7 @@ final class DirLockBackend implements LockBackend {
                 throw failure(null, "creating " + MARKER + " failed", e);
             } finally {
                 try {
-                    DirIo.unlinkat(rootFd, tmp, 0);
+                    NativeFiles.unlinkat(rootFd, tmp, 0);
                 } catch (ErrnoException ignored) {
                     // not created
                 }
@@ -241,9 +242,9 @@ final class DirLockBackend implements LockBackend {
             return null;
         }
         try {
-            return new Root(fd, DirIo.fstat(fd));
+            return new Root(fd, NativeFiles.fstat(fd));
         } catch (ErrnoException e) {
-            DirIo.close(fd);
+            NativeFiles.close(fd);
             throw failure(null, "cannot read the identity of the lock directory", e);
         }
     }
@@ -342,12 +343,12 @@ final class DirLockBackend implements LockBackend {
         String dirName = DirNames.encode(name);
         for (int i = 0; i < 5; i++) {
             try {
-                int fd = DirIo.openat(r.fd, dirName, LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0);
+                int fd = NativeFiles.openat(r.fd, dirName, LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0);
                 LibcFiles.Statx id;
                 try {
-                    id = DirIo.fstat(fd);
+                    id = NativeFiles.fstat(fd);
                 } catch (ErrnoException e) {
-                    DirIo.close(fd);
+                    NativeFiles.close(fd);
                     throw failure(name, "reading the identity of the lock directory " + dirName + " failed", e);
                 }
                 DirLockDir d = new DirLockDir(this, r, name, dirName, fd, id);
@@ -376,7 +377,7 @@ final class DirLockBackend implements LockBackend {
     private void verifyNameRecord(DirLockDir d, int fd) {
         String recorded;
         try {
-            recorded = parseNameRecord(DirIo.readFile(fd, NAME_RECORD, 16 * 1024)).orElse(null);
+            recorded = parseNameRecord(NativeFiles.readFile(fd, NAME_RECORD, 16 * 1024)).orElse(null);
         } catch (ErrnoException e) {
             if (e.errno() == Errno.EACCES) {
                 d.close();

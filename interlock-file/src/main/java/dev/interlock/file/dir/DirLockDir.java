@@ -2,6 +2,7 @@ package dev.interlock.file.dir;
 
 import dev.interlock.LockBackendException;
 import dev.interlock.LockLostException;
+import dev.interlock.file.internal.NativeFiles;
 import dev.interlock.spi.support.LockNames;
 import dev.interlock.file.dir.DirEntries.Beat;
 import dev.interlock.file.dir.DirEntries.Gate;
@@ -76,7 +77,7 @@ final class DirLockDir implements AutoCloseable {
         }
         LibcFiles.Statx now;
         try {
-            now = DirIo.statx(root.fd, dirName, LibcFiles.AT_SYMLINK_NOFOLLOW);
+            now = NativeFiles.statx(root.fd, dirName, LibcFiles.AT_SYMLINK_NOFOLLOW);
         } catch (ErrnoException e) {
             if (e.errno() == Errno.ENOENT || e.errno() == Errno.ENOTDIR || e.errno() == Errno.ESTALE) {
                 return list().gone ? "the lock directory " + path() + " was removed" : "the lock directory " + path() + " was moved away";
@@ -94,8 +95,8 @@ final class DirLockDir implements AutoCloseable {
      * {@code DT_UNKNOWN} (NFSv3 READDIR, some other file systems), their types.
      */
     interface EntrySource {
-        /** The entries of the directory {@code dirfd}, read afresh (see {@link DirIo#list}). */
-        List<DirIo.Entry> list(int dirfd);
+        /** The entries of the directory {@code dirfd}, read afresh (see {@link NativeFiles#list}). */
+        List<NativeFiles.Entry> list(int dirfd);
 
         /** st_mode of {@code entry} without following it; -1 if it no longer exists. */
         int lstatMode(int dirfd, String entry);
@@ -103,13 +104,13 @@ final class DirLockDir implements AutoCloseable {
 
     static final EntrySource SYSTEM = new EntrySource() {
         @Override
-        public List<DirIo.Entry> list(int dirfd) {
-            return DirIo.list(dirfd);
+        public List<NativeFiles.Entry> list(int dirfd) {
+            return NativeFiles.list(dirfd);
         }
 
         @Override
         public int lstatMode(int dirfd, String entry) {
-            return DirIo.lstatMode(dirfd, entry);
+            return NativeFiles.lstatMode(dirfd, entry);
         }
     };
 
@@ -139,7 +140,7 @@ final class DirLockDir implements AutoCloseable {
 
     /** Lists the directory afresh and parses every entry; foreign entries are collected, never acted on. */
     Snapshot list() {
-        List<DirIo.Entry> entries;
+        List<NativeFiles.Entry> entries;
         Snapshot s = new Snapshot();
         try {
             entries = entrySource.list(fd);
@@ -150,7 +151,7 @@ final class DirLockDir implements AutoCloseable {
             }
             throw failure("listing the lock directory failed", e);
         }
-        for (DirIo.Entry e : entries) {
+        for (NativeFiles.Entry e : entries) {
             String n = e.name();
             if (n.equals(DirLockBackend.NAME_RECORD) || n.startsWith(".")) {
                 s.names.add(n);
@@ -221,7 +222,7 @@ final class DirLockDir implements AutoCloseable {
      */
     boolean cas(String from, String to) {
         try {
-            DirIo.renameat(fd, from, fd, to);
+            NativeFiles.renameat(fd, from, fd, to);
             java.util.function.Predicate<String> lose = lostReply;
             if (lose != null && lose.test(to)) {
                 // Test hook: the rename happened, but its reply was "lost" and a retransmission said ENOENT.
@@ -242,8 +243,8 @@ final class DirLockDir implements AutoCloseable {
     /** Creates the empty file {@code entry} (a name only this caller can produce). EEXIST means a lost reply: ours. */
     void create(String entry) {
         try {
-            int f = DirIo.openat(fd, entry, LibcFiles.O_WRONLY | LibcFiles.O_CREAT | LibcFiles.O_EXCL | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0444);
-            DirIo.close(f);
+            int f = NativeFiles.openat(fd, entry, LibcFiles.O_WRONLY | LibcFiles.O_CREAT | LibcFiles.O_EXCL | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0444);
+            NativeFiles.close(f);
         } catch (ErrnoException e) {
             if (e.errno() != Errno.EEXIST) {
                 throw failure("creating " + entry + " failed", e);
@@ -254,7 +255,7 @@ final class DirLockDir implements AutoCloseable {
     /** Unlinks {@code entry}; true if this call removed it, false if it was already gone. */
     boolean remove(String entry) {
         try {
-            DirIo.unlinkat(fd, entry, 0);
+            NativeFiles.unlinkat(fd, entry, 0);
             return true;
         } catch (ErrnoException e) {
             if (e.errno() == Errno.ENOENT) {
@@ -266,7 +267,7 @@ final class DirLockDir implements AutoCloseable {
 
     boolean exists(String entry) {
         try {
-            return DirIo.lstatMode(fd, entry) != -1;
+            return NativeFiles.lstatMode(fd, entry) != -1;
         } catch (ErrnoException e) {
             throw failure("looking up " + entry + " failed", e);
         }
@@ -285,7 +286,7 @@ final class DirLockDir implements AutoCloseable {
     public void close() {
         if (fd >= 0) {
             try {
-                DirIo.close(fd);
+                NativeFiles.close(fd);
             } catch (ErrnoException e) {
                 // nothing to do
             }

@@ -5,6 +5,7 @@ import dev.interlock.file.internal.Errno;
 import dev.interlock.file.internal.ErrnoException;
 import dev.interlock.file.internal.LibcEvents;
 import dev.interlock.file.internal.LibcFiles;
+import dev.interlock.file.internal.NativeFiles;
 import dev.interlock.spi.LossChannel;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -75,7 +76,7 @@ final class DirMoves implements EntryWatcher.Listener, AutoCloseable {
         }
         LibcFiles.Statx now;
         try {
-            now = DirIo.statx(root.fd, name, LibcFiles.AT_SYMLINK_NOFOLLOW);
+            now = NativeFiles.statx(root.fd, name, LibcFiles.AT_SYMLINK_NOFOLLOW);
         } catch (ErrnoException e) {
             if (e.errno() != Errno.ENOENT && e.errno() != Errno.ENOTDIR) {
                 return; // cannot tell: the renewal looks again

@@ -2,6 +2,7 @@ package dev.interlock.file.dir;
 
 import dev.interlock.file.internal.Errno;
 import dev.interlock.file.internal.ErrnoException;
+import dev.interlock.file.internal.NativeFiles;
 import dev.interlock.spi.support.ProcessIdentity;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -125,7 +126,7 @@ final class DirSelf {
     /** {@code kill(target, 0)}: a process (or, negative, a process group) exists; EPERM means it does. */
     private static boolean exists(int target) {
         try {
-            DirIo.kill(target, 0);
+            NativeFiles.kill(target, 0);
             return true;
         } catch (ErrnoException e) {
             return e.errno() != Errno.ESRCH;

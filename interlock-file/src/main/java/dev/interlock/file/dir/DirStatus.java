@@ -9,6 +9,7 @@ import dev.interlock.file.dir.DirEntries.Gate;
 import dev.interlock.file.dir.DirEntries.Reader;
 import dev.interlock.file.internal.ErrnoException;
 import dev.interlock.file.internal.LibcFiles;
+import dev.interlock.file.internal.NativeFiles;
 import dev.interlock.spi.support.Log;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -58,13 +59,13 @@ final class DirStatus {
         DirLockBackend.Root r = backend.root(false);
         int rootFd = r.fd;
         List<LockInfo> out = new ArrayList<>();
-        List<DirIo.Entry> entries;
+        List<NativeFiles.Entry> entries;
         try {
-            entries = DirIo.list(rootFd);
+            entries = NativeFiles.list(rootFd);
         } catch (ErrnoException e) {
             throw backend.failure(null, "listing the lock directory failed", e);
         }
-        for (DirIo.Entry e : entries) {
+        for (NativeFiles.Entry e : entries) {
             String n = e.name();
             if (n.startsWith(".")) {
                 continue; // marker, temporary directories
@@ -72,11 +73,11 @@ final class DirStatus {
             Optional<String> lockName = DirNames.decode(n);
             if (lockName.isEmpty() && DirNames.isHashed(n)) {
                 try {
-                    int fd = DirIo.openat(rootFd, n, LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0);
+                    int fd = NativeFiles.openat(rootFd, n, LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0);
                     try {
-                        lockName = backend.parseNameRecord(DirIo.readFile(fd, DirLockBackend.NAME_RECORD, 16 * 1024));
+                        lockName = backend.parseNameRecord(NativeFiles.readFile(fd, DirLockBackend.NAME_RECORD, 16 * 1024));
                     } finally {
-                        DirIo.close(fd);
+                        NativeFiles.close(fd);
                     }
                 } catch (ErrnoException ex) {
                     lockName = Optional.empty();

@@ -4,9 +4,11 @@ import dev.interlock.HolderInfo;
 import dev.interlock.LockBackendException;
 import dev.interlock.Mode;
 import dev.interlock.file.internal.Errno;
+import dev.interlock.file.internal.ErrnoException;
 import dev.interlock.file.internal.InotifyWatcher;
 import dev.interlock.file.internal.KernelWait;
 import dev.interlock.file.internal.LibcFiles;
+import dev.interlock.file.internal.NativeFiles;
 import dev.interlock.file.internal.Waker;
 import dev.interlock.spi.support.LockNames;
 import dev.interlock.spi.AcquireSpec;
@@ -113,17 +115,10 @@ final class FlockAttempt implements Attempt {
     }
 
     private boolean lockNb(int fd, int op) {
-        while (true) {
-            if (LibcFiles.flock(fd, op | LibcFiles.LOCK_NB) == 0) {
-                return true;
-            }
-            int err = Errno.last();
-            if (err == Errno.EAGAIN) {
-                return false;
-            }
-            if (err != Errno.EINTR) {
-                throw backend.failure(spec.name(), "flock(2) failed", err, err == Errno.ENOLCK);
-            }
+        try {
+            return NativeFiles.tryFlock(fd, op);
+        } catch (ErrnoException e) {
+            throw backend.failure(spec.name(), "flock(2) failed", e.errno(), e.errno() == Errno.ENOLCK);
         }
     }
 
@@ -148,9 +143,11 @@ final class FlockAttempt implements Attempt {
 
     private long writeTokenAndRecord() {
         int[] len = new int[1];
-        byte[] buf = FlockBackend.readAll(fd, len);
-        if (len[0] < 0) {
-            throw backend.failure(spec.name(), "cannot read lock file", Errno.last(), true);
+        byte[] buf;
+        try {
+            buf = FlockBackend.readAll(fd, len);
+        } catch (ErrnoException e) {
+            throw backend.failure(spec.name(), "cannot read lock file", e.errno(), true);
         }
         boolean hashed = NameMapping.isHashed(fileName);
         long now = backend.clock.millis();
@@ -201,12 +198,21 @@ final class FlockAttempt implements Attempt {
     }
 
     private void writeContent(byte[] out, int oldLength) {
-        long w = LibcFiles.pwrite(fd, out, out.length, 0);
-        if (w != out.length) {
-            throw backend.failure(spec.name(), "cannot write the fencing token to the lock file", w < 0 ? Errno.last() : Errno.ENOSPC, false);
+        long w;
+        try {
+            w = NativeFiles.pwrite(fd, out, out.length, 0);
+        } catch (ErrnoException e) {
+            throw backend.failure(spec.name(), "cannot write the fencing token to the lock file", e.errno(), false);
         }
-        if (oldLength > out.length && LibcFiles.ftruncate(fd, out.length) != 0) {
-            throw backend.failure(spec.name(), "cannot truncate the lock file", Errno.last(), false);
+        if (w != out.length) {
+            throw backend.failure(spec.name(), "cannot write the fencing token to the lock file", Errno.ENOSPC, false);
+        }
+        if (oldLength > out.length) {
+            try {
+                NativeFiles.ftruncate(fd, out.length);
+            } catch (ErrnoException e) {
+                throw backend.failure(spec.name(), "cannot truncate the lock file", e.errno(), false);
+            }
         }
     }
 

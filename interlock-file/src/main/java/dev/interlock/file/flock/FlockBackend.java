@@ -5,11 +5,13 @@ import dev.interlock.LockInfo;
 import dev.interlock.Mode;
 import dev.interlock.Owner;
 import dev.interlock.file.internal.Errno;
+import dev.interlock.file.internal.ErrnoException;
 import dev.interlock.file.internal.InotifyWatcher;
 import dev.interlock.file.internal.KernelWait;
 import dev.interlock.file.internal.LibcEvents;
 import dev.interlock.file.internal.LibcFiles;
 import dev.interlock.file.internal.LockSpaceDirectory;
+import dev.interlock.file.internal.NativeFiles;
 import dev.interlock.file.internal.Ids;
 import dev.interlock.file.internal.Waker;
 import dev.interlock.spi.support.BackendFailures;
@@ -224,9 +226,11 @@ final class FlockBackend implements LockBackend {
     /** Checks a freshly opened lock directory descriptor and makes it the space's; closes it if refused. */
     private void adopt(int fd, boolean createdByUs) {
         try {
-            LibcFiles.Statx st = LibcFiles.fstat(fd);
-            if (st == null) {
-                throw failure(null, "cannot check the lock directory " + dir, Errno.last(), false);
+            LibcFiles.Statx st;
+            try {
+                st = NativeFiles.fstat(fd);
+            } catch (ErrnoException e) {
+                throw failure(null, "cannot check the lock directory " + dir, e.errno(), false);
             }
             checkFileSystem(fd, dir);
             if (LibcFiles.faccessat(fd, DOT, LibcFiles.W_OK | LibcFiles.X_OK, 0) != 0) {
@@ -389,15 +393,21 @@ final class FlockBackend implements LockBackend {
      */
     int openFile(String name, String fileName, byte[] fileBytes, boolean gate) {
         int at = gate ? gatesFd : dirFd;
-        int fd = openOrCreate(at, fileBytes);
-        if (fd >= 0) {
-            return fd;
+        int err;
+        try {
+            return openOrCreate(at, fileBytes);
+        } catch (ErrnoException e) {
+            err = e.errno();
         }
-        int err = Errno.last();
         if (err == Errno.EACCES || err == Errno.EROFS || err == Errno.EPERM) {
             // flock(2) needs no write access on a local file system: lock it read-only.
             // O_NONBLOCK: a FIFO planted under that name must not block this open.
-            int ro = LibcFiles.openat(at, fileBytes, LibcFiles.O_RDONLY | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC | LibcFiles.O_NOCTTY | LibcFiles.O_NONBLOCK, 0);
+            int ro = -1;
+            try {
+                ro = NativeFiles.openat(at, fileBytes, LibcFiles.O_RDONLY | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC | LibcFiles.O_NOCTTY | LibcFiles.O_NONBLOCK, 0);
+            } catch (ErrnoException e) {
+                // not even readable: the error of the read-write open is the one to report
+            }
             if (ro >= 0) {
                 if (gate) {
                     return ro;
@@ -428,21 +438,26 @@ final class FlockBackend implements LockBackend {
      * Opens a lock or gate file, creating it if it does not exist. One that this call creates gets
      * the lock directory's read and write bits through its descriptor, whatever this process's
      * umask: under umask 077 it would be 0600, and the directory's other users could not open it.
-     * The usual case, an existing file, costs the one open as before. Returns -1, errno set, on failure.
+     * The usual case, an existing file, costs the one open as before (and no exception: lock files
+     * are never removed by us, so ENOENT comes once per name). Throws {@link ErrnoException} on failure.
      */
     private int openOrCreate(int at, byte[] fileBytes) {
         while (true) {
-            int fd = LibcFiles.openat(at, fileBytes, FILE_FLAGS & ~LibcFiles.O_CREAT, 0);
-            if (fd >= 0 || Errno.last() != Errno.ENOENT) {
-                return fd;
+            try {
+                return NativeFiles.openat(at, fileBytes, FILE_FLAGS & ~LibcFiles.O_CREAT, 0);
+            } catch (ErrnoException e) {
+                if (e.errno() != Errno.ENOENT) {
+                    throw e;
+                }
             }
-            fd = LibcFiles.openat(at, fileBytes, FILE_FLAGS | LibcFiles.O_EXCL, 0600);
-            if (fd >= 0) {
+            try {
+                int fd = NativeFiles.openat(at, fileBytes, FILE_FLAGS | LibcFiles.O_EXCL, 0600);
                 LibcFiles.fchmod(fd, dirMode & 0666); // best effort: the creator can always use it
                 return fd;
-            }
-            if (Errno.last() != Errno.EEXIST) {
-                return -1;
+            } catch (ErrnoException e) {
+                if (e.errno() != Errno.EEXIST) {
+                    throw e;
+                }
             }
             // made by someone else between the two opens: open theirs
         }
@@ -466,13 +481,13 @@ final class FlockBackend implements LockBackend {
         }
     }
 
-    /** Reads the start of a lock file (all of it up to 64 KiB); lenOut[0] is the length, or -1 on error. */
+    /** Reads the start of a lock file (all of it up to 64 KiB); lenOut[0] is the length. Throws {@link ErrnoException} if it cannot be read. */
     static byte[] readAll(int fd, int[] lenOut) {
         byte[] buf = new byte[512];
-        long n = LibcFiles.pread(fd, buf, buf.length, 0);
+        long n = NativeFiles.pread(fd, buf, buf.length, 0);
         if (n == buf.length) {
             buf = new byte[MAX_READ];
-            n = LibcFiles.pread(fd, buf, buf.length, 0);
+            n = NativeFiles.pread(fd, buf, buf.length, 0);
         }
         lenOut[0] = (int) n;
         return buf;

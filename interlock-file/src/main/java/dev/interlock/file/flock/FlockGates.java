@@ -2,7 +2,9 @@ package dev.interlock.file.flock;
 
 import dev.interlock.LockBackendException;
 import dev.interlock.file.internal.Errno;
+import dev.interlock.file.internal.ErrnoException;
 import dev.interlock.file.internal.LibcFiles;
+import dev.interlock.file.internal.NativeFiles;
 
 /**
  * The {@code .gates} directory of a {@code flock:} space, where waiters queue (a writer that waits
@@ -22,29 +24,32 @@ final class FlockGates {
      */
     static int open(FlockBackend backend, int d) {
         for (int round = 0; round < 3; round++) {
-            int g = LibcFiles.openat(d, FlockBackend.GATES_BYTES, FlockBackend.DIR_FLAGS | LibcFiles.O_NOFOLLOW, 0);
-            if (g >= 0) {
-                check(backend, g);
-                return g;
+            int err;
+            try {
+                int g = NativeFiles.openat(d, FlockBackend.GATES_BYTES, FlockBackend.DIR_FLAGS | LibcFiles.O_NOFOLLOW, 0);
+                return check(backend, g);
+            } catch (ErrnoException e) {
+                err = e.errno();
             }
-            int err = Errno.last();
             if (err == Errno.ENOENT) {
-                if (LibcFiles.mkdirat(d, FlockBackend.GATES_BYTES, 0700) == 0) {
-                    g = LibcFiles.openat(d, FlockBackend.GATES_BYTES, FlockBackend.DIR_FLAGS | LibcFiles.O_NOFOLLOW, 0);
-                    if (g < 0) {
+                try {
+                    NativeFiles.mkdirat(d, FlockBackend.GATES_BYTES, 0700);
+                } catch (ErrnoException e) {
+                    if (e.errno() == Errno.EEXIST) {
                         continue;
                     }
-                    // Same permissions as the lock directory (sticky and setgid bits included), so
-                    // everyone who may lock there may queue there.
-                    LibcFiles.fchmod(g, backend.dirMode);
-                    check(backend, g);
-                    return g;
+                    throw backend.failure(null, "cannot create the gate directory " + backend.gateDir, e.errno(), false);
                 }
-                err = Errno.last();
-                if (err == Errno.EEXIST) {
+                int g;
+                try {
+                    g = NativeFiles.openat(d, FlockBackend.GATES_BYTES, FlockBackend.DIR_FLAGS | LibcFiles.O_NOFOLLOW, 0);
+                } catch (ErrnoException e) {
                     continue;
                 }
-                throw backend.failure(null, "cannot create the gate directory " + backend.gateDir, err, false);
+                // Same permissions as the lock directory (sticky and setgid bits included), so
+                // everyone who may lock there may queue there.
+                LibcFiles.fchmod(g, backend.dirMode);
+                return check(backend, g);
             }
             if (err == Errno.ENOTDIR || err == Errno.ELOOP) {
                 LibcFiles.Statx st = LibcFiles.lstatAt(d, FlockBackend.GATES_BYTES);
@@ -60,12 +65,14 @@ final class FlockGates {
                 + " keeps being removed while we open it; stop whatever deletes files in " + backend.dir, null);
     }
 
-    private static void check(FlockBackend backend, int g) {
-        LibcFiles.Statx st = LibcFiles.fstat(g);
-        if (st == null) {
-            int err = Errno.last();
+    /** Returns {@code g} if the gate directory it is open on may be trusted; closes it and throws if not. */
+    private static int check(FlockBackend backend, int g) {
+        LibcFiles.Statx st;
+        try {
+            st = NativeFiles.fstat(g);
+        } catch (ErrnoException e) {
             LibcFiles.close(g);
-            throw backend.failure(null, "cannot check the gate directory " + backend.gateDir, err, false);
+            throw backend.failure(null, "cannot check the gate directory " + backend.gateDir, e.errno(), false);
         }
         boolean everyoneWrites = (backend.dirMode & 01000) != 0 || (backend.dirMode & 0002) != 0;
         if (everyoneWrites && st.uid() != LibcFiles.geteuid() && st.uid() != backend.dirOwner && st.uid() != 0) {
@@ -77,5 +84,6 @@ final class FlockGates {
                     + " writable only by the users that share these locks", backend.description, backend.gateDir, st.uid(), LibcFiles.geteuid(), backend.dir,
                     backend.dirOwner, backend.gateDir, backend.dir, backend.dirMode, backend.gateDir), null);
         }
+        return g;
     }
 }

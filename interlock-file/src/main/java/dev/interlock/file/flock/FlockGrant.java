@@ -2,8 +2,10 @@ package dev.interlock.file.flock;
 
 import dev.interlock.LockLostException;
 import dev.interlock.file.internal.Errno;
+import dev.interlock.file.internal.ErrnoException;
 import dev.interlock.file.internal.InotifyWatcher;
 import dev.interlock.file.internal.LibcFiles;
+import dev.interlock.file.internal.NativeFiles;
 import dev.interlock.spi.support.LockNames;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Grant;
@@ -61,14 +63,17 @@ final class FlockGrant implements Grant {
         }
         try {
             dirHeld = LibcFiles.fstat(backend.dirFd);
-            dirNow = LibcFiles.statx(LibcFiles.AT_FDCWD, backend.dirPath, 0);
-            if (dirNow == null) {
-                int e = Errno.last();
-                dirGone = e == Errno.ENOENT || e == Errno.ENOTDIR; // EACCES and the like: cannot tell, not a loss
+            try {
+                dirNow = NativeFiles.statx(LibcFiles.AT_FDCWD, backend.dirPath, 0);
+            } catch (ErrnoException e) {
+                dirNow = null;
+                dirGone = e.errno() == Errno.ENOENT || e.errno() == Errno.ENOTDIR; // EACCES and the like: cannot tell, not a loss
             }
-            now = LibcFiles.lstatAt(backend.dirFd, fileBytes);
-            if (now == null) {
-                err = Errno.last();
+            try {
+                now = NativeFiles.statx(backend.dirFd, fileBytes, LibcFiles.AT_SYMLINK_NOFOLLOW);
+            } catch (ErrnoException e) {
+                now = null;
+                err = e.errno();
             }
         } finally {
             backend.leave();

@@ -4,6 +4,7 @@ import dev.interlock.HolderInfo;
 import dev.interlock.LockBackendException;
 import dev.interlock.LockInfo;
 import dev.interlock.Owner;
+import dev.interlock.file.internal.ErrnoException;
 import dev.interlock.file.internal.LibcFiles;
 import dev.interlock.file.internal.NfsMountDevices;
 import dev.interlock.file.internal.ProcLocks;
@@ -124,8 +125,13 @@ final class FlockStatus {
         }
         try {
             int[] len = new int[1];
-            byte[] buf = FlockBackend.readAll(fd, len);
-            return len[0] < 0 ? null : LockFileContent.parse(buf, len[0]);
+            byte[] buf;
+            try {
+                buf = FlockBackend.readAll(fd, len);
+            } catch (ErrnoException e) {
+                return null; // unreadable: no recorded details, as for a file that cannot be opened
+            }
+            return LockFileContent.parse(buf, len[0]);
         } finally {
             LibcFiles.close(fd);
         }

@@ -60,15 +60,14 @@ public final class LockSpaceDirectory {
      * @throws LockBackendException if it is not a directory, or cannot be opened
      */
     public int openIfExists(boolean noFollow) {
-        int fd = LibcFiles.openat(LibcFiles.AT_FDCWD, pathBytes, DIR_FLAGS | (noFollow ? LibcFiles.O_NOFOLLOW : 0), 0);
-        if (fd >= 0) {
-            return fd;
+        try {
+            return NativeFiles.openat(LibcFiles.AT_FDCWD, pathBytes, DIR_FLAGS | (noFollow ? LibcFiles.O_NOFOLLOW : 0), 0);
+        } catch (ErrnoException e) {
+            if (e.errno() == Errno.ENOENT) {
+                return -1;
+            }
+            throw cannotOpen(e.errno());
         }
-        int err = Errno.last();
-        if (err == Errno.ENOENT) {
-            return -1;
-        }
-        throw cannotOpen(err);
     }
 
     /**
@@ -120,31 +119,31 @@ public final class LockSpaceDirectory {
      * @throws LockBackendException if its parent is missing, or it cannot be made
      */
     public boolean create(int mode, String mkdir) {
-        if (LibcFiles.mkdirat(LibcFiles.AT_FDCWD, pathBytes, mode) == 0) {
+        try {
+            NativeFiles.mkdirat(LibcFiles.AT_FDCWD, pathBytes, mode);
             return true;
+        } catch (ErrnoException e) {
+            if (e.errno() == Errno.EEXIST) {
+                return false;
+            }
+            if (e.errno() == Errno.ENOENT) {
+                requireParent(mkdir);
+            }
+            throw failures.refused(null, "the lock directory does not exist and cannot be created (" + path + ": " + reason(e.errno())
+                    + "); create it, or give a path you may write", e);
         }
-        int err = Errno.last();
-        if (err == Errno.EEXIST) {
-            return false;
-        }
-        if (err == Errno.ENOENT) {
-            requireParent(mkdir);
-        }
-        throw failures.refused(null, "the lock directory does not exist and cannot be created (" + path + ": " + reason(err)
-                + "); create it, or give a path you may write", new ErrnoException(err));
     }
 
     /** The identity of what the path names now (following links), or null if nothing (or a part of the path is not a directory). */
     public LibcFiles.Statx identityNow() {
-        LibcFiles.Statx st = LibcFiles.statx(LibcFiles.AT_FDCWD, pathBytes, 0);
-        if (st != null) {
-            return st;
+        try {
+            return NativeFiles.statx(LibcFiles.AT_FDCWD, pathBytes, 0);
+        } catch (ErrnoException e) {
+            if (e.errno() == Errno.ENOENT || e.errno() == Errno.ENOTDIR) {
+                return null;
+            }
+            throw failures.refused(null, "looking up the lock directory " + path + " failed: " + Errno.describe(e.errno()), e);
         }
-        int err = Errno.last();
-        if (err == Errno.ENOENT || err == Errno.ENOTDIR) {
-            return null;
-        }
-        throw failures.refused(null, "looking up the lock directory " + path + " failed: " + Errno.describe(err), new ErrnoException(err));
     }
 
     /**

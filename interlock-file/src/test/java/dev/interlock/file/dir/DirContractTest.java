@@ -7,6 +7,7 @@ import dev.interlock.Interlock;
 import dev.interlock.Lease;
 import dev.interlock.LockSpace;
 import dev.interlock.Mode;
+import dev.interlock.file.internal.NativeFiles;
 import dev.interlock.testkit.LockSpaceContract;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -34,13 +35,13 @@ class DirContractTest extends LockSpaceContract {
         return new dev.interlock.testkit.BackendHooks() {
             @Override
             public boolean cut() {
-                DirFaults.cutOff = true;
+                NativeFiles.cutOff(true);
                 return true;
             }
 
             @Override
             public void restore() {
-                DirFaults.cutOff = false;
+                NativeFiles.cutOff(false);
             }
         };
     }

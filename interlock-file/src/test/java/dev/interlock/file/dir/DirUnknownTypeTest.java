@@ -11,6 +11,7 @@ import dev.interlock.Mode;
 import dev.interlock.file.internal.Errno;
 import dev.interlock.file.internal.ErrnoException;
 import dev.interlock.file.internal.LibcFiles;
+import dev.interlock.file.internal.NativeFiles;
 import dev.interlock.spi.support.Spaces;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -48,8 +49,8 @@ class DirUnknownTypeTest {
     private static void unknownTypes(Predicate<String> failing, int errno) {
         DirLockDir.entrySource = new DirLockDir.EntrySource() {
             @Override
-            public List<DirIo.Entry> list(int dirfd) {
-                return DirIo.list(dirfd).stream().map(e -> new DirIo.Entry(e.name(), LibcFiles.DT_UNKNOWN)).toList();
+            public List<NativeFiles.Entry> list(int dirfd) {
+                return NativeFiles.list(dirfd).stream().map(e -> new NativeFiles.Entry(e.name(), LibcFiles.DT_UNKNOWN)).toList();
             }
 
             @Override
@@ -60,7 +61,7 @@ class DirUnknownTypeTest {
                     }
                     throw new ErrnoException(errno);
                 }
-                return DirIo.lstatMode(dirfd, entry);
+                return NativeFiles.lstatMode(dirfd, entry);
             }
         };
     }
