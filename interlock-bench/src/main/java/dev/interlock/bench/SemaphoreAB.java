@@ -76,9 +76,7 @@ public final class SemaphoreAB {
     }
 
     private static double median(double[] xs) {
-        double[] c = xs.clone();
-        Arrays.sort(c);
-        return c[c.length / 2];
+        return LockThroughput.median(xs);
     }
 
     private static double min(double[] xs) {

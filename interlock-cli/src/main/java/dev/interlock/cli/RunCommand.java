@@ -327,34 +327,32 @@ final class RunCommand implements Callable<Integer> {
     static final class LimitConverter implements CommandLine.ITypeConverter<Integer> {
         @Override
         public Integer convert(String value) {
-            long n;
-            try {
-                n = Long.parseLong(value.trim());
-            } catch (NumberFormatException e) {
-                throw new CommandLine.TypeConversionException("'" + value + "' is not a number; a limit is 1-" + LockRequest.MAX_LIMIT);
-            }
-            if (n < 1 || n > LockRequest.MAX_LIMIT) {
-                throw new CommandLine.TypeConversionException(value.trim() + " is not a limit; use 1-" + LockRequest.MAX_LIMIT
-                        + " (how many may hold NAME at once)");
-            }
-            return (int) n;
+            return wholeNumber(value, 1, LockRequest.MAX_LIMIT, "a limit", " (how many may hold NAME at once)");
         }
+    }
+
+    /**
+     * {@code value} as a whole number from {@code min} to {@code max}, else a conversion error
+     * (picocli's usage error, exit 64) that names {@code what} and the range.
+     */
+    static int wholeNumber(String value, int min, int max, String what, String hint) {
+        long n;
+        try {
+            n = Long.parseLong(value.trim());
+        } catch (NumberFormatException e) {
+            throw new CommandLine.TypeConversionException("'" + value + "' is not a number; " + what + " is " + min + "-" + max);
+        }
+        if (n < min || n > max) {
+            throw new CommandLine.TypeConversionException(value.trim() + " is not " + what + "; use " + min + "-" + max + hint);
+        }
+        return (int) n;
     }
 
     /** 0..255, as an exit status must be. */
     static final class ExitCodeConverter implements CommandLine.ITypeConverter<Integer> {
         @Override
         public Integer convert(String value) {
-            int n;
-            try {
-                n = Integer.parseInt(value.trim());
-            } catch (NumberFormatException e) {
-                throw new CommandLine.TypeConversionException("'" + value + "' is not a number; an exit status is 0-255");
-            }
-            if (n < 0 || n > 255) {
-                throw new CommandLine.TypeConversionException(n + " is not an exit status; use 0-255");
-            }
-            return n;
+            return wholeNumber(value, 0, 255, "an exit status", "");
         }
     }
 }
