@@ -283,7 +283,7 @@ final class DefaultLockRequest implements LockRequest {
 
     private LockTimeoutException timeout(long waitedNanos, boolean once, List<dev.interlock.HolderInfo> blockers) {
         long ms = TimeUnit.NANOSECONDS.toMillis(waitedNanos);
-        String what = space.description + " - " + LockNames.quote(name) + " (" + mode.shortName() + ") ";
+        String what = space.description + " - " + LockNames.quote(name) + " (" + (limit > 0 ? "a permit of " + limit : mode.shortName()) + ") ";
         return new LockTimeoutException(space.description, name, Duration.ofNanos(waitedNanos),
                 what + (once ? "is busy" : "not acquired after " + ms + "ms")
                         + " (" + DefaultLockSpace.describe(blockers) + ")", blockers);

@@ -100,7 +100,7 @@ public abstract class SemaphoreContract {
         }
         assertThat(tryPermit(other(), "imports", 3)).as("the fourth of a semaphore of 3").isEmpty();
         assertThatThrownBy(() -> other().lock("imports").limit(3).acquire(Duration.ofMillis(200)))
-                .isInstanceOf(LockTimeoutException.class).hasMessageContaining("'imports'");
+                .isInstanceOf(LockTimeoutException.class).hasMessageContaining("'imports' (a permit of 3) not acquired after");
         LockSpace waiterSpace = other();
         Future<Lease> waiter = pool.submit(() -> waiterSpace.lock("imports").limit(3).acquire(Timing.seconds(60)));
         awaitWaiters("imports", 1);
