@@ -1,6 +1,7 @@
 package dev.interlock.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.interlock.Interlock;
 import dev.interlock.Lease;
@@ -11,8 +12,11 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -108,5 +112,23 @@ class SemaphoreCommandTest {
         }
         assertThat(run("status", "--backend", backend, "--json", "gpu")).isZero();
         assertThat(out.toString()).contains("\"limit\":null");
+    }
+
+    @Test
+    void status_showsTheWaitersForAPermit() throws Exception {
+        try (Lease held = locks.lock("one").limit(1).tryAcquire().orElseThrow(); LockSpace other = Interlock.open(backend)) {
+            CompletableFuture<Lease> waiter = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return other.lock("one").limit(1).acquire(Duration.ofSeconds(60));
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            await().atMost(Duration.ofSeconds(10)).until(() -> locks.status("one").waiters() == 1);
+            assertThat(run("status", "--backend", backend, "one")).isZero();
+            assertThat(out.toString()).contains("permit/1").contains("waits permit/1");
+            held.close();
+            waiter.get(10, TimeUnit.SECONDS).close();
+        }
     }
 }
