@@ -94,6 +94,15 @@ class SemaphoreCommandTest {
     }
 
     @Test
+    void run_limit_onABackendWithoutSemaphores_is69_andRunsNothing() throws Exception {
+        Path dir = Files.createDirectories(tmp.resolve("flock-locks"));
+        Path ran = tmp.resolve("ran");
+        assertThat(run("run", "--backend", "flock:" + dir, "--limit", "2", "imports", "--", "touch", ran.toString())).isEqualTo(69);
+        assertThat(err.toString()).contains("semaphores (--limit) are not supported by flock:" + dir + " yet");
+        assertThat(ran).doesNotExist();
+    }
+
+    @Test
     void run_limitWithShared_is64() throws Exception {
         assertThat(run("run", "--backend", backend, "--limit", "2", "-s", "imports", "--", "true")).isEqualTo(64);
         assertThat(err.toString()).contains("--limit and -s/--shared exclude each other");
