@@ -22,5 +22,12 @@ public enum Capability {
      * A grant can be handed to a child process with a descriptor, which then holds the lock even if
      * this JVM dies (kernel locks); used by {@code interlock run}.
      */
-    INHERITABLE_DESCRIPTOR
+    INHERITABLE_DESCRIPTOR,
+    /**
+     * Counting semaphores: {@link LockRequest#limit(int)} works, so a name may have up to N
+     * holders, each with its own lease and fencing token. The backend receives the limit in
+     * {@link dev.interlock.spi.AcquireSpec#limit()}; without this capability the core refuses a
+     * request with a limit before it reaches the backend.
+     */
+    SEMAPHORE
 }

@@ -13,12 +13,14 @@ public final class LockInfo {
     private final List<HolderInfo> holders;
     private final int waiters;
     private final List<HolderInfo> queued;
+    private final int limit;
 
-    private LockInfo(String name, List<HolderInfo> holders, int waiters, List<HolderInfo> queued, boolean unused) {
+    private LockInfo(String name, List<HolderInfo> holders, int waiters, List<HolderInfo> queued, int limit) {
         this.name = Objects.requireNonNull(name, "name");
         this.holders = List.copyOf(holders);
         this.waiters = waiters;
         this.queued = List.copyOf(queued);
+        this.limit = limit;
     }
 
     /**
@@ -26,7 +28,7 @@ public final class LockInfo {
      */
     @Deprecated
     public LockInfo(String name, List<HolderInfo> holders, int waiters, List<HolderInfo> queued) {
-        this(name, holders, waiters, queued, false);
+        this(name, holders, waiters, queued, 0);
     }
 
     /**
@@ -36,12 +38,12 @@ public final class LockInfo {
      */
     @Deprecated
     public LockInfo(String name, List<HolderInfo> holders, int waiters) {
-        this(name, holders, waiters, List.of(), false);
+        this(name, holders, waiters, List.of(), 0);
     }
 
     /** A lock with {@code holders} (none: free) and {@code waiters} known waiters (-1: cannot tell), no queue. */
     public static LockInfo of(String name, List<HolderInfo> holders, int waiters) {
-        return new LockInfo(name, holders, waiters, List.of(), false);
+        return new LockInfo(name, holders, waiters, List.of(), 0);
     }
 
     public static Builder builder(String name) {
@@ -72,6 +74,14 @@ public final class LockInfo {
         return queued;
     }
 
+    /**
+     * The semaphore limit of the current holders (each holds one of that many permits), or 0 if
+     * the name is free or held as a plain lock.
+     */
+    public int limit() {
+        return limit;
+    }
+
     /** True if nobody holds the name. */
     public boolean isFree() {
         return holders.isEmpty();
@@ -83,25 +93,26 @@ public final class LockInfo {
             return false;
         }
         LockInfo l = (LockInfo) o;
-        return waiters == l.waiters && name.equals(l.name) && holders.equals(l.holders) && queued.equals(l.queued);
+        return waiters == l.waiters && limit == l.limit && name.equals(l.name) && holders.equals(l.holders) && queued.equals(l.queued);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(name, holders, waiters, queued);
+        return Objects.hash(name, holders, waiters, queued, limit);
     }
 
     @Override
     public String toString() {
-        return "LockInfo[" + name + ", holders=" + holders + ", waiters=" + waiters + ", queued=" + queued + "]";
+        return "LockInfo[" + name + ", holders=" + holders + ", waiters=" + waiters + ", queued=" + queued + (limit > 0 ? ", limit=" + limit : "") + "]";
     }
 
-    /** Builds a {@link LockInfo}: free, waiters unknown, no queue until set. */
+    /** Builds a {@link LockInfo}: free, waiters unknown, no queue, no limit until set. */
     public static final class Builder {
         private final String name;
         private List<HolderInfo> holders = List.of();
         private int waiters = -1;
         private List<HolderInfo> queued = List.of();
+        private int limit;
 
         private Builder(String name) {
             this.name = Objects.requireNonNull(name, "name");
@@ -122,8 +133,14 @@ public final class LockInfo {
             return this;
         }
 
+        /** The holders' semaphore limit; 0 (the default) for a free name or a plain lock. */
+        public Builder limit(int limit) {
+            this.limit = limit;
+            return this;
+        }
+
         public LockInfo build() {
-            return new LockInfo(name, holders, waiters, queued, false);
+            return new LockInfo(name, holders, waiters, queued, limit);
         }
     }
 }

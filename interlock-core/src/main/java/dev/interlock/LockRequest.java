@@ -10,12 +10,37 @@ import java.util.function.Consumer;
  * {@link #acquire()}) makes an independent acquisition.
  */
 public interface LockRequest {
+    /** The largest semaphore {@link #limit(int)}: every holder is a record the backend lists and checks. */
+    int MAX_LIMIT = 10_000;
+
     /** Shared or exclusive (default exclusive). */
     LockRequest mode(Mode mode);
 
     /** Same as {@code mode(Mode.SHARED)}. */
     default LockRequest shared() {
         return mode(Mode.SHARED);
+    }
+
+    /**
+     * Makes this acquisition one permit of a counting semaphore of {@code limit} permits on the
+     * name: it is granted while fewer than {@code limit} others hold the name, and gives a
+     * {@link Lease} like any other (its own lease, renewal, {@code onLost}, and a fencing token
+     * greater than every earlier grant of the name, whoever held it). Waiters are served in
+     * arrival order. The limit belongs to the name: while the name is held, a request stating
+     * another limit, or a plain lock request on a semaphore name (and the reverse), throws
+     * {@link LimitMismatchException} and is granted nothing; a new limit takes effect once no
+     * holder remains. A permit is always exclusive: {@link #shared()} with a limit is refused.
+     * Backends without {@link Capability#SEMAPHORE} refuse a limit with
+     * {@link UnsupportedOperationException} (see docs/semaphores.md).
+     *
+     * <p>The default, for requests implemented outside Interlock (decorators written before this
+     * method), refuses: such a class passes the call on to the request it wraps.
+     *
+     * @throws IllegalArgumentException if {@code limit} is below 1 or above {@link #MAX_LIMIT}
+     */
+    default LockRequest limit(int limit) {
+        throw new UnsupportedOperationException(getClass().getName()
+                + " does not pass limit(int) on: semaphores need it to delegate to the request it wraps");
     }
 
     /**

@@ -52,9 +52,14 @@ final class RedisSystems {
                 return shedlock(uri, 100);
             case "floor":
                 return floor(uri, 0);
+            case "interlock-permit4":
+                return RedisSemaphoreSystems.interlock(uri, 4);
+            case "redisson-permit4":
+                return RedisSemaphoreSystems.redisson(uri, 4);
             default:
                 throw new IllegalArgumentException("unknown redis system '" + kind
-                        + "'; known: interlock, interlock-fair, redisson, shedlock, shedlock-100ms, floor");
+                        + "'; known: interlock, interlock-fair, redisson, shedlock, shedlock-100ms, floor, interlock-permit4,"
+                        + " redisson-permit4");
         }
     }
 

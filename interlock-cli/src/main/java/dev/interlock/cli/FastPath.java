@@ -242,6 +242,20 @@ final class FastPath {
                     conflictSet = true;
                     break;
                 }
+                case "--limit": {
+                    if (value == null) {
+                        if (i + 1 >= args.length || args[i + 1].startsWith("-")) {
+                            return null;
+                        }
+                        value = args[++i];
+                    }
+                    int n = limit(value);
+                    if (n < 0 || c.limit != null) {
+                        return null;
+                    }
+                    c.limit = n;
+                    break;
+                }
                 case "--backend":
                     if (value == null) {
                         if (i + 1 >= args.length || args[i + 1].startsWith("-")) {
@@ -258,8 +272,8 @@ final class FastPath {
                     return null;
             }
         }
-        // One NAME before '--', a COMMAND after it; -n and -w together is picocli's error to tell.
-        if (name == null || i + 1 >= args.length || (c.waiting.noWait && c.waiting.wait != null)) {
+        // One NAME before '--', a COMMAND after it; -n and -w together, or --limit with -s, is picocli's error to tell.
+        if (name == null || i + 1 >= args.length || (c.waiting.noWait && c.waiting.wait != null) || (c.limit != null && c.shared)) {
             return null;
         }
         c.name = name;
@@ -376,6 +390,16 @@ final class FastPath {
         try {
             int n = Integer.parseInt(value.trim());
             return n >= 0 && n <= 255 ? n : -1;
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+
+    /** A semaphore limit as {@link RunCommand.LimitConverter} accepts it, else -1. */
+    private static int limit(String value) {
+        try {
+            long n = Long.parseLong(value.trim());
+            return n >= 1 && n <= dev.interlock.LockRequest.MAX_LIMIT ? (int) n : -1;
         } catch (NumberFormatException e) {
             return -1;
         }

@@ -29,7 +29,7 @@ final class LockTable {
             for (HolderInfo h : everyone) {
                 rows.add(new String[] {
                     displayName(info.name()),
-                    h.waiting() ? "waits " + h.mode().shortName() : h.mode().shortName(),
+                    (h.waiting() ? "waits " : "") + mode(h, info),
                     h.ownerId().orElse(h.pid() > 0 ? "(not interlock)" : "?"),
                     h.host().orElse("-"),
                     h.bootId().map(b -> b.length() > 8 ? b.substring(0, 8) : b).orElse("-"),
@@ -58,6 +58,14 @@ final class LockTable {
             sb.append(line.toString().stripTrailing()).append('\n');
         }
         return sb.toString();
+    }
+
+    /**
+     * {@code EX} or {@code SH}; for a semaphore, {@code permit/N}: each holder has one of N permits
+     * (a waiter on a semaphore name waits for one).
+     */
+    private static String mode(HolderInfo h, LockInfo info) {
+        return info.limit() > 0 ? "permit/" + info.limit() : h.mode().shortName();
     }
 
     /** Time left when the backend knows the deadline, else the lease duration ("30s lease"), else "-". */
@@ -89,7 +97,13 @@ final class LockTable {
     static String json(String backend, List<LockInfo> locks, Instant now) {
         Json j = new Json().beginObject().name("backend").value(backend).name("locks").beginArray();
         for (LockInfo info : locks) {
-            j.beginObject().name("name").value(info.name()).name("free").value(info.isFree()).name("waiters");
+            j.beginObject().name("name").value(info.name()).name("free").value(info.isFree()).name("limit");
+            if (info.limit() > 0) {
+                j.value(info.limit());
+            } else {
+                j.nullValue();
+            }
+            j.name("waiters");
             if (info.waiters() < 0) {
                 j.nullValue();
             } else {

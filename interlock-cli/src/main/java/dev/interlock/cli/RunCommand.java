@@ -1,6 +1,8 @@
 package dev.interlock.cli;
 
+import dev.interlock.Capability;
 import dev.interlock.Lease;
+import dev.interlock.LimitMismatchException;
 import dev.interlock.LockBackendException;
 import dev.interlock.LockRequest;
 import dev.interlock.LockSpace;
@@ -63,6 +65,8 @@ import picocli.CommandLine.Spec;
                 "  interlock run -n -E 0 -q sync -- rsync -a src/ dst/",
                 "  # wait up to 5 minutes; tell 'busy' (3) from the command's own failures",
                 "  interlock run -w 5m -E 3 import -- ./import.sh",
+                "  # at most 3 imports at once across every host that shares the backend",
+                "  interlock run --backend redis://redis.internal --limit 3 import -- ./import.sh",
                 "  # readers share, a writer excludes them",
                 "  interlock run -s catalog -- ./read-catalog.sh",
                 "  # several hosts fire the same job: it runs once even if their clocks",
@@ -77,8 +81,8 @@ import picocli.CommandLine.Spec;
                 "  N:COMMAND's own exit status",
                 "128+N:COMMAND was killed by signal N (143: SIGTERM)",
                 "  1:the lock is busy (-n) or the wait ran out (-w); set with -E",
-                " 64:usage error: bad option or DURATION, no '--' or no COMMAND, bad NAME or URI",
-                " 69:the backend is unusable (directory missing and not creatable, not writable, unsafe)",
+                " 64:usage error: bad option or DURATION, no '--' or no COMMAND, bad NAME or URI, a --limit other than NAME's",
+                " 69:the backend is unusable (directory missing and not creatable, not writable, unsafe) or has no --limit",
                 " 75:the lock was lost while COMMAND ran; COMMAND was stopped",
                 "126:COMMAND could not be executed (permission denied, not executable)",
                 "127:COMMAND was not found"})
@@ -91,6 +95,11 @@ final class RunCommand implements Callable<Integer> {
 
     @Option(names = {"-s", "--shared"}, description = "Take a shared lock (many holders at once) instead of an exclusive one.")
     boolean shared;
+
+    @Option(names = "--limit", paramLabel = "N", converter = LimitConverter.class,
+            description = "Take one of N permits of a semaphore: run COMMAND when fewer than N others hold NAME."
+                    + " Everyone must state the same N (docs/semaphores.md). Not with -s.")
+    Integer limit;
 
     @Mixin
     WaitOptions waiting;
@@ -134,6 +143,13 @@ final class RunCommand implements Callable<Integer> {
             Duration leaseUsed = lease != null ? lease : Leases.defaultLease(space);
             Duration grace = killGrace(leaseBased ? leaseUsed : null);
             LockRequest request = space.lock(name).mode(shared ? Mode.SHARED : Mode.EXCLUSIVE);
+            if (limit != null) {
+                if (!space.capabilities().contains(Capability.SEMAPHORE)) {
+                    throw new CliException(ExitCodes.UNAVAILABLE, space.uri() + " - semaphores (--limit) are not supported by "
+                            + space.uri() + " yet; docs/semaphores.md lists the backends that have them");
+                }
+                request.limit(limit);
+            }
             if (lease != null) {
                 try {
                     LeaseArgument.apply(request, lease);
@@ -175,6 +191,8 @@ final class RunCommand implements Callable<Integer> {
             }
         } catch (LockBackendException e) {
             throw new CliException(ExitCodes.UNAVAILABLE, e.getMessage(), e);
+        } catch (LimitMismatchException e) {
+            throw new CliException(ExitCodes.USAGE, e.getMessage(), e);
         }
     }
 
@@ -289,6 +307,9 @@ final class RunCommand implements Callable<Integer> {
         if (waiting.conflict() != null) {
             throw usage(waiting.conflict());
         }
+        if (limit != null && shared) {
+            throw usage("--limit and -s/--shared exclude each other: a semaphore permit has one holder");
+        }
     }
 
     /**
@@ -302,20 +323,36 @@ final class RunCommand implements Callable<Integer> {
         return new CliException(ExitCodes.USAGE, message);
     }
 
+    /** A semaphore limit: a whole number from 1 to {@link LockRequest#MAX_LIMIT}. */
+    static final class LimitConverter implements CommandLine.ITypeConverter<Integer> {
+        @Override
+        public Integer convert(String value) {
+            return wholeNumber(value, 1, LockRequest.MAX_LIMIT, "a limit", " (how many may hold NAME at once)");
+        }
+    }
+
+    /**
+     * {@code value} as a whole number from {@code min} to {@code max}, else a conversion error
+     * (picocli's usage error, exit 64) that names {@code what} and the range.
+     */
+    static int wholeNumber(String value, int min, int max, String what, String hint) {
+        long n;
+        try {
+            n = Long.parseLong(value.trim());
+        } catch (NumberFormatException e) {
+            throw new CommandLine.TypeConversionException("'" + value + "' is not a number; " + what + " is " + min + "-" + max);
+        }
+        if (n < min || n > max) {
+            throw new CommandLine.TypeConversionException(value.trim() + " is not " + what + "; use " + min + "-" + max + hint);
+        }
+        return (int) n;
+    }
+
     /** 0..255, as an exit status must be. */
     static final class ExitCodeConverter implements CommandLine.ITypeConverter<Integer> {
         @Override
         public Integer convert(String value) {
-            int n;
-            try {
-                n = Integer.parseInt(value.trim());
-            } catch (NumberFormatException e) {
-                throw new CommandLine.TypeConversionException("'" + value + "' is not a number; an exit status is 0-255");
-            }
-            if (n < 0 || n > 255) {
-                throw new CommandLine.TypeConversionException(n + " is not an exit status; use 0-255");
-            }
-            return n;
+            return wholeNumber(value, 0, 255, "an exit status", "");
         }
     }
 }

@@ -264,7 +264,7 @@ class CommandLineTest {
         vars.put("INTERLOCK_BACKEND", backend());
         assertThat(run("status", "--json", "x")).isEqualTo(0);
         assertThat(out.toString().trim()).isEqualTo("{\"backend\":\"" + backend()
-                + "\",\"locks\":[{\"name\":\"x\",\"free\":true,\"waiters\":0,\"holders\":[],\"queued\":[]}]}");
+                + "\",\"locks\":[{\"name\":\"x\",\"free\":true,\"limit\":null,\"waiters\":0,\"holders\":[],\"queued\":[]}]}");
         assertThat(home.resolve(".local")).doesNotExist();
     }
 

@@ -57,7 +57,7 @@ class FastPathTest {
     static String describe(RunCommand c) {
         return "shared=" + c.shared + " noWait=" + c.waiting.noWait + " wait=" + c.waiting.wait + " E=" + c.waiting.conflictExitCode
                 + " quiet=" + c.waiting.quiet + " backend=" + c.backend.uri + " lease=" + c.lease + " holdAtLeast="
-                + c.holdAtLeast + " verbose=" + c.verbosity.verbose + " name=" + c.name + " command=" + c.command;
+                + c.holdAtLeast + " limit=" + c.limit + " verbose=" + c.verbosity.verbose + " name=" + c.name + " command=" + c.command;
     }
 
     static String describe(StatusCommand c) {
@@ -75,6 +75,8 @@ class FastPathTest {
                 new String[] {"run", "--lease", "2.5", "--hold-at-least", "1m", "job", "--", "./job.sh", "-x"},
                 new String[] {"run", "x", "-n", "--", "true"},
                 new String[] {"run", "-E", " 255 ", "x", "--", "true"},
+                new String[] {"run", "--limit", "3", "-n", "imports", "--", "./import.sh"},
+                new String[] {"run", "--limit=10000", "x", "--", "true"},
                 new String[] {"run", "", "--", "true"},
                 new String[] {"run", "r\u00e9sum\u00e9", "--", "run", "--help"});
         for (String[] args : lines) {
@@ -98,6 +100,10 @@ class FastPathTest {
                 new String[] {"run", "-w", "5 minutes", "x", "--", "true"},
                 new String[] {"run", "-E", "256", "x", "--", "true"},
                 new String[] {"run", "-E", "-1", "x", "--", "true"},
+                new String[] {"run", "--limit", "0", "x", "--", "true"},
+                new String[] {"run", "--limit", "x", "y", "--", "true"},
+                new String[] {"run", "--limit", "2", "--limit", "2", "x", "--", "true"},
+                new String[] {"run", "--limit", "2", "-s", "x", "--", "true"},
                 new String[] {"run", "--backend", "x", "--", "true"},
                 new String[] {"run", "--backend"},
                 new String[] {"run", "--shared=true", "x", "--", "true"},

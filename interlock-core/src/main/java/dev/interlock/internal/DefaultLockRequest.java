@@ -1,5 +1,6 @@
 package dev.interlock.internal;
 
+import dev.interlock.Capability;
 import dev.interlock.Lease;
 import dev.interlock.LockBackendException;
 import dev.interlock.LockLostException;
@@ -25,6 +26,7 @@ final class DefaultLockRequest implements LockRequest {
     private final DefaultLockSpace space;
     private final String name;
     private Mode mode = Mode.EXCLUSIVE;
+    private int limit; // 0: a plain lock
     private Duration lease;
     private boolean fixed;
     private Duration holdAtLeast;
@@ -40,6 +42,16 @@ final class DefaultLockRequest implements LockRequest {
     @Override
     public LockRequest mode(Mode mode) {
         this.mode = Objects.requireNonNull(mode, "mode");
+        return this;
+    }
+
+    @Override
+    public LockRequest limit(int limit) {
+        if (limit < 1 || limit > MAX_LIMIT) {
+            throw new IllegalArgumentException(space.description + " - " + LockNames.quote(name) + ": a semaphore limit must be from 1 to "
+                    + MAX_LIMIT + ", was " + limit);
+        }
+        this.limit = limit;
         return this;
     }
 
@@ -136,6 +148,7 @@ final class DefaultLockRequest implements LockRequest {
         }
         Duration leaseDuration = lease != null ? lease : space.defaultLease;
         checkLease(leaseDuration);
+        checkLimit();
         long start = space.ticker.read();
         boolean contended = false;
         WaitFaults faults = new WaitFaults(space, name);
@@ -144,7 +157,7 @@ final class DefaultLockRequest implements LockRequest {
             // A fresh acquisition (owner, loss channel) for each round: a grant given back was the last one's.
             Owner owner = ownerPid > 0 ? ProcessIdentity.current().newOwner(ownerPid, ownerStart) : Owner.newAcquisition();
             LeaseLossChannel channel = new LeaseLossChannel();
-            AcquireSpec spec = AcquireSpec.builder(name, mode, owner).lease(leaseDuration).lossChannel(channel)
+            AcquireSpec spec = AcquireSpec.builder(name, mode, owner).lease(leaseDuration).limit(limit).lossChannel(channel)
                     .waits(timeoutNanos != 0).build();
             try (Attempt attempt = space.backend.attempt(spec)) {
                 while (true) {
@@ -215,6 +228,24 @@ final class DefaultLockRequest implements LockRequest {
         }
     }
 
+    /**
+     * A limit goes only to a backend that declares semaphores, and only with the exclusive mode:
+     * a permit is one holder's, and a shared permit would mean nothing (docs/semaphores.md).
+     */
+    private void checkLimit() {
+        if (limit == 0) {
+            return;
+        }
+        if (!space.capabilities.contains(Capability.SEMAPHORE)) {
+            throw new UnsupportedOperationException(space.description + " - " + LockNames.quote(name) + ": semaphores are not supported by "
+                    + space.description + " yet (docs/semaphores.md lists the backends that have them)");
+        }
+        if (mode != Mode.EXCLUSIVE) {
+            throw new IllegalArgumentException(space.description + " - " + LockNames.quote(name) + ": a semaphore permit cannot be shared;"
+                    + " drop shared() (each of the " + limit + " permits has one holder)");
+        }
+    }
+
     /** What is left of the wait: {@link Long#MAX_VALUE} for a wait without end. */
     private long remaining(long timeoutNanos, long start) {
         return timeoutNanos < 0 ? Long.MAX_VALUE : timeoutNanos - (space.ticker.read() - start);
@@ -252,7 +283,7 @@ final class DefaultLockRequest implements LockRequest {
 
     private LockTimeoutException timeout(long waitedNanos, boolean once, List<dev.interlock.HolderInfo> blockers) {
         long ms = TimeUnit.NANOSECONDS.toMillis(waitedNanos);
-        String what = space.description + " - " + LockNames.quote(name) + " (" + mode.shortName() + ") ";
+        String what = space.description + " - " + LockNames.quote(name) + " (" + (limit > 0 ? "a permit of " + limit : mode.shortName()) + ") ";
         return new LockTimeoutException(space.description, name, Duration.ofNanos(waitedNanos),
                 what + (once ? "is busy" : "not acquired after " + ms + "ms")
                         + " (" + DefaultLockSpace.describe(blockers) + ")", blockers);

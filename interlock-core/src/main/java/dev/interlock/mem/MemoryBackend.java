@@ -40,8 +40,9 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>It keeps every promise of the other backends within one JVM: exclusive and shared modes,
  * writers not starved (a FIFO queue of waiters, as {@code dir:} keeps), leases that expire on the
- * space's ticker unless renewed, strictly increasing fencing tokens, break by owner, and waiters
- * woken at once. For tests it can also misbehave on purpose: {@link #cut()} makes every call fail
+ * space's ticker unless renewed, strictly increasing fencing tokens, break by owner, waiters
+ * woken at once, and counting semaphores (a name held by up to N holders, each with its own lease
+ * and token, waiters served in arrival order). For tests it can also misbehave on purpose: {@link #cut()} makes every call fail
  * as an unreachable server would, {@link #pause()} makes calls hang, {@link #takeAway} removes a
  * holder as another host reclaiming it would, and {@link #reportLoss} pushes a loss through the
  * SPI's loss channel. {@link #calls()} counts what the core asked of it.
@@ -208,13 +209,13 @@ public final class MemoryBackend implements LockBackend {
     @Override
     public Set<Capability> capabilities() {
         return Collections.unmodifiableSet(EnumSet.of(Capability.BREAK, Capability.STRICT_FENCING, Capability.WAITER_COUNT,
-                Capability.QUEUE));
+                Capability.QUEUE, Capability.SEMAPHORE));
     }
 
     @Override
     public Attempt attempt(AcquireSpec spec) {
         if (spec.permits() != 1) {
-            throw new IllegalArgumentException(description + " - semaphores (permits " + spec.permits() + ") are not supported yet");
+            throw new IllegalArgumentException(description + " - taking " + spec.permits() + " permits in one acquisition is not supported yet");
         }
         return new MemAttempt(spec);
     }
@@ -251,20 +252,7 @@ public final class MemoryBackend implements LockBackend {
                 entry = e;
                 seen = e.changes.version();
                 expire(e);
-                List<Object> in = null;
-                for (Holder h : e.holders.values()) {
-                    if (conflicts(h.spec.mode())) {
-                        in = add(in, h);
-                    }
-                }
-                for (MemAttempt w : e.queue) {
-                    if (w == this) {
-                        break;
-                    }
-                    if (conflicts(w.spec.mode())) {
-                        in = add(in, w);
-                    }
-                }
+                List<Object> in = spec.limit() > 0 ? permitBlockers(e) : lockBlockers(e);
                 if (in != null) {
                     blockedBy = in;
                     if (!queued && spec.waits()) { // a single try never waits, so it takes no place in the queue
@@ -285,6 +273,65 @@ public final class MemoryBackend implements LockBackend {
             } finally {
                 e.lock.unlock();
             }
+        }
+
+        /**
+         * Who keeps a plain lock from this try: conflicting holders, and earlier waiters it must
+         * not overtake (a writer waits for any, a reader for a writer). A semaphore holder makes
+         * the request a mistake, not a wait.
+         */
+        private List<Object> lockBlockers(Entry e) {
+            List<Object> in = null;
+            for (Holder h : e.holders.values()) {
+                if (h.spec.limit() != 0) {
+                    throw failures.limitMismatch(spec.name(), h.spec.limit(), 0);
+                }
+                if (conflicts(h.spec.mode())) {
+                    in = add(in, h);
+                }
+            }
+            for (MemAttempt w : e.queue) {
+                if (w == this) {
+                    break;
+                }
+                if (conflicts(w.spec.mode())) {
+                    in = add(in, w);
+                }
+            }
+            return in;
+        }
+
+        /**
+         * Who keeps a permit from this try: null if a permit is free for it, that is if the holders
+         * and the waiters queued before it leave one of the limit (so waiters are served in arrival
+         * order, and a newcomer never takes the permit an earlier waiter is due). Holders of a plain
+         * lock or of another limit make the request a mistake, not a wait.
+         */
+        private List<Object> permitBlockers(Entry e) {
+            for (Holder h : e.holders.values()) {
+                if (h.spec.limit() != spec.limit()) {
+                    throw failures.limitMismatch(spec.name(), h.spec.limit(), spec.limit());
+                }
+            }
+            int ahead = 0;
+            for (MemAttempt w : e.queue) {
+                if (w == this) {
+                    break;
+                }
+                ahead++;
+            }
+            if (e.holders.size() + ahead < spec.limit()) {
+                return null;
+            }
+            List<Object> in = new ArrayList<>(e.holders.size() + ahead);
+            in.addAll(e.holders.values());
+            for (MemAttempt w : e.queue) {
+                if (w == this) {
+                    break;
+                }
+                in.add(w);
+            }
+            return in;
         }
 
         private List<Object> add(List<Object> in, Object blocker) {
@@ -434,15 +481,17 @@ public final class MemoryBackend implements LockBackend {
         try {
             expire(e);
             List<HolderInfo> holders = new ArrayList<>();
+            int limit = 0; // every holder states the same one
             for (Holder h : e.holders.values()) {
                 holders.add(info(h));
+                limit = h.spec.limit();
             }
             holders.sort((a, b) -> a.mode() == b.mode() ? 0 : a.mode() == Mode.EXCLUSIVE ? -1 : 1);
             List<HolderInfo> queued = new ArrayList<>();
             for (MemAttempt a : e.queue) {
                 queued.add(a.waiterInfo());
             }
-            return LockInfo.builder(name).holders(holders).waiters(queued.size()).queued(queued).build();
+            return LockInfo.builder(name).holders(holders).waiters(queued.size()).queued(queued).limit(limit).build();
         } finally {
             e.lock.unlock();
         }

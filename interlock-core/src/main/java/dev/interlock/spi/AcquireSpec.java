@@ -21,6 +21,7 @@ public final class AcquireSpec {
     private final Owner owner;
     private final Duration lease;
     private final int permits;
+    private final int limit;
     private final LossChannel lossChannel;
     private final boolean waits;
 
@@ -30,6 +31,7 @@ public final class AcquireSpec {
         this.owner = Objects.requireNonNull(b.owner, "owner");
         this.lease = Objects.requireNonNull(b.lease, "lease");
         this.permits = b.permits;
+        this.limit = b.limit;
         this.lossChannel = b.lossChannel;
         this.waits = b.waits;
     }
@@ -67,11 +69,25 @@ public final class AcquireSpec {
     }
 
     /**
-     * Permits asked for: 1 for a lock. Larger values are reserved for counting semaphores (a
-     * later version); a backend that does not implement them must refuse anything but 1.
+     * Permits asked for by this one acquisition: always 1 today (a semaphore acquisition takes one
+     * of {@link #limit()} permits). Larger values are reserved for acquisitions that take several
+     * permits at once (a later version); a backend must refuse anything but 1.
      */
     public int permits() {
         return permits;
+    }
+
+    /**
+     * 0 for a plain lock; N &ge; 1 for one permit of a counting semaphore of N permits on this name
+     * (at most N holders at once, each with its own lease and token). The core sends a limit only
+     * to a backend that declares {@link dev.interlock.Capability#SEMAPHORE}, always with
+     * {@link Mode#EXCLUSIVE}, and never above {@link dev.interlock.LockRequest#MAX_LIMIT}. The
+     * backend checks, in the same atomic step that would grant, that the name's current holders
+     * agree: a plain lock held while a permit is asked (or the reverse), or holders of another
+     * limit, is refused with {@link dev.interlock.spi.support.BackendFailures#limitMismatch}.
+     */
+    public int limit() {
+        return limit;
     }
 
     /**
@@ -95,16 +111,18 @@ public final class AcquireSpec {
 
     @Override
     public String toString() {
-        return "AcquireSpec[" + name + " " + mode.shortName() + " owner=" + owner.id() + " lease=" + lease + "]";
+        return "AcquireSpec[" + name + " " + mode.shortName() + (limit > 0 ? " limit=" + limit : "") + " owner=" + owner.id()
+                + " lease=" + lease + "]";
     }
 
-    /** Builds an {@link AcquireSpec}; the lease defaults to 30s, one permit, no loss channel, a single try. */
+    /** Builds an {@link AcquireSpec}; the lease defaults to 30s, one permit, a plain lock (limit 0), no loss channel, a single try. */
     public static final class Builder {
         private final String name;
         private final Mode mode;
         private final Owner owner;
         private Duration lease = Duration.ofSeconds(30);
         private int permits = 1;
+        private int limit;
         private LossChannel lossChannel = NOWHERE;
         private boolean waits;
 
@@ -124,6 +142,15 @@ public final class AcquireSpec {
                 throw new IllegalArgumentException("permits must be at least 1, was " + permits);
             }
             this.permits = permits;
+            return this;
+        }
+
+        /** One permit of a semaphore of {@code limit} permits; 0 (the default) for a plain lock. */
+        public Builder limit(int limit) {
+            if (limit < 0) {
+                throw new IllegalArgumentException("limit must be 0 (a plain lock) or positive, was " + limit);
+            }
+            this.limit = limit;
             return this;
         }
 

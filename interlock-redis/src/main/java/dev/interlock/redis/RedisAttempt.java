@@ -105,10 +105,18 @@ final class RedisAttempt implements Attempt {
     /** From now on this attempt keeps a place in the queue; a writer's place makes it a candidate for hand-offs. */
     private void queue() {
         place.keep();
-        if (!registered && spec.mode() == Mode.EXCLUSIVE) {
+        if (!registered && plainWriter()) {
             registered = true;
             backend.queuedWriter(spec.name(), ownerId, this);
         }
+    }
+
+    /**
+     * An exclusive lock, not a semaphore permit: only such a writer barges and is handed the lock
+     * by a release (a permit waits in turn; a release hands over only a lock nobody else holds).
+     */
+    private boolean plainWriter() {
+        return spec.mode() == Mode.EXCLUSIVE && spec.limit() == 0;
     }
 
     private void unregister() {
@@ -138,10 +146,11 @@ final class RedisAttempt implements Attempt {
             }
         }
         versionAtTry = watch != null ? watch.version() : 0;
-        String mark = spec.mode() == Mode.EXCLUSIVE ? backend.barging.mark(spec.name()) : null;
+        String mark = plainWriter() ? backend.barging.mark(spec.name()) : null;
         RedisLockStore.Acquired r;
         try {
-            r = backend.store.acquire(spec.name(), spec.mode(), ownerId, leaseMs, place.held(), place.lease().toMillis(), mark);
+            r = backend.store.acquire(spec.name(), spec.mode(), spec.limit(), ownerId, leaseMs, place.held(), place.lease().toMillis(),
+                    mark);
         } catch (LockBackendException e) {
             uncertain = e.isTransient();
             throw e;
@@ -153,7 +162,7 @@ final class RedisAttempt implements Attempt {
             unregister();
             if (r.passed()) {
                 backend.barging.barge(spec.name(), mark);
-            } else if (spec.mode() == Mode.EXCLUSIVE) {
+            } else if (plainWriter()) {
                 backend.barging.inTurn(spec.name());
             }
             return Optional.of(new RedisGrant(backend, spec, r.token(), backend.clock.instant()));

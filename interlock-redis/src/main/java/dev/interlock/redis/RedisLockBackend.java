@@ -123,12 +123,13 @@ final class RedisLockBackend implements LockBackend {
 
     /**
      * Break by owner; tokens from a counter that never expires (with the server's time as a
-     * floor after data loss, see docs/redis.md); waiters counted and queued in order.
+     * floor after data loss, see docs/redis.md); waiters counted and queued in order; semaphores
+     * (docs/semaphores.md), each permit a holder entry with its own lease.
      */
     @Override
     public java.util.Set<dev.interlock.Capability> capabilities() {
         return java.util.EnumSet.of(dev.interlock.Capability.BREAK, dev.interlock.Capability.STRICT_FENCING,
-                dev.interlock.Capability.WAITER_COUNT, dev.interlock.Capability.QUEUE);
+                dev.interlock.Capability.WAITER_COUNT, dev.interlock.Capability.QUEUE, dev.interlock.Capability.SEMAPHORE);
     }
 
     @Override
@@ -140,7 +141,8 @@ final class RedisLockBackend implements LockBackend {
     public LockInfo inspect(String name) {
         RedisLockStore.Snapshot s = store.inspect(name);
         List<HolderInfo> queued = holders(s.waiters());
-        return new LockInfo(name, holders(s.holders()), queued.size(), queued);
+        int limit = s.holders().isEmpty() ? 0 : s.holders().get(0).limit(); // every holder states the same one
+        return LockInfo.builder(name).holders(holders(s.holders())).waiters(queued.size()).queued(queued).limit(limit).build();
     }
 
     @Override

@@ -32,7 +32,7 @@ import redis.clients.jedis.resps.ScanResult;
  */
 final class RedisLockStore {
     /** An entry of a lock: a holder or a queued waiter, timed relative to the server's clock. */
-    record Entry(String ownerId, Mode mode, boolean waiting, OptionalLong token, long leftMs, long leaseMs, long ageMs) {}
+    record Entry(String ownerId, Mode mode, boolean waiting, OptionalLong token, long leftMs, long leaseMs, long ageMs, int limit) {}
 
     /**
      * The outcome of {@link #acquire}: granted with a token (and whether it passed queued
@@ -110,8 +110,22 @@ final class RedisLockStore {
      * waiters if the lock is free and still bears that value (docs/redis.md, "Bounded barging").
      */
     Acquired acquire(String name, Mode mode, String ownerId, long leaseMs, boolean queue, long queueLeaseMs, String bargeMark) {
-        List<Object> r = list(name, RedisScripts.ACQUIRE, inTime(RedisScripts.ACQUIRE, name, 6, ownerId, mode.shortName(),
+        return acquire(name, mode, 0, ownerId, leaseMs, queue, queueLeaseMs, bargeMark);
+    }
+
+    /**
+     * {@link #acquire(String, Mode, String, long, boolean, long, String)} for one permit of a
+     * semaphore of {@code limit} (0: a plain lock; a permit is always exclusive and never barges).
+     *
+     * @throws dev.interlock.LimitMismatchException if the holders state another limit (0: a plain lock)
+     */
+    Acquired acquire(String name, Mode mode, int limit, String ownerId, long leaseMs, boolean queue, long queueLeaseMs,
+            String bargeMark) {
+        List<Object> r = list(name, RedisScripts.ACQUIRE, inTime(RedisScripts.ACQUIRE, name, 6, ownerId, wireMode(mode, limit),
                 Long.toString(leaseMs), queue ? "1" : "0", Long.toString(queueLeaseMs), bargeMark == null ? "" : bargeMark, ""));
+        if ("M".equals(str(r, 0))) {
+            throw new BackendFailures(description).limitMismatch(name, Integer.parseInt(str(r, 1)), limit);
+        }
         if ("G".equals(str(r, 0))) {
             deadlines.observed(Long.parseLong(str(r, 2)));
             return new Acquired(true, Long.parseLong(str(r, 1)), r.size() > 3 && "P".equals(str(r, 3)), List.of(), 0);
@@ -344,6 +358,20 @@ final class RedisLockStore {
         return String.valueOf(o);
     }
 
+    /** The mode as the scripts keep it: {@code EX} or {@code SH} for a lock, {@code P<N>} for a permit of N. */
+    static String wireMode(Mode mode, int limit) {
+        return limit > 0 ? "P" + limit : mode.shortName();
+    }
+
+    /** The semaphore limit of a mode the scripts keep: N for {@code P<N>}, 0 for a lock. */
+    private static int limitOf(String wireMode) {
+        return wireMode.startsWith("P") ? Integer.parseInt(wireMode.substring(1)) : 0;
+    }
+
+    private static Mode modeOf(String wireMode) {
+        return wireMode.startsWith("P") ? Mode.EXCLUSIVE : Mode.parse(wireMode);
+    }
+
     /** Field/value pairs from index {@code from}, as entries timed against the server's {@code now}. */
     private static List<Entry> entries(List<Object> r, int from, long now) {
         List<Entry> out = new ArrayList<>();
@@ -353,11 +381,12 @@ final class RedisLockStore {
             String owner = field.substring(2);
             if (field.startsWith("h:") && v.length == 5) {
                 long deadline = Long.parseLong(v[2]);
-                out.add(new Entry(owner, Mode.parse(v[0]), false, OptionalLong.of(Long.parseLong(v[1])), deadline - now,
-                        Long.parseLong(v[3]), now - Long.parseLong(v[4])));
+                out.add(new Entry(owner, modeOf(v[0]), false, OptionalLong.of(Long.parseLong(v[1])), deadline - now,
+                        Long.parseLong(v[3]), now - Long.parseLong(v[4]), limitOf(v[0])));
             } else if (field.startsWith("w:") && v.length == 3) {
                 long deadline = Long.parseLong(v[1]);
-                out.add(new Entry(owner, Mode.parse(v[0]), true, OptionalLong.empty(), deadline - now, -1, now - Long.parseLong(v[2])));
+                out.add(new Entry(owner, modeOf(v[0]), true, OptionalLong.empty(), deadline - now, -1, now - Long.parseLong(v[2]),
+                        limitOf(v[0])));
             }
         }
         return Collections.unmodifiableList(out);

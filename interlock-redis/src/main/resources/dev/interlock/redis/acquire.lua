@@ -1,12 +1,17 @@
--- acquire: ARGV owner, mode (EX|SH), lease ms, queue (1: this attempt waits), queue lease ms,
+-- acquire: ARGV owner, mode (EX|SH, or P<N> for one permit of a semaphore of N), lease ms, queue (1: this attempt waits), queue lease ms,
 -- barge: '' or the fence value the caller's process left when it last released this lock, and
 -- deadline (prelude: too_late), past which it answers the error 'INTERLOCK-LATE <now>' and does nothing.
 -- Returns {'G', token, now} when granted ({'G', token, now, 'P'} when it passed queued waiters),
 -- {'B', now, retry ms, field, value, ...} when busy (the entries that block it, at most 16;
--- retry: when the first of them runs out).
+-- retry: when the first of them runs out), {'M', limit} when the holders state another limit
+-- than this request (0: a plain lock): a caller's mistake, nothing granted or queued.
 local owner, mode, lease, queue, qlease = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4] == '1', tonumber(ARGV[5])
 local barge = ARGV[6] or ''
-if (mode ~= 'EX' and mode ~= 'SH') or not lease or lease < 1 or not qlease or qlease < 1 then
+local limit = 0
+if mode ~= 'EX' and mode ~= 'SH' then
+  limit = tonumber(string.match(mode, '^P([1-9]%d*)$') or '')
+end
+if not limit or not lease or lease < 1 or not qlease or qlease < 1 then
   return redis.error_reply('ERR interlock acquire: bad arguments')
 end
 if too_late(ARGV[7]) then
@@ -53,6 +58,15 @@ if mine then
   return { 'G', mine.token, num(now) }
 end
 
+-- A name is a lock or a semaphore of one limit while held (docs/semaphores.md): a request that
+-- disagrees with the holders is refused, not queued.
+for _, h in pairs(holders) do
+  if h.mode ~= mode and (limit > 0 or string.sub(h.mode, 1, 1) == 'P') then
+    expire(holders, waiters)
+    return { 'M', string.sub(h.mode, 1, 1) == 'P' and string.sub(h.mode, 2) or '0' }
+  end
+end
+
 -- Conflicts: holders of a conflicting mode, and conflicting waiters queued before this one. An
 -- attempt not yet queued comes after every queued waiter, so a waiting writer keeps new readers
 -- out and a new writer lines up behind readers already waiting.
@@ -63,21 +77,39 @@ local function block(e)
   local left = e.deadline - now
   if not retry or left < retry then retry = left end
 end
-for _, h in pairs(holders) do
-  if mode == 'EX' or h.mode == 'EX' then block(h) end
+local function ahead(o, w)
+  return o ~= owner and (not me or w.since < me.since or (w.since == me.since and o < owner))
 end
--- Bounded barging (docs/redis.md): a writer may pass the queue when the lock is free and still
--- bears the fence value its own process's last release left, so nobody has had it since. The
--- client counts how many times in a row, and stops sending the value at its limit.
-local bargeable = mode == 'EX' and #blocking == 0 and barge ~= '' and barge == fv
 local passed = false
-for o, w in pairs(waiters) do
-  if o ~= owner and (mode == 'EX' or w.mode == 'EX')
-      and (not me or w.since < me.since or (w.since == me.since and o < owner)) then
-    if bargeable then
-      passed = true
-    else
-      block(w)
+if limit > 0 then
+  -- A permit: free if the holders and the waiters queued before this one leave one of the limit
+  -- (so a permit that frees goes to the longest waiter, never to a newcomer). No barging.
+  local taken = 0
+  for _ in pairs(holders) do taken = taken + 1 end
+  for o, w in pairs(waiters) do
+    if ahead(o, w) then taken = taken + 1 end
+  end
+  if taken >= limit then
+    for _, h in pairs(holders) do block(h) end
+    for o, w in pairs(waiters) do
+      if ahead(o, w) then block(w) end
+    end
+  end
+else
+  for _, h in pairs(holders) do
+    if mode == 'EX' or h.mode == 'EX' then block(h) end
+  end
+  -- Bounded barging (docs/redis.md): a writer may pass the queue when the lock is free and still
+  -- bears the fence value its own process's last release left, so nobody has had it since. The
+  -- client counts how many times in a row, and stops sending the value at its limit.
+  local bargeable = mode == 'EX' and #blocking == 0 and barge ~= '' and barge == fv
+  for o, w in pairs(waiters) do
+    if ahead(o, w) and (mode == 'EX' or w.mode == 'EX') then
+      if bargeable then
+        passed = true
+      else
+        block(w)
+      end
     end
   end
 end

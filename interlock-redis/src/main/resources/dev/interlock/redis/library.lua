@@ -6,6 +6,15 @@
 -- deletes the hash while there are any.
 local unread = 0
 
+-- The semaphore limit a mode states: 0 for a lock (EX, SH), N for a permit of N (P<N>), nil if
+-- the text is no mode at all.
+local function limit_of(m)
+  if m == 'EX' or m == 'SH' then
+    return 0
+  end
+  return tonumber(string.match(m, '^P([1-9]%d*)$') or '')
+end
+
 -- Reads the lock hash. Returns holders and waiters by owner, live ones only (deadline after now),
 -- or nil and an error reply. With prune, expired entries are deleted.
 -- A light load (light: the caller's owner id) leaves other owners' shared holds unread: a
@@ -26,13 +35,13 @@ local function load(prune, light)
       unread = unread + 1
       kind = nil
     elseif kind == 'h:' then
-      local m, tok, dl, ls, since = string.match(v, '^([ES][XH]) (%d+) (%d+) (%d+) (%d+)$')
-      if m then
+      local m, tok, dl, ls, since = string.match(v, '^(%u%w*) (%d+) (%d+) (%d+) (%d+)$')
+      if m and limit_of(m) then
         e = { field = f, value = v, mode = m, token = tok, deadline = tonumber(dl), lease = tonumber(ls), since = tonumber(since) }
       end
     elseif kind == 'w:' then
-      local m, dl, since = string.match(v, '^([ES][XH]) (%d+) (%d+)$')
-      if m then
+      local m, dl, since = string.match(v, '^(%u%w*) (%d+) (%d+)$')
+      if m and limit_of(m) then
         e = { field = f, value = v, mode = m, deadline = tonumber(dl), since = tonumber(since) }
       end
     end
@@ -124,7 +133,8 @@ end
 -- Wakes the waiter whose turn it is (docs/redis.md, "Waiting") by publishing its owner id.
 -- Every other queued waiter would only find that one still ahead of it, so waking them all would
 -- cost a failed try each per release. A first waiter that is shared goes in together with the
--- readers queued behind it: then everyone is woken ('*'). Returns what it published (nil: nobody
+-- readers queued behind it, and permit waiters may take several permits freed before the first
+-- of them tries: then everyone is woken ('*'). Returns what it published (nil: nobody
 -- waits), so that the caller can also wake a waiter of its own process at once.
 local function wake(waiters)
   local first, fo = first_waiter(waiters)

@@ -3,8 +3,9 @@
 -- {hash tag}, so they live in one cluster slot. Every time is the server's (TIME), never a client's.
 --
 -- The lock hash holds one field per holder and per queued waiter:
---   h:<owner>  ->  "<EX|SH> <token> <deadline ms> <lease ms> <since ms>"
---   w:<owner>  ->  "<EX|SH> <deadline ms> <since ms>"
+--   h:<owner>  ->  "<mode> <token> <deadline ms> <lease ms> <since ms>"
+--   w:<owner>  ->  "<mode> <deadline ms> <since ms>"
+-- where mode is EX or SH for a lock, P<N> for one permit of a semaphore of N (docs/semaphores.md).
 -- and expires (PEXPIRE) with the latest deadline in it. The fence counter has no TTL.
 if redis.replicate_commands then
   pcall(redis.replicate_commands)

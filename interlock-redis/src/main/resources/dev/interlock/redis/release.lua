@@ -12,7 +12,7 @@ local owner, token, lost = ARGV[1], ARGV[2], ARGV[3]
 -- dead or damaged entry, a wrong type, others in the hash) takes the full path below.
 local only = redis.pcall('HGET', lock, 'h:' .. owner)
 if type(only) == 'string' and redis.call('HLEN', lock) == 1 then
-  local tok, dl = string.match(only, '^[ES][XH] (%d+) (%d+) %d+ %d+$')
+  local tok, dl = string.match(only, '^%u%w* (%d+) (%d+) %d+ %d+$')
   if tok and tonumber(dl) > now and (token == '' or tok == token) then
     redis.call('DEL', lock)
     if lost and lost ~= '' then

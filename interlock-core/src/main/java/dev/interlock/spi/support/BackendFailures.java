@@ -1,5 +1,6 @@
 package dev.interlock.spi.support;
 
+import dev.interlock.LimitMismatchException;
 import dev.interlock.LockBackendException;
 import dev.interlock.LockLostException;
 
@@ -43,6 +44,21 @@ public final class BackendFailures {
     public LockLostException lost(String name, long token, String why, Throwable cause) {
         return new LockLostException(description, name, description + " - lost " + LockNames.quote(name) + " (token " + token + "): "
                 + why, cause);
+    }
+
+    /**
+     * A request whose limit disagrees with the name's current holders (see
+     * {@link dev.interlock.spi.AcquireSpec#limit()}); 0 stands for a plain lock on either side.
+     * Throw it from the try that found the disagreement, having granted nothing.
+     */
+    public LimitMismatchException limitMismatch(String name, int limitInForce, int limitAsked) {
+        String held = limitInForce == 0 ? "is held as a plain lock" : "is held as a semaphore of " + limitInForce;
+        String asked = limitAsked == 0 ? "a plain lock was asked" : "a semaphore of " + limitAsked + " was asked";
+        String fix = limitInForce == 0 || limitAsked == 0
+                ? "use the name either as a lock or as a semaphore, never both"
+                : "state the same limit everywhere; a new limit takes effect once no holder remains";
+        return new LimitMismatchException(description, name, where(name) + held + " but " + asked + ": " + fix,
+                limitInForce, limitAsked);
     }
 
     /** An {@code Attempt.await} was interrupted: {@code "description - interrupted while waiting for 'name'"}. */

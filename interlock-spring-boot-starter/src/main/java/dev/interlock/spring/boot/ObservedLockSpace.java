@@ -120,6 +120,12 @@ final class ObservedLockSpace implements LockSpace {
         }
 
         @Override
+        public LockRequest limit(int limit) {
+            request.limit(limit);
+            return this;
+        }
+
+        @Override
         public LockRequest lease(Duration lease) {
             request.lease(lease);
             return this;

@@ -1,0 +1,85 @@
+package dev.interlock.bench;
+
+import dev.interlock.Interlock;
+import dev.interlock.Lease;
+import dev.interlock.LockSpace;
+import java.util.Arrays;
+
+/**
+ * Uncontended acquire + release of one permit of a semaphore against the same backend's
+ * exclusive lock, same run (docs/semaphores.md; the target: within 1.2×). The two paths alternate
+ * in blocks of {@code ops} calls within one JVM (the order swapped every round), each on its own
+ * name, and the verdict is the median of the per-round ratios with its interquartile range, so
+ * that load that comes and goes on a shared machine lands on both sides. Runs on {@code mem:} and
+ * on a Redis the harness starts itself.
+ *
+ * {@snippet lang="shell" :
+ * ./mvnw -q -pl interlock-bench -am package -Dmaven.test.skip=true
+ * java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.SemaphoreAB 100 20000 30 500
+ * }
+ * (rounds and calls per block on {@code mem:}, then on {@code redis:})
+ */
+public final class SemaphoreAB {
+    private SemaphoreAB() {}
+
+    public static void main(String[] args) throws Exception {
+        int memRounds = args.length > 0 ? Integer.parseInt(args[0]) : 100;
+        int memOps = args.length > 1 ? Integer.parseInt(args[1]) : 20_000;
+        int redisRounds = args.length > 2 ? Integer.parseInt(args[2]) : 30;
+        int redisOps = args.length > 3 ? Integer.parseInt(args[3]) : 500;
+        try (LockSpace mem = Interlock.open("mem:semaphore-ab")) {
+            compare("mem:", mem, memRounds, memOps);
+        }
+        try (BenchServers.Redis redis = BenchServers.Redis.start(); LockSpace space = Interlock.open(redis.uri())) {
+            compare("redis:", space, redisRounds, redisOps);
+        }
+    }
+
+    private static void compare(String label, LockSpace space, int rounds, int ops) {
+        block(space, false, ops * 5); // warm-up, both paths
+        block(space, true, ops * 5);
+        double[] lock = new double[rounds];
+        double[] permit = new double[rounds];
+        for (int r = 0; r < rounds; r++) {
+            if (r % 2 == 0) {
+                lock[r] = block(space, false, ops);
+                permit[r] = block(space, true, ops);
+            } else {
+                permit[r] = block(space, true, ops);
+                lock[r] = block(space, false, ops);
+            }
+        }
+        double[] ratio = new double[rounds];
+        for (int r = 0; r < rounds; r++) {
+            ratio[r] = permit[r] / lock[r];
+        }
+        Arrays.sort(ratio);
+        System.out.printf("%s uncontended acquire + release, %d rounds x %d ops each path%n", label, rounds, ops);
+        System.out.printf("  exclusive lock      median %.0f ns/op, fastest round %.0f ns/op%n", median(lock), min(lock));
+        System.out.printf("  permit of limit(3)  median %.0f ns/op, fastest round %.0f ns/op%n", median(permit), min(permit));
+        System.out.printf("  permit / lock per round: median %.3f, IQR %.3f-%.3f%n", median(ratio), ratio[rounds / 4],
+                ratio[rounds * 3 / 4]);
+    }
+
+    /** {@code ops} uncontended acquire + release cycles; ns per cycle. */
+    private static double block(LockSpace space, boolean permit, int ops) {
+        long sink = 0;
+        long t0 = System.nanoTime();
+        for (int i = 0; i < ops; i++) {
+            try (Lease l = permit ? space.lock("ab-permit").limit(3).tryAcquire().orElseThrow()
+                    : space.lock("ab-lock").tryAcquire().orElseThrow()) {
+                sink += l.token();
+            }
+        }
+        long t = System.nanoTime() - t0;
+        return sink == 0 ? -1 : (double) t / ops;
+    }
+
+    private static double median(double[] xs) {
+        return LockThroughput.median(xs);
+    }
+
+    private static double min(double[] xs) {
+        return Arrays.stream(xs).min().orElse(Double.NaN);
+    }
+}
