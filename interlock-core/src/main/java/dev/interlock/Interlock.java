@@ -1,18 +1,21 @@
 package dev.interlock;
 
 import dev.interlock.internal.DefaultLockSpace;
-import dev.interlock.spi.support.Secrets;
 import dev.interlock.spi.BackendConfig;
 import dev.interlock.spi.LockBackend;
 import dev.interlock.spi.LockBackendProvider;
+import dev.interlock.spi.support.Secrets;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.ServiceLoader;
 import java.util.TreeMap;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
 
 /**
  * Entry point: opens a {@link LockSpace} from a URI such as {@code flock:/var/lock/myapp} or
@@ -119,12 +122,12 @@ public final class Interlock {
     public static final class Builder {
         private final String uri;
         private final LockBackend given;
-        private final java.util.Map<Option<?>, Object> options = new java.util.HashMap<>();
+        private final Map<Option<?>, Object> options = new HashMap<>();
         private Ticker ticker;
         private Clock clock;
         private ScheduledExecutorService scheduler;
-        private java.util.concurrent.Executor executor;
-        private java.util.concurrent.ThreadFactory threadFactory;
+        private Executor executor;
+        private ThreadFactory threadFactory;
         private Duration defaultLease;
         private LockMetrics metrics;
 
@@ -176,14 +179,14 @@ public final class Interlock {
          * never delay a loss notice; an executor given here runs both (a direct or manual one makes
          * tests deterministic) and is not shut down by the space.
          */
-        public Builder executor(java.util.concurrent.Executor executor) {
+        public Builder executor(Executor executor) {
             requireUnset(this.executor, "executor");
             this.executor = Objects.requireNonNull(executor, "executor");
             return this;
         }
 
         /** Makes the threads the space starts itself (default: daemon threads named {@code interlock-*}). */
-        public Builder threadFactory(java.util.concurrent.ThreadFactory threadFactory) {
+        public Builder threadFactory(ThreadFactory threadFactory) {
             requireUnset(this.threadFactory, "threadFactory");
             this.threadFactory = Objects.requireNonNull(threadFactory, "threadFactory");
             return this;

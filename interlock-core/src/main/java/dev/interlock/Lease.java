@@ -1,6 +1,8 @@
 package dev.interlock;
 
+import java.time.Duration;
 import java.time.Instant;
+import java.util.OptionalInt;
 import java.util.function.Consumer;
 
 /**
@@ -80,7 +82,7 @@ public interface Lease extends AutoCloseable {
      * @throws LockBackendException if the backend could not be reached; the lease stays valid until its deadline
      * @throws IllegalStateException if the lease was closed
      */
-    void renew(java.time.Duration lease);
+    void renew(Duration lease);
 
     /**
      * Registers a listener told once, on a background thread, when this lease is lost (not when it
@@ -101,7 +103,7 @@ public interface Lease extends AutoCloseable {
      * @return false if this lease does not support it (nothing was changed); the core's leases do
      * @throws IllegalArgumentException if {@code duration} is negative
      */
-    default boolean holdAtLeastFromNow(java.time.Duration duration) {
+    default boolean holdAtLeastFromNow(Duration duration) {
         if (duration.isNegative()) {
             throw new IllegalArgumentException("hold-at-least must not be negative, was " + duration);
         }
@@ -114,8 +116,8 @@ public interface Lease extends AutoCloseable {
      * {@link Capability#INHERITABLE_DESCRIPTOR} ({@code flock:}); empty elsewhere, or once closed.
      * {@code interlock run} hands it to its command this way.
      */
-    default java.util.OptionalInt inheritableDescriptor() {
-        return java.util.OptionalInt.empty();
+    default OptionalInt inheritableDescriptor() {
+        return OptionalInt.empty();
     }
 
     /**

@@ -4,6 +4,7 @@ import dev.interlock.spi.support.LockNames;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * A backend plus its namespace (a directory, a table, a key prefix), opened from a URI by
@@ -26,7 +27,7 @@ public interface LockSpace extends AutoCloseable {
     String uri();
 
     /** What this space offers beyond the common contract (break, strict fencing, waiter counts...). */
-    java.util.Set<Capability> capabilities();
+    Set<Capability> capabilities();
 
     /** Starts building an acquisition of {@code name} with options (mode, lease, listeners). */
     LockRequest lock(String name);

@@ -1,5 +1,7 @@
 package dev.interlock;
 
+import java.util.Locale;
+
 /**
  * How a lock is held.
  *
@@ -24,7 +26,7 @@ public enum Mode {
      * @throws IllegalArgumentException if the text is none of those
      */
     public static Mode parse(String text) {
-        switch (text.trim().toUpperCase(java.util.Locale.ROOT)) {
+        switch (text.trim().toUpperCase(Locale.ROOT)) {
             case "SH":
             case "SHARED":
                 return SHARED;

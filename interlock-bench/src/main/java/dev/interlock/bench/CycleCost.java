@@ -1,6 +1,15 @@
 package dev.interlock.bench;
 
+import com.sun.management.OperatingSystemMXBean;
+import java.io.File;
+import java.io.IOException;
 import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -9,6 +18,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import redis.clients.jedis.UnifiedJedis;
 
 /**
  * What one uncontended acquire + release costs, one thread, Interlock against the raw floor on the
@@ -26,8 +36,8 @@ import java.util.regex.Pattern;
 public final class CycleCost {
     private CycleCost() {}
 
-    private static final com.sun.management.OperatingSystemMXBean OS =
-            (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+    private static final OperatingSystemMXBean OS =
+            (OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
     private static final Pattern STAT = Pattern.compile("^cmdstat_([^:]+):calls=(\\d+),usec=(\\d+),");
 
     public static void main(String[] args) throws Exception {
@@ -116,22 +126,22 @@ public final class CycleCost {
      */
     private static long serverCpuNanos() {
         long sum = 0;
-        java.io.File[] procs = new java.io.File("/proc").listFiles();
+        File[] procs = new File("/proc").listFiles();
         if (procs == null) {
             return 0;
         }
-        for (java.io.File p : procs) {
+        for (File p : procs) {
             String n = p.getName();
             if (n.isEmpty() || !Character.isDigit(n.charAt(0))) {
                 continue;
             }
             try {
-                String comm = java.nio.file.Files.readString(p.toPath().resolve("comm")).trim();
+                String comm = Files.readString(p.toPath().resolve("comm")).trim();
                 if (comm.equals("postgres") || comm.startsWith("redis-server")) {
-                    String stat = java.nio.file.Files.readString(p.toPath().resolve("schedstat")).trim();
+                    String stat = Files.readString(p.toPath().resolve("schedstat")).trim();
                     sum += Long.parseLong(stat.substring(0, stat.indexOf(' ')));
                 }
-            } catch (java.io.IOException | RuntimeException e) {
+            } catch (IOException | RuntimeException e) {
                 // gone meanwhile
             }
         }
@@ -143,11 +153,11 @@ public final class CycleCost {
     }
 
     /** Each statement's calls per cycle and its mean planning and execution time (pg_stat_statements). */
-    private static void statements(String url, int cycles) throws java.sql.SQLException {
-        try (java.sql.Connection c = java.sql.DriverManager.getConnection(url); java.sql.Statement st = c.createStatement()) {
+    private static void statements(String url, int cycles) throws SQLException {
+        try (Connection c = DriverManager.getConnection(url); Statement st = c.createStatement()) {
             st.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
             System.out.printf(Locale.ROOT, "%n  calls/cycle  plans/cycle  plan µs  exec µs  statement%n");
-            try (java.sql.ResultSet rs = st.executeQuery("SELECT calls, plans, mean_plan_time, mean_exec_time, query FROM pg_stat_statements"
+            try (ResultSet rs = st.executeQuery("SELECT calls, plans, mean_plan_time, mean_exec_time, query FROM pg_stat_statements"
                     + " WHERE calls >= " + (cycles / 100) + " ORDER BY calls * mean_exec_time DESC")) {
                 while (rs.next()) {
                     String q = rs.getString(5).replaceAll("\\s+", " ");
@@ -160,7 +170,7 @@ public final class CycleCost {
     }
 
     /** Calls and µs per command, from INFO commandstats; empty without a Redis client. */
-    private static Map<String, long[]> stats(redis.clients.jedis.UnifiedJedis admin) {
+    private static Map<String, long[]> stats(UnifiedJedis admin) {
         Map<String, long[]> m = new HashMap<>();
         if (admin == null) {
             return m;

@@ -3,23 +3,29 @@ package dev.interlock.bench;
 import dev.interlock.Interlock;
 import dev.interlock.Lease;
 import dev.interlock.LockSpace;
+import dev.interlock.file.internal.KernelWait;
 import dev.interlock.file.internal.LibcEvents;
 import dev.interlock.file.internal.LibcFiles;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import org.apache.curator.test.TestingServer;
 
 /**
  * Cross-process handoff latency: two processes pass one lock back and forth; in each round the
@@ -89,7 +95,7 @@ public final class Handoff {
         System.out.printf("handoff latency, lock directories under %s; ratios against %s%n", base, kinds.get(0));
         BenchServers.Postgres pg = null;
         BenchServers.Redis redis = null;
-        org.apache.curator.test.TestingServer zk = null;
+        TestingServer zk = null;
         try {
             int n = kinds.size();
             String[] kind = new String[n];
@@ -187,7 +193,7 @@ public final class Handoff {
             return;
         }
         try (var walk = Files.walk(dir)) {
-            walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         }
     }
 
@@ -286,7 +292,7 @@ public final class Handoff {
                 // Park rather than spin: on a 2-core machine a spinning releaser takes the core the
                 // waiter it is timing needs.
                 while ((long) LONGS.getVolatile(m, ACQUIRED_ROUND) != r + 1) {
-                    java.util.concurrent.locks.LockSupport.parkNanos(20_000);
+                    LockSupport.parkNanos(20_000);
                 }
             } else {
                 LONGS.setVolatile(m, WAITER_ROUND, (long) r + 1);
@@ -321,7 +327,7 @@ public final class Handoff {
 
     /** {@code flock:} with its waits on inotify, the path before a waiter slept in flock(2) itself: for A/B runs. */
     private static Locker inotifyFlock(String dir) {
-        dev.interlock.file.internal.KernelWait.enable(false);
+        KernelWait.enable(false);
         return new InterlockLocker("flock:" + dir);
     }
 
@@ -565,7 +571,7 @@ public final class Handoff {
                     Files.createLink(lock, tmp);
                     Files.delete(tmp);
                     return;
-                } catch (java.nio.file.FileAlreadyExistsException e) {
+                } catch (FileAlreadyExistsException e) {
                     Files.delete(tmp);
                     Thread.sleep(100);
                 }
@@ -577,7 +583,7 @@ public final class Handoff {
             try {
                 Files.delete(lock);
             } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
+                throw new UncheckedIOException(e);
             }
         }
 

@@ -1,5 +1,8 @@
 package dev.interlock.bench;
 
+import dev.interlock.Lease;
+import dev.interlock.LockSpace;
+
 /**
  * A lock implementation under measurement (Interlock, a peer, or a raw floor), on one server.
  * It hands each thread (or process) its own {@link Locker}; closing the system frees its pool.
@@ -30,7 +33,7 @@ interface LockSystem extends AutoCloseable {
      * Interlock on {@code locks} (closed with the system): each locker acquires exclusively and
      * waits as long as it takes.
      */
-    static LockSystem interlock(dev.interlock.LockSpace locks, String label) {
+    static LockSystem interlock(LockSpace locks, String label) {
         return new LockSystem() {
             @Override
             public String label() {
@@ -40,7 +43,7 @@ interface LockSystem extends AutoCloseable {
             @Override
             public Locker newLocker() {
                 return new Locker() {
-                    dev.interlock.Lease lease;
+                    Lease lease;
 
                     @Override
                     public void acquire(String name) throws InterruptedException {

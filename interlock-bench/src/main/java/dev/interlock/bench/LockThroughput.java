@@ -1,6 +1,10 @@
 package dev.interlock.bench;
 
+import com.sun.management.OperatingSystemMXBean;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
 import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -15,6 +19,8 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import org.apache.curator.test.TestingServer;
+import org.apache.zookeeper.Version;
 
 /**
  * Acquire + release cycles per second of Interlock's {@code jdbc:}, {@code redis:} or {@code zk:} against its
@@ -90,10 +96,10 @@ public final class LockThroughput {
                         .substring("redis_version:".length()).trim();
             }
         } else if (backend.equals("zk")) {
-            org.apache.curator.test.TestingServer zk = ZkSystems.server();
+            TestingServer zk = ZkSystems.server();
             server = zk;
             where = zk.getConnectString();
-            version = "ZooKeeper " + org.apache.zookeeper.Version.getFullVersion().replaceAll("[-, ].*", "") + " (in-process, forceSync="
+            version = "ZooKeeper " + Version.getFullVersion().replaceAll("[-, ].*", "") + " (in-process, forceSync="
                     + System.getProperty("zookeeper.forceSync") + ")";
         } else {
             throw new IllegalArgumentException("backend must be jdbc, redis or zk, was " + backend);
@@ -158,7 +164,7 @@ public final class LockThroughput {
         Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.DISCARD).start();
         String label = null;
         double[] m = null;
-        try (var out = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(), java.nio.charset.StandardCharsets.UTF_8))) {
+        try (var out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
             for (String line; (line = out.readLine()) != null; ) {
                 if (line.startsWith("RESULT\t")) {
                     String[] f = line.split("\t");
@@ -228,7 +234,7 @@ public final class LockThroughput {
             threads[i].start();
         }
         Thread.sleep(TimeUnit.NANOSECONDS.toMillis(warmupNanos));
-        com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+        OperatingSystemMXBean os = (OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
         long cpu0 = os.getProcessCpuTime();
         long t0 = System.nanoTime();
         phase.compareAndSet(0, 1);

@@ -5,10 +5,12 @@ import dev.interlock.Lease;
 import dev.interlock.LockInfo;
 import dev.interlock.LockSpace;
 import dev.interlock.Mode;
+import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -40,7 +42,7 @@ public final class Scale {
         int shared = args.length > 1 ? Integer.parseInt(args[1]) : 1000;
         List<String> backends = args.length > 2 ? List.of(args).subList(2, args.length) : List.of("mem", "dir", "jdbc", "redis");
         System.out.printf(Locale.ROOT, "%s; %d cores; Java %s; max heap %d MiB; N=%d distinct locks, S=%d shared holders%n",
-                java.time.LocalDate.now(), Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"),
+                LocalDate.now(), Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"),
                 Runtime.getRuntime().maxMemory() >> 20, n, shared);
         BenchServers.Postgres pg = null;
         BenchServers.Redis redis = null;
@@ -163,7 +165,7 @@ public final class Scale {
     }
 
     /** The soft limit on open files of this process, or -1. */
-    private static long openFilesLimit() throws java.io.IOException {
+    private static long openFilesLimit() throws IOException {
         for (String line : Files.readAllLines(Path.of("/proc/self/limits"))) {
             if (line.startsWith("Max open files")) {
                 String[] f = line.substring("Max open files".length()).trim().split("\\s+");

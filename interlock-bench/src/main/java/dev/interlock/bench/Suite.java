@@ -1,5 +1,7 @@
 package dev.interlock.bench;
 
+import java.nio.ByteBuffer;
+import java.nio.LongBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -7,6 +9,8 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.time.ZoneOffset;
+import java.time.ZonedDateTime;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -14,6 +18,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import redis.clients.jedis.Jedis;
 
 /**
  * The benchmark suite in one command: every backend against its floor and a peer, in one run, on
@@ -159,7 +164,7 @@ public final class Suite {
                 total += count;
                 fewest = Math.min(fewest, count);
                 most = Math.max(most, count);
-                java.nio.LongBuffer b = java.nio.ByteBuffer.wrap(Files.readAllBytes(control.resolve("waits-" + i))).asLongBuffer();
+                LongBuffer b = ByteBuffer.wrap(Files.readAllBytes(control.resolve("waits-" + i))).asLongBuffer();
                 long[] w = new long[b.remaining()];
                 b.get(w);
                 waits.add(w);
@@ -216,7 +221,7 @@ public final class Suite {
             }
         }
         locker.close();
-        java.nio.ByteBuffer out = java.nio.ByteBuffer.allocate((int) Math.min(count, waits.length) * 8);
+        ByteBuffer out = ByteBuffer.allocate((int) Math.min(count, waits.length) * 8);
         out.asLongBuffer().put(waits, 0, (int) Math.min(count, waits.length));
         Files.write(control.resolve("waits-" + me), out.array());
         Files.writeString(control.resolve("count-" + me), Long.toString(count));
@@ -233,7 +238,7 @@ public final class Suite {
             pgVersion = rs.getString(1);
         }
         String redisVersion = "?";
-        try (redis.clients.jedis.Jedis j = new redis.clients.jedis.Jedis("127.0.0.1", redis.port)) {
+        try (Jedis j = new Jedis("127.0.0.1", redis.port)) {
             for (String line : j.info("server").split("\r?\n")) {
                 if (line.startsWith("redis_version:")) {
                     redisVersion = line.substring("redis_version:".length()).trim();
@@ -264,7 +269,7 @@ public final class Suite {
                 + "| file backends | lock directories under %s |%n%n"
                 + "```sh%n./mvnw -q -pl interlock-bench -am package -DskipTests%n"
                 + "java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.Suite docs/bench%n```%n",
-                java.time.ZonedDateTime.now(java.time.ZoneOffset.UTC).withNano(0), Runtime.getRuntime().availableProcessors(), cpu,
+                ZonedDateTime.now(ZoneOffset.UTC).withNano(0), Runtime.getRuntime().availableProcessors(), cpu,
                 memKb / 1048576.0, kernel, load, System.getProperty("java.vm.name"), System.getProperty("java.version"), pgVersion,
                 pg.synchronousCommit, redisVersion, base.getParent());
     }

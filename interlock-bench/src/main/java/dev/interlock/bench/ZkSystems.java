@@ -14,6 +14,7 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.curator.test.TestingServer;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.ZooKeeper;
 
@@ -102,7 +103,7 @@ final class ZkSystems {
     static LockSystem floor(String connect) throws Exception {
         CountDownLatch connected = new CountDownLatch(1);
         ZooKeeper zk = new ZooKeeper(connect, 10_000, e -> {
-            if (e.getState() == org.apache.zookeeper.Watcher.Event.KeeperState.SyncConnected) {
+            if (e.getState() == Watcher.Event.KeeperState.SyncConnected) {
                 connected.countDown();
             }
         });

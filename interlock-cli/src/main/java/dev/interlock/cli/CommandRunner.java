@@ -13,6 +13,7 @@ import java.util.OptionalInt;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.FutureTask;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import sun.misc.Signal;
 import sun.misc.SignalHandler;
@@ -249,7 +250,7 @@ final class CommandRunner implements AutoCloseable, Consumer<LockLostException> 
      * reported it lost.
      */
     private static void awaitGroupGone(int group) {
-        long until = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         while (LibcProcesses.kill(-group, 0) == 0 && ProcessIdentity.groupCanRun(group) && System.nanoTime() - until < 0) {
             try {
                 Thread.sleep(2);

@@ -1,5 +1,6 @@
 package dev.interlock.cli;
 
+import java.io.FileInputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -61,7 +62,7 @@ record Env(Map<String, String> vars, Path home, long uid, Path tmpRoot) {
 
         /** Through java.io: java.nio's file channels would load and set up their native library. */
         private static String read() {
-            try (java.io.FileInputStream in = new java.io.FileInputStream("/proc/self/status")) {
+            try (FileInputStream in = new FileInputStream("/proc/self/status")) {
                 return new String(in.readAllBytes(), StandardCharsets.ISO_8859_1);
             } catch (IOException | RuntimeException e) {
                 return "";

@@ -1,7 +1,9 @@
 package dev.interlock.cli;
 
+import dev.interlock.LockRequest;
 import dev.interlock.spi.support.Durations;
 import java.io.BufferedWriter;
+import java.io.Console;
 import java.io.OutputStream;
 import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
@@ -10,6 +12,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
 
 /**
  * The command lines scripts run in loops ({@code run}, {@code status}, {@code --version}) and
@@ -344,7 +348,7 @@ final class FastPath {
      * check loads some thirty of them (~8 ms of a {@code --help} on JDK 25). FastPathTest holds
      * this to picocli's answer under each variable it reads.
      */
-    static boolean colours(String ansi, java.util.Map<String, String> env, java.util.function.BooleanSupplier terminal) {
+    static boolean colours(String ansi, Map<String, String> env, BooleanSupplier terminal) {
         if (ansi == null || ansi.equalsIgnoreCase("AUTO")) {
             if (env.get("NO_COLOR") != null) {
                 return false;
@@ -362,15 +366,15 @@ final class FastPath {
     }
 
     /** Whether standard input and output are a terminal, as picocli tells (System.console()). */
-    static final class Terminal implements java.util.function.BooleanSupplier {
+    static final class Terminal implements BooleanSupplier {
         @Override
         public boolean getAsBoolean() {
-            java.io.Console console = System.console();
+            Console console = System.console();
             if (console == null) {
                 return false;
             }
             try { // JDK 22+: a console even where the streams are redirected; isTerminal says which
-                return (Boolean) java.io.Console.class.getMethod("isTerminal").invoke(console);
+                return (Boolean) Console.class.getMethod("isTerminal").invoke(console);
             } catch (ReflectiveOperationException | RuntimeException e) {
                 return true; // before JDK 22, a console is a terminal
             }
@@ -399,7 +403,7 @@ final class FastPath {
     private static int limit(String value) {
         try {
             long n = Long.parseLong(value.trim());
-            return n >= 1 && n <= dev.interlock.LockRequest.MAX_LIMIT ? (int) n : -1;
+            return n >= 1 && n <= LockRequest.MAX_LIMIT ? (int) n : -1;
         } catch (NumberFormatException e) {
             return -1;
         }

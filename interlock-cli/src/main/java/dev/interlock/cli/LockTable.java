@@ -3,6 +3,7 @@ package dev.interlock.cli;
 import dev.interlock.HolderInfo;
 import dev.interlock.LockInfo;
 import dev.interlock.spi.support.Durations;
+import dev.interlock.spi.support.LockNames;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -88,7 +89,7 @@ final class LockTable {
     private static String displayName(String name) {
         for (int i = 0; i < name.length(); i++) {
             if (Character.isWhitespace(name.charAt(i))) {
-                return dev.interlock.spi.support.LockNames.quote(name);
+                return LockNames.quote(name);
             }
         }
         return name;

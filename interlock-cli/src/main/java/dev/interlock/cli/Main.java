@@ -2,9 +2,14 @@ package dev.interlock.cli;
 
 import dev.interlock.InvalidLockNameException;
 import dev.interlock.LockBackendException;
+import dev.interlock.file.internal.LibcFiles;
+import dev.interlock.file.internal.ProcLocksFile;
 import dev.interlock.spi.support.Log;
+import java.io.IOException;
 import java.io.PrintWriter;
+import java.io.Writer;
 import java.util.List;
+import java.util.Locale;
 import picocli.CommandLine;
 import picocli.CommandLine.ParseResult;
 
@@ -86,7 +91,7 @@ public final class Main {
     private static final class PrepareNatives implements Runnable {
         @Override
         public void run() {
-            dev.interlock.file.internal.LibcFiles.prepare();
+            LibcFiles.prepare();
         }
     }
 
@@ -101,7 +106,7 @@ public final class Main {
     private static void openClassPathForJna() {
         try {
             ClassLoader.getSystemClassLoader().getResources("META-INF/services/java.lang.System$LoggerFinder").hasMoreElements();
-        } catch (java.io.IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException e) {
             // only a head start: the natives thread does the same lookup and reports what fails
         }
     }
@@ -114,11 +119,11 @@ public final class Main {
      */
     private static final class WarmProcLocks implements Runnable {
         /** Taken on the main thread, before the command can have read /proc/locks itself. */
-        private final int readsBefore = dev.interlock.file.internal.ProcLocksFile.reads();
+        private final int readsBefore = ProcLocksFile.reads();
 
         @Override
         public void run() {
-            dev.interlock.file.internal.ProcLocksFile.keepWarm(readsBefore, 1_000_000_000L);
+            ProcLocksFile.keepWarm(readsBefore, 1_000_000_000L);
         }
     }
 
@@ -168,7 +173,7 @@ public final class Main {
         if (run == null || run.backend.uri == null) {
             return;
         }
-        PrintWriter discard = new PrintWriter(java.io.Writer.nullWriter());
+        PrintWriter discard = new PrintWriter(Writer.nullWriter());
         // The thread status starts in main() (not started here): a class missing from the archive
         // is read from the jar, which then opens on the main thread before anything else.
         new WarmProcLocks();
@@ -304,7 +309,7 @@ public final class Main {
 
     /** A level that shows no debug or info message: warn, error or off. */
     private static boolean quiet(String level) {
-        String l = level == null ? "" : level.trim().toLowerCase(java.util.Locale.ROOT);
+        String l = level == null ? "" : level.trim().toLowerCase(Locale.ROOT);
         return l.equals("warn") || l.equals("error") || l.equals("off");
     }
 

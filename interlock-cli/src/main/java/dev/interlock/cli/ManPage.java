@@ -4,6 +4,8 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import picocli.CommandLine;
 import picocli.CommandLine.Model.CommandSpec;
@@ -54,7 +56,7 @@ public final class ManPage {
 
     /** The commands in the order of the tool's help, without {@code help} itself. */
     private static Iterable<CommandLine> commands(CommandLine top) {
-        java.util.List<CommandLine> list = new java.util.ArrayList<>();
+        List<CommandLine> list = new ArrayList<>();
         for (Map.Entry<String, CommandLine> e : top.getSubcommands().entrySet()) {
             if (!e.getKey().equals("help")) {
                 list.add(e.getValue());

@@ -1,5 +1,6 @@
 package dev.interlock.cli;
 
+import java.io.FileInputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
@@ -29,7 +30,7 @@ final class RawArgs {
         byte[] all;
         // java.io, not java.nio: the channel, its buffers and the NIO file system cost a short
         // command's start more than the read.
-        try (java.io.FileInputStream in = new java.io.FileInputStream("/proc/self/cmdline")) {
+        try (FileInputStream in = new FileInputStream("/proc/self/cmdline")) {
             all = in.readAllBytes();
         } catch (IOException | RuntimeException e) {
             return null;

@@ -7,6 +7,7 @@ import dev.interlock.LockBackendException;
 import dev.interlock.LockRequest;
 import dev.interlock.LockSpace;
 import dev.interlock.Mode;
+import dev.interlock.Ticker;
 import dev.interlock.internal.Leases;
 import dev.interlock.spi.support.LockNames;
 import java.io.PrintWriter;
@@ -211,7 +212,7 @@ final class RunCommand implements Callable<Integer> {
      * declared lost, SIGKILL {@code grace} later, which is still before the deadline.
      */
     private static void armOnEveryRenewal(Lease held, Sentinel sentinel, Duration grace) {
-        dev.interlock.Ticker ticker = Leases.ticker(held);
+        Ticker ticker = Leases.ticker(held);
         long margin = Leases.lossMarginNanos(held);
         Leases.onRenewed(held, deadline -> {
             long now = ticker.read();

@@ -1,5 +1,6 @@
 package dev.interlock.cli;
 
+import com.sun.jna.Memory;
 import dev.interlock.file.internal.Errno;
 import dev.interlock.file.internal.LibcFiles;
 import dev.interlock.file.internal.LibcProcesses;
@@ -8,8 +9,11 @@ import dev.interlock.spi.support.ProcessIdentity;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Locale;
+import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * The guard of a command run under a lease, which dies with the JVM: a small {@code /bin/sh}
@@ -178,7 +182,7 @@ final class Sentinel implements AutoCloseable {
      * signalling the group can never reach an unrelated one.
      */
     private void reap() {
-        com.sun.jna.Memory info = new com.sun.jna.Memory(LibcProcesses.SIGINFO_SIZE);
+        Memory info = new Memory(LibcProcesses.SIGINFO_SIZE);
         while (true) {
             info.clear();
             int r = LibcProcesses.waitid(LibcProcesses.P_PID, pid, info, LibcProcesses.WEXITED | LibcProcesses.WNOWAIT);
@@ -221,17 +225,17 @@ final class Sentinel implements AutoCloseable {
      * dismissed), else empty. One that {@code /proc} shows dead is waited for, briefly, so that
      * the answer does not depend on whether its reaper thread has run yet.
      */
-    java.util.OptionalInt died() {
+    OptionalInt died() {
         if (!exit.isDone() && !ProcessGroups.dead(pid)) {
-            return java.util.OptionalInt.empty();
+            return OptionalInt.empty();
         }
         try {
-            return java.util.OptionalInt.of(exit.get(5, TimeUnit.SECONDS));
+            return OptionalInt.of(exit.get(5, TimeUnit.SECONDS));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return java.util.OptionalInt.of(-1);
-        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
-            return java.util.OptionalInt.of(-1);
+            return OptionalInt.of(-1);
+        } catch (ExecutionException | TimeoutException e) {
+            return OptionalInt.of(-1);
         }
     }
 
@@ -268,7 +272,7 @@ final class Sentinel implements AutoCloseable {
             exit.get(5, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+        } catch (ExecutionException | TimeoutException e) {
             log.debug("sentinel {} did not exit in time", pid);
         }
     }

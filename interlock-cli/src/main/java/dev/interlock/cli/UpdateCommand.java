@@ -14,6 +14,7 @@ import dev.interlock.spi.support.LockNames;
 import java.io.PrintWriter;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
+import java.nio.charset.Charset;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -367,9 +368,9 @@ final class UpdateCommand implements Callable<Integer> {
         } catch (CharacterCodingException e) {
             String jnu = System.getProperty("sun.jnu.encoding");
             try {
-                return new String(raw, jnu != null ? java.nio.charset.Charset.forName(jnu) : java.nio.charset.Charset.defaultCharset());
+                return new String(raw, jnu != null ? Charset.forName(jnu) : Charset.defaultCharset());
             } catch (RuntimeException e2) {
-                return new String(raw, java.nio.charset.Charset.defaultCharset());
+                return new String(raw, Charset.defaultCharset());
             }
         }
     }

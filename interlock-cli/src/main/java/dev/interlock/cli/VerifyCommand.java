@@ -3,6 +3,7 @@ package dev.interlock.cli;
 import dev.interlock.Lease;
 import dev.interlock.LockBackendException;
 import dev.interlock.LockSpace;
+import dev.interlock.LockTimeoutException;
 import dev.interlock.Mode;
 import dev.interlock.check.CheckWorker;
 import dev.interlock.spi.support.Durations;
@@ -450,7 +451,7 @@ final class VerifyCommand implements Callable<Integer> {
         try (LockSpace space = backend.open(top.env)) {
             try (Lease l = space.lock(lockName).mode(Mode.EXCLUSIVE).acquire(Duration.ofSeconds(10))) {
                 l.token();
-            } catch (dev.interlock.LockTimeoutException e) {
+            } catch (LockTimeoutException e) {
                 // held by someone else (a --name in use, another host of the run): the workers will wait their turn
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();

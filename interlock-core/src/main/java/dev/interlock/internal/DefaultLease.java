@@ -10,6 +10,7 @@ import dev.interlock.spi.Grant;
 import dev.interlock.spi.LeaseKind;
 import dev.interlock.spi.support.LockNames;
 import dev.interlock.spi.support.Log;
+import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -108,7 +109,7 @@ final class DefaultLease implements Lease {
             Duration holdAtLeast, List<Consumer<LockLostException>> listeners, LeaseLossChannel channel) {
         // A kernel or server lock is no Java synchronization action: fence so that writes made by the
         // previous holder in this JVM before its release are visible to this holder.
-        java.lang.invoke.VarHandle.fullFence();
+        VarHandle.fullFence();
         DefaultLease l = new DefaultLease(space, spec, grant, grantedAt, fixed, holdAtLeast);
         for (Consumer<LockLostException> c : listeners) {
             l.listeners.add(l.listener(c));
@@ -436,7 +437,7 @@ final class DefaultLease implements Lease {
         }
         cancelTimers();
         space.ended(this);
-        java.lang.invoke.VarHandle.fullFence();
+        VarHandle.fullFence();
         if (space.metered) {
             space.releasedMetric(spec.name(), spec.mode(), space.ticker.read() - grantedAt);
         }

@@ -1,6 +1,7 @@
 package dev.interlock.internal;
 
 import dev.interlock.Capability;
+import dev.interlock.HolderInfo;
 import dev.interlock.Lease;
 import dev.interlock.LockBackendException;
 import dev.interlock.LockLostException;
@@ -273,7 +274,7 @@ final class DefaultLockRequest implements LockRequest {
         if (busyIsNull) {
             return null;
         }
-        List<dev.interlock.HolderInfo> blockers = attempt != null ? attempt.blockers() : List.of();
+        List<HolderInfo> blockers = attempt != null ? attempt.blockers() : List.of();
         LockTimeoutException e = timeout(waited, timeoutNanos == 0, blockers);
         if (gaveBack == null) {
             throw e;
@@ -281,7 +282,7 @@ final class DefaultLockRequest implements LockRequest {
         throw new LockTimeoutException(space.description, name, e.waited(), e.getMessage() + "; " + gaveBack, blockers);
     }
 
-    private LockTimeoutException timeout(long waitedNanos, boolean once, List<dev.interlock.HolderInfo> blockers) {
+    private LockTimeoutException timeout(long waitedNanos, boolean once, List<HolderInfo> blockers) {
         long ms = TimeUnit.NANOSECONDS.toMillis(waitedNanos);
         String what = space.description + " - " + LockNames.quote(name) + " (" + (limit > 0 ? "a permit of " + limit : mode.shortName()) + ") ";
         return new LockTimeoutException(space.description, name, Duration.ofNanos(waitedNanos),

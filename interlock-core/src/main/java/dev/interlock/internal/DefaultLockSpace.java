@@ -1,5 +1,6 @@
 package dev.interlock.internal;
 
+import dev.interlock.Capability;
 import dev.interlock.HolderInfo;
 import dev.interlock.LockInfo;
 import dev.interlock.LockMetrics;
@@ -17,8 +18,12 @@ import dev.interlock.spi.support.Secrets;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
@@ -47,7 +52,7 @@ public final class DefaultLockSpace implements LockSpace {
     final LeaseKind leaseKind;
     /** What messages and {@link #uri()} show: the backend's description, passwords masked. */
     final String description;
-    final Set<dev.interlock.Capability> capabilities;
+    final Set<Capability> capabilities;
     final Ticker ticker;
     final Clock clock;
     final Duration defaultLease;
@@ -87,15 +92,15 @@ public final class DefaultLockSpace implements LockSpace {
     /** The same, with {@code metrics} told of what happens (see {@link LockMetrics}). */
     public DefaultLockSpace(LockBackend backend, String description, Ticker ticker, Clock clock, ScheduledExecutorService scheduler,
             Executor executor, ThreadFactory threadFactory, Duration defaultLease, LockMetrics metrics) {
-        this.metrics = java.util.Objects.requireNonNull(metrics, "metrics");
+        this.metrics = Objects.requireNonNull(metrics, "metrics");
         this.metered = metrics != LockMetrics.NONE;
         this.backend = backend;
         this.leaseKind = backend.leaseKind();
         this.description = Secrets.mask(description);
         int colon = this.description.indexOf(':');
-        this.scheme = colon > 0 ? this.description.substring(0, colon).toLowerCase(java.util.Locale.ROOT) : this.description;
-        Set<dev.interlock.Capability> caps = backend.capabilities();
-        this.capabilities = caps.isEmpty() ? Set.of() : java.util.Collections.unmodifiableSet(java.util.EnumSet.copyOf(caps));
+        this.scheme = colon > 0 ? this.description.substring(0, colon).toLowerCase(Locale.ROOT) : this.description;
+        Set<Capability> caps = backend.capabilities();
+        this.capabilities = caps.isEmpty() ? Set.of() : Collections.unmodifiableSet(EnumSet.copyOf(caps));
         this.ticker = ticker;
         this.clock = clock;
         this.givenScheduler = scheduler;
@@ -126,7 +131,7 @@ public final class DefaultLockSpace implements LockSpace {
     }
 
     @Override
-    public Set<dev.interlock.Capability> capabilities() {
+    public Set<Capability> capabilities() {
         return capabilities;
     }
 
@@ -152,11 +157,11 @@ public final class DefaultLockSpace implements LockSpace {
     public boolean breakLock(String name, String ownerId) {
         checkOpen();
         String n = LockNames.validate(name);
-        if (!capabilities.contains(dev.interlock.Capability.BREAK)) {
+        if (!capabilities.contains(Capability.BREAK)) {
             throw new UnsupportedOperationException(description + " - cannot break " + LockNames.quote(n)
                     + ": its locks free only when their holder releases them or exits");
         }
-        return backend.breakLock(n, java.util.Objects.requireNonNull(ownerId, "ownerId"));
+        return backend.breakLock(n, Objects.requireNonNull(ownerId, "ownerId"));
     }
 
     /**

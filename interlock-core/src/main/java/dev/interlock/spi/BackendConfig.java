@@ -5,6 +5,8 @@ import dev.interlock.Ticker;
 import dev.interlock.spi.support.Secrets;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -106,7 +108,7 @@ public final class BackendConfig {
         private Ticker ticker;
         private Clock clock;
         private Duration defaultLease;
-        private final Map<Option<?>, Object> options = new java.util.HashMap<>();
+        private final Map<Option<?>, Object> options = new HashMap<>();
         private ThreadFactory threadFactory;
 
         private Builder(String uri) {
@@ -115,7 +117,7 @@ public final class BackendConfig {
             if (colon <= 0) {
                 throw new IllegalArgumentException("lock space URI '" + Secrets.mask(uri) + "' has no scheme");
             }
-            this.scheme = uri.substring(0, colon).toLowerCase(java.util.Locale.ROOT);
+            this.scheme = uri.substring(0, colon).toLowerCase(Locale.ROOT);
             this.location = uri.substring(colon + 1);
         }
 

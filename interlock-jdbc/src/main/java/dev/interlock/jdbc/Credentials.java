@@ -4,8 +4,10 @@ import dev.interlock.LockBackendException;
 import dev.interlock.spi.support.BackendFailures;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
 import java.util.Locale;
@@ -79,7 +81,7 @@ final class Credentials {
             return line;
         } catch (IOException e) {
             throw new BackendFailures(description).refused(null, "cannot read the password file " + file + ": "
-                    + (e instanceof java.nio.file.NoSuchFileException ? "no such file" : e instanceof java.nio.file.AccessDeniedException
+                    + (e instanceof NoSuchFileException ? "no such file" : e instanceof AccessDeniedException
                             ? "permission denied" : "I/O error"), null);
         }
     }

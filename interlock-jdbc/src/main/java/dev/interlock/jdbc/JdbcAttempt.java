@@ -2,6 +2,7 @@ package dev.interlock.jdbc;
 
 import dev.interlock.HolderInfo;
 import dev.interlock.LockBackendException;
+import dev.interlock.LockInfo;
 import dev.interlock.Mode;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
@@ -213,7 +214,7 @@ final class JdbcAttempt implements Attempt {
     @Override
     public List<HolderInfo> blockers() {
         try {
-            dev.interlock.LockInfo info = backend.inspect(spec.name());
+            LockInfo info = backend.inspect(spec.name());
             List<HolderInfo> all = new ArrayList<>(info.holders());
             for (HolderInfo q : info.queued()) { // the line in order: those before our own place
                 if (q.ownerId().orElse("").equals(owner)) {

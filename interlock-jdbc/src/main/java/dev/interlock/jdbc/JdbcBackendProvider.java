@@ -1,10 +1,13 @@
 package dev.interlock.jdbc;
 
+import dev.interlock.Interlock;
 import dev.interlock.spi.BackendConfig;
 import dev.interlock.spi.LockBackend;
 import dev.interlock.spi.LockBackendProvider;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
+import javax.sql.DataSource;
 
 /**
  * Provides {@code jdbc:<driver URL>[?table=NAME&create=true&poll=DURATION&timeout=DURATION&listen=false]},
@@ -24,7 +27,7 @@ public final class JdbcBackendProvider implements LockBackendProvider {
 
     @Override
     public LockBackend open(BackendConfig config) {
-        java.util.Optional<javax.sql.DataSource> ds = config.option(JdbcLockBackend.DATA_SOURCE);
+        Optional<DataSource> ds = config.option(JdbcLockBackend.DATA_SOURCE);
         if (ds.isPresent()) {
             // jdbc:?table=... with the application's DataSource: the URI carries only Interlock's options.
             String loc = config.location();
@@ -48,6 +51,6 @@ public final class JdbcBackendProvider implements LockBackendProvider {
     }
 
     private static boolean createNothing(BackendConfig config) {
-        return config.option(dev.interlock.Interlock.CREATE_NOTHING).orElse(false);
+        return config.option(Interlock.CREATE_NOTHING).orElse(false);
     }
 }

@@ -1,8 +1,10 @@
 package dev.interlock.jdbc;
 
+import dev.interlock.Capability;
 import dev.interlock.HolderInfo;
 import dev.interlock.LockBackendException;
 import dev.interlock.LockInfo;
+import dev.interlock.Option;
 import dev.interlock.Owner;
 import dev.interlock.Ticker;
 import dev.interlock.spi.AcquireSpec;
@@ -11,6 +13,7 @@ import dev.interlock.spi.LockBackend;
 import dev.interlock.spi.support.BackendFailures;
 import dev.interlock.spi.support.Secrets;
 import java.sql.Connection;
+import java.sql.Driver;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -19,11 +22,17 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
 import javax.sql.DataSource;
 
 /**
@@ -57,13 +66,13 @@ public final class JdbcLockBackend implements LockBackend {
     private final Connections connections;
     private final JdbcOptions options;
     private final PgListener listener;
-    private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+    private final AtomicBoolean closed = new AtomicBoolean();
 
     private JdbcLockBackend(String description, String database, Connections connections, LockStore store, JdbcOptions options,
             Ticker ticker, Clock clock) {
         this.description = description;
         this.failures = new BackendFailures(description);
-        this.signals = Signals.forDatabase(database + "#" + store.table.toLowerCase(java.util.Locale.ROOT));
+        this.signals = Signals.forDatabase(database + "#" + store.table.toLowerCase(Locale.ROOT));
         this.connections = connections;
         this.store = store;
         this.options = options;
@@ -90,7 +99,7 @@ public final class JdbcLockBackend implements LockBackend {
      * {@code Interlock.builder("jdbc:?table=app_locks").option(JdbcLockBackend.DATA_SOURCE, ds).open()}.
      * The URI then carries only Interlock's options.
      */
-    public static final dev.interlock.Option<DataSource> DATA_SOURCE = dev.interlock.Option.of("jdbc.dataSource", DataSource.class);
+    public static final Option<DataSource> DATA_SOURCE = Option.of("jdbc.dataSource", DataSource.class);
 
     static JdbcLockBackend create(DataSource dataSource, JdbcOptions options, Ticker ticker, Clock clock) {
         return create(dataSource, options, ticker, clock, false);
@@ -131,14 +140,14 @@ public final class JdbcLockBackend implements LockBackend {
             throw new IllegalArgumentException("'" + JdbcUrls.mask(url) + "' is not a JDBC URL; use e.g. jdbc:postgresql://host/db");
         }
         JdbcUrls.Split split = JdbcUrls.split(url);
-        java.util.Map<String, String> interlockOptions = new java.util.LinkedHashMap<>(split.options());
+        Map<String, String> interlockOptions = new LinkedHashMap<>(split.options());
         String passwordFile = interlockOptions.remove("passwordFile");
         JdbcOptions o = options.with(interlockOptions);
         String description = JdbcUrls.mask(url);
         properties = Credentials.withPassword(split.driverUrl(), properties, passwordFile, System::getenv, description);
         Secrets secrets = Secrets.of(url).and(properties.getProperty("password"));
         try {
-            java.sql.Driver driver = DriverManager.getDriver(split.driverUrl());
+            Driver driver = DriverManager.getDriver(split.driverUrl());
             // A driver ignores a parameter it does not know: a misspelt ?tabel= must not lock in another table.
             JdbcUrls.split(url, JdbcUrls.takenBy(driver, split.driverUrl()), driver.getClass().getName());
         } catch (SQLException e) {
@@ -159,7 +168,7 @@ public final class JdbcLockBackend implements LockBackend {
     static Properties connectTimeouts(String driverUrl, Properties given, JdbcOptions o) {
         Properties p = new Properties();
         p.putAll(given);
-        String lower = driverUrl.toLowerCase(java.util.Locale.ROOT);
+        String lower = driverUrl.toLowerCase(Locale.ROOT);
         long seconds = Math.max(1, o.statementTimeout().toSeconds());
         if (lower.startsWith("jdbc:postgresql:")) {
             setUnlessGiven(p, lower, "loginTimeout", Long.toString(seconds));
@@ -173,7 +182,7 @@ public final class JdbcLockBackend implements LockBackend {
     }
 
     private static void setUnlessGiven(Properties p, String lowerUrl, String key, String value) {
-        String k = key.toLowerCase(java.util.Locale.ROOT);
+        String k = key.toLowerCase(Locale.ROOT);
         boolean inUrl = lowerUrl.contains("?" + k + "=") || lowerUrl.contains("&" + k + "=");
         boolean inProps = p.stringPropertyNames().stream().anyMatch(n -> n.equalsIgnoreCase(key));
         if (!inUrl && !inProps) {
@@ -249,9 +258,9 @@ public final class JdbcLockBackend implements LockBackend {
 
     /** Break by owner; tokens from a per-name counter that rows never lose; the queued writer is shown. */
     @Override
-    public java.util.Set<dev.interlock.Capability> capabilities() {
-        return java.util.EnumSet.of(dev.interlock.Capability.BREAK, dev.interlock.Capability.STRICT_FENCING,
-                dev.interlock.Capability.QUEUE);
+    public Set<Capability> capabilities() {
+        return EnumSet.of(Capability.BREAK, Capability.STRICT_FENCING,
+                Capability.QUEUE);
     }
 
     @Override

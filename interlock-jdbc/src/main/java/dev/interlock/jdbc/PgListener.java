@@ -8,6 +8,8 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
@@ -184,13 +186,13 @@ final class PgListener implements AutoCloseable {
             }
         }
 
-        java.util.List<String> receive(int timeoutMs) throws SQLException {
+        List<String> receive(int timeoutMs) throws SQLException {
             try {
                 Object[] ns = (Object[]) getNotifications.invoke(pg, timeoutMs);
                 if (ns == null || ns.length == 0) {
-                    return java.util.List.of();
+                    return List.of();
                 }
-                java.util.List<String> keys = new java.util.ArrayList<>(ns.length);
+                List<String> keys = new ArrayList<>(ns.length);
                 for (Object n : ns) {
                     keys.add((String) getParameter.invoke(n));
                 }

@@ -4,6 +4,7 @@ import dev.interlock.LockMetrics;
 import dev.interlock.Mode;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import java.util.Locale;
@@ -84,7 +85,7 @@ public final class MicrometerLockMetrics implements LockMetrics {
         }
 
         /** Tags added to every meter (for example the application's lock-space role). */
-        public Builder tags(Iterable<io.micrometer.core.instrument.Tag> tags) {
+        public Builder tags(Iterable<Tag> tags) {
             this.tags = this.tags.and(tags);
             return this;
         }

@@ -9,7 +9,12 @@ import javax.net.ssl.SSLParameters;
 import redis.clients.jedis.ClientSetInfoConfig;
 import redis.clients.jedis.ConnectionPoolConfig;
 import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.JedisClientConfig;
+import redis.clients.jedis.Protocol;
 import redis.clients.jedis.RedisClient;
+import redis.clients.jedis.exceptions.JedisDataException;
 
 /**
  * Provides {@code redis://} and {@code rediss://} (TLS) lock spaces; see {@link RedisLocation}
@@ -41,9 +46,9 @@ public final class RedisBackendProvider implements LockBackendProvider {
             if (loc.password != null && loc.user == null) {
                 refuseUnneededPassword(client, loc.password, description);
             }
-            redis.clients.jedis.JedisClientConfig cfg = clientConfig(loc);
-            redis.clients.jedis.HostAndPort at = new redis.clients.jedis.HostAndPort(loc.host, loc.port);
-            return new RedisLockBackend(store, new RedisWakeups(client, () -> new redis.clients.jedis.Jedis(at, cfg), loc.prefix, description),
+            JedisClientConfig cfg = clientConfig(loc);
+            HostAndPort at = new HostAndPort(loc.host, loc.port);
+            return new RedisLockBackend(store, new RedisWakeups(client, () -> new Jedis(at, cfg), loc.prefix, description),
                     config.ticker(), config.clock(), loc.poll, loc.timeout, loc.barge, client);
         } catch (RuntimeException e) {
             client.close();
@@ -59,11 +64,11 @@ public final class RedisBackendProvider implements LockBackendProvider {
      */
     private static void refuseUnneededPassword(RedisClient client, String password, String description) {
         try {
-            client.sendCommand(redis.clients.jedis.Protocol.Command.AUTH, password);
-        } catch (redis.clients.jedis.exceptions.JedisDataException e) {
+            client.sendCommand(Protocol.Command.AUTH, password);
+        } catch (JedisDataException e) {
             String msg = e.getMessage() == null ? "" : e.getMessage();
             if (msg.contains("without any password configured") || msg.contains("no password is set")) {
-                throw new dev.interlock.LockBackendException(description, null, description + " - " + RedisFailures.access(msg), e, false);
+                throw new LockBackendException(description, null, description + " - " + RedisFailures.access(msg), e, false);
             }
             throw RedisFailures.translate(e, description, null, key -> "value");
         } catch (RuntimeException e) {
@@ -90,7 +95,7 @@ public final class RedisBackendProvider implements LockBackendProvider {
 
     /** The URI's credentials, TLS and timeouts, for the pool and for the subscriber's own connection. */
     @SuppressWarnings("deprecation")
-    static redis.clients.jedis.JedisClientConfig clientConfig(RedisLocation loc) {
+    static JedisClientConfig clientConfig(RedisLocation loc) {
         int timeoutMs = (int) loc.timeout.toMillis();
         DefaultJedisClientConfig.Builder cfg = DefaultJedisClientConfig.builder()
                 .connectionTimeoutMillis(timeoutMs)

@@ -1,5 +1,6 @@
 package dev.interlock.redis;
 
+import dev.interlock.Mode;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Grant;
 import java.time.Duration;
@@ -83,7 +84,7 @@ final class RedisGrant implements Grant {
             // Before the script: a waiter the release hands the lock to counts its lease from here.
             long sentAt = candidates.isEmpty() ? 0 : backend.ticker.read();
             RedisLockStore.Released r = store.release(spec.name(), spec.owner().id(), token, candidates);
-            if (r.released() && spec.mode() == dev.interlock.Mode.EXCLUSIVE && spec.limit() == 0) {
+            if (r.released() && spec.mode() == Mode.EXCLUSIVE && spec.limit() == 0) {
                 backend.barging.released(spec.name(), Long.toString(token));
             }
             if (r.handedTo() != null) {

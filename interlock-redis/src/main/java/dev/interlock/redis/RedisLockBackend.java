@@ -1,24 +1,27 @@
 package dev.interlock.redis;
 
+import dev.interlock.Capability;
 import dev.interlock.HolderInfo;
 import dev.interlock.LockInfo;
 import dev.interlock.Owner;
+import dev.interlock.Ticker;
+import dev.interlock.spi.AcquireSpec;
+import dev.interlock.spi.Attempt;
 import dev.interlock.spi.LeaseKind;
+import dev.interlock.spi.LockBackend;
 import dev.interlock.spi.support.BackendFailures;
 import dev.interlock.spi.support.Barging;
 import dev.interlock.spi.support.Log;
-import dev.interlock.spi.AcquireSpec;
-import dev.interlock.spi.Attempt;
-import dev.interlock.spi.LockBackend;
-import dev.interlock.Ticker;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -127,9 +130,9 @@ final class RedisLockBackend implements LockBackend {
      * (docs/semaphores.md), each permit a holder entry with its own lease.
      */
     @Override
-    public java.util.Set<dev.interlock.Capability> capabilities() {
-        return java.util.EnumSet.of(dev.interlock.Capability.BREAK, dev.interlock.Capability.STRICT_FENCING,
-                dev.interlock.Capability.WAITER_COUNT, dev.interlock.Capability.QUEUE, dev.interlock.Capability.SEMAPHORE);
+    public Set<Capability> capabilities() {
+        return EnumSet.of(Capability.BREAK, Capability.STRICT_FENCING,
+                Capability.WAITER_COUNT, Capability.QUEUE, Capability.SEMAPHORE);
     }
 
     @Override
@@ -160,7 +163,7 @@ final class RedisLockBackend implements LockBackend {
     }
 
     /** Loss channels of this space's live grants, by owner id, for breaks announced on the process's channel. */
-    private final java.util.Map<String, AcquireSpec> live = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<String, AcquireSpec> live = new ConcurrentHashMap<>();
 
     /**
      * Listens, while {@code spec}'s grant lives, on its process's loss channel: a break by another

@@ -3,9 +3,12 @@ package dev.interlock.redis;
 import dev.interlock.LockBackendException;
 import dev.interlock.Mode;
 import dev.interlock.spi.support.BackendFailures;
+import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.OptionalLong;
 import java.util.TreeSet;
@@ -261,7 +264,7 @@ final class RedisLockStore {
 
     private boolean done(String name, Object r) {
         if (r instanceof byte[] || r instanceof String) {
-            String notice = r instanceof byte[] ? new String((byte[]) r, java.nio.charset.StandardCharsets.UTF_8) : (String) r;
+            String notice = r instanceof byte[] ? new String((byte[]) r, StandardCharsets.UTF_8) : (String) r;
             published.accept(keys.channel(name), notice);
             return true;
         }
@@ -298,7 +301,7 @@ final class RedisLockStore {
     private List<Object> list(String name, RedisScripts script, Object r) {
         if (!(r instanceof List)) {
             throw new BackendFailures(description).refused(name, "the server answered the "
-                    + script.name().toLowerCase(java.util.Locale.ROOT) + " script with something unexpected; is it a Redis server"
+                    + script.name().toLowerCase(Locale.ROOT) + " script with something unexpected; is it a Redis server"
                     + " (5.0 or later)?", null);
         }
         return (List<Object>) r;
@@ -313,7 +316,7 @@ final class RedisLockStore {
         } catch (JedisConnectionException e) {
             // A pooled connection may have died with a server that has since come back: one more try on a
             // fresh connection, unless this one waited for a timeout (the server is hung or gone) or was slow.
-            if (RedisFailures.find(e, java.net.SocketTimeoutException.class) != null
+            if (RedisFailures.find(e, SocketTimeoutException.class) != null
                     || System.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(500)) {
                 throw translate(e, name);
             }
@@ -353,7 +356,7 @@ final class RedisLockStore {
     private static String str(List<Object> r, int i) {
         Object o = r.get(i);
         if (o instanceof byte[]) {
-            return new String((byte[]) o, java.nio.charset.StandardCharsets.UTF_8);
+            return new String((byte[]) o, StandardCharsets.UTF_8);
         }
         return String.valueOf(o);
     }

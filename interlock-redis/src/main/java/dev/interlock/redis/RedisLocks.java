@@ -4,6 +4,7 @@ import dev.interlock.Interlock;
 import dev.interlock.LockBackendException;
 import dev.interlock.LockSpace;
 import dev.interlock.Ticker;
+import dev.interlock.spi.LockBackend;
 import dev.interlock.spi.support.Barging;
 import java.time.Clock;
 import java.time.Duration;
@@ -129,7 +130,7 @@ public final class RedisLocks {
          *
          * @throws LockBackendException if the server is unreachable or refuses (wrong password, no EVAL permission)
          */
-        public dev.interlock.spi.LockBackend backend() {
+        public LockBackend backend() {
             String p = prefix != null ? prefix : RedisKeys.DEFAULT_PREFIX;
             String desc = description != null ? description : "redis:client?prefix=" + p;
             RedisLockStore store = new RedisLockStore(client, new RedisKeys(p), desc, () -> { });

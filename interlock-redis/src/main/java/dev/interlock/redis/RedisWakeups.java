@@ -8,8 +8,13 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+import redis.clients.jedis.Jedis;
 import redis.clients.jedis.JedisPubSub;
 import redis.clients.jedis.UnifiedJedis;
 
@@ -57,7 +62,7 @@ final class RedisWakeups implements AutoCloseable {
      * @param dedicated opens a connection of the subscriber's own, closed when a subscription ends
      *     (null: borrow one from {@code client}'s pool, as for an application's injected client)
      */
-    RedisWakeups(UnifiedJedis client, java.util.function.Supplier<redis.clients.jedis.Jedis> dedicated, String prefix, String description) {
+    RedisWakeups(UnifiedJedis client, Supplier<Jedis> dedicated, String prefix, String description) {
         this.client = client;
         this.dedicated = dedicated;
         this.description = description;
@@ -65,7 +70,7 @@ final class RedisWakeups implements AutoCloseable {
     }
 
     /** A connection of the subscriber's own, if the space made its client itself. */
-    private final java.util.function.Supplier<redis.clients.jedis.Jedis> dedicated;
+    private final Supplier<Jedis> dedicated;
 
     /** True if the subscriber has a connection of its own, never one lent back to a pool. */
     boolean ownConnection() {
@@ -103,11 +108,11 @@ final class RedisWakeups implements AutoCloseable {
      * one holder after another (a lock taken and given back in a loop) would otherwise send a
      * SUBSCRIBE and an UNSUBSCRIBE per cycle.
      */
-    Watch listen(String channel, java.util.function.Consumer<String> listener) {
-        return watch(channel, "", java.util.Objects.requireNonNull(listener, "listener"));
+    Watch listen(String channel, Consumer<String> listener) {
+        return watch(channel, "", Objects.requireNonNull(listener, "listener"));
     }
 
-    private Watch watch(String channel, String ownerId, java.util.function.Consumer<String> listener) {
+    private Watch watch(String channel, String ownerId, Consumer<String> listener) {
         synchronized (lock) {
             Channel c = channels.get(channel);
             boolean created = c == null;
@@ -144,13 +149,13 @@ final class RedisWakeups implements AutoCloseable {
         private final Channel channel;
         private final String ownerId;
         /** Given every message of the channel, if set (a listening watch, not a waiter's). */
-        private final java.util.function.Consumer<String> listener;
+        private final Consumer<String> listener;
         /** Bumped by every notice to this watch's owner. */
         private final ChangeSignal changes = new ChangeSignal();
         /** Guarded by {@link RedisWakeups#lock}. */
         private boolean closedWatch;
 
-        private Watch(Channel channel, String ownerId, java.util.function.Consumer<String> listener) {
+        private Watch(Channel channel, String ownerId, Consumer<String> listener) {
             this.channel = channel;
             this.ownerId = ownerId;
             this.listener = listener;
@@ -208,7 +213,7 @@ final class RedisWakeups implements AutoCloseable {
     }
 
     /** SUBSCRIBE commands sent for single channels by {@link #watch}; for tests. */
-    final java.util.concurrent.atomic.AtomicLong subscribes = new java.util.concurrent.atomic.AtomicLong();
+    final AtomicLong subscribes = new AtomicLong();
 
     /** True if {@code channel} is subscribed, as the server confirmed; for tests. */
     boolean subscribed(String channel) {
@@ -320,7 +325,7 @@ final class RedisWakeups implements AutoCloseable {
                 if (dedicated != null) {
                     // Its own connection, closed afterwards: a reply to a late (un)subscription can
                     // never reach a pooled connection that a lock operation uses next.
-                    try (redis.clients.jedis.Jedis j = dedicated.get()) {
+                    try (Jedis j = dedicated.get()) {
                         j.subscribe(s, control); // blocks until unsubscribed or the connection fails
                     }
                 } else {

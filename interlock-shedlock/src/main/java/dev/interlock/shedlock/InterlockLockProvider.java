@@ -6,6 +6,7 @@ import dev.interlock.LockLostException;
 import dev.interlock.LockRequest;
 import dev.interlock.LockSpace;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Objects;
 import java.util.Optional;
 import net.javacrumbs.shedlock.core.ExtensibleLockProvider;
@@ -160,7 +161,7 @@ public final class InterlockLockProvider implements ExtensibleLockProvider {
 
         /** A fixed lease of a backend whose locks expire: left alone, it frees itself. */
         boolean fixedAndExpiring() {
-            return fixed && !lease.validUntil().equals(java.time.Instant.MAX);
+            return fixed && !lease.validUntil().equals(Instant.MAX);
         }
     }
 

@@ -11,8 +11,8 @@ import dev.interlock.spi.BackendConfig;
 import dev.interlock.spi.Grant;
 import dev.interlock.spi.LeaseKind;
 import dev.interlock.spi.LockBackend;
-import dev.interlock.spi.support.Backoff;
 import dev.interlock.spi.support.BackendFailures;
+import dev.interlock.spi.support.Backoff;
 import dev.interlock.spi.support.ChangeSignal;
 import dev.interlock.spi.support.QueuePlace;
 import dev.interlock.spi.support.UriOptions;
@@ -28,6 +28,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
 
 /**
  * {@code example:NAMESPACE}: a lock table in this JVM's memory, kept the way a database backend
@@ -119,7 +120,7 @@ public final class ExampleBackend implements LockBackend {
     }
 
     /** Runs {@code step} as one atomic step on the table, after dropping what has expired. */
-    private <T> T atomically(java.util.function.Function<Long, T> step) {
+    private <T> T atomically(Function<Long, T> step) {
         table.lock.lock();
         try {
             long now = table.ticker.read();

@@ -1,5 +1,6 @@
 package dev.interlock.testkit;
 
+import dev.interlock.check.CheckWorker;
 
 /**
  * A worker process for {@link MultiProcessChecker}: the core's {@link dev.interlock.check.CheckWorker}
@@ -12,6 +13,6 @@ public final class ExclusionWorker {
     private ExclusionWorker() {}
 
     public static void main(String[] args) throws Exception {
-        dev.interlock.check.CheckWorker.main(args);
+        CheckWorker.main(args);
     }
 }

@@ -8,6 +8,7 @@ import java.util.PriorityQueue;
 import java.util.concurrent.AbstractExecutorService;
 import java.util.concurrent.Callable;
 import java.util.concurrent.Delayed;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -127,7 +128,7 @@ public final class ManualScheduler extends AbstractExecutorService implements Sc
 
     private synchronized <V> ScheduledFuture<V> add(long delayNanos, Callable<V> body, long period) {
         if (shutdown) {
-            throw new java.util.concurrent.RejectedExecutionException("shut down");
+            throw new RejectedExecutionException("shut down");
         }
         Task<V> t = new Task<>(ticker.read() + Math.max(0, delayNanos), body, period);
         queue.add(t);

@@ -1,7 +1,5 @@
 package dev.interlock.testkit;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 import dev.interlock.check.CheckWorker;
 import dev.interlock.check.ExclusionCheck;
 import dev.interlock.check.Section;
@@ -9,8 +7,10 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Runs N {@link ExclusionWorker} processes against one lock name and proves, with
@@ -43,7 +43,7 @@ public final class MultiProcessChecker {
             for (int i = 0; i < processes; i++) {
                 Path log = work.resolve("worker-" + i + ".log");
                 logs.add(log);
-                String[] all = java.util.Arrays.copyOf(args, args.length + 2);
+                String[] all = Arrays.copyOf(args, args.length + 2);
                 all[args.length] = log.toString();
                 all[args.length + 1] = counter.toString();
                 procs.add(ChildJvm.start(worker, all));

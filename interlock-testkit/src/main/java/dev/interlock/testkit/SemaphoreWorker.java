@@ -3,6 +3,7 @@ package dev.interlock.testkit;
 import dev.interlock.Interlock;
 import dev.interlock.Lease;
 import dev.interlock.LockSpace;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
@@ -65,7 +66,7 @@ public final class SemaphoreWorker {
     }
 
     /** Creates the first free slot file; -1 if all {@code limit} exist. */
-    private static int takeSlot(Path slots, int limit) throws java.io.IOException {
+    private static int takeSlot(Path slots, int limit) throws IOException {
         for (int s = 0; s < limit; s++) {
             try {
                 Files.createFile(slots.resolve("slot-" + s));

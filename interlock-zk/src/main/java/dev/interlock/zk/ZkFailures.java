@@ -4,6 +4,7 @@ import dev.interlock.LockBackendException;
 import dev.interlock.LockLostException;
 import dev.interlock.spi.support.BackendFailures;
 import dev.interlock.spi.support.LockNames;
+import java.util.Locale;
 import org.apache.zookeeper.KeeperException;
 
 /**
@@ -49,7 +50,7 @@ final class ZkFailures {
                 return failures.refused(name, doing + ": the node" + path + " is ephemeral, so no lock can live under it: it was not made"
                         + " by Interlock; remove it or choose another path", e);
             default:
-                return failures.refused(name, doing + ": ZooKeeper answered '" + e.code().name().toLowerCase(java.util.Locale.ROOT)
+                return failures.refused(name, doing + ": ZooKeeper answered '" + e.code().name().toLowerCase(Locale.ROOT)
                         + "'" + path, e);
         }
     }

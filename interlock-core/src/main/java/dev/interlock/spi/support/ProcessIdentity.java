@@ -1,8 +1,10 @@
 package dev.interlock.spi.support;
 
 import dev.interlock.Owner;
+import java.io.FileInputStream;
 import java.io.IOException;
 import java.net.InetAddress;
+import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -101,8 +103,8 @@ public final class ProcessIdentity {
      * A small file (of /proc) through java.io: java.nio's channel, buffers and file system cost a
      * short command's start more than the read.
      */
-    private static String read(String path, java.nio.charset.Charset charset) throws IOException {
-        try (java.io.FileInputStream in = new java.io.FileInputStream(path)) {
+    private static String read(String path, Charset charset) throws IOException {
+        try (FileInputStream in = new FileInputStream(path)) {
             return new String(in.readAllBytes(), charset);
         }
     }

@@ -11,21 +11,25 @@ import dev.interlock.file.dir.DirEntries.Reader;
 import dev.interlock.file.dir.DirEntries.Waiter;
 import dev.interlock.file.internal.ErrnoException;
 import dev.interlock.file.internal.InotifyWatcher;
+import dev.interlock.file.internal.LibcEvents;
 import dev.interlock.file.internal.NameFilter;
 import dev.interlock.file.internal.NativeFiles;
+import dev.interlock.file.internal.PercentEncoding;
 import dev.interlock.file.internal.Waker;
-import dev.interlock.spi.support.LockNames;
-import dev.interlock.spi.support.Log;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
 import dev.interlock.spi.Grant;
 import dev.interlock.spi.support.Backoff;
+import dev.interlock.spi.support.LockNames;
+import dev.interlock.spi.support.Log;
 import dev.interlock.spi.support.QueuePlace;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
 
 /**
  * One acquisition of a {@code dir:} lock (see {@link DirLockBackend} and docs/dir-protocol.md).
@@ -45,7 +49,7 @@ final class DirAttempt implements Attempt {
     private static final Log log = Log.of(DirAttempt.class);
     /** Listings in one try without exactly one gate before the directory is declared damaged. */
     private static final int GATE_PATIENCE = 20;
-    private static final java.util.regex.Pattern NOT_HOST = java.util.regex.Pattern.compile("[^A-Za-z0-9._-]");
+    private static final Pattern NOT_HOST = Pattern.compile("[^A-Za-z0-9._-]");
     private final DirLockBackend backend;
     private final DirLockDir dir;
     private final AcquireSpec spec;
@@ -85,7 +89,7 @@ final class DirAttempt implements Attempt {
         this.poll = Backoff.fixed(Duration.ofNanos(backend.pollNanos));
         Owner o = spec.owner();
         String nonce = DirEntries.HEX.matcher(o.nonce()).matches() ? o.nonce()
-                : dev.interlock.file.internal.PercentEncoding.sha256Hex(o.nonce()).substring(0, 16);
+                : PercentEncoding.sha256Hex(o.nonce()).substring(0, 16);
         String host = NOT_HOST.matcher(o.host()).replaceAll("_");
         if (host.length() > 64) {
             host = host.substring(0, 64);
@@ -158,8 +162,8 @@ final class DirAttempt implements Attempt {
 
     /** The queued waiter with {@code nonce}, which goes first, left the queue (its entry was removed). */
     private static NameFilter waiterGone(String nonce) {
-        byte[] part = ("." + nonce + ".").getBytes(java.nio.charset.StandardCharsets.US_ASCII);
-        return (mask, b, off, len) -> (mask & dev.interlock.file.internal.LibcEvents.IN_DELETE) != 0
+        byte[] part = ("." + nonce + ".").getBytes(StandardCharsets.US_ASCII);
+        return (mask, b, off, len) -> (mask & LibcEvents.IN_DELETE) != 0
                 && NameFilter.startsWith(b, off, len, "Q.") && NameFilter.contains(b, off, len, part);
     }
 

@@ -2,9 +2,11 @@ package dev.interlock.file.dir;
 
 import dev.interlock.HolderInfo;
 import dev.interlock.Mode;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.regex.Pattern;
 
 /**
  * The names of the entries inside one lock directory (format version {@value #FORMAT}). Every
@@ -22,8 +24,8 @@ import java.util.OptionalLong;
  */
 final class DirEntries {
     static final int FORMAT = 1;
-    static final java.util.regex.Pattern HEX = java.util.regex.Pattern.compile("[0-9a-f]{1,32}");
-    private static final java.util.regex.Pattern HOST = java.util.regex.Pattern.compile("[A-Za-z0-9._-]{1,64}");
+    static final Pattern HEX = Pattern.compile("[0-9a-f]{1,32}");
+    private static final Pattern HOST = Pattern.compile("[A-Za-z0-9._-]{1,64}");
 
     private DirEntries() {}
 
@@ -61,7 +63,7 @@ final class DirEntries {
         HolderInfo info(Mode mode, long token) {
             return new HolderInfo(mode, Optional.of(ownerId()), Optional.of(host), pid,
                     Optional.of(Instant.ofEpochSecond(sinceSec)), Optional.empty(), OptionalLong.of(token),
-                    Optional.of(java.time.Duration.ofMillis(leaseMs)), Optional.of(bootId));
+                    Optional.of(Duration.ofMillis(leaseMs)), Optional.of(bootId));
         }
     }
 
@@ -182,7 +184,7 @@ final class DirEntries {
         HolderInfo info() {
             return new HolderInfo(mode, Optional.of(holder.ownerId()), Optional.of(holder.host()), holder.pid(),
                     Optional.of(Instant.ofEpochMilli(arrivedMs)), Optional.empty(), OptionalLong.empty(),
-                    Optional.of(java.time.Duration.ofMillis(holder.leaseMs())), Optional.of(holder.bootId()), true);
+                    Optional.of(Duration.ofMillis(holder.leaseMs())), Optional.of(holder.bootId()), true);
         }
 
         static String name(long seenToken, long arrivedMs, Mode mode, long beat, Holder h) {

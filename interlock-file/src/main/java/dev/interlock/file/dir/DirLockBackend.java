@@ -1,5 +1,6 @@
 package dev.interlock.file.dir;
 
+import dev.interlock.Capability;
 import dev.interlock.HolderInfo;
 import dev.interlock.LockBackendException;
 import dev.interlock.LockInfo;
@@ -14,23 +15,25 @@ import dev.interlock.file.internal.LibcFiles;
 import dev.interlock.file.internal.LockSpaceDirectory;
 import dev.interlock.file.internal.NativeFiles;
 import dev.interlock.file.internal.Waker;
-import dev.interlock.spi.support.BackendFailures;
-import dev.interlock.spi.support.Barging;
-import dev.interlock.spi.support.LockNames;
-import dev.interlock.spi.support.Log;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
 import dev.interlock.spi.BackendConfig;
 import dev.interlock.spi.LockBackend;
+import dev.interlock.spi.support.BackendFailures;
+import dev.interlock.spi.support.Barging;
+import dev.interlock.spi.support.LockNames;
+import dev.interlock.spi.support.Log;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The {@code dir:} backend: NFS-safe lock files in a directory shared by many hosts, with no
@@ -165,9 +168,9 @@ final class DirLockBackend implements LockBackend {
 
     /** Break by owner, strict tokens (carried in the gate's name), a counted and ordered queue. */
     @Override
-    public java.util.Set<dev.interlock.Capability> capabilities() {
-        return java.util.EnumSet.of(dev.interlock.Capability.BREAK, dev.interlock.Capability.STRICT_FENCING,
-                dev.interlock.Capability.WAITER_COUNT, dev.interlock.Capability.QUEUE);
+    public Set<Capability> capabilities() {
+        return EnumSet.of(Capability.BREAK, Capability.STRICT_FENCING,
+                Capability.WAITER_COUNT, Capability.QUEUE);
     }
 
     /**
@@ -320,9 +323,9 @@ final class DirLockBackend implements LockBackend {
             return null;
         }
         long unchanged = now - s.since();
-        if (unchanged >= java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(leaseMs)) {
+        if (unchanged >= TimeUnit.MILLISECONDS.toNanos(leaseMs)) {
             seen.remove(key, s);
-            return "not renewed for " + java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(unchanged) + "ms, its lease is " + leaseMs + "ms";
+            return "not renewed for " + TimeUnit.NANOSECONDS.toMillis(unchanged) + "ms, its lease is " + leaseMs + "ms";
         }
         return null;
     }

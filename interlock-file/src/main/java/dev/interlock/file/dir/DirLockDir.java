@@ -2,8 +2,6 @@ package dev.interlock.file.dir;
 
 import dev.interlock.LockBackendException;
 import dev.interlock.LockLostException;
-import dev.interlock.file.internal.NativeFiles;
-import dev.interlock.spi.support.LockNames;
 import dev.interlock.file.dir.DirEntries.Beat;
 import dev.interlock.file.dir.DirEntries.Gate;
 import dev.interlock.file.dir.DirEntries.Reader;
@@ -11,10 +9,14 @@ import dev.interlock.file.dir.DirEntries.Waiter;
 import dev.interlock.file.internal.Errno;
 import dev.interlock.file.internal.ErrnoException;
 import dev.interlock.file.internal.LibcFiles;
+import dev.interlock.file.internal.NativeFiles;
+import dev.interlock.spi.LossChannel;
+import dev.interlock.spi.support.LockNames;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Predicate;
 
 /**
  * One open lock directory: a descriptor opened without following symlinks, and the few atomic
@@ -48,7 +50,7 @@ final class DirLockDir implements AutoCloseable {
      * Reports a rename or removal of this lock directory (or of its root) on this host to
      * {@code channel} at once, until the returned handle is closed.
      */
-    DirMoves.Held reportMoves(dev.interlock.spi.LossChannel channel) {
+    DirMoves.Held reportMoves(LossChannel channel) {
         return root.moves(backend).hold(dirName, id, channel);
     }
 
@@ -88,7 +90,7 @@ final class DirLockDir implements AutoCloseable {
     }
 
     /** Tests only: renames whose target matches are reported as ENOENT after they succeed, as over NFS with a lost reply. */
-    static volatile java.util.function.Predicate<String> lostReply;
+    static volatile Predicate<String> lostReply;
 
     /**
      * Where a listing gets its entries and, for entries whose {@code d_type} is
@@ -223,7 +225,7 @@ final class DirLockDir implements AutoCloseable {
     boolean cas(String from, String to) {
         try {
             NativeFiles.renameat(fd, from, fd, to);
-            java.util.function.Predicate<String> lose = lostReply;
+            Predicate<String> lose = lostReply;
             if (lose != null && lose.test(to)) {
                 // Test hook: the rename happened, but its reply was "lost" and a retransmission said ENOENT.
                 throw new ErrnoException(Errno.ENOENT);

@@ -7,6 +7,7 @@ import dev.interlock.spi.support.ProcessIdentity;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Locale;
 import java.util.Optional;
 
 /**
@@ -39,7 +40,7 @@ final class DirSelf {
 
     static DirSelf current() {
         ProcessIdentity me = ProcessIdentity.current();
-        String boot = me.bootId().replace("-", "").toLowerCase(java.util.Locale.ROOT);
+        String boot = me.bootId().replace("-", "").toLowerCase(Locale.ROOT);
         if (!boot.matches("[0-9a-f]{1,32}")) {
             boot = "0";
         }

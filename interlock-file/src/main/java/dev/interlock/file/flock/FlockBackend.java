@@ -1,33 +1,35 @@
 package dev.interlock.file.flock;
 
+import dev.interlock.Capability;
 import dev.interlock.LockBackendException;
 import dev.interlock.LockInfo;
 import dev.interlock.Mode;
 import dev.interlock.Owner;
 import dev.interlock.file.internal.Errno;
 import dev.interlock.file.internal.ErrnoException;
+import dev.interlock.file.internal.FileSpaceUri;
+import dev.interlock.file.internal.Ids;
 import dev.interlock.file.internal.InotifyWatcher;
 import dev.interlock.file.internal.KernelWait;
 import dev.interlock.file.internal.LibcEvents;
 import dev.interlock.file.internal.LibcFiles;
 import dev.interlock.file.internal.LockSpaceDirectory;
 import dev.interlock.file.internal.NativeFiles;
-import dev.interlock.file.internal.Ids;
 import dev.interlock.file.internal.Waker;
-import dev.interlock.spi.support.BackendFailures;
-import dev.interlock.spi.support.LockNames;
-import dev.interlock.spi.support.Log;
-import dev.interlock.spi.support.ProcessIdentity;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
 import dev.interlock.spi.BackendConfig;
 import dev.interlock.spi.LockBackend;
-import dev.interlock.file.internal.FileSpaceUri;
+import dev.interlock.spi.support.BackendFailures;
+import dev.interlock.spi.support.LockNames;
+import dev.interlock.spi.support.Log;
+import dev.interlock.spi.support.ProcessIdentity;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -330,8 +332,8 @@ final class FlockBackend implements LockBackend {
      * strict: a holder that cannot write the lock file takes a clock-based token.
      */
     @Override
-    public java.util.Set<dev.interlock.Capability> capabilities() {
-        return java.util.EnumSet.of(dev.interlock.Capability.INHERITABLE_DESCRIPTOR, dev.interlock.Capability.WAITER_COUNT);
+    public Set<Capability> capabilities() {
+        return EnumSet.of(Capability.INHERITABLE_DESCRIPTOR, Capability.WAITER_COUNT);
     }
 
     Path directory() {

@@ -12,6 +12,7 @@ import dev.interlock.file.internal.ProcLocksFile;
 import dev.interlock.spi.support.ProcessIdentity;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -162,8 +163,8 @@ final class FlockStatus {
                     }
                 }
             } catch (IOException e) {
-                String why = e instanceof java.nio.file.FileSystemException && ((java.nio.file.FileSystemException) e).getReason() != null
-                        ? ((java.nio.file.FileSystemException) e).getReason() : e.getMessage();
+                String why = e instanceof FileSystemException && ((FileSystemException) e).getReason() != null
+                        ? ((FileSystemException) e).getReason() : e.getMessage();
                 throw backend.failures.refused(null, "cannot list " + backend.dir + ": " + why, e);
             }
         } finally {

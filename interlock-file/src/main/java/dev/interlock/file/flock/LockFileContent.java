@@ -3,6 +3,7 @@ package dev.interlock.file.flock;
 import dev.interlock.Mode;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 
@@ -103,7 +104,7 @@ final class LockFileContent {
         out[p++] = ' ';
         p = putLong(out, p, r.sinceMillis());
         out[p++] = '\n';
-        return java.util.Arrays.copyOf(out, p);
+        return Arrays.copyOf(out, p);
     }
 
     private static int putPadded(byte[] out, int p, long v) {

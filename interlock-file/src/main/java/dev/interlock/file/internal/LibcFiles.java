@@ -1,6 +1,7 @@
 package dev.interlock.file.internal;
 
 import com.sun.jna.Pointer;
+import java.io.File;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -202,8 +203,8 @@ public final class LibcFiles {
             return false;
         }
         String file = System.mapLibraryName("jnidispatch");
-        for (String dir : path.split(java.io.File.pathSeparator)) {
-            if (!dir.isEmpty() && new java.io.File(dir, file).isFile()) {
+        for (String dir : path.split(File.pathSeparator)) {
+            if (!dir.isEmpty() && new File(dir, file).isFile()) {
                 return true;
             }
         }

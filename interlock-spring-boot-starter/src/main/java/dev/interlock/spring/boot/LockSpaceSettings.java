@@ -4,6 +4,7 @@ import dev.interlock.Interlock;
 import dev.interlock.LockBackendException;
 import dev.interlock.LockMetrics;
 import dev.interlock.LockSpace;
+import dev.interlock.jdbc.JdbcLockBackend;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -12,6 +13,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
+import org.springframework.util.ClassUtils;
 
 /**
  * Turns the {@code interlock.*} properties into an opened {@link LockSpace}: checks each value,
@@ -81,12 +83,12 @@ final class LockSpaceSettings {
     /** Kept apart so that {@code interlock-jdbc}'s classes are loaded only when a DataSource is used. */
     private static final class OnDataSource {
         static void use(Interlock.Builder builder, DataSource dataSource) {
-            if (!org.springframework.util.ClassUtils.isPresent("dev.interlock.jdbc.JdbcLockBackend", LockSpaceSettings.class.getClassLoader())) {
+            if (!ClassUtils.isPresent("dev.interlock.jdbc.JdbcLockBackend", LockSpaceSettings.class.getClassLoader())) {
                 throw new InterlockPropertyException(URI, URI + " is absent or a bare jdbc:, which means the application's DataSource, but"
                         + " dev.interlock:interlock-jdbc is not on the class path", "Add the dependency dev.interlock:interlock-jdbc, or give"
                         + " another lock space in " + URI + ".");
             }
-            builder.option(dev.interlock.jdbc.JdbcLockBackend.DATA_SOURCE, dataSource);
+            builder.option(JdbcLockBackend.DATA_SOURCE, dataSource);
         }
     }
 

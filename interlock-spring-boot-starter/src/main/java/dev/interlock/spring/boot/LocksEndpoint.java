@@ -5,6 +5,7 @@ import dev.interlock.LockInfo;
 import dev.interlock.LockSpace;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
@@ -58,7 +59,7 @@ public class LocksEndpoint {
 
     private static Map<String, Object> holder(HolderInfo h) {
         Map<String, Object> out = new LinkedHashMap<>();
-        out.put("mode", h.mode().name().toLowerCase(java.util.Locale.ROOT));
+        out.put("mode", h.mode().name().toLowerCase(Locale.ROOT));
         h.ownerId().ifPresent(v -> out.put("owner", v));
         h.host().ifPresent(v -> out.put("host", v));
         if (h.pid() >= 0) {
