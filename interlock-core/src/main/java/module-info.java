@@ -15,9 +15,11 @@ module dev.interlock {
     // What every backend builds on: first-party and third-party backends alike (docs/spi.md, "Usage").
     exports dev.interlock.spi.support;
     // The command-line tool's hooks into the core (supervision of `interlock run`); not an API.
-    exports dev.interlock.internal to dev.interlock.cli;
+    exports dev.interlock.internal to
+            dev.interlock.cli;
 
     uses dev.interlock.spi.LockBackendProvider;
 
-    provides dev.interlock.spi.LockBackendProvider with dev.interlock.mem.MemoryBackendProvider;
+    provides dev.interlock.spi.LockBackendProvider with
+            dev.interlock.mem.MemoryBackendProvider;
 }

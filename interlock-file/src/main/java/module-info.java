@@ -13,8 +13,10 @@ module dev.interlock.file {
     exports dev.interlock.file;
 
     // The native layer, shared with the command-line tool; not an API.
-    exports dev.interlock.file.internal to dev.interlock.cli;
+    exports dev.interlock.file.internal to
+            dev.interlock.cli;
 
-    provides dev.interlock.spi.LockBackendProvider with dev.interlock.file.flock.FlockBackendProvider,
+    provides dev.interlock.spi.LockBackendProvider with
+            dev.interlock.file.flock.FlockBackendProvider,
             dev.interlock.file.dir.DirBackendProvider;
 }

@@ -9,5 +9,6 @@ module dev.interlock.example {
 
     exports dev.interlock.example;
 
-    provides dev.interlock.spi.LockBackendProvider with dev.interlock.example.ExampleBackendProvider;
+    provides dev.interlock.spi.LockBackendProvider with
+            dev.interlock.example.ExampleBackendProvider;
 }

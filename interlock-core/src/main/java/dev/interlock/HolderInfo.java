@@ -46,10 +46,27 @@ public final class HolderInfo {
      * @deprecated use {@link #builder(Mode)}, which keeps working when fields are added
      */
     @Deprecated
-    public HolderInfo(Mode mode, Optional<String> ownerId, Optional<String> host, long pid, Optional<Instant> since,
-            Optional<Instant> validUntil, OptionalLong token, Optional<Duration> lease, Optional<String> bootId, boolean waiting) {
-        this(builder(mode).ownerId(ownerId.orElse(null)).host(host.orElse(null)).pid(pid).since(since.orElse(null))
-                .validUntil(validUntil.orElse(null)).token(token).lease(lease.orElse(null)).bootId(bootId.orElse(null)).waiting(waiting));
+    public HolderInfo(
+            Mode mode,
+            Optional<String> ownerId,
+            Optional<String> host,
+            long pid,
+            Optional<Instant> since,
+            Optional<Instant> validUntil,
+            OptionalLong token,
+            Optional<Duration> lease,
+            Optional<String> bootId,
+            boolean waiting) {
+        this(builder(mode)
+                .ownerId(ownerId.orElse(null))
+                .host(host.orElse(null))
+                .pid(pid)
+                .since(since.orElse(null))
+                .validUntil(validUntil.orElse(null))
+                .token(token)
+                .lease(lease.orElse(null))
+                .bootId(bootId.orElse(null))
+                .waiting(waiting));
     }
 
     /**
@@ -58,8 +75,16 @@ public final class HolderInfo {
      * @deprecated use {@link #builder(Mode)}
      */
     @Deprecated
-    public HolderInfo(Mode mode, Optional<String> ownerId, Optional<String> host, long pid, Optional<Instant> since,
-            Optional<Instant> validUntil, OptionalLong token, Optional<Duration> lease, Optional<String> bootId) {
+    public HolderInfo(
+            Mode mode,
+            Optional<String> ownerId,
+            Optional<String> host,
+            long pid,
+            Optional<Instant> since,
+            Optional<Instant> validUntil,
+            OptionalLong token,
+            Optional<Duration> lease,
+            Optional<String> bootId) {
         this(mode, ownerId, host, pid, since, validUntil, token, lease, bootId, false);
     }
 
@@ -69,8 +94,14 @@ public final class HolderInfo {
      * @deprecated use {@link #builder(Mode)}
      */
     @Deprecated
-    public HolderInfo(Mode mode, Optional<String> ownerId, Optional<String> host, long pid, Optional<Instant> since,
-            Optional<Instant> validUntil, OptionalLong token) {
+    public HolderInfo(
+            Mode mode,
+            Optional<String> ownerId,
+            Optional<String> host,
+            long pid,
+            Optional<Instant> since,
+            Optional<Instant> validUntil,
+            OptionalLong token) {
         this(mode, ownerId, host, pid, since, validUntil, token, Optional.empty(), Optional.empty(), false);
     }
 
@@ -135,7 +166,9 @@ public final class HolderInfo {
      */
     public String describe() {
         StringBuilder sb = new StringBuilder(mode.shortName());
-        sb.append(" by ").append(ownerId.orElseGet(() -> pid > 0 ? "pid " + pid + " (not an Interlock holder)" : "an unknown holder"));
+        sb.append(" by ")
+                .append(ownerId.orElseGet(
+                        () -> pid > 0 ? "pid " + pid + " (not an Interlock holder)" : "an unknown holder"));
         if (ownerId.isPresent() && pid > 0) {
             sb.append(" (pid ").append(pid).append(')');
         }
@@ -160,8 +193,15 @@ public final class HolderInfo {
             return false;
         }
         HolderInfo h = (HolderInfo) o;
-        return mode == h.mode && pid == h.pid && waiting == h.waiting && ownerId.equals(h.ownerId) && host.equals(h.host)
-                && since.equals(h.since) && validUntil.equals(h.validUntil) && token.equals(h.token) && lease.equals(h.lease)
+        return mode == h.mode
+                && pid == h.pid
+                && waiting == h.waiting
+                && ownerId.equals(h.ownerId)
+                && host.equals(h.host)
+                && since.equals(h.since)
+                && validUntil.equals(h.validUntil)
+                && token.equals(h.token)
+                && lease.equals(h.lease)
                 && bootId.equals(h.bootId);
     }
 

@@ -100,7 +100,8 @@ public final class Interlock {
             try {
                 Class<?> c = Class.forName(own, true, Interlock.class.getClassLoader());
                 if (LockBackendProvider.class.isAssignableFrom(c)) {
-                    LockBackendProvider p = (LockBackendProvider) c.getConstructor().newInstance();
+                    LockBackendProvider p =
+                            (LockBackendProvider) c.getConstructor().newInstance();
                     if (p.schemes().contains(scheme)) {
                         return p;
                     }
@@ -226,7 +227,8 @@ public final class Interlock {
             Duration lease = defaultLease != null ? defaultLease : Duration.ofSeconds(30);
             LockMetrics m = metrics != null ? metrics : LockMetrics.NONE;
             if (given != null) {
-                return new DefaultLockSpace(given, Secrets.mask(given.description()), t, c, scheduler, executor, threadFactory, lease, m);
+                return new DefaultLockSpace(
+                        given, Secrets.mask(given.description()), t, c, scheduler, executor, threadFactory, lease, m);
             }
             String shown = Secrets.mask(uri);
             int colon = uri.indexOf(':');
@@ -235,15 +237,23 @@ public final class Interlock {
                         + String.join(", ", availableSchemes().keySet()) + ", e.g. flock:/var/lock/myapp");
             }
             String scheme = uri.substring(0, colon).toLowerCase(Locale.ROOT);
-            BackendConfig config = BackendConfig.builder(uri).ticker(t).clock(c).defaultLease(lease).options(options)
-                    .threadFactory(threadFactory).build();
+            BackendConfig config = BackendConfig.builder(uri)
+                    .ticker(t)
+                    .clock(c)
+                    .defaultLease(lease)
+                    .options(options)
+                    .threadFactory(threadFactory)
+                    .build();
             LockBackendProvider p = provider(scheme);
             if (p != null) {
                 LockBackend backend = p.open(config);
-                return new DefaultLockSpace(backend, backend.description(), t, c, scheduler, executor, threadFactory, lease, m);
+                return new DefaultLockSpace(
+                        backend, backend.description(), t, c, scheduler, executor, threadFactory, lease, m);
             }
             throw new IllegalArgumentException("no backend for scheme '" + scheme + ":' in '" + shown + "'; installed: "
-                    + (availableSchemes().isEmpty() ? "none (add interlock-file to the class path)" : String.join(", ", availableSchemes().keySet())));
+                    + (availableSchemes().isEmpty()
+                            ? "none (add interlock-file to the class path)"
+                            : String.join(", ", availableSchemes().keySet())));
         }
     }
 }

@@ -8,7 +8,8 @@ public class LockBackendException extends LockException {
     private static final long serialVersionUID = 1L;
     private final boolean transientFailure;
 
-    public LockBackendException(String backend, String lockName, String message, Throwable cause, boolean transientFailure) {
+    public LockBackendException(
+            String backend, String lockName, String message, Throwable cause, boolean transientFailure) {
         super(backend, lockName, message, cause);
         this.transientFailure = transientFailure;
     }

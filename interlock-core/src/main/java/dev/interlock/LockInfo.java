@@ -93,7 +93,11 @@ public final class LockInfo {
             return false;
         }
         LockInfo l = (LockInfo) o;
-        return waiters == l.waiters && limit == l.limit && name.equals(l.name) && holders.equals(l.holders) && queued.equals(l.queued);
+        return waiters == l.waiters
+                && limit == l.limit
+                && name.equals(l.name)
+                && holders.equals(l.holders)
+                && queued.equals(l.queued);
     }
 
     @Override
@@ -103,7 +107,8 @@ public final class LockInfo {
 
     @Override
     public String toString() {
-        return "LockInfo[" + name + ", holders=" + holders + ", waiters=" + waiters + ", queued=" + queued + (limit > 0 ? ", limit=" + limit : "") + "]";
+        return "LockInfo[" + name + ", holders=" + holders + ", waiters=" + waiters + ", queued=" + queued
+                + (limit > 0 ? ", limit=" + limit : "") + "]";
     }
 
     /** Builds a {@link LockInfo}: free, waiters unknown, no queue, no limit until set. */

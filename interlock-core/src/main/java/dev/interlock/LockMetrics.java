@@ -15,7 +15,7 @@ package dev.interlock;
  */
 public interface LockMetrics {
     /** Records nothing; the space then does no work for metrics at all. */
-    LockMetrics NONE = new LockMetrics() { };
+    LockMetrics NONE = new LockMetrics() {};
 
     /**
      * An acquisition succeeded.
@@ -23,28 +23,23 @@ public interface LockMetrics {
      * @param waitNanos time from the request to the try that succeeded (0 for the first try)
      * @param contended true if an earlier try of this acquisition found the lock busy
      */
-    default void acquired(String backend, String name, Mode mode, long waitNanos, boolean contended) {
-    }
+    default void acquired(String backend, String name, Mode mode, long waitNanos, boolean contended) {}
 
     /**
      * An acquisition gave up with nothing held: a try without waiting found the lock busy
      * ({@code tryOnly}), or a wait ran out. Not called for an interrupted wait.
      */
-    default void timedOut(String backend, String name, Mode mode, long waitNanos, boolean tryOnly) {
-    }
+    default void timedOut(String backend, String name, Mode mode, long waitNanos, boolean tryOnly) {}
 
     /** A held lock was released by its holder (closed), after {@code holdNanos} held. */
-    default void released(String backend, String name, Mode mode, long holdNanos) {
-    }
+    default void released(String backend, String name, Mode mode, long holdNanos) {}
 
     /**
      * A renewal of a held lease failed without proving the lock gone (the backend unreachable, a
      * timeout): the lease stays valid until its deadline and renewal is retried.
      */
-    default void renewFailed(String backend, String name, Mode mode, RuntimeException cause) {
-    }
+    default void renewFailed(String backend, String name, Mode mode, RuntimeException cause) {}
 
     /** A held lease was lost (ran out while renewal failed, broken, lock file replaced), after {@code holdNanos} held. */
-    default void lost(String backend, String name, Mode mode, long holdNanos) {
-    }
+    default void lost(String backend, String name, Mode mode, long holdNanos) {}
 }

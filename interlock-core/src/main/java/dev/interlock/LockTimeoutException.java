@@ -16,7 +16,8 @@ public class LockTimeoutException extends LockException {
         this(backend, lockName, waited, message, List.of());
     }
 
-    public LockTimeoutException(String backend, String lockName, Duration waited, String message, List<HolderInfo> blockers) {
+    public LockTimeoutException(
+            String backend, String lockName, Duration waited, String message, List<HolderInfo> blockers) {
         super(backend, lockName, message, null);
         this.waited = waited;
         this.blockers = List.copyOf(blockers);

@@ -71,6 +71,7 @@ public final class LockView implements Lock {
 
     /** The owner's hold count and lease: read and written by the owner thread only. */
     private int holds;
+
     private Lease lease;
 
     LockView(LockSpace space, String name, Mode mode) {
@@ -124,9 +125,14 @@ public final class LockView implements Lock {
         }
         // Not closed: a lease lost at its loss point stays the core's, kept from others until its end.
         drop();
-        throw new LockLostException(space.uri(), name, space.uri() + " - " + LockNames.quote(name)
-                + " was locked again by its holder, but its lease (token " + held.token() + ") is no longer valid: the thread"
-                + " no longer holds it", null);
+        throw new LockLostException(
+                space.uri(),
+                name,
+                space.uri() + " - " + LockNames.quote(name)
+                        + " was locked again by its holder, but its lease (token " + held.token()
+                        + ") is no longer valid: the thread"
+                        + " no longer holds it",
+                null);
     }
 
     private void held(Lease l) {
@@ -241,7 +247,7 @@ public final class LockView implements Lock {
         }
     }
 
-    private static final Consumer<LockRequest> NO_OPTIONS = r -> { };
+    private static final Consumer<LockRequest> NO_OPTIONS = r -> {};
 
     private LockRequest request(Consumer<? super LockRequest> options) {
         LockRequest r = space.lock(name);
@@ -267,7 +273,8 @@ public final class LockView implements Lock {
     /** Not supported: a lock shared by processes has no condition queues. */
     @Override
     public Condition newCondition() {
-        throw new UnsupportedOperationException("a lock shared by processes has no conditions; use a queue or a notification instead");
+        throw new UnsupportedOperationException(
+                "a lock shared by processes has no conditions; use a queue or a notification instead");
     }
 
     @Override

@@ -34,7 +34,8 @@ public enum Mode {
             case "EXCLUSIVE":
                 return EXCLUSIVE;
             default:
-                throw new IllegalArgumentException("unknown lock mode '" + text + "': use SH (shared) or EX (exclusive)");
+                throw new IllegalArgumentException(
+                        "unknown lock mode '" + text + "': use SH (shared) or EX (exclusive)");
         }
     }
 }

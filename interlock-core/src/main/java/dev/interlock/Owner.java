@@ -25,7 +25,8 @@ public final class Owner {
         this.processStart = processStart;
         this.nonce = Objects.requireNonNull(nonce, "nonce");
         if (host.indexOf(':') >= 0 || nonce.indexOf(':') >= 0) {
-            throw new IllegalArgumentException("owner host and nonce must not contain ':' (host=" + host + ", nonce=" + nonce + ")");
+            throw new IllegalArgumentException(
+                    "owner host and nonce must not contain ':' (host=" + host + ", nonce=" + nonce + ")");
         }
         this.id = host + ':' + pid + ':' + processStart + ':' + nonce;
     }
@@ -48,7 +49,8 @@ public final class Owner {
         try {
             return new Owner(parts[0], Long.parseLong(parts[1]), Long.parseLong(parts[2]), parts[3]);
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("owner id '" + id + "' is not of the form host:pid:start:nonce (pid and start are numbers)");
+            throw new IllegalArgumentException(
+                    "owner id '" + id + "' is not of the form host:pid:start:nonce (pid and start are numbers)");
         }
     }
 

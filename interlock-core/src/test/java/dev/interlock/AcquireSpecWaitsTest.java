@@ -8,7 +8,6 @@ import dev.interlock.spi.Attempt;
 import dev.interlock.spi.BackendConfig;
 import dev.interlock.spi.LockBackend;
 import dev.interlock.spi.LockBackendProvider;
-
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
@@ -29,7 +28,10 @@ class AcquireSpecWaitsTest {
             space.lock("a").acquire(Duration.ZERO).close();
         }
         assertThat(SEEN).extracting(AcquireSpec::waits).containsExactly(false, true, true, false);
-        assertThat(AcquireSpec.builder("a", Mode.EXCLUSIVE, Owner.newAcquisition()).build().waits()).isFalse();
+        assertThat(AcquireSpec.builder("a", Mode.EXCLUSIVE, Owner.newAcquisition())
+                        .build()
+                        .waits())
+                .isFalse();
     }
 
     @Test
@@ -51,10 +53,14 @@ class AcquireSpecWaitsTest {
     void aGrantThatCameTooLate_isGivenBack_andNeverReturned() throws Exception {
         AGE_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(20);
         try (LockSpace space = Interlock.open("spec-recorder:late")) {
-            assertThat(space.lock("a").lease(Duration.ofSeconds(30)).tryAcquire()).as("a single try").isEmpty();
+            assertThat(space.lock("a").lease(Duration.ofSeconds(30)).tryAcquire())
+                    .as("a single try")
+                    .isEmpty();
             assertThat(space.status("a").holders()).as("given back").isEmpty();
-            org.assertj.core.api.Assertions.assertThatThrownBy(() -> space.lock("a").lease(Duration.ofSeconds(30))
-                    .acquire(Duration.ofMillis(200))).isInstanceOf(LockTimeoutException.class).hasMessageContaining("too late")
+            org.assertj.core.api.Assertions.assertThatThrownBy(
+                            () -> space.lock("a").lease(Duration.ofSeconds(30)).acquire(Duration.ofMillis(200)))
+                    .isInstanceOf(LockTimeoutException.class)
+                    .hasMessageContaining("too late")
                     .hasMessageContaining("given back");
             assertThat(space.status("a").holders()).isEmpty();
             AGE_NANOS = 0;
@@ -76,15 +82,22 @@ class AcquireSpecWaitsTest {
             for (int i = 0; i < 3; i++) {
                 assertThat(space.tryAcquire("a")).isEmpty();
             }
-            assertThat(BLOCKERS_ASKED).as("blockers() asked by busy single tries").hasValue(0);
-            org.assertj.core.api.Assertions.assertThatThrownBy(() -> space.lock("a").acquire(Duration.ZERO))
-                    .isInstanceOf(LockTimeoutException.class).hasMessageContaining("is busy");
-            assertThat(BLOCKERS_ASKED).as("a timed acquire still says who blocked it").hasValue(1);
+            assertThat(BLOCKERS_ASKED)
+                    .as("blockers() asked by busy single tries")
+                    .hasValue(0);
+            org.assertj.core.api.Assertions.assertThatThrownBy(
+                            () -> space.lock("a").acquire(Duration.ZERO))
+                    .isInstanceOf(LockTimeoutException.class)
+                    .hasMessageContaining("is busy");
+            assertThat(BLOCKERS_ASKED)
+                    .as("a timed acquire still says who blocked it")
+                    .hasValue(1);
             held.close();
         }
     }
 
-    static final java.util.concurrent.atomic.AtomicInteger BLOCKERS_ASKED = new java.util.concurrent.atomic.AtomicInteger();
+    static final java.util.concurrent.atomic.AtomicInteger BLOCKERS_ASKED =
+            new java.util.concurrent.atomic.AtomicInteger();
 
     static volatile long AGE_NANOS;
 
@@ -104,7 +117,8 @@ class AcquireSpecWaitsTest {
 
         @Override
         public LockBackend open(BackendConfig config) {
-            LockBackend mem = new MemoryBackendProvider().open(BackendConfig.builder("mem:" + config.location()).build());
+            LockBackend mem = new MemoryBackendProvider()
+                    .open(BackendConfig.builder("mem:" + config.location()).build());
             return new LockBackend() {
                 @Override
                 public String description() {
@@ -124,32 +138,35 @@ class AcquireSpecWaitsTest {
                         @Override
                         public java.util.Optional<dev.interlock.spi.Grant> tryAcquire() {
                             long age = AGE_NANOS;
-                            return a.tryAcquire().map(g -> age == 0 ? g : new dev.interlock.spi.Grant() {
-                                @Override
-                                public long token() {
-                                    return g.token();
-                                }
+                            return a.tryAcquire()
+                                    .map(g -> age == 0
+                                            ? g
+                                            : new dev.interlock.spi.Grant() {
+                                                @Override
+                                                public long token() {
+                                                    return g.token();
+                                                }
 
-                                @Override
-                                public java.time.Instant acquiredAt() {
-                                    return g.acquiredAt();
-                                }
+                                                @Override
+                                                public java.time.Instant acquiredAt() {
+                                                    return g.acquiredAt();
+                                                }
 
-                                @Override
-                                public long leaseAgeNanos() {
-                                    return age;
-                                }
+                                                @Override
+                                                public long leaseAgeNanos() {
+                                                    return age;
+                                                }
 
-                                @Override
-                                public void renew(Duration lease) {
-                                    g.renew(lease);
-                                }
+                                                @Override
+                                                public void renew(Duration lease) {
+                                                    g.renew(lease);
+                                                }
 
-                                @Override
-                                public void release() {
-                                    g.release();
-                                }
-                            });
+                                                @Override
+                                                public void release() {
+                                                    g.release();
+                                                }
+                                            });
                         }
 
                         @Override

@@ -52,9 +52,11 @@ class LockViewTest {
                 return e;
             }
         });
-        assertThat(unlock.get(10, TimeUnit.SECONDS)).isInstanceOf(IllegalMonitorStateException.class)
+        assertThat(unlock.get(10, TimeUnit.SECONDS))
+                .isInstanceOf(IllegalMonitorStateException.class)
                 .hasMessageContaining("'job' is not held by this thread");
-        assertThat(CompletableFuture.supplyAsync(lock::tryLock).get(10, TimeUnit.SECONDS)).isFalse();
+        assertThat(CompletableFuture.supplyAsync(lock::tryLock).get(10, TimeUnit.SECONDS))
+                .isFalse();
         CountDownLatch got = new CountDownLatch(1);
         Thread other = new Thread(() -> {
             lock.lock();
@@ -85,7 +87,9 @@ class LockViewTest {
         t.start();
         t.join(10_000);
         assertThat(interruptedSeen).isTrue();
-        assertThat(second.tryLock(50, TimeUnit.MILLISECONDS)).as("two views of one name exclude each other").isFalse();
+        assertThat(second.tryLock(50, TimeUnit.MILLISECONDS))
+                .as("two views of one name exclude each other")
+                .isFalse();
         assertThatThrownBy(lock::newCondition).isInstanceOf(UnsupportedOperationException.class);
         lock.unlock();
         assertThat(second.tryLock(5, TimeUnit.SECONDS)).isTrue();
@@ -108,8 +112,11 @@ class LockViewTest {
         LockView lock = locks.asLock("job");
         assertThat(lock.isLocked()).isFalse();
         lock.lock();
-        assertThat(CompletableFuture.supplyAsync(lock::isLocked).get(10, TimeUnit.SECONDS)).as("seen from another thread").isTrue();
-        assertThat(CompletableFuture.supplyAsync(lock::isHeldByCurrentThread).get(10, TimeUnit.SECONDS)).isFalse();
+        assertThat(CompletableFuture.supplyAsync(lock::isLocked).get(10, TimeUnit.SECONDS))
+                .as("seen from another thread")
+                .isTrue();
+        assertThat(CompletableFuture.supplyAsync(lock::isHeldByCurrentThread).get(10, TimeUnit.SECONDS))
+                .isFalse();
         lock.unlock();
         assertThat(lock.isLocked()).isFalse();
     }
@@ -121,7 +128,9 @@ class LockViewTest {
         try (LockSpace timed = Interlock.builder("mem:" + ns2).ticker(now::get).open()) {
             LockView lock = timed.asLock("job");
             CountDownLatch lost = new CountDownLatch(1);
-            assertThat(lock.tryLock(Duration.ZERO, r -> r.lease(Duration.ofSeconds(2)).fixedLease())).isTrue();
+            assertThat(lock.tryLock(
+                            Duration.ZERO, r -> r.lease(Duration.ofSeconds(2)).fixedLease()))
+                    .isTrue();
             Lease lease = lock.lease().orElseThrow();
             lock.lock(r -> r.lease(Duration.ofHours(1)));
             assertThat(lock.getHoldCount()).isEqualTo(2);
@@ -129,14 +138,22 @@ class LockViewTest {
             now.addAndGet(Duration.ofMillis(1500).toNanos());
             assertThat(lease.isValid()).isTrue();
             now.addAndGet(Duration.ofMillis(100).toNanos());
-            assertThat(lease.isValid()).as("the 2s fixed lease of the options reached its loss point").isFalse();
+            assertThat(lease.isValid())
+                    .as("the 2s fixed lease of the options reached its loss point")
+                    .isFalse();
             lock.unlock();
             lock.unlock();
             lock.lockInterruptibly(r -> r.onLost(e -> lost.countDown()).mode(Mode.SHARED));
-            assertThat(lock.lease().orElseThrow().mode()).as("the view's mode wins over the options'").isEqualTo(Mode.EXCLUSIVE);
-            MemoryBackend.of(ns2).orElseThrow().reportLoss("job", lock.lease().orElseThrow().owner().id(), "test");
+            assertThat(lock.lease().orElseThrow().mode())
+                    .as("the view's mode wins over the options'")
+                    .isEqualTo(Mode.EXCLUSIVE);
+            MemoryBackend.of(ns2)
+                    .orElseThrow()
+                    .reportLoss("job", lock.lease().orElseThrow().owner().id(), "test");
             lock.unlock();
-            assertThat(lost.await(10, TimeUnit.SECONDS)).as("the listener of the options was told").isTrue();
+            assertThat(lost.await(10, TimeUnit.SECONDS))
+                    .as("the listener of the options was told")
+                    .isTrue();
         } finally {
             MemoryBackend.forget(ns2);
         }
@@ -148,7 +165,8 @@ class LockViewTest {
         String ns2 = UUID.randomUUID().toString();
         try (LockSpace timed = Interlock.builder("mem:" + ns2).ticker(now::get).open()) {
             LockView lock = timed.asLock("leader");
-            assertThat(lock.tryLock(Duration.ZERO, r -> r.lease(Duration.ofSeconds(10)))).isTrue();
+            assertThat(lock.tryLock(Duration.ZERO, r -> r.lease(Duration.ofSeconds(10))))
+                    .isTrue();
             long token = lock.lease().orElseThrow().token();
             now.addAndGet(Duration.ofSeconds(5).toNanos());
             assertThat(lock.tryLock()).as("a heartbeat within the lease").isTrue();
@@ -160,7 +178,9 @@ class LockViewTest {
             assertThat(lock.tryLock()).as("a new acquisition").isTrue();
             assertThat(lock.lease().orElseThrow().token()).isGreaterThan(token);
             now.addAndGet(Duration.ofSeconds(25).toNanos()); // past the loss point of the default 30s lease
-            assertThatThrownBy(lock::lock).isInstanceOf(LockLostException.class).hasMessageContaining("no longer valid");
+            assertThatThrownBy(lock::lock)
+                    .isInstanceOf(LockLostException.class)
+                    .hasMessageContaining("no longer valid");
             assertThat(lock.isLocked()).isFalse();
         } finally {
             MemoryBackend.forget(ns2);

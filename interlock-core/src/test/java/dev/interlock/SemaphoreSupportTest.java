@@ -19,10 +19,14 @@ class SemaphoreSupportTest {
                     .hasMessageContaining("semaphores are not supported by mem:no-semaphores yet");
             assertThatThrownBy(() -> space.lock("imports").limit(3).acquire(Duration.ofSeconds(5)))
                     .isInstanceOf(UnsupportedOperationException.class);
-            assertThat(AcquireSpecWaitsTest.SEEN).as("nothing reached the backend").isEmpty();
+            assertThat(AcquireSpecWaitsTest.SEEN)
+                    .as("nothing reached the backend")
+                    .isEmpty();
             space.tryAcquire("imports").orElseThrow().close();
         }
-        assertThat(AcquireSpecWaitsTest.SEEN).singleElement().satisfies(s -> assertThat(s.limit()).as("a plain lock").isZero());
+        assertThat(AcquireSpecWaitsTest.SEEN)
+                .singleElement()
+                .satisfies(s -> assertThat(s.limit()).as("a plain lock").isZero());
     }
 
     @Test

@@ -2,9 +2,6 @@ package dev.interlock;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.interlock.Interlock;
-import dev.interlock.Lease;
-import dev.interlock.LockSpace;
 import dev.interlock.mem.MemoryBackend;
 import dev.interlock.testkit.FakeTicker;
 import dev.interlock.testkit.ManualScheduler;
@@ -18,8 +15,12 @@ class HoldAtLeastTest {
     final FakeTicker ticker = new FakeTicker();
     final ManualScheduler scheduler = new ManualScheduler(ticker);
     final String ns = UUID.randomUUID().toString();
-    final LockSpace locks = Interlock.builder("mem:" + ns).ticker(ticker).scheduler(scheduler).executor(scheduler)
-            .defaultLease(Duration.ofSeconds(30)).open();
+    final LockSpace locks = Interlock.builder("mem:" + ns)
+            .ticker(ticker)
+            .scheduler(scheduler)
+            .executor(scheduler)
+            .defaultLease(Duration.ofSeconds(30))
+            .open();
 
     @AfterEach
     void close() {
@@ -34,7 +35,11 @@ class HoldAtLeastTest {
         l.close();
         assertThat(locks.tryAcquire("job")).as("kept 7s more").isEmpty();
         ticker.advance(Duration.ofMillis(7100));
-        assertThat(locks.tryAcquire("job")).as("free once 10s passed").isPresent().get().satisfies(Lease::close);
+        assertThat(locks.tryAcquire("job"))
+                .as("free once 10s passed")
+                .isPresent()
+                .get()
+                .satisfies(Lease::close);
     }
 
     @Test
@@ -45,6 +50,8 @@ class HoldAtLeastTest {
         assertThat(locks.tryAcquire("job")).isPresent().get().satisfies(Lease::close);
         Lease plain = locks.tryAcquire("job").orElseThrow();
         plain.close();
-        assertThat(locks.status("job").isFree()).as("without holdAtLeast, close releases").isTrue();
+        assertThat(locks.status("job").isFree())
+                .as("without holdAtLeast, close releases")
+                .isTrue();
     }
 }

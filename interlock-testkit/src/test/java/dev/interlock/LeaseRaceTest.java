@@ -2,11 +2,6 @@ package dev.interlock;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.interlock.Interlock;
-import dev.interlock.Lease;
-import dev.interlock.LockBackendException;
-import dev.interlock.LockLostException;
-import dev.interlock.LockSpace;
 import dev.interlock.mem.MemoryBackend;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -40,8 +35,12 @@ class LeaseRaceTest {
 
     @BeforeEach
     void open() {
-        // Listeners and the release after a loss run on a direct executor, so each round is complete when its threads are.
-        locks = Interlock.builder("mem:" + ns).executor(Runnable::run).defaultLease(Duration.ofMinutes(5)).open();
+        // Listeners and the release after a loss run on a direct executor, so each round is complete when its threads
+        // are.
+        locks = Interlock.builder("mem:" + ns)
+                .executor(Runnable::run)
+                .defaultLease(Duration.ofMinutes(5))
+                .open();
         backend = MemoryBackend.of(ns).orElseThrow();
         pool = Executors.newFixedThreadPool(5);
     }

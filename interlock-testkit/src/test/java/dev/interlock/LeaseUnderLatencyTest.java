@@ -3,10 +3,6 @@ package dev.interlock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.interlock.Interlock;
-import dev.interlock.Lease;
-import dev.interlock.LockLostException;
-import dev.interlock.LockSpace;
 import dev.interlock.mem.MemoryBackend;
 import dev.interlock.testkit.FakeClock;
 import dev.interlock.testkit.FakeTicker;
@@ -38,7 +34,12 @@ class LeaseUnderLatencyTest {
 
     @BeforeEach
     void open() {
-        locks = Interlock.builder("mem:" + ns).ticker(ticker).clock(wall).scheduler(timer).defaultLease(Duration.ofSeconds(30)).open();
+        locks = Interlock.builder("mem:" + ns)
+                .ticker(ticker)
+                .clock(wall)
+                .scheduler(timer)
+                .defaultLease(Duration.ofSeconds(30))
+                .open();
         backend = MemoryBackend.of(ns).orElseThrow();
     }
 
@@ -65,7 +66,8 @@ class LeaseUnderLatencyTest {
             assertThat(until).isEqualTo(wall.instant().plusSeconds(20));
         }
         Arrays.sort(nanos);
-        assertThat(Duration.ofNanos(nanos[nanos.length / 2])).as("median of isValid()+validUntil() while the renewal hangs")
+        assertThat(Duration.ofNanos(nanos[nanos.length / 2]))
+                .as("median of isValid()+validUntil() while the renewal hangs")
                 .isLessThan(Duration.ofMillis(1));
         assertThat(backend.calls().renewals()).as("still the one hung renewal").isEqualTo(1);
     }
@@ -80,7 +82,9 @@ class LeaseUnderLatencyTest {
         assertThat(l.isValid()).isTrue();
         assertThat(told).isEmpty();
         timer.advance(Duration.ofSeconds(1)); // 24s = the loss point of a 30s lease
-        assertThat(l.isValid()).as("lost on the timer, not when the call returns").isFalse();
+        assertThat(l.isValid())
+                .as("lost on the timer, not when the call returns")
+                .isFalse();
         await().atMost(Timing.seconds(10)).until(() -> told.size() == 1);
         assertThat(told.get(0)).hasMessageContaining("renewal did not answer in time");
     }
@@ -90,13 +94,17 @@ class LeaseUnderLatencyTest {
         // Enough hung renewals to occupy every backend thread of the space...
         List<Lease> hung = new ArrayList<>();
         for (int i = 0; i < 6; i++) {
-            hung.add(locks.lock("hang-" + i).lease(Duration.ofSeconds(600)).tryAcquire().orElseThrow());
+            hung.add(locks.lock("hang-" + i)
+                    .lease(Duration.ofSeconds(600))
+                    .tryAcquire()
+                    .orElseThrow());
         }
         backend.pause("hang");
         timer.advance(Duration.ofSeconds(200));
         await().atMost(Timing.seconds(10)).until(() -> backend.calls().renewals() >= 4);
         // ...then a short lease whose renewals fail: its loss must still be noticed and told on time.
-        Lease other = locks.lock("other").lease(Duration.ofSeconds(10)).tryAcquire().orElseThrow();
+        Lease other =
+                locks.lock("other").lease(Duration.ofSeconds(10)).tryAcquire().orElseThrow();
         List<LockLostException> told = new CopyOnWriteArrayList<>();
         other.onLost(told::add);
         backend.cut();

@@ -3,13 +3,9 @@ package dev.interlock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.interlock.Interlock;
-import dev.interlock.Lease;
-import dev.interlock.LockLostException;
-import dev.interlock.LockSpace;
+import dev.interlock.mem.MemoryBackend;
 import dev.interlock.testkit.FakeClock;
 import dev.interlock.testkit.FakeTicker;
-import dev.interlock.mem.MemoryBackend;
 import dev.interlock.testkit.ManualScheduler;
 import java.time.Duration;
 import java.time.Instant;
@@ -32,7 +28,13 @@ class LeaseWatchdogTest {
     @BeforeEach
     void open() {
         ns = UUID.randomUUID().toString();
-        locks = Interlock.builder("mem:" + ns).ticker(ticker).clock(wall).scheduler(scheduler).executor(scheduler).defaultLease(Duration.ofSeconds(30)).open();
+        locks = Interlock.builder("mem:" + ns)
+                .ticker(ticker)
+                .clock(wall)
+                .scheduler(scheduler)
+                .executor(scheduler)
+                .defaultLease(Duration.ofSeconds(30))
+                .open();
         backend = MemoryBackend.of(ns).orElseThrow();
     }
 
@@ -66,9 +68,13 @@ class LeaseWatchdogTest {
         backend.cut();
         scheduler.advance(Duration.ofSeconds(29));
         assertThat(told).hasSize(1);
-        assertThat(told.get(0)).hasMessageContaining("renewal kept failing").hasCauseInstanceOf(dev.interlock.LockBackendException.class);
+        assertThat(told.get(0))
+                .hasMessageContaining("renewal kept failing")
+                .hasCauseInstanceOf(dev.interlock.LockBackendException.class);
         Duration toldAfter = Duration.ofNanos(toldAt[0] - start);
-        assertThat(toldAfter).as("told before the 30s lease ran out, with margin").isLessThanOrEqualTo(Duration.ofSeconds(24));
+        assertThat(toldAfter)
+                .as("told before the 30s lease ran out, with margin")
+                .isLessThanOrEqualTo(Duration.ofSeconds(24));
         assertThat(l.isValid()).isFalse();
         assertThat(backend.calls().renewals()).as("retried before giving up").isGreaterThanOrEqualTo(3);
     }
@@ -103,7 +109,11 @@ class LeaseWatchdogTest {
 
     @Test
     void fixedLease_isNotRenewed_andIsLostBeforeItsEnd() {
-        Lease l = locks.lock("job").lease(Duration.ofSeconds(10)).fixedLease().tryAcquire().orElseThrow();
+        Lease l = locks.lock("job")
+                .lease(Duration.ofSeconds(10))
+                .fixedLease()
+                .tryAcquire()
+                .orElseThrow();
         List<LockLostException> told = new ArrayList<>();
         l.onLost(told::add);
         scheduler.advance(Duration.ofSeconds(7));
@@ -119,46 +129,69 @@ class LeaseWatchdogTest {
         ticker.advance(Duration.ofMillis(7999));
         assertThat(l.isValid()).isTrue();
         ticker.advance(Duration.ofMillis(1));
-        assertThat(l.isValid()).as("a paused watchdog does not extend validity past the loss point (8s of 10s)").isFalse();
+        assertThat(l.isValid())
+                .as("a paused watchdog does not extend validity past the loss point (8s of 10s)")
+                .isFalse();
     }
 
-    // ---------------------------------------------------------------- the lease rule: lost at the loss point, kept until the end
+    // ---------------------------------------------------------------- the lease rule: lost at the loss point, kept
+    // until the end
 
     @Test
     void fixedLease_lostAtItsLossPoint_isKeptFromOthersUntilItsEnd() {
-        Lease l = locks.lock("job").lease(Duration.ofSeconds(10)).fixedLease().tryAcquire().orElseThrow();
+        Lease l = locks.lock("job")
+                .lease(Duration.ofSeconds(10))
+                .fixedLease()
+                .tryAcquire()
+                .orElseThrow();
         List<LockLostException> told = new ArrayList<>();
         l.onLost(told::add);
         scheduler.advance(Duration.ofSeconds(8));
         assertThat(told).as("told at the loss point").hasSize(1);
         assertThat(l.isValid()).isFalse();
         scheduler.advance(Duration.ofMillis(1999));
-        assertThat(backend.calls().releases()).as("not released before the end of the lease").isZero();
-        assertThat(locks.tryAcquire("job")).as("nobody else enters before lockAtMostFor").isEmpty();
+        assertThat(backend.calls().releases())
+                .as("not released before the end of the lease")
+                .isZero();
+        assertThat(locks.tryAcquire("job"))
+                .as("nobody else enters before lockAtMostFor")
+                .isEmpty();
         scheduler.advance(Duration.ofMillis(1));
         assertThat(backend.calls().releases()).as("released at its end").isEqualTo(1);
         locks.tryAcquire("job").orElseThrow().close();
         l.close();
         assertThat(told).hasSize(1);
-        assertThat(backend.calls().releases()).as("a late close releases nothing more").isEqualTo(2);
+        assertThat(backend.calls().releases())
+                .as("a late close releases nothing more")
+                .isEqualTo(2);
     }
 
     @Test
     void lostAtTheLossPoint_thenClosedByTheHolder_isReleasedAtOnce() {
-        Lease l = locks.lock("job").lease(Duration.ofSeconds(10)).fixedLease().tryAcquire().orElseThrow();
+        Lease l = locks.lock("job")
+                .lease(Duration.ofSeconds(10))
+                .fixedLease()
+                .tryAcquire()
+                .orElseThrow();
         scheduler.advance(Duration.ofMillis(8500));
         assertThat(l.isValid()).isFalse();
         l.close(); // the holder has stopped: others need not wait for the end
         assertThat(backend.calls().releases()).isEqualTo(1);
         locks.tryAcquire("job").orElseThrow().close();
         scheduler.advance(Duration.ofSeconds(5));
-        assertThat(backend.calls().releases()).as("the release at the end does not run again").isEqualTo(2);
+        assertThat(backend.calls().releases())
+                .as("the release at the end does not run again")
+                .isEqualTo(2);
     }
 
     @Test
     void lostAtTheLossPoint_closedBeforeItsHoldAtLeastTime_isKeptUntilThen() {
-        Lease l = locks.lock("job").lease(Duration.ofSeconds(10)).fixedLease().holdAtLeast(Duration.ofSeconds(9))
-                .tryAcquire().orElseThrow();
+        Lease l = locks.lock("job")
+                .lease(Duration.ofSeconds(10))
+                .fixedLease()
+                .holdAtLeast(Duration.ofSeconds(9))
+                .tryAcquire()
+                .orElseThrow();
         scheduler.advance(Duration.ofMillis(8500));
         l.close();
         assertThat(locks.tryAcquire("job")).as("held at least 9s").isEmpty();
@@ -173,7 +206,9 @@ class LeaseWatchdogTest {
         l.onLost(told::add);
         ticker.advance(Duration.ofSeconds(15)); // the whole process was stopped: no timer ran
         l.close();
-        assertThat(told).as("lost before it was closed").singleElement()
+        assertThat(told)
+                .as("lost before it was closed")
+                .singleElement()
                 .satisfies(e -> assertThat(e).hasMessageContaining("not renewed in time"));
         scheduler.advance(Duration.ofMinutes(1));
         l.close();
@@ -189,8 +224,12 @@ class LeaseWatchdogTest {
         l.onLost(told::add);
         ticker.advance(Duration.ofSeconds(15)); // the whole process was stopped: no timer ran
         scheduler.advance(Duration.ZERO); // it runs again: a renewal and the loss check are both overdue
-        assertThat(told).singleElement().satisfies(e -> assertThat(e).hasMessageContaining("was this process paused?")
-                .hasMessageContaining("ran out 5000ms ago").hasMessageNotContaining("did not answer"));
+        assertThat(told)
+                .singleElement()
+                .satisfies(e -> assertThat(e)
+                        .hasMessageContaining("was this process paused?")
+                        .hasMessageContaining("ran out 5000ms ago")
+                        .hasMessageNotContaining("did not answer"));
     }
 
     @Test
@@ -206,7 +245,11 @@ class LeaseWatchdogTest {
 
     @Test
     void pausedPastTheLossPoint_thenRenewed_saysLost_andDoesNotRenew() {
-        Lease l = locks.lock("job").lease(Duration.ofSeconds(10)).fixedLease().tryAcquire().orElseThrow();
+        Lease l = locks.lock("job")
+                .lease(Duration.ofSeconds(10))
+                .fixedLease()
+                .tryAcquire()
+                .orElseThrow();
         List<LockLostException> told = new ArrayList<>();
         l.onLost(told::add);
         ticker.advance(Duration.ofSeconds(9));
@@ -217,7 +260,11 @@ class LeaseWatchdogTest {
 
     @Test
     void wallClockJumps_changeNothing() {
-        Lease l = locks.lock("job").lease(Duration.ofSeconds(10)).fixedLease().tryAcquire().orElseThrow();
+        Lease l = locks.lock("job")
+                .lease(Duration.ofSeconds(10))
+                .fixedLease()
+                .tryAcquire()
+                .orElseThrow();
         wall.advance(Duration.ofHours(5));
         assertThat(l.isValid()).isTrue();
         wall.advance(Duration.ofHours(-10));
@@ -241,26 +288,38 @@ class LeaseWatchdogTest {
     @Test
     void renewedLeaseShorterThan100ms_isRejected_sayingWhatWorks() {
         assertThatThrownBy(() -> locks.lock("job").lease(Duration.ofMillis(50)).tryAcquire())
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least 100ms").hasMessageContaining("fixedLease()");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("at least 100ms")
+                .hasMessageContaining("fixedLease()");
     }
 
     @Test
     void fixedLeaseShorterThan100ms_isHonoured() {
-        Lease l = locks.lock("job").lease(Duration.ofMillis(50)).fixedLease().tryAcquire().orElseThrow();
+        Lease l = locks.lock("job")
+                .lease(Duration.ofMillis(50))
+                .fixedLease()
+                .tryAcquire()
+                .orElseThrow();
         scheduler.advance(Duration.ofMillis(40));
         assertThat(l.isValid()).isFalse();
         assertThat(locks.tryAcquire("job")).isEmpty();
         scheduler.advance(Duration.ofMillis(10));
         locks.tryAcquire("job").orElseThrow().close();
-        assertThatThrownBy(() -> locks.lock("job").lease(Duration.ofNanos(999_999)).fixedLease().tryAcquire())
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least 1ms, was 999µs");
+        assertThatThrownBy(() -> locks.lock("job")
+                        .lease(Duration.ofNanos(999_999))
+                        .fixedLease()
+                        .tryAcquire())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("at least 1ms, was 999µs");
     }
 
     @Test
     void acquire_withTheInterruptFlagSet_throwsEvenIfTheLockIsFree() {
         Thread.currentThread().interrupt();
         assertThatThrownBy(() -> locks.acquire("job", Duration.ofSeconds(1))).isInstanceOf(InterruptedException.class);
-        assertThat(Thread.interrupted()).as("the flag is cleared, as java.util.concurrent does").isFalse();
+        assertThat(Thread.interrupted())
+                .as("the flag is cleared, as java.util.concurrent does")
+                .isFalse();
         assertThat(locks.status("job").isFree()).isTrue();
         Thread.currentThread().interrupt();
         assertThatThrownBy(() -> locks.acquire("job")).isInstanceOf(InterruptedException.class);
@@ -269,7 +328,10 @@ class LeaseWatchdogTest {
 
     @Test
     void builder_optionSetTwice_namesTheEarlierValue() {
-        assertThatThrownBy(() -> Interlock.builder("mem:x").defaultLease(Duration.ofSeconds(5)).defaultLease(Duration.ofSeconds(6)))
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("PT5S");
+        assertThatThrownBy(() -> Interlock.builder("mem:x")
+                        .defaultLease(Duration.ofSeconds(5))
+                        .defaultLease(Duration.ofSeconds(6)))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("PT5S");
     }
 }

@@ -2,11 +2,6 @@ package dev.interlock;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.interlock.Interlock;
-import dev.interlock.Lease;
-import dev.interlock.LockMetrics;
-import dev.interlock.LockSpace;
-import dev.interlock.Mode;
 import dev.interlock.mem.MemoryBackend;
 import dev.interlock.testkit.FakeTicker;
 import dev.interlock.testkit.ManualScheduler;
@@ -28,7 +23,8 @@ class LockMetricsTest {
     final LockMetrics recording = new LockMetrics() {
         @Override
         public void acquired(String backend, String name, Mode mode, long waitNanos, boolean contended) {
-            events.add("acquired " + backend + " " + name + " " + mode.shortName() + " wait=" + waitNanos + " contended=" + contended);
+            events.add("acquired " + backend + " " + name + " " + mode.shortName() + " wait=" + waitNanos
+                    + " contended=" + contended);
         }
 
         @Override
@@ -53,8 +49,13 @@ class LockMetricsTest {
     };
 
     LockSpace open(LockMetrics metrics) {
-        locks = Interlock.builder("mem:" + ns).ticker(ticker).scheduler(scheduler).executor(scheduler)
-                .defaultLease(Duration.ofSeconds(30)).metrics(metrics).open();
+        locks = Interlock.builder("mem:" + ns)
+                .ticker(ticker)
+                .scheduler(scheduler)
+                .executor(scheduler)
+                .defaultLease(Duration.ofSeconds(30))
+                .metrics(metrics)
+                .open();
         return locks;
     }
 
@@ -76,14 +77,18 @@ class LockMetricsTest {
         MemoryBackend.of(ns).orElseThrow().cut();
         scheduler.advance(Duration.ofSeconds(25));
         assertThat(m.isValid()).isFalse();
-        assertThat(events).startsWith(
-                "acquired mem job EX wait=0 contended=false",
-                "timedOut job tryOnly=true",
-                "released job hold=PT2S",
-                "acquired mem job EX wait=0 contended=false",
-                "renewFailed job");
+        assertThat(events)
+                .startsWith(
+                        "acquired mem job EX wait=0 contended=false",
+                        "timedOut job tryOnly=true",
+                        "released job hold=PT2S",
+                        "acquired mem job EX wait=0 contended=false",
+                        "renewFailed job");
         assertThat(events).endsWith("lost job hold=PT24S");
-        assertThat(events).filteredOn(e -> e.startsWith("released")).as("a second close and a loss release nothing").hasSize(1);
+        assertThat(events)
+                .filteredOn(e -> e.startsWith("released"))
+                .as("a second close and a loss release nothing")
+                .hasSize(1);
         assertThat(events).filteredOn(e -> e.startsWith("lost")).hasSize(1);
     }
 

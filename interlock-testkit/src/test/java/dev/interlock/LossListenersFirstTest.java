@@ -3,10 +3,6 @@ package dev.interlock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.interlock.Interlock;
-import dev.interlock.Lease;
-import dev.interlock.LockLostException;
-import dev.interlock.LockSpace;
 import dev.interlock.mem.MemoryBackend;
 import java.time.Duration;
 import java.util.List;
@@ -27,7 +23,8 @@ import org.junit.jupiter.api.Test;
  */
 class LossListenersFirstTest {
     final String ns = UUID.randomUUID().toString();
-    final LockSpace locks = Interlock.builder("mem:" + ns).defaultLease(Duration.ofMinutes(5)).open();
+    final LockSpace locks =
+            Interlock.builder("mem:" + ns).defaultLease(Duration.ofMinutes(5)).open();
 
     @AfterEach
     void close() {
@@ -50,8 +47,13 @@ class LossListenersFirstTest {
             }
             told.add(e);
         });
-        assertThat(MemoryBackend.of(ns).orElseThrow().reportLoss("pushed", l.owner().id(), "the test said so")).isTrue();
-        assertThat(entered.await(30, TimeUnit.SECONDS)).as("the listener started on the notifier").isTrue();
+        assertThat(MemoryBackend.of(ns)
+                        .orElseThrow()
+                        .reportLoss("pushed", l.owner().id(), "the test said so"))
+                .isTrue();
+        assertThat(entered.await(30, TimeUnit.SECONDS))
+                .as("the listener started on the notifier")
+                .isTrue();
 
         CompletableFuture<Integer> toldWhenThrown = CompletableFuture.supplyAsync(() -> {
             try {
@@ -64,14 +66,17 @@ class LossListenersFirstTest {
         try {
             // Before the listener may finish, renew() must still be waiting for it.
             int early = toldWhenThrown.get(300, TimeUnit.MILLISECONDS);
-            throw new AssertionError("renew() returned or threw while the listener was still running (listeners told: " + early + ")");
+            throw new AssertionError(
+                    "renew() returned or threw while the listener was still running (listeners told: " + early + ")");
         } catch (TimeoutException expected) {
             // still waiting for the listener, as it must
         } catch (ExecutionException e) {
             throw new AssertionError(e.getCause());
         }
         finish.countDown();
-        assertThat(toldWhenThrown.get(30, TimeUnit.SECONDS)).as("listeners told when renew() threw").isEqualTo(1);
+        assertThat(toldWhenThrown.get(30, TimeUnit.SECONDS))
+                .as("listeners told when renew() threw")
+                .isEqualTo(1);
         assertThatThrownBy(l::renew).isInstanceOf(LockLostException.class);
         assertThat(told).hasSize(1);
     }

@@ -24,8 +24,13 @@ class MemSemaphoreContractTest extends SemaphoreContract {
     /** A fresh namespace: mem: keeps time on the ticker of the first space opened on it. */
     @Override
     protected Optional<List<LockSpace>> openOnFakeTime(FakeTicker ticker, ManualScheduler timer) {
-        LockSpace first = Interlock.builder("mem:" + fakeTimeNs).ticker(ticker).scheduler(timer).executor(timer).open();
-        return Optional.of(List.of(first, Interlock.builder("mem:" + fakeTimeNs).ticker(ticker).open()));
+        LockSpace first = Interlock.builder("mem:" + fakeTimeNs)
+                .ticker(ticker)
+                .scheduler(timer)
+                .executor(timer)
+                .open();
+        return Optional.of(List.of(
+                first, Interlock.builder("mem:" + fakeTimeNs).ticker(ticker).open()));
     }
 
     @AfterEach

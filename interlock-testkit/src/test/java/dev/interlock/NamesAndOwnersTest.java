@@ -3,9 +3,6 @@ package dev.interlock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.interlock.InvalidLockNameException;
-import dev.interlock.Mode;
-import dev.interlock.Owner;
 import dev.interlock.spi.support.LockNames;
 import java.util.HashSet;
 import java.util.Set;
@@ -14,14 +11,17 @@ import org.junit.jupiter.api.Test;
 class NamesAndOwnersTest {
     @Test
     void validate_acceptsAnyPrintableUnicode() {
-        for (String n : new String[] {"a", "..", "/", "../../etc/passwd", "日本語", "🔒", " ", "a b", "\u00a0", "x".repeat(1024)}) {
+        for (String n :
+                new String[] {"a", "..", "/", "../../etc/passwd", "日本語", "🔒", " ", "a b", "\u00a0", "x".repeat(1024)
+                }) {
             assertThat(LockNames.validate(n)).isEqualTo(n);
         }
     }
 
     @Test
     void validate_rejectsWithTheRuleAndPosition() {
-        assertThatThrownBy(() -> LockNames.validate("ab\u0007")).isInstanceOf(InvalidLockNameException.class)
+        assertThatThrownBy(() -> LockNames.validate("ab\u0007"))
+                .isInstanceOf(InvalidLockNameException.class)
                 .hasMessage("lock name must not contain control characters, found U+0007 at index 2");
         assertThatThrownBy(() -> LockNames.validate("\u0085")).hasMessageContaining("U+0085");
         assertThatThrownBy(() -> LockNames.validate("a\u007f")).hasMessageContaining("U+007F");

@@ -61,8 +61,11 @@ public class AdapterOverheadBenchmark {
         view = locks.asLock("view");
         registry = new InterlockLockRegistry(locks);
         springLock = registry.obtain("spring");
-        emptyMetrics = Interlock.builder("mem:" + ns).metrics(new LockMetrics() { }).open();
-        micrometer = Interlock.builder("mem:" + ns).metrics(MicrometerLockMetrics.of(new SimpleMeterRegistry())).open();
+        emptyMetrics =
+                Interlock.builder("mem:" + ns).metrics(new LockMetrics() {}).open();
+        micrometer = Interlock.builder("mem:" + ns)
+                .metrics(MicrometerLockMetrics.of(new SimpleMeterRegistry()))
+                .open();
     }
 
     @TearDown(Level.Trial)

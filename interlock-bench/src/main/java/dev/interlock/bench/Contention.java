@@ -40,9 +40,15 @@ public final class Contention {
         Path base = Files.createTempDirectory(Path.of(args.length > 2 ? args[2] : "/var/tmp"), "contention-");
         List<String> kinds = args.length > 3 ? List.of(args).subList(3, args.length) : List.of("raw", "flock", "dir");
         try {
-            System.out.printf(Locale.ROOT, "one lock passed around by N processes for %d s each, lock files under %s; load %s%n",
-                    seconds, base, Files.readString(Path.of("/proc/loadavg")).trim());
-            System.out.printf(Locale.ROOT, "| processes | kind | cycles/s | acquire p50 | acquire p99 | fewest / most cycles of one process |%n");
+            System.out.printf(
+                    Locale.ROOT,
+                    "one lock passed around by N processes for %d s each, lock files under %s; load %s%n",
+                    seconds,
+                    base,
+                    Files.readString(Path.of("/proc/loadavg")).trim());
+            System.out.printf(
+                    Locale.ROOT,
+                    "| processes | kind | cycles/s | acquire p50 | acquire p99 | fewest / most cycles of one process |%n");
             System.out.printf(Locale.ROOT, "|---:|---|---:|---:|---:|---:|%n");
             for (int n : procs) {
                 Map<String, Suite.Contended> results = new LinkedHashMap<>();
@@ -52,15 +58,30 @@ public final class Contention {
                     Suite.Contended first = results.values().iterator().next();
                     String ratio = c == first ? "" : String.format(Locale.ROOT, " (%.2f×)", c.rate() / first.rate());
                     if (c.waits().length == 0) {
-                        System.out.printf(Locale.ROOT, "| %d | %s | 0 | - | - | 0 / 0 |%n", n, Handoff.label(kind, null));
+                        System.out.printf(
+                                Locale.ROOT, "| %d | %s | 0 | - | - | 0 / 0 |%n", n, Handoff.label(kind, null));
                         continue;
                     }
                     String p50 = us(Handoff.pct(c.waits(), 50));
                     String p99 = us(Handoff.pct(c.waits(), 99));
-                    String p99ratio = c == first || first.waits().length == 0 ? "" : String.format(Locale.ROOT, " (%.2f×)",
-                            (double) Handoff.pct(c.waits(), 99) / Math.max(1, Handoff.pct(first.waits(), 99)));
-                    System.out.printf(Locale.ROOT, "| %d | %s | %.0f%s | %s | %s%s | %d / %d |%n", n, Handoff.label(kind, null),
-                            c.rate(), ratio, p50, p99, p99ratio, c.fewest(), c.most());
+                    String p99ratio = c == first || first.waits().length == 0
+                            ? ""
+                            : String.format(
+                                    Locale.ROOT,
+                                    " (%.2f×)",
+                                    (double) Handoff.pct(c.waits(), 99) / Math.max(1, Handoff.pct(first.waits(), 99)));
+                    System.out.printf(
+                            Locale.ROOT,
+                            "| %d | %s | %.0f%s | %s | %s%s | %d / %d |%n",
+                            n,
+                            Handoff.label(kind, null),
+                            c.rate(),
+                            ratio,
+                            p50,
+                            p99,
+                            p99ratio,
+                            c.fewest(),
+                            c.most());
                 }
             }
         } finally {
@@ -69,6 +90,8 @@ public final class Contention {
     }
 
     private static String us(long nanos) {
-        return nanos >= 10_000_000 ? String.format(Locale.ROOT, "%.1f ms", nanos / 1e6) : String.format(Locale.ROOT, "%.0f µs", nanos / 1e3);
+        return nanos >= 10_000_000
+                ? String.format(Locale.ROOT, "%.1f ms", nanos / 1e6)
+                : String.format(Locale.ROOT, "%.0f µs", nanos / 1e3);
     }
 }

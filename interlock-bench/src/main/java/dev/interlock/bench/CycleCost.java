@@ -62,15 +62,22 @@ public final class CycleCost {
         } else {
             throw new IllegalArgumentException("backend must be jdbc or redis, was " + backend);
         }
-        try (server; LockSystem interlock = LockThroughput.open(backend, "interlock", where);
+        try (server;
+                LockSystem interlock = LockThroughput.open(backend, "interlock", where);
                 LockSystem floor = LockThroughput.open(backend, "floor", where);
                 var admin = redis == null ? null : RedisSystems.jedis(where)) {
             LockSystem.Locker a = interlock.newLocker();
             LockSystem.Locker b = floor.newLocker();
             run(a, cycles); // warm-up
             run(b, cycles);
-            System.out.printf(Locale.ROOT, "%s, %d rounds of %d cycles, 1 thread, %d cores, Java %s%n", backend, rounds, cycles,
-                    Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"));
+            System.out.printf(
+                    Locale.ROOT,
+                    "%s, %d rounds of %d cycles, 1 thread, %d cores, Java %s%n",
+                    backend,
+                    rounds,
+                    cycles,
+                    Runtime.getRuntime().availableProcessors(),
+                    System.getProperty("java.version"));
             List<double[]> ours = new ArrayList<>();
             List<double[]> floors = new ArrayList<>();
             Map<String, long[]> ourCommands = null;
@@ -85,14 +92,38 @@ public final class CycleCost {
                 ours.add(i);
                 floorCommands = delta(s0, s1);
                 ourCommands = delta(s1, s2);
-                System.out.printf(Locale.ROOT, "round %d  floor %7.1f us wall, %6.1f us CPU, %6.1f us server   Interlock %7.1f us wall,"
-                        + " %6.1f us CPU, %6.1f us server   ratio %.2f%n", r + 1, f[0], f[1], f[2], i[0], i[1], i[2], i[0] / f[0]);
+                System.out.printf(
+                        Locale.ROOT,
+                        "round %d  floor %7.1f us wall, %6.1f us CPU, %6.1f us server   Interlock %7.1f us wall,"
+                                + " %6.1f us CPU, %6.1f us server   ratio %.2f%n",
+                        r + 1,
+                        f[0],
+                        f[1],
+                        f[2],
+                        i[0],
+                        i[1],
+                        i[2],
+                        i[0] / f[0]);
             }
             System.out.printf(Locale.ROOT, "%nmedian per cycle      wall µs   JVM CPU µs   server CPU µs%n");
-            System.out.printf(Locale.ROOT, "raw floor          %10.1f %12.1f %15.1f%n", median(floors, 0), median(floors, 1), median(floors, 2));
-            System.out.printf(Locale.ROOT, "Interlock          %10.1f %12.1f %15.1f%n", median(ours, 0), median(ours, 1), median(ours, 2));
-            System.out.printf(Locale.ROOT, "ratio              %10.2f %12.2f %15.2f%n", median(ours, 0) / median(floors, 0),
-                    median(ours, 1) / median(floors, 1), median(ours, 2) / median(floors, 2));
+            System.out.printf(
+                    Locale.ROOT,
+                    "raw floor          %10.1f %12.1f %15.1f%n",
+                    median(floors, 0),
+                    median(floors, 1),
+                    median(floors, 2));
+            System.out.printf(
+                    Locale.ROOT,
+                    "Interlock          %10.1f %12.1f %15.1f%n",
+                    median(ours, 0),
+                    median(ours, 1),
+                    median(ours, 2));
+            System.out.printf(
+                    Locale.ROOT,
+                    "ratio              %10.2f %12.2f %15.2f%n",
+                    median(ours, 0) / median(floors, 0),
+                    median(ours, 1) / median(floors, 1),
+                    median(ours, 2) / median(floors, 2));
             if (Boolean.getBoolean("bench.pg.statements") && backend.equals("jdbc")) {
                 statements(where, rounds * cycles + cycles);
             }
@@ -138,7 +169,8 @@ public final class CycleCost {
             try {
                 String comm = Files.readString(p.toPath().resolve("comm")).trim();
                 if (comm.equals("postgres") || comm.startsWith("redis-server")) {
-                    String stat = Files.readString(p.toPath().resolve("schedstat")).trim();
+                    String stat =
+                            Files.readString(p.toPath().resolve("schedstat")).trim();
                     sum += Long.parseLong(stat.substring(0, stat.indexOf(' ')));
                 }
             } catch (IOException | RuntimeException e) {
@@ -154,15 +186,22 @@ public final class CycleCost {
 
     /** Each statement's calls per cycle and its mean planning and execution time (pg_stat_statements). */
     private static void statements(String url, int cycles) throws SQLException {
-        try (Connection c = DriverManager.getConnection(url); Statement st = c.createStatement()) {
+        try (Connection c = DriverManager.getConnection(url);
+                Statement st = c.createStatement()) {
             st.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
             System.out.printf(Locale.ROOT, "%n  calls/cycle  plans/cycle  plan µs  exec µs  statement%n");
-            try (ResultSet rs = st.executeQuery("SELECT calls, plans, mean_plan_time, mean_exec_time, query FROM pg_stat_statements"
-                    + " WHERE calls >= " + (cycles / 100) + " ORDER BY calls * mean_exec_time DESC")) {
+            try (ResultSet rs =
+                    st.executeQuery("SELECT calls, plans, mean_plan_time, mean_exec_time, query FROM pg_stat_statements"
+                            + " WHERE calls >= " + (cycles / 100) + " ORDER BY calls * mean_exec_time DESC")) {
                 while (rs.next()) {
                     String q = rs.getString(5).replaceAll("\\s+", " ");
-                    System.out.printf(Locale.ROOT, "  %11.2f  %11.2f  %7.1f  %7.1f  %s%n", rs.getLong(1) / (double) cycles,
-                            rs.getLong(2) / (double) cycles, rs.getDouble(3) * 1000, rs.getDouble(4) * 1000,
+                    System.out.printf(
+                            Locale.ROOT,
+                            "  %11.2f  %11.2f  %7.1f  %7.1f  %s%n",
+                            rs.getLong(1) / (double) cycles,
+                            rs.getLong(2) / (double) cycles,
+                            rs.getDouble(3) * 1000,
+                            rs.getDouble(4) * 1000,
                             q.length() > 110 ? q.substring(0, 110) + "..." : q);
                 }
             }
@@ -178,7 +217,9 @@ public final class CycleCost {
         for (String line : admin.info("commandstats").split("\\r?\\n")) {
             Matcher x = STAT.matcher(line);
             if (x.find()) {
-                m.put(x.group(1).toLowerCase(Locale.ROOT), new long[] {Long.parseLong(x.group(2)), Long.parseLong(x.group(3))});
+                m.put(
+                        x.group(1).toLowerCase(Locale.ROOT),
+                        new long[] {Long.parseLong(x.group(2)), Long.parseLong(x.group(3))});
             }
         }
         return m;
@@ -198,11 +239,15 @@ public final class CycleCost {
 
     private static void print(String label, Map<String, long[]> commands, int cycles) {
         StringBuilder b = new StringBuilder();
-        commands.forEach((k, v) -> b.append(String.format(Locale.ROOT, " %s %.2f (%.1f µs)", k, (double) v[0] / cycles, (double) v[1] / cycles)));
+        commands.forEach((k, v) -> b.append(
+                String.format(Locale.ROOT, " %s %.2f (%.1f µs)", k, (double) v[0] / cycles, (double) v[1] / cycles)));
         System.out.printf(Locale.ROOT, "%-10s%s%n", label, b.length() == 0 ? " -" : b);
         long[] eval = commands.getOrDefault("evalsha", new long[2]);
         if (eval[0] > 0) {
-            System.out.printf(Locale.ROOT, "%-10s scripts: %.1f µs of server time per cycle (their commands included)%n", "",
+            System.out.printf(
+                    Locale.ROOT,
+                    "%-10s scripts: %.1f µs of server time per cycle (their commands included)%n",
+                    "",
                     (double) eval[1] / cycles);
         }
     }

@@ -67,7 +67,8 @@ public class DirBenchmark {
         for (int i = 0; i < others; i++) {
             Files.createFile(raw.resolve("other-" + i + ".lock"));
         }
-        tmp = LibcFiles.path(raw.resolve("bench.lock.tmp." + ProcessHandle.current().pid()));
+        tmp = LibcFiles.path(
+                raw.resolve("bench.lock.tmp." + ProcessHandle.current().pid()));
         lock = LibcFiles.path(raw.resolve("bench.lock"));
     }
 
@@ -103,7 +104,11 @@ public class DirBenchmark {
      * temp file with the holder's record, link it to the lock name, unlink the temp; later unlink the lock.
      */
     static int dotlockRound(byte[] tmp, byte[] lock, byte[] record) {
-        int fd = LibcFiles.openat(LibcFiles.AT_FDCWD, tmp, LibcFiles.O_WRONLY | LibcFiles.O_CREAT | LibcFiles.O_EXCL | LibcFiles.O_CLOEXEC, 0644);
+        int fd = LibcFiles.openat(
+                LibcFiles.AT_FDCWD,
+                tmp,
+                LibcFiles.O_WRONLY | LibcFiles.O_CREAT | LibcFiles.O_EXCL | LibcFiles.O_CLOEXEC,
+                0644);
         if (fd < 0) {
             throw new IllegalStateException("create failed");
         }

@@ -28,8 +28,15 @@ public final class DistinctNames {
             for (int i = 0; i <= n; i++) {
                 if (i % (n / 10) == 0) {
                     System.gc();
-                    long heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
-                    System.out.printf(Locale.ROOT, "%8d names  heap %6.1f MiB  fds %d  %.1fs%n", i, heap / 1048576.0, fds(),
+                    long heap = ManagementFactory.getMemoryMXBean()
+                            .getHeapMemoryUsage()
+                            .getUsed();
+                    System.out.printf(
+                            Locale.ROOT,
+                            "%8d names  heap %6.1f MiB  fds %d  %.1fs%n",
+                            i,
+                            heap / 1048576.0,
+                            fds(),
                             (System.nanoTime() - start) / 1e9);
                 }
                 if (i < n) {

@@ -54,7 +54,9 @@ public class FlockBenchmark {
     @Setup(Level.Trial)
     public void setUp() throws IOException {
         String base = System.getProperty("bench.dir");
-        dir = base != null ? Files.createDirectories(Path.of(base)).resolve("flock-" + System.nanoTime()) : Files.createTempDirectory("flock-bench");
+        dir = base != null
+                ? Files.createDirectories(Path.of(base)).resolve("flock-" + System.nanoTime())
+                : Files.createTempDirectory("flock-bench");
         Files.createDirectories(dir);
         locks = Interlock.open("flock:" + dir);
         rawPath = LibcFiles.path(dir.resolve("raw"));
@@ -85,7 +87,8 @@ public class FlockBenchmark {
 
     @Benchmark
     public int rawOpenFlockUnlockClose() {
-        int fd = LibcFiles.openat(LibcFiles.AT_FDCWD, rawPath, LibcFiles.O_RDWR | LibcFiles.O_CREAT | LibcFiles.O_CLOEXEC, 0666);
+        int fd = LibcFiles.openat(
+                LibcFiles.AT_FDCWD, rawPath, LibcFiles.O_RDWR | LibcFiles.O_CREAT | LibcFiles.O_CLOEXEC, 0666);
         if (LibcFiles.flock(fd, LibcFiles.LOCK_EX | LibcFiles.LOCK_NB) != 0) {
             throw new IllegalStateException("raw flock failed");
         }

@@ -144,15 +144,23 @@ public final class Handoff {
             for (int i = 0; i < n; i++) {
                 report(label[i], all[i]);
                 if (i > 0) {
-                    System.out.printf(Locale.ROOT, "%-45s p50 %.2fx, p99 %.2fx", "  ratio to " + kinds.get(0),
-                            pct(all[i], 50) / (double) pct(all[0], 50), pct(all[i], 99) / (double) pct(all[0], 99));
+                    System.out.printf(
+                            Locale.ROOT,
+                            "%-45s p50 %.2fx, p99 %.2fx",
+                            "  ratio to " + kinds.get(0),
+                            pct(all[i], 50) / (double) pct(all[0], 50),
+                            pct(all[i], 99) / (double) pct(all[0], 99));
                     if (BLOCKS > 1) {
                         double[] r = new double[BLOCKS];
                         for (int b = 0; b < BLOCKS; b++) {
                             r[b] = blockP50[i][b] / blockP50[0][b];
                         }
                         Arrays.sort(r);
-                        System.out.printf(Locale.ROOT, "; p50 ratio per block %.2f-%.2fx, median %.2fx", r[0], r[BLOCKS - 1],
+                        System.out.printf(
+                                Locale.ROOT,
+                                "; p50 ratio per block %.2f-%.2fx, median %.2fx",
+                                r[0],
+                                r[BLOCKS - 1],
                                 BLOCKS % 2 == 1 ? r[BLOCKS / 2] : (r[BLOCKS / 2 - 1] + r[BLOCKS / 2]) / 2);
                     }
                     System.out.println();
@@ -215,11 +223,21 @@ public final class Handoff {
         Path[] outs = new Path[2];
         for (int me = 0; me < 2; me++) {
             outs[me] = Files.createTempFile("handoff-" + me, ".out");
-            ps.add(new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                    "-cp", System.getProperty("java.class.path"), Handoff.class.getName(), "child", kind,
-                    Integer.toString(me), Integer.toString(rounds), where != null ? where : dir.toString(), shm.toString(),
-                    outs[me].toString())
-                    .inheritIO().start());
+            ps.add(new ProcessBuilder(
+                            Path.of(System.getProperty("java.home"), "bin", "java")
+                                    .toString(),
+                            "-cp",
+                            System.getProperty("java.class.path"),
+                            Handoff.class.getName(),
+                            "child",
+                            kind,
+                            Integer.toString(me),
+                            Integer.toString(rounds),
+                            where != null ? where : dir.toString(),
+                            shm.toString(),
+                            outs[me].toString())
+                    .inheritIO()
+                    .start());
         }
         for (Process p : ps) {
             if (!p.waitFor(10, TimeUnit.MINUTES) || p.exitValue() != 0) {
@@ -244,8 +262,15 @@ public final class Handoff {
     }
 
     static void report(String name, long[] s) {
-        System.out.printf(Locale.ROOT, "%-45s n=%d  p50 %7.1f us  p90 %7.1f us  p99 %7.1f us  max %8.1f us%n", name, s.length,
-                pct(s, 50) / 1e3, pct(s, 90) / 1e3, pct(s, 99) / 1e3, s[s.length - 1] / 1e3);
+        System.out.printf(
+                Locale.ROOT,
+                "%-45s n=%d  p50 %7.1f us  p90 %7.1f us  p99 %7.1f us  max %8.1f us%n",
+                name,
+                s.length,
+                pct(s, 50) / 1e3,
+                pct(s, 90) / 1e3,
+                pct(s, 99) / 1e3,
+                s[s.length - 1] / 1e3);
     }
 
     /** One side of the ping-pong. Process 0 holds first. */
@@ -313,16 +338,28 @@ public final class Handoff {
 
     /** A locker of {@code kind} on the lock directory or server URL {@code dirOrUrl}. */
     static Locker locker(String kind, String dirOrUrl) throws Exception {
-        return kind.contains("/") ? new SystemLocker(serverSystem(kind, dirOrUrl))
-                : kind.equals("raw") ? new RawLocker(Path.of(dirOrUrl))
-                : kind.equals("raw-token") ? new RawTokenLocker(Path.of(dirOrUrl))
-                : kind.equals("raw-mapped-token") ? new RawMappedTokenLocker(Path.of(dirOrUrl))
-                : kind.equals("raw-dir") ? new RawDirLocker(Path.of(dirOrUrl))
-                : kind.equals("hardlink") ? new HardLinkLocker(Path.of(dirOrUrl))
-                : kind.equals("flock-inotify") ? inotifyFlock(dirOrUrl)
-                : kind.equals("dir-fair") ? new InterlockLocker("dir:" + dirOrUrl + "?barge=0")
-                : kind.startsWith("dir?") ? new InterlockLocker("dir:" + dirOrUrl + kind.substring(3))
-                : new InterlockLocker(kind + ":" + dirOrUrl);
+        return kind.contains("/")
+                ? new SystemLocker(serverSystem(kind, dirOrUrl))
+                : kind.equals("raw")
+                        ? new RawLocker(Path.of(dirOrUrl))
+                        : kind.equals("raw-token")
+                                ? new RawTokenLocker(Path.of(dirOrUrl))
+                                : kind.equals("raw-mapped-token")
+                                        ? new RawMappedTokenLocker(Path.of(dirOrUrl))
+                                        : kind.equals("raw-dir")
+                                                ? new RawDirLocker(Path.of(dirOrUrl))
+                                                : kind.equals("hardlink")
+                                                        ? new HardLinkLocker(Path.of(dirOrUrl))
+                                                        : kind.equals("flock-inotify")
+                                                                ? inotifyFlock(dirOrUrl)
+                                                                : kind.equals("dir-fair")
+                                                                        ? new InterlockLocker(
+                                                                                "dir:" + dirOrUrl + "?barge=0")
+                                                                        : kind.startsWith("dir?")
+                                                                                ? new InterlockLocker("dir:" + dirOrUrl
+                                                                                        + kind.substring(3))
+                                                                                : new InterlockLocker(
+                                                                                        kind + ":" + dirOrUrl);
     }
 
     /** {@code flock:} with its waits on inotify, the path before a waiter slept in flock(2) itself: for A/B runs. */
@@ -384,7 +421,8 @@ public final class Handoff {
 
         @Override
         public void acquire() {
-            fd = LibcFiles.openat(LibcFiles.AT_FDCWD, path, LibcFiles.O_RDWR | LibcFiles.O_CREAT | LibcFiles.O_CLOEXEC, 0666);
+            fd = LibcFiles.openat(
+                    LibcFiles.AT_FDCWD, path, LibcFiles.O_RDWR | LibcFiles.O_CREAT | LibcFiles.O_CLOEXEC, 0666);
             if (LibcFiles.flock(fd, LibcFiles.LOCK_EX) != 0) {
                 throw new IllegalStateException("flock failed");
             }
@@ -460,7 +498,10 @@ public final class Handoff {
 
         RawMappedTokenLocker(Path dir) throws IOException {
             raw = new RawLocker(dir);
-            try (FileChannel ch = FileChannel.open(dir.resolve("raw-mapped"), StandardOpenOption.CREATE, StandardOpenOption.READ,
+            try (FileChannel ch = FileChannel.open(
+                    dir.resolve("raw-mapped"),
+                    StandardOpenOption.CREATE,
+                    StandardOpenOption.READ,
                     StandardOpenOption.WRITE)) {
                 page = ch.map(FileChannel.MapMode.READ_WRITE, 0, 8);
             }
@@ -500,14 +541,22 @@ public final class Handoff {
         long token;
 
         RawDirLocker(Path dir) {
-            dirFd = LibcFiles.openat(LibcFiles.AT_FDCWD, LibcFiles.path(dir), LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY
-                    | LibcFiles.O_CLOEXEC, 0);
+            dirFd = LibcFiles.openat(
+                    LibcFiles.AT_FDCWD,
+                    LibcFiles.path(dir),
+                    LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_CLOEXEC,
+                    0);
             inotify = LibcEvents.inotify_init1(LibcEvents.IN_CLOEXEC);
-            if (dirFd < 0 || inotify < 0 || LibcEvents.inotify_add_watch(inotify, LibcFiles.path(dir), LibcEvents.IN_DELETE) < 0) {
+            if (dirFd < 0
+                    || inotify < 0
+                    || LibcEvents.inotify_add_watch(inotify, LibcFiles.path(dir), LibcEvents.IN_DELETE) < 0) {
                 throw new IllegalStateException("cannot watch " + dir);
             }
-            tokenFd = LibcFiles.openat(dirFd, LibcFiles.cstring("raw-dir.token"), LibcFiles.O_RDWR | LibcFiles.O_CREAT
-                    | LibcFiles.O_CLOEXEC, 0666);
+            tokenFd = LibcFiles.openat(
+                    dirFd,
+                    LibcFiles.cstring("raw-dir.token"),
+                    LibcFiles.O_RDWR | LibcFiles.O_CREAT | LibcFiles.O_CLOEXEC,
+                    0666);
         }
 
         @Override

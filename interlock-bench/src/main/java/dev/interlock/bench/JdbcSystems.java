@@ -30,6 +30,7 @@ import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 final class JdbcSystems {
     /** Every system gets a pool this large: 8 threads, plus Interlock's LISTEN connection, plus slack. */
     static final int POOL = 16;
+
     static final Duration LEASE = Duration.ofSeconds(30);
 
     private JdbcSystems() {}
@@ -64,7 +65,8 @@ final class JdbcSystems {
     }
 
     static void execute(String url, String... sql) throws SQLException {
-        try (Connection c = DriverManager.getConnection(url); Statement st = c.createStatement()) {
+        try (Connection c = DriverManager.getConnection(url);
+                Statement st = c.createStatement()) {
             for (String s : sql) {
                 st.execute(s);
             }
@@ -74,7 +76,9 @@ final class JdbcSystems {
     /** Interlock on the application's pool ({@link JdbcLockSpaces#open}), LISTEN/NOTIFY wake-ups on. */
     static LockSystem interlock(String url) {
         HikariDataSource ds = pool(url, "interlock");
-        LockSpace locks = JdbcLockSpaces.open(ds, JdbcOptions.builder().table("bench_interlock").createTable(true).build());
+        LockSpace locks = JdbcLockSpaces.open(
+                ds,
+                JdbcOptions.builder().table("bench_interlock").createTable(true).build());
         return new LockSystem() {
             @Override
             public String label() {
@@ -112,11 +116,16 @@ final class JdbcSystems {
      * wait: a busy lock is skipped, so the locker tries again, at once or after {@code retryMillis}.
      */
     static LockSystem shedlock(String url, long retryMillis) throws SQLException {
-        execute(url, "CREATE TABLE IF NOT EXISTS shedlock (name VARCHAR(64) NOT NULL PRIMARY KEY, lock_until TIMESTAMP NOT NULL,"
-                + " locked_at TIMESTAMP NOT NULL, locked_by VARCHAR(255) NOT NULL)");
+        execute(
+                url,
+                "CREATE TABLE IF NOT EXISTS shedlock (name VARCHAR(64) NOT NULL PRIMARY KEY, lock_until TIMESTAMP NOT NULL,"
+                        + " locked_at TIMESTAMP NOT NULL, locked_by VARCHAR(255) NOT NULL)");
         HikariDataSource ds = pool(url, "shedlock");
-        JdbcTemplateLockProvider provider = new JdbcTemplateLockProvider(JdbcTemplateLockProvider.Configuration.builder()
-                .withJdbcTemplate(new JdbcTemplate(ds)).usingDbTime().build());
+        JdbcTemplateLockProvider provider =
+                new JdbcTemplateLockProvider(JdbcTemplateLockProvider.Configuration.builder()
+                        .withJdbcTemplate(new JdbcTemplate(ds))
+                        .usingDbTime()
+                        .build());
         return ShedLockSystem.of("JdbcTemplate", provider, LEASE, retryMillis, ds::close);
     }
 
@@ -127,9 +136,11 @@ final class JdbcSystems {
      * again every 100 ms ({@code idleBetweenTries}, its default).
      */
     static LockSystem spring(String url) throws SQLException {
-        execute(url, "CREATE TABLE IF NOT EXISTS INT_LOCK (LOCK_KEY CHAR(36) NOT NULL, REGION VARCHAR(100) NOT NULL,"
-                + " CLIENT_ID CHAR(36), CREATED_DATE TIMESTAMP NOT NULL, EXPIRED_AFTER TIMESTAMP NOT NULL,"
-                + " CONSTRAINT INT_LOCK_PK PRIMARY KEY (LOCK_KEY, REGION))");
+        execute(
+                url,
+                "CREATE TABLE IF NOT EXISTS INT_LOCK (LOCK_KEY CHAR(36) NOT NULL, REGION VARCHAR(100) NOT NULL,"
+                        + " CLIENT_ID CHAR(36), CREATED_DATE TIMESTAMP NOT NULL, EXPIRED_AFTER TIMESTAMP NOT NULL,"
+                        + " CONSTRAINT INT_LOCK_PK PRIMARY KEY (LOCK_KEY, REGION))");
         HikariDataSource ds = pool(url, "spring");
         DefaultLockRepository repo = new DefaultLockRepository(ds);
         repo.setTransactionManager(new DataSourceTransactionManager(ds));
@@ -180,8 +191,10 @@ final class JdbcSystems {
      * waiter tries again at once.
      */
     static LockSystem floor(String url, long retryMillis) throws SQLException {
-        execute(url, "CREATE TABLE IF NOT EXISTS bench_floor (name VARCHAR(1024) NOT NULL PRIMARY KEY, owner VARCHAR(64) NOT NULL,"
-                + " expires_at TIMESTAMPTZ NOT NULL)");
+        execute(
+                url,
+                "CREATE TABLE IF NOT EXISTS bench_floor (name VARCHAR(1024) NOT NULL PRIMARY KEY, owner VARCHAR(64) NOT NULL,"
+                        + " expires_at TIMESTAMPTZ NOT NULL)");
         AtomicLong owners = new AtomicLong();
         String process = UUID.randomUUID().toString().substring(0, 8);
         return new LockSystem() {

@@ -63,7 +63,8 @@ public final class LockThroughput {
             return;
         }
         if (args.length < 3) {
-            System.err.println("usage: LockThroughput jdbc|redis|zk ROUNDS SYSTEM...   (the last system named is the floor of the ratios)");
+            System.err.println(
+                    "usage: LockThroughput jdbc|redis|zk ROUNDS SYSTEM...   (the last system named is the floor of the ratios)");
             System.exit(64);
         }
         String backend = args[0];
@@ -82,7 +83,8 @@ public final class LockThroughput {
             BenchServers.Postgres pg = BenchServers.Postgres.start();
             server = pg;
             where = pg.url();
-            try (Connection c = DriverManager.getConnection(where); Statement st = c.createStatement();
+            try (Connection c = DriverManager.getConnection(where);
+                    Statement st = c.createStatement();
                     ResultSet rs = st.executeQuery("SELECT version()")) {
                 rs.next();
                 version = rs.getString(1).replaceAll(" on .*", "") + ", synchronous_commit=" + pg.synchronousCommit;
@@ -92,8 +94,14 @@ public final class LockThroughput {
             server = r;
             where = r.uri();
             try (var c = RedisSystems.jedis(where)) {
-                version = "Redis " + c.info("server").lines().filter(l -> l.startsWith("redis_version:")).findFirst().orElse("?")
-                        .substring("redis_version:".length()).trim();
+                version = "Redis "
+                        + c.info("server")
+                                .lines()
+                                .filter(l -> l.startsWith("redis_version:"))
+                                .findFirst()
+                                .orElse("?")
+                                .substring("redis_version:".length())
+                                .trim();
             }
         } else if (backend.equals("zk")) {
             TestingServer zk = ZkSystems.server();
@@ -105,9 +113,16 @@ public final class LockThroughput {
             throw new IllegalArgumentException("backend must be jdbc, redis or zk, was " + backend);
         }
         try (server) {
-            System.out.printf(Locale.ROOT, "%s; %s; %d cores; Java %s; %s; windows %ds after %ds warm-up%n", LocalDate.now(), version,
-                    Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"), backend,
-                    TimeUnit.NANOSECONDS.toSeconds(window), TimeUnit.NANOSECONDS.toSeconds(warmup));
+            System.out.printf(
+                    Locale.ROOT,
+                    "%s; %s; %d cores; Java %s; %s; windows %ds after %ds warm-up%n",
+                    LocalDate.now(),
+                    version,
+                    Runtime.getRuntime().availableProcessors(),
+                    System.getProperty("java.version"),
+                    backend,
+                    TimeUnit.NANOSECONDS.toSeconds(window),
+                    TimeUnit.NANOSECONDS.toSeconds(warmup));
             // results[system][column][round]
             Map<String, double[][]> results = new LinkedHashMap<>();
             Map<String, String> labels = new LinkedHashMap<>();
@@ -133,8 +148,14 @@ public final class LockThroughput {
                         }
                         labels.put(s, label);
                         results.get(s)[ci][r] = m[0];
-                        System.out.printf(Locale.ROOT, "round %d  %-18s %-45s %9.0f cycles/s  (JVM CPU %.0f%%)%n", r + 1,
-                                col.label(), label, m[0], m[1] * 100);
+                        System.out.printf(
+                                Locale.ROOT,
+                                "round %d  %-18s %-45s %9.0f cycles/s  (JVM CPU %.0f%%)%n",
+                                r + 1,
+                                col.label(),
+                                label,
+                                m[0],
+                                m[1] * 100);
                     }
                 }
             }
@@ -159,9 +180,18 @@ public final class LockThroughput {
                 cmd.add("-D" + k + "=" + System.getProperty(k));
             }
         }
-        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), LockThroughput.class.getName(), "--one", backend, system,
-                where, col.threads() + "x" + col.names()));
-        Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        cmd.addAll(List.of(
+                "-cp",
+                System.getProperty("java.class.path"),
+                LockThroughput.class.getName(),
+                "--one",
+                backend,
+                system,
+                where,
+                col.threads() + "x" + col.names()));
+        Process p = new ProcessBuilder(cmd)
+                .redirectError(ProcessBuilder.Redirect.DISCARD)
+                .start();
         String label = null;
         double[] m = null;
         try (var out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
@@ -216,21 +246,23 @@ public final class LockThroughput {
         for (int i = 0; i < n; i++) {
             int me = i;
             String name = "bench-" + (i % col.names());
-            threads[i] = new Thread(() -> {
-                try {
-                    int p;
-                    while ((p = phase.get()) != 2) {
-                        lockers[me].acquire(name);
-                        lockers[me].release();
-                        if (p == 1) {
-                            counts[me * 16]++;
+            threads[i] = new Thread(
+                    () -> {
+                        try {
+                            int p;
+                            while ((p = phase.get()) != 2) {
+                                lockers[me].acquire(name);
+                                lockers[me].release();
+                                if (p == 1) {
+                                    counts[me * 16]++;
+                                }
+                            }
+                        } catch (Throwable t) {
+                            failure.compareAndSet(null, t);
+                            phase.set(2);
                         }
-                    }
-                } catch (Throwable t) {
-                    failure.compareAndSet(null, t);
-                    phase.set(2);
-                }
-            }, "bench-" + i);
+                    },
+                    "bench-" + i);
             threads[i].start();
         }
         Thread.sleep(TimeUnit.NANOSECONDS.toMillis(warmupNanos));
@@ -268,7 +300,8 @@ public final class LockThroughput {
         return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
     }
 
-    static void report(Map<String, double[][]> results, Map<String, String> labels, List<Column> columns, String floor) {
+    static void report(
+            Map<String, double[][]> results, Map<String, String> labels, List<Column> columns, String floor) {
         System.out.println();
         StringBuilder head = new StringBuilder("| system |");
         StringBuilder rule = new StringBuilder("|---|");
@@ -281,7 +314,8 @@ public final class LockThroughput {
         System.out.println(rule);
         double[][] f = results.get(floor);
         for (Map.Entry<String, double[][]> e : results.entrySet()) {
-            StringBuilder row = new StringBuilder("| ").append(labels.get(e.getKey())).append(" |");
+            StringBuilder row =
+                    new StringBuilder("| ").append(labels.get(e.getKey())).append(" |");
             for (int ci = 0; ci < columns.size(); ci++) {
                 double[] v = e.getValue()[ci];
                 row.append(String.format(Locale.ROOT, " **%.0f** (", median(v)));

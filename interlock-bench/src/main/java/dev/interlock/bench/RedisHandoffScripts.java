@@ -28,7 +28,8 @@ public final class RedisHandoffScripts {
         int threads = Integer.parseInt(args[0]);
         int rounds = Integer.parseInt(args[1]);
         int seconds = Integer.parseInt(args[2]);
-        try (BenchServers.Redis server = BenchServers.Redis.start(); LockSpace space = Interlock.open(server.uri());
+        try (BenchServers.Redis server = BenchServers.Redis.start();
+                LockSpace space = Interlock.open(server.uri());
                 RedisClient admin = RedisSystems.jedis(server.uri())) {
             AtomicLong cycles = new AtomicLong();
             AtomicBoolean stop = new AtomicBoolean();
@@ -37,7 +38,9 @@ public final class RedisHandoffScripts {
                 Thread t = new Thread(() -> {
                     try {
                         while (!stop.get()) {
-                            Lease l = space.lock("handoff").lease(Duration.ofSeconds(30)).acquire();
+                            Lease l = space.lock("handoff")
+                                    .lease(Duration.ofSeconds(30))
+                                    .acquire();
                             l.close();
                             cycles.incrementAndGet();
                         }
@@ -49,7 +52,8 @@ public final class RedisHandoffScripts {
                 workers.add(t);
             }
             Thread.sleep(3000);
-            System.out.printf(Locale.ROOT, "%d threads on 1 name, Java %s%n", threads, System.getProperty("java.version"));
+            System.out.printf(
+                    Locale.ROOT, "%d threads on 1 name, Java %s%n", threads, System.getProperty("java.version"));
             for (int r = 0; r < rounds; r++) {
                 long c0 = cycles.get();
                 long s0 = scripts(admin);
@@ -58,8 +62,12 @@ public final class RedisHandoffScripts {
                 long c1 = cycles.get();
                 long s1 = scripts(admin);
                 long t1 = System.nanoTime();
-                System.out.printf(Locale.ROOT, "round %d  %8.0f cycles/s  %5.2f scripts per cycle%n", r + 1,
-                        (c1 - c0) / ((t1 - t0) / 1e9), (s1 - s0) / (double) (c1 - c0));
+                System.out.printf(
+                        Locale.ROOT,
+                        "round %d  %8.0f cycles/s  %5.2f scripts per cycle%n",
+                        r + 1,
+                        (c1 - c0) / ((t1 - t0) / 1e9),
+                        (s1 - s0) / (double) (c1 - c0));
             }
             stop.set(true);
             for (Thread t : workers) {
@@ -69,7 +77,10 @@ public final class RedisHandoffScripts {
     }
 
     private static long scripts(RedisClient admin) {
-        return admin.info("commandstats").lines().filter(l -> l.startsWith("cmdstat_evalsha:") || l.startsWith("cmdstat_eval:"))
-                .mapToLong(l -> Long.parseLong(l.replaceAll("^cmdstat_\\w+:calls=(\\d+),.*", "$1"))).sum();
+        return admin.info("commandstats")
+                .lines()
+                .filter(l -> l.startsWith("cmdstat_evalsha:") || l.startsWith("cmdstat_eval:"))
+                .mapToLong(l -> Long.parseLong(l.replaceAll("^cmdstat_\\w+:calls=(\\d+),.*", "$1")))
+                .sum();
     }
 }

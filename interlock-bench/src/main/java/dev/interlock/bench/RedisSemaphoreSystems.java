@@ -35,7 +35,10 @@ final class RedisSemaphoreSystems {
 
                     @Override
                     public void acquire(String name) throws InterruptedException {
-                        lease = locks.lock(name).limit(permits).lease(RedisSystems.LEASE).acquire();
+                        lease = locks.lock(name)
+                                .limit(permits)
+                                .lease(RedisSystems.LEASE)
+                                .acquire();
                     }
 
                     @Override

@@ -34,7 +34,9 @@ final class RedisSystems {
     static final Duration LEASE = Duration.ofSeconds(30);
     /** Connections of the Jedis pools (Interlock's URI default, and the floor's and ShedLock's clients). */
     static final int POOL = 16;
-    static final String COMPARE_AND_DELETE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
+
+    static final String COMPARE_AND_DELETE =
+            "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
 
     private RedisSystems() {}
 
@@ -69,8 +71,12 @@ final class RedisSystems {
         pool.setMaxTotal(POOL);
         pool.setMaxIdle(POOL);
         pool.setJmxEnabled(false);
-        return RedisClient.builder().hostAndPort(u.getHost(), u.getPort())
-                .clientConfig(DefaultJedisClientConfig.builder().timeoutMillis(2000).build()).poolConfig(pool).build();
+        return RedisClient.builder()
+                .hostAndPort(u.getHost(), u.getPort())
+                .clientConfig(
+                        DefaultJedisClientConfig.builder().timeoutMillis(2000).build())
+                .poolConfig(pool)
+                .build();
     }
 
     /** Interlock opened from its URI (its own Jedis pool of 16 connections, release notices by pub/sub). */
@@ -179,14 +185,16 @@ final class RedisSystems {
         public Optional<SimpleLock> lock(LockConfiguration config) {
             String key = "job-lock:default:" + config.getName();
             String value = "ADDED:" + ClockProvider.now() + "@" + HOST + ":" + UUID.randomUUID();
-            long ms = Duration.between(ClockProvider.now(), config.getLockAtMostUntil()).toMillis();
+            long ms = Duration.between(ClockProvider.now(), config.getLockAtMostUntil())
+                    .toMillis();
             if (!"OK".equals(client.set(key, value, SetParams.setParams().nx().px(ms)))) {
                 return Optional.empty();
             }
             return Optional.of(new AbstractSimpleLock(config) {
                 @Override
                 protected void doUnlock() {
-                    long keep = Duration.between(ClockProvider.now(), lockConfiguration.getLockAtLeastUntil()).toMillis();
+                    long keep = Duration.between(ClockProvider.now(), lockConfiguration.getLockAtLeastUntil())
+                            .toMillis();
                     if (keep <= 0) {
                         client.del(key);
                     } else {
@@ -247,5 +255,4 @@ final class RedisSystems {
             }
         };
     }
-
 }

@@ -40,10 +40,17 @@ public final class Scale {
     public static void main(String[] args) throws Exception {
         int n = args.length > 0 ? Integer.parseInt(args[0]) : 100_000;
         int shared = args.length > 1 ? Integer.parseInt(args[1]) : 1000;
-        List<String> backends = args.length > 2 ? List.of(args).subList(2, args.length) : List.of("mem", "dir", "jdbc", "redis");
-        System.out.printf(Locale.ROOT, "%s; %d cores; Java %s; max heap %d MiB; N=%d distinct locks, S=%d shared holders%n",
-                LocalDate.now(), Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"),
-                Runtime.getRuntime().maxMemory() >> 20, n, shared);
+        List<String> backends =
+                args.length > 2 ? List.of(args).subList(2, args.length) : List.of("mem", "dir", "jdbc", "redis");
+        System.out.printf(
+                Locale.ROOT,
+                "%s; %d cores; Java %s; max heap %d MiB; N=%d distinct locks, S=%d shared holders%n",
+                LocalDate.now(),
+                Runtime.getRuntime().availableProcessors(),
+                System.getProperty("java.version"),
+                Runtime.getRuntime().maxMemory() >> 20,
+                n,
+                shared);
         BenchServers.Postgres pg = null;
         BenchServers.Redis redis = null;
         try {
@@ -78,7 +85,11 @@ public final class Scale {
                     long limit = openFilesLimit();
                     if (limit > 0 && n > limit - 1000) {
                         count = (int) (limit - 1000);
-                        System.out.printf(Locale.ROOT, "dir    holds one descriptor per held lock: %d at once here (open files limit %d)%n", count, limit);
+                        System.out.printf(
+                                Locale.ROOT,
+                                "dir    holds one descriptor per held lock: %d at once here (open files limit %d)%n",
+                                count,
+                                limit);
                     }
                 }
                 try (LockSpace space = Interlock.open(uri)) {
@@ -109,7 +120,10 @@ public final class Scale {
         long t0 = System.nanoTime();
         long batch = t0;
         for (int i = 0; i < n; i++) {
-            held.add(space.lock("scale-" + i).lease(LEASE).tryAcquire().orElseThrow(() -> new IllegalStateException("not granted")));
+            held.add(space.lock("scale-" + i)
+                    .lease(LEASE)
+                    .tryAcquire()
+                    .orElseThrow(() -> new IllegalStateException("not granted")));
             if ((i + 1) % tenth == 0) {
                 long now = System.nanoTime();
                 double us = (now - batch) / 1e3 / tenth;
@@ -129,8 +143,17 @@ public final class Scale {
         }
         double releaseS = (System.nanoTime() - r0) / 1e9;
         held.clear();
-        System.out.printf(Locale.ROOT, "%-6s %d distinct held: acquire %.1fs (µs each, per tenth: %s; last/first %.2f), heap %.0f bytes/lease,"
-                + " release all %.1fs%n", backend, n, acquireS, perTenth, last / first, (heapHeld - heapBefore) / (double) n, releaseS);
+        System.out.printf(
+                Locale.ROOT,
+                "%-6s %d distinct held: acquire %.1fs (µs each, per tenth: %s; last/first %.2f), heap %.0f bytes/lease,"
+                        + " release all %.1fs%n",
+                backend,
+                n,
+                acquireS,
+                perTenth,
+                last / first,
+                (heapHeld - heapBefore) / (double) n,
+                releaseS);
     }
 
     private static void sharedHolders(String backend, LockSpace space, int s) {
@@ -140,11 +163,15 @@ public final class Scale {
         long t0 = System.nanoTime();
         long batch = t0;
         for (int i = 0; i < s; i++) {
-            held.add(space.lock("scale-shared").mode(Mode.SHARED).lease(LEASE).tryAcquire()
+            held.add(space.lock("scale-shared")
+                    .mode(Mode.SHARED)
+                    .lease(LEASE)
+                    .tryAcquire()
                     .orElseThrow(() -> new IllegalStateException("shared hold not granted")));
             if ((i + 1) % tenth == 0) {
                 long now = System.nanoTime();
-                perTenth.append(perTenth.length() == 0 ? "" : " ").append(String.format(Locale.ROOT, "%.0f", (now - batch) / 1e3 / tenth));
+                perTenth.append(perTenth.length() == 0 ? "" : " ")
+                        .append(String.format(Locale.ROOT, "%.0f", (now - batch) / 1e3 / tenth));
                 batch = now;
             }
         }
@@ -159,9 +186,19 @@ public final class Scale {
         }
         double releaseS = (System.nanoTime() - r0) / 1e9;
         boolean free = space.status("scale-shared").isFree();
-        System.out.printf(Locale.ROOT, "%-6s %d shared holders of one name: acquire %.2fs (µs each, per tenth: %s); status lists %d in %.1f ms;"
-                + " a writer refused: %b; release all %.2fs, then free: %b%n", backend, s, acquireS, perTenth, info.holders().size(), statusMs,
-                writerRefused, releaseS, free);
+        System.out.printf(
+                Locale.ROOT,
+                "%-6s %d shared holders of one name: acquire %.2fs (µs each, per tenth: %s); status lists %d in %.1f ms;"
+                        + " a writer refused: %b; release all %.2fs, then free: %b%n",
+                backend,
+                s,
+                acquireS,
+                perTenth,
+                info.holders().size(),
+                statusMs,
+                writerRefused,
+                releaseS,
+                free);
     }
 
     /** The soft limit on open files of this process, or -1. */

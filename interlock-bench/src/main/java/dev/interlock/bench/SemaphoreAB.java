@@ -30,7 +30,8 @@ public final class SemaphoreAB {
         try (LockSpace mem = Interlock.open("mem:semaphore-ab")) {
             compare("mem:", mem, memRounds, memOps);
         }
-        try (BenchServers.Redis redis = BenchServers.Redis.start(); LockSpace space = Interlock.open(redis.uri())) {
+        try (BenchServers.Redis redis = BenchServers.Redis.start();
+                LockSpace space = Interlock.open(redis.uri())) {
             compare("redis:", space, redisRounds, redisOps);
         }
     }
@@ -55,10 +56,13 @@ public final class SemaphoreAB {
         }
         Arrays.sort(ratio);
         System.out.printf("%s uncontended acquire + release, %d rounds x %d ops each path%n", label, rounds, ops);
-        System.out.printf("  exclusive lock      median %.0f ns/op, fastest round %.0f ns/op%n", median(lock), min(lock));
-        System.out.printf("  permit of limit(3)  median %.0f ns/op, fastest round %.0f ns/op%n", median(permit), min(permit));
-        System.out.printf("  permit / lock per round: median %.3f, IQR %.3f-%.3f%n", median(ratio), ratio[rounds / 4],
-                ratio[rounds * 3 / 4]);
+        System.out.printf(
+                "  exclusive lock      median %.0f ns/op, fastest round %.0f ns/op%n", median(lock), min(lock));
+        System.out.printf(
+                "  permit of limit(3)  median %.0f ns/op, fastest round %.0f ns/op%n", median(permit), min(permit));
+        System.out.printf(
+                "  permit / lock per round: median %.3f, IQR %.3f-%.3f%n",
+                median(ratio), ratio[rounds / 4], ratio[rounds * 3 / 4]);
     }
 
     /** {@code ops} uncontended acquire + release cycles; ns per cycle. */
@@ -66,7 +70,8 @@ public final class SemaphoreAB {
         long sink = 0;
         long t0 = System.nanoTime();
         for (int i = 0; i < ops; i++) {
-            try (Lease l = permit ? space.lock("ab-permit").limit(3).tryAcquire().orElseThrow()
+            try (Lease l = permit
+                    ? space.lock("ab-permit").limit(3).tryAcquire().orElseThrow()
                     : space.lock("ab-lock").tryAcquire().orElseThrow()) {
                 sink += l.token();
             }

@@ -56,8 +56,9 @@ public final class ShedLockAdapterAB {
         System.out.printf("  direct  median %.0f ns/op%n", median(direct));
         System.out.printf("  adapter median %.0f ns/op%n", median(adapter));
         Arrays.sort(ratio);
-        System.out.printf("  adapter/direct per round: median %.3f, IQR %.3f-%.3f%n", median(ratio),
-                ratio[rounds / 4], ratio[rounds * 3 / 4]);
+        System.out.printf(
+                "  adapter/direct per round: median %.3f, IQR %.3f-%.3f%n",
+                median(ratio), ratio[rounds / 4], ratio[rounds * 3 / 4]);
         if (sink == 42) {
             System.out.println();
         }

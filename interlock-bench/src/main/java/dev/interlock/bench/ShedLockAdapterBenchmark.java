@@ -65,7 +65,8 @@ public class ShedLockAdapterBenchmark {
     /** What ShedLock's executor does around a run: lock, unlock. */
     @Benchmark
     public long direct() {
-        try (Lease l = locks.lock("bench").lease(AT_MOST).fixedLease().tryAcquire().orElseThrow()) {
+        try (Lease l =
+                locks.lock("bench").lease(AT_MOST).fixedLease().tryAcquire().orElseThrow()) {
             return l.hashCode();
         }
     }
@@ -79,7 +80,8 @@ public class ShedLockAdapterBenchmark {
 
     @Benchmark
     public long adapterFreshConfiguration() {
-        SimpleLock l = provider.lock(new LockConfiguration(ClockProvider.now(), "bench", AT_MOST, Duration.ZERO)).orElseThrow();
+        SimpleLock l = provider.lock(new LockConfiguration(ClockProvider.now(), "bench", AT_MOST, Duration.ZERO))
+                .orElseThrow();
         l.unlock();
         return l.hashCode();
     }
@@ -87,7 +89,8 @@ public class ShedLockAdapterBenchmark {
     /** The same, with the task taking its fencing token once, checked valid (the lease's deadline is read: one clock read). */
     @Benchmark
     public long directCheckedToken() {
-        try (Lease l = locks.lock("bench").lease(AT_MOST).fixedLease().tryAcquire().orElseThrow()) {
+        try (Lease l =
+                locks.lock("bench").lease(AT_MOST).fixedLease().tryAcquire().orElseThrow()) {
             if (!l.isValid()) {
                 throw new IllegalStateException("lost");
             }

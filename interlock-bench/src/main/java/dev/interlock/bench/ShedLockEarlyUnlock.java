@@ -41,25 +41,29 @@ public final class ShedLockEarlyUnlock {
                 for (int r = 0; r < rounds; r++) {
                     out.append(String.format(" %.2f", once(uri, "job-" + late + "-" + r, late) / 1e3));
                 }
-                System.out.printf("%-10s %-8s another node got it after (s):%s%n", uri.substring(0, uri.indexOf(':') + 1),
-                        late ? "late" : "watching", out);
+                System.out.printf(
+                        "%-10s %-8s another node got it after (s):%s%n",
+                        uri.substring(0, uri.indexOf(':') + 1), late ? "late" : "watching", out);
             }
         }
     }
 
     /** Milliseconds from the unlock until node B holds the lock. */
     private static double once(String uri, String name, boolean late) throws InterruptedException {
-        try (LockSpace a = Interlock.open(uri); LockSpace b = Interlock.open(uri)) {
+        try (LockSpace a = Interlock.open(uri);
+                LockSpace b = Interlock.open(uri)) {
             InterlockLockProvider nodeA = new InterlockLockProvider(a);
             InterlockLockProvider nodeB = new InterlockLockProvider(b);
-            SimpleLock l = nodeA.lock(new LockConfiguration(ClockProvider.now(), name, AT_MOST, AT_LEAST)).orElseThrow();
+            SimpleLock l = nodeA.lock(new LockConfiguration(ClockProvider.now(), name, AT_MOST, AT_LEAST))
+                    .orElseThrow();
             l.unlock();
             long t0 = System.nanoTime();
             if (late) {
                 Thread.sleep(1200);
             }
             while (true) {
-                Optional<SimpleLock> got = nodeB.lock(new LockConfiguration(ClockProvider.now(), name, AT_MOST, Duration.ZERO));
+                Optional<SimpleLock> got =
+                        nodeB.lock(new LockConfiguration(ClockProvider.now(), name, AT_MOST, Duration.ZERO));
                 if (got.isPresent()) {
                     double ms = (System.nanoTime() - t0) / 1e6;
                     got.get().unlock();

@@ -49,11 +49,20 @@ public final class ShedLockFuzzAB {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 9;
         String shapes = args.length > 1 ? args[1] : "shedlock,bare";
         if (shapes.contains("shedlock")) {
-            run("ShedLock's shape: lockAtLeastFor 5ms, 1ms sleep under the lock, 16 threads x 25 runs", rounds,
-                    Duration.ofMillis(5), true, 25);
+            run(
+                    "ShedLock's shape: lockAtLeastFor 5ms, 1ms sleep under the lock, 16 threads x 25 runs",
+                    rounds,
+                    Duration.ofMillis(5),
+                    true,
+                    25);
         }
         if (shapes.contains("bare")) {
-            run("bare lock/unlock: no hold-at-least, no sleep, 16 threads x 20000 runs", rounds, Duration.ZERO, false, 20_000);
+            run(
+                    "bare lock/unlock: no hold-at-least, no sleep, 16 threads x 20000 runs",
+                    rounds,
+                    Duration.ZERO,
+                    false,
+                    20_000);
         }
     }
 
@@ -75,9 +84,13 @@ public final class ShedLockFuzzAB {
         }
         System.out.printf("%s, %d rounds%n", what, rounds);
         System.out.printf("  Interlock mem: median %.0f ms (min %.0f, max %.0f)%n", median(mem), min(mem), max(mem));
-        System.out.printf("  one-monitor in-memory provider: median %.0f ms (min %.0f, max %.0f)%n", median(base), min(base), max(base));
+        System.out.printf(
+                "  one-monitor in-memory provider: median %.0f ms (min %.0f, max %.0f)%n",
+                median(base), min(base), max(base));
         Arrays.sort(ratio);
-        System.out.printf("  mem:/in-memory per round: median %.2f, min %.2f, max %.2f%n", median(ratio), ratio[0], ratio[rounds - 1]);
+        System.out.printf(
+                "  mem:/in-memory per round: median %.2f, min %.2f, max %.2f%n",
+                median(ratio), ratio[0], ratio[rounds - 1]);
     }
 
     private static LockProvider interlock(String round) {
@@ -100,7 +113,8 @@ public final class ShedLockFuzzAB {
                     for (int done = 0; done < perThread; ) {
                         // A configuration per try, as ShedLock's executor makes one per run: its
                         // lockAtLeastFor counts from then (one made once would have run out).
-                        Optional<SimpleLock> l = provider.lock(new LockConfiguration(ClockProvider.now(), name, Duration.ofMinutes(5), atLeast));
+                        Optional<SimpleLock> l = provider.lock(
+                                new LockConfiguration(ClockProvider.now(), name, Duration.ofMinutes(5), atLeast));
                         if (l.isPresent()) {
                             long n = counters[job];
                             if (sleep) {
@@ -129,7 +143,8 @@ public final class ShedLockFuzzAB {
         }
         long expected = (long) THREADS / 2 * perThread;
         if (counters[0] != expected || counters[1] != expected) {
-            throw new IllegalStateException("lost updates: " + counters[0] + " and " + counters[1] + ", expected " + expected);
+            throw new IllegalStateException(
+                    "lost updates: " + counters[0] + " and " + counters[1] + ", expected " + expected);
         }
         if (provider instanceof InterlockLockProvider) {
             ((InterlockLockProvider) provider).space().close();

@@ -19,7 +19,9 @@ final class ShedLockSystem {
         return new LockSystem() {
             @Override
             public String label() {
-                return retryMillis == 0 ? "ShedLock " + what + ", retry at once" : "ShedLock " + what + ", retry every " + retryMillis + " ms";
+                return retryMillis == 0
+                        ? "ShedLock " + what + ", retry at once"
+                        : "ShedLock " + what + ", retry every " + retryMillis + " ms";
             }
 
             @Override
@@ -30,7 +32,8 @@ final class ShedLockSystem {
                     @Override
                     public void acquire(String name) throws InterruptedException {
                         while (true) {
-                            Optional<SimpleLock> l = provider.lock(new LockConfiguration(ClockProvider.now(), name, lease, Duration.ZERO));
+                            Optional<SimpleLock> l = provider.lock(
+                                    new LockConfiguration(ClockProvider.now(), name, lease, Duration.ZERO));
                             if (l.isPresent()) {
                                 held = l.get();
                                 return;

@@ -68,8 +68,10 @@ public final class ShedLockTimingAB {
     public static void main(String[] args) throws Exception {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 3;
         try (BenchServers.Postgres pg = BenchServers.Postgres.start()) {
-            JdbcSystems.execute(pg.url(), "CREATE TABLE IF NOT EXISTS shedlock (name VARCHAR(64) NOT NULL PRIMARY KEY,"
-                    + " lock_until TIMESTAMP NOT NULL, locked_at TIMESTAMP NOT NULL, locked_by VARCHAR(255) NOT NULL)");
+            JdbcSystems.execute(
+                    pg.url(),
+                    "CREATE TABLE IF NOT EXISTS shedlock (name VARCHAR(64) NOT NULL PRIMARY KEY,"
+                            + " lock_until TIMESTAMP NOT NULL, locked_at TIMESTAMP NOT NULL, locked_by VARCHAR(255) NOT NULL)");
             ShedLockTimingAB bench = new ShedLockTimingAB(pg.url());
             for (int r = 0; r < rounds; r++) {
                 bench.round(r);
@@ -84,22 +86,38 @@ public final class ShedLockTimingAB {
             String hung = "hung job, lockAtMostFor " + atMost.toSeconds() + " s, after A's grant: ";
             for (boolean interlock : new boolean[] {interlockFirst, !interlockFirst}) {
                 if (interlock) {
-                    record(hung + "Interlock jdbc: (fixed lease)", hungJob(Node.interlock(url, false), Node.interlock(url, false),
-                            "hung-i-" + atMost.toSeconds() + "-" + r, atMost));
+                    record(
+                            hung + "Interlock jdbc: (fixed lease)",
+                            hungJob(
+                                    Node.interlock(url, false),
+                                    Node.interlock(url, false),
+                                    "hung-i-" + atMost.toSeconds() + "-" + r,
+                                    atMost));
                 } else {
-                    record(hung + "ShedLock JdbcTemplate", hungJob(Node.shedlock(url), Node.shedlock(url),
-                            "hung-s-" + atMost.toSeconds() + "-" + r, atMost));
+                    record(
+                            hung + "ShedLock JdbcTemplate",
+                            hungJob(
+                                    Node.shedlock(url),
+                                    Node.shedlock(url),
+                                    "hung-s-" + atMost.toSeconds() + "-" + r,
+                                    atMost));
                 }
             }
-            record("lost process, lockAtMostFor " + atMost.toSeconds() + " s, from A's last renewal: Interlock jdbc: renewing",
+            record(
+                    "lost process, lockAtMostFor " + atMost.toSeconds()
+                            + " s, from A's last renewal: Interlock jdbc: renewing",
                     lostProcess("lost-" + atMost.toSeconds() + "-" + r, atMost));
         }
         for (boolean interlock : new boolean[] {interlockFirst, !interlockFirst}) {
             String early = "early unlock, lockAtMostFor 20 s, lockAtLeastFor 1 s, after A's grant: ";
             if (interlock) {
-                record(early + "Interlock jdbc:", earlyUnlock(Node.interlock(url, false), Node.interlock(url, false), "early-i-" + r));
+                record(
+                        early + "Interlock jdbc:",
+                        earlyUnlock(Node.interlock(url, false), Node.interlock(url, false), "early-i-" + r));
             } else {
-                record(early + "ShedLock JdbcTemplate", earlyUnlock(Node.shedlock(url), Node.shedlock(url), "early-s-" + r));
+                record(
+                        early + "ShedLock JdbcTemplate",
+                        earlyUnlock(Node.shedlock(url), Node.shedlock(url), "early-s-" + r));
             }
         }
     }
@@ -119,7 +137,8 @@ public final class ShedLockTimingAB {
             }
             System.out.printf("%-110s%s | median %.3f-%.3f%n", what, out, median(xs, 0) / 1e3, median(xs, 1) / 1e3);
         });
-        earlyGrants.forEach((what, n) -> System.out.printf("%s: B got the lock %d times while A was renewing it%n", what, n));
+        earlyGrants.forEach(
+                (what, n) -> System.out.printf("%s: B got the lock %d times while A was renewing it%n", what, n));
     }
 
     private static double median(List<double[]> xs, int end) {
@@ -129,7 +148,8 @@ public final class ShedLockTimingAB {
 
     /** Milliseconds from A's grant until B's; A never unlocks. */
     private static double[] hungJob(Node a, Node b, String name, Duration atMost) throws InterruptedException {
-        try (a; b) {
+        try (a;
+                b) {
             long before = System.nanoTime();
             a.provider.lock(config(name, atMost, Duration.ZERO)).orElseThrow();
             long after = System.nanoTime();
@@ -141,7 +161,8 @@ public final class ShedLockTimingAB {
     private double[] lostProcess(String name, Duration atMost) throws InterruptedException {
         Node a = Node.interlock(url, true);
         Node b = Node.interlock(url, false);
-        try (a; b) {
+        try (a;
+                b) {
             String live = "lost process, lockAtMostFor " + atMost.toSeconds() + " s";
             earlyGrants.putIfAbsent(live, 0);
             a.provider.lock(config(name, atMost, Duration.ZERO)).orElseThrow();
@@ -162,9 +183,11 @@ public final class ShedLockTimingAB {
 
     /** Milliseconds from A's grant until B's; A unlocks at once, before lockAtLeastFor. */
     private static double[] earlyUnlock(Node a, Node b, String name) throws InterruptedException {
-        try (a; b) {
+        try (a;
+                b) {
             long before = System.nanoTime();
-            SimpleLock l = a.provider.lock(config(name, EARLY_AT_MOST, EARLY_AT_LEAST)).orElseThrow();
+            SimpleLock l =
+                    a.provider.lock(config(name, EARLY_AT_MOST, EARLY_AT_LEAST)).orElseThrow();
             long after = System.nanoTime();
             l.unlock();
             return bracket(before, after, firstGrant(b, name, EARLY_AT_MOST.multipliedBy(2)));
@@ -214,15 +237,26 @@ public final class ShedLockTimingAB {
 
         static Node interlock(String url, boolean renewing) {
             CuttablePool pool = new CuttablePool(url);
-            LockSpace space = JdbcLockSpaces.open(pool, JdbcOptions.builder().table("timing_interlock").createTable(true).listen(false).build());
+            LockSpace space = JdbcLockSpaces.open(
+                    pool,
+                    JdbcOptions.builder()
+                            .table("timing_interlock")
+                            .createTable(true)
+                            .listen(false)
+                            .build());
             InterlockLockProvider p = new InterlockLockProvider(space);
             return new Node(renewing ? p.renewingInBackground() : p, pool, space);
         }
 
         static Node shedlock(String url) {
             CuttablePool pool = new CuttablePool(url);
-            return new Node(new JdbcTemplateLockProvider(JdbcTemplateLockProvider.Configuration.builder()
-                    .withJdbcTemplate(new JdbcTemplate(pool)).usingDbTime().build()), pool, null);
+            return new Node(
+                    new JdbcTemplateLockProvider(JdbcTemplateLockProvider.Configuration.builder()
+                            .withJdbcTemplate(new JdbcTemplate(pool))
+                            .usingDbTime()
+                            .build()),
+                    pool,
+                    null);
         }
 
         @Override

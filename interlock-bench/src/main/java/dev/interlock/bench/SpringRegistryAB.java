@@ -40,7 +40,8 @@ public final class SpringRegistryAB {
             }
             System.out.printf("lock + unlock on mem:, %d rounds x %d ops each path%n", rounds, ops);
             for (int p = 0; p < 3; p++) {
-                System.out.printf("  %-28s median %.0f ns/op, fastest round %.0f ns/op%n", NAMES[p], median(ns[p]), min(ns[p]));
+                System.out.printf(
+                        "  %-28s median %.0f ns/op, fastest round %.0f ns/op%n", NAMES[p], median(ns[p]), min(ns[p]));
             }
             for (int p = 1; p < 3; p++) {
                 double[] ratio = new double[rounds];
@@ -48,8 +49,9 @@ public final class SpringRegistryAB {
                     ratio[r] = ns[p][r] / ns[0][r];
                 }
                 Arrays.sort(ratio);
-                System.out.printf("  %s / direct per round: median %.3f, IQR %.3f-%.3f%n", NAMES[p], median(ratio),
-                        ratio[rounds / 4], ratio[rounds * 3 / 4]);
+                System.out.printf(
+                        "  %s / direct per round: median %.3f, IQR %.3f-%.3f%n",
+                        NAMES[p], median(ratio), ratio[rounds / 4], ratio[rounds * 3 / 4]);
             }
             if (sink == 42) {
                 System.out.println();

@@ -52,7 +52,8 @@ import redis.clients.jedis.Jedis;
 public final class Suite {
     private Suite() {}
 
-    private static final String HANDOFF_KINDS = "raw,flock,dir,jdbc/floor,jdbc/interlock,jdbc/spring:60,redis/floor,redis/interlock,redis/redisson";
+    private static final String HANDOFF_KINDS =
+            "raw,flock,dir,jdbc/floor,jdbc/interlock,jdbc/spring:60,redis/floor,redis/interlock,redis/redisson";
     private static final String CURVE_KINDS = "raw,flock,dir,jdbc/floor,jdbc/interlock,redis/floor,redis/interlock";
 
     public static void main(String[] args) throws Exception {
@@ -68,8 +69,10 @@ public final class Suite {
         for (String p : System.getProperty("bench.procs", "1,2,4,8,16").split(",")) {
             procs.add(Integer.parseInt(p.trim()));
         }
-        List<String> handoffKinds = List.of(System.getProperty("bench.handoff", HANDOFF_KINDS).split(","));
-        List<String> curveKinds = List.of(System.getProperty("bench.curve", CURVE_KINDS).split(","));
+        List<String> handoffKinds =
+                List.of(System.getProperty("bench.handoff", HANDOFF_KINDS).split(","));
+        List<String> curveKinds =
+                List.of(System.getProperty("bench.curve", CURVE_KINDS).split(","));
         Path base = Files.createTempDirectory(Path.of(System.getProperty("bench.dir", "/tmp")), "suite-");
         long started = System.nanoTime();
 
@@ -77,7 +80,8 @@ public final class Suite {
         Map<String, long[]> handoffs = new LinkedHashMap<>();
         Map<String, double[]> curves = new LinkedHashMap<>();
         Map<String, String> labels = new LinkedHashMap<>();
-        try (BenchServers.Postgres pg = BenchServers.Postgres.start(); BenchServers.Redis redis = BenchServers.Redis.start()) {
+        try (BenchServers.Postgres pg = BenchServers.Postgres.start();
+                BenchServers.Redis redis = BenchServers.Redis.start()) {
             md.append(header(pg, redis, base));
             for (String k : handoffKinds) {
                 String[] kr = k.split(":", 2);
@@ -86,7 +90,11 @@ public final class Suite {
                 labels.putIfAbsent(kind, Handoff.label(kind, where));
                 long[] t = Handoff.run(kind, kr.length > 1 ? Integer.parseInt(kr[1]) : rounds, base, where);
                 handoffs.put(kind, t);
-                System.out.printf(Locale.ROOT, "hand-off  %-50s p50 %8.1f us  p99 %8.1f us%n", labels.get(kind), Handoff.pct(t, 50) / 1e3,
+                System.out.printf(
+                        Locale.ROOT,
+                        "hand-off  %-50s p50 %8.1f us  p99 %8.1f us%n",
+                        labels.get(kind),
+                        Handoff.pct(t, 50) / 1e3,
                         Handoff.pct(t, 99) / 1e3);
             }
             for (String kind : curveKinds) {
@@ -95,7 +103,12 @@ public final class Suite {
                 double[] c = new double[procs.size()];
                 for (int i = 0; i < procs.size(); i++) {
                     c[i] = contention(kind, procs.get(i), base, where, seconds).rate();
-                    System.out.printf(Locale.ROOT, "contend   %-50s %2d processes %9.0f cycles/s%n", labels.get(kind), procs.get(i), c[i]);
+                    System.out.printf(
+                            Locale.ROOT,
+                            "contend   %-50s %2d processes %9.0f cycles/s%n",
+                            labels.get(kind),
+                            procs.get(i),
+                            c[i]);
                 }
                 curves.put(kind, c);
             }
@@ -104,11 +117,17 @@ public final class Suite {
         }
         md.append(handoffSection(handoffs, labels));
         md.append(curveSection(curves, labels, procs, seconds));
-        Files.writeString(out.resolve("handoff.svg"), Charts.cdf("Hand-off latency: share of hand-offs faster than x", handoffs, labels));
-        Files.writeString(out.resolve("contention.svg"), Charts.curve("Lock cycles per second against contending processes", curves, labels, procs));
-        md.append(String.format(Locale.ROOT, "%nThe whole suite took %.1f minutes.%n", (System.nanoTime() - started) / 60e9));
+        Files.writeString(
+                out.resolve("handoff.svg"),
+                Charts.cdf("Hand-off latency: share of hand-offs faster than x", handoffs, labels));
+        Files.writeString(
+                out.resolve("contention.svg"),
+                Charts.curve("Lock cycles per second against contending processes", curves, labels, procs));
+        md.append(String.format(
+                Locale.ROOT, "%nThe whole suite took %.1f minutes.%n", (System.nanoTime() - started) / 60e9));
         Files.writeString(out.resolve("suite.md"), md.toString());
-        System.out.println("wrote " + out.resolve("suite.md") + ", " + out.resolve("handoff.svg") + ", " + out.resolve("contention.svg"));
+        System.out.println("wrote " + out.resolve("suite.md") + ", " + out.resolve("handoff.svg") + ", "
+                + out.resolve("contention.svg"));
     }
 
     private static String where(String kind, BenchServers.Postgres pg, BenchServers.Redis redis) {
@@ -133,15 +152,28 @@ public final class Suite {
         long windowMs = TimeUnit.SECONDS.toMillis(seconds);
         try {
             for (int i = 0; i < n; i++) {
-                ps.add(new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-XX:+UseSerialGC",
-                        "-cp", System.getProperty("java.class.path"), Suite.class.getName(), "contend", kind,
-                        where != null ? where : locks.toString(), control.toString(), Integer.toString(i), Long.toString(warmMs),
-                        Long.toString(windowMs)).inheritIO().start());
+                ps.add(new ProcessBuilder(
+                                Path.of(System.getProperty("java.home"), "bin", "java")
+                                        .toString(),
+                                "-XX:+UseSerialGC",
+                                "-cp",
+                                System.getProperty("java.class.path"),
+                                Suite.class.getName(),
+                                "contend",
+                                kind,
+                                where != null ? where : locks.toString(),
+                                control.toString(),
+                                Integer.toString(i),
+                                Long.toString(warmMs),
+                                Long.toString(windowMs))
+                        .inheritIO()
+                        .start());
             }
             long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(3);
             for (int i = 0; i < n; i++) {
                 while (!Files.exists(control.resolve("ready-" + i))) {
-                    if (System.nanoTime() > deadline || !ps.get(i).isAlive() && !Files.exists(control.resolve("ready-" + i))) {
+                    if (System.nanoTime() > deadline
+                            || !ps.get(i).isAlive() && !Files.exists(control.resolve("ready-" + i))) {
                         throw new IllegalStateException(kind + ": contender " + i + " did not start");
                     }
                     Thread.sleep(20);
@@ -160,11 +192,13 @@ public final class Suite {
                 if (!p.waitFor(5, TimeUnit.MINUTES) || p.exitValue() != 0) {
                     throw new IllegalStateException(kind + ": contender " + i + " failed");
                 }
-                long count = Long.parseLong(Files.readString(control.resolve("count-" + i)).trim());
+                long count = Long.parseLong(
+                        Files.readString(control.resolve("count-" + i)).trim());
                 total += count;
                 fewest = Math.min(fewest, count);
                 most = Math.max(most, count);
-                LongBuffer b = ByteBuffer.wrap(Files.readAllBytes(control.resolve("waits-" + i))).asLongBuffer();
+                LongBuffer b = ByteBuffer.wrap(Files.readAllBytes(control.resolve("waits-" + i)))
+                        .asLongBuffer();
                 long[] w = new long[b.remaining()];
                 b.get(w);
                 waits.add(w);
@@ -232,7 +266,8 @@ public final class Suite {
 
     private static String header(BenchServers.Postgres pg, BenchServers.Redis redis, Path base) throws Exception {
         String pgVersion;
-        try (Connection c = DriverManager.getConnection(pg.url()); Statement st = c.createStatement();
+        try (Connection c = DriverManager.getConnection(pg.url());
+                Statement st = c.createStatement();
                 ResultSet rs = st.executeQuery("SHOW server_version")) {
             rs.next();
             pgVersion = rs.getString(1);
@@ -260,18 +295,29 @@ public final class Suite {
         }
         String kernel = Files.readString(Path.of("/proc/sys/kernel/osrelease")).trim();
         String load = Files.readString(Path.of("/proc/loadavg")).trim();
-        return String.format(Locale.ROOT, "# Benchmark suite results%n%n"
-                + "Written by `dev.interlock.bench.Suite` (do not edit by hand; rerun it). The analysis and the targets are in"
-                + " [benchmarks.md](../benchmarks.md).%n%n"
-                + "| | |%n|---|---|%n"
-                + "| date | %s |%n| machine | %d CPUs (%s), %.1f GiB, Linux %s; load average at start: %s |%n"
-                + "| Java | %s %s |%n| PostgreSQL | %s (embedded, synchronous_commit=%s) |%n| Redis | %s (embedded, no persistence) |%n"
-                + "| file backends | lock directories under %s |%n%n"
-                + "```sh%n./mvnw -q -pl interlock-bench -am package -DskipTests%n"
-                + "java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.Suite docs/bench%n```%n",
-                ZonedDateTime.now(ZoneOffset.UTC).withNano(0), Runtime.getRuntime().availableProcessors(), cpu,
-                memKb / 1048576.0, kernel, load, System.getProperty("java.vm.name"), System.getProperty("java.version"), pgVersion,
-                pg.synchronousCommit, redisVersion, base.getParent());
+        return String.format(
+                Locale.ROOT,
+                "# Benchmark suite results%n%n"
+                        + "Written by `dev.interlock.bench.Suite` (do not edit by hand; rerun it). The analysis and the targets are in"
+                        + " [benchmarks.md](../benchmarks.md).%n%n"
+                        + "| | |%n|---|---|%n"
+                        + "| date | %s |%n| machine | %d CPUs (%s), %.1f GiB, Linux %s; load average at start: %s |%n"
+                        + "| Java | %s %s |%n| PostgreSQL | %s (embedded, synchronous_commit=%s) |%n| Redis | %s (embedded, no persistence) |%n"
+                        + "| file backends | lock directories under %s |%n%n"
+                        + "```sh%n./mvnw -q -pl interlock-bench -am package -DskipTests%n"
+                        + "java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.Suite docs/bench%n```%n",
+                ZonedDateTime.now(ZoneOffset.UTC).withNano(0),
+                Runtime.getRuntime().availableProcessors(),
+                cpu,
+                memKb / 1048576.0,
+                kernel,
+                load,
+                System.getProperty("java.vm.name"),
+                System.getProperty("java.version"),
+                pgVersion,
+                pg.synchronousCommit,
+                redisVersion,
+                base.getParent());
     }
 
     /** The floor each kind is compared with: blocking flock(2) for the file backends, else its server's floor. */
@@ -280,17 +326,30 @@ public final class Suite {
     }
 
     private static String handoffSection(Map<String, long[]> handoffs, Map<String, String> labels) {
-        StringBuilder s = new StringBuilder(String.format(Locale.ROOT, "%n## Hand-off latency%n%n"
-                + "Two processes pass one lock back and forth; the waiter is parked in its acquire when the holder stamps the"
-                + " time and releases (`Handoff`). Ratio: p50 against the floor of the same backend, same run.%n%n"
-                + "![hand-off latency distribution](handoff.svg)%n%n"
-                + "| lock | hand-offs | p50 | p90 | p99 | max | p50 / floor |%n|---|---:|---:|---:|---:|---:|---:|%n"));
+        StringBuilder s = new StringBuilder(
+                String.format(
+                        Locale.ROOT,
+                        "%n## Hand-off latency%n%n"
+                                + "Two processes pass one lock back and forth; the waiter is parked in its acquire when the holder stamps the"
+                                + " time and releases (`Handoff`). Ratio: p50 against the floor of the same backend, same run.%n%n"
+                                + "![hand-off latency distribution](handoff.svg)%n%n"
+                                + "| lock | hand-offs | p50 | p90 | p99 | max | p50 / floor |%n|---|---:|---:|---:|---:|---:|---:|%n"));
         for (Map.Entry<String, long[]> e : handoffs.entrySet()) {
             long[] t = e.getValue();
             long[] floor = handoffs.get(floorOf(e.getKey()));
-            String ratio = floor == null || floor == t ? "" : String.format(Locale.ROOT, "%.1fx", Handoff.pct(t, 50) / (double) Handoff.pct(floor, 50));
-            s.append(String.format(Locale.ROOT, "| %s | %d | %s | %s | %s | %s | %s |%n", labels.get(e.getKey()), t.length,
-                    ms(Handoff.pct(t, 50)), ms(Handoff.pct(t, 90)), ms(Handoff.pct(t, 99)), ms(t[t.length - 1]), ratio));
+            String ratio = floor == null || floor == t
+                    ? ""
+                    : String.format(Locale.ROOT, "%.1fx", Handoff.pct(t, 50) / (double) Handoff.pct(floor, 50));
+            s.append(String.format(
+                    Locale.ROOT,
+                    "| %s | %d | %s | %s | %s | %s | %s |%n",
+                    labels.get(e.getKey()),
+                    t.length,
+                    ms(Handoff.pct(t, 50)),
+                    ms(Handoff.pct(t, 90)),
+                    ms(Handoff.pct(t, 99)),
+                    ms(t[t.length - 1]),
+                    ratio));
         }
         return s.toString();
     }
@@ -303,12 +362,16 @@ public final class Suite {
         return perProcess == 0 ? base : "at least " + base + " (" + perProcess + " ms per process)";
     }
 
-    private static String curveSection(Map<String, double[]> curves, Map<String, String> labels, List<Integer> procs, int seconds) {
-        StringBuilder s = new StringBuilder(String.format(Locale.ROOT, "%n## Throughput against contending processes%n%n"
-                + "N processes on one host take and give back one lock in a loop, each by its own means of waiting; cycles"
-                + " completed in a %d s window after %s of warm-up, summed over the processes. In brackets: the floor of the"
-                + " same backend divided by this figure (same run).%n%n![throughput against processes](contention.svg)%n%n| lock |",
-                seconds, warmUp()));
+    private static String curveSection(
+            Map<String, double[]> curves, Map<String, String> labels, List<Integer> procs, int seconds) {
+        StringBuilder s = new StringBuilder(String.format(
+                Locale.ROOT,
+                "%n## Throughput against contending processes%n%n"
+                        + "N processes on one host take and give back one lock in a loop, each by its own means of waiting; cycles"
+                        + " completed in a %d s window after %s of warm-up, summed over the processes. In brackets: the floor of the"
+                        + " same backend divided by this figure (same run).%n%n![throughput against processes](contention.svg)%n%n| lock |",
+                seconds,
+                warmUp()));
         StringBuilder rule = new StringBuilder("|---|");
         for (int p : procs) {
             s.append(' ').append(p).append(p == 1 ? " process |" : " processes |");
@@ -332,15 +395,18 @@ public final class Suite {
     }
 
     private static String ms(long nanos) {
-        return nanos >= 10_000_000 ? String.format(Locale.ROOT, "%.0f ms", nanos / 1e6) : String.format(Locale.ROOT, "%.3f ms", nanos / 1e6);
+        return nanos >= 10_000_000
+                ? String.format(Locale.ROOT, "%.0f ms", nanos / 1e6)
+                : String.format(Locale.ROOT, "%.3f ms", nanos / 1e6);
     }
 
     // ------------------------------------------------------------------ charts
 
     /** Two small SVG line charts, drawn by hand: no plotting library for two figures. */
     static final class Charts {
-        private static final String[] COLORS = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-                "#bcbd22", "#17becf"};
+        private static final String[] COLORS = {
+            "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"
+        };
         private static final int W = 960;
         private static final int H = 480;
         private static final int LEFT = 80;
@@ -363,11 +429,13 @@ public final class Suite {
             StringBuilder svg = start(title, "hand-off latency (µs, log scale)", "share of hand-offs (%)");
             for (double d = lx0; d <= lx1; d++) {
                 double x = x(d, lx0, lx1);
-                svg.append(line(x, TOP, x, H - BOTTOM, "#ddd")).append(text(x, H - BOTTOM + 18, fmt(Math.pow(10, d)), "middle"));
+                svg.append(line(x, TOP, x, H - BOTTOM, "#ddd"))
+                        .append(text(x, H - BOTTOM + 18, fmt(Math.pow(10, d)), "middle"));
             }
             for (int p = 0; p <= 100; p += 25) {
                 double y = y(p, 0, 100);
-                svg.append(line(LEFT, y, W - RIGHT, y, "#ddd")).append(text(LEFT - 8, y + 4, Integer.toString(p), "end"));
+                svg.append(line(LEFT, y, W - RIGHT, y, "#ddd"))
+                        .append(text(LEFT - 8, y + 4, Integer.toString(p), "end"));
             }
             int i = 0;
             for (Map.Entry<String, long[]> e : samples.entrySet()) {
@@ -382,14 +450,16 @@ public final class Suite {
                     double lx = Math.log10(Math.max(1_000, t[j]) / 1e3);
                     pts.append(String.format(Locale.ROOT, "%.1f,%.1f ", x(lx, lx0, lx1), y(share, 0, 100)));
                 }
-                svg.append(polyline(pts.toString(), COLORS[i % COLORS.length])).append(legend(i, labels.get(e.getKey())));
+                svg.append(polyline(pts.toString(), COLORS[i % COLORS.length]))
+                        .append(legend(i, labels.get(e.getKey())));
                 i++;
             }
             return svg.append("</svg>\n").toString();
         }
 
         /** Cycles per second against the number of processes, both axes logarithmic. */
-        static String curve(String title, Map<String, double[]> curves, Map<String, String> labels, List<Integer> procs) {
+        static String curve(
+                String title, Map<String, double[]> curves, Map<String, String> labels, List<Integer> procs) {
             double lo = Double.MAX_VALUE;
             double hi = 0;
             for (double[] c : curves.values()) {
@@ -407,11 +477,13 @@ public final class Suite {
             StringBuilder svg = start(title, "contending processes (log scale)", "cycles per second (log scale)");
             for (int p : procs) {
                 double x = x(Math.log(p) / Math.log(2), lx0, lx1);
-                svg.append(line(x, TOP, x, H - BOTTOM, "#ddd")).append(text(x, H - BOTTOM + 18, Integer.toString(p), "middle"));
+                svg.append(line(x, TOP, x, H - BOTTOM, "#ddd"))
+                        .append(text(x, H - BOTTOM + 18, Integer.toString(p), "middle"));
             }
             for (double d = ly0; d <= ly1; d++) {
                 double y = y(d, ly0, ly1);
-                svg.append(line(LEFT, y, W - RIGHT, y, "#ddd")).append(text(LEFT - 8, y + 4, fmt(Math.pow(10, d)), "end"));
+                svg.append(line(LEFT, y, W - RIGHT, y, "#ddd"))
+                        .append(text(LEFT - 8, y + 4, fmt(Math.pow(10, d)), "end"));
             }
             int i = 0;
             for (Map.Entry<String, double[]> e : curves.entrySet()) {
@@ -425,7 +497,8 @@ public final class Suite {
                     double x = x(Math.log(procs.get(j)) / Math.log(2), lx0, lx1);
                     double y = y(Math.log10(v), ly0, ly1);
                     pts.append(String.format(Locale.ROOT, "%.1f,%.1f ", x, y));
-                    svg.append(String.format(Locale.ROOT, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>%n", x, y, color));
+                    svg.append(String.format(
+                            Locale.ROOT, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>%n", x, y, color));
                 }
                 svg.append(polyline(pts.toString(), color)).append(legend(i, labels.get(e.getKey())));
                 i++;
@@ -435,14 +508,30 @@ public final class Suite {
 
         private static StringBuilder start(String title, String xTitle, String yTitle) {
             StringBuilder s = new StringBuilder();
-            s.append(String.format(Locale.ROOT, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\""
-                    + " font-family=\"sans-serif\" font-size=\"12\">%n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>%n", W, H, W, H));
-            s.append(text(LEFT + (W - LEFT - RIGHT) / 2.0, 22, esc(title), "middle").replace("<text", "<text font-size=\"15\""));
+            s.append(String.format(
+                    Locale.ROOT,
+                    "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\""
+                            + " font-family=\"sans-serif\" font-size=\"12\">%n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>%n",
+                    W,
+                    H,
+                    W,
+                    H));
+            s.append(text(LEFT + (W - LEFT - RIGHT) / 2.0, 22, esc(title), "middle")
+                    .replace("<text", "<text font-size=\"15\""));
             s.append(text(LEFT + (W - LEFT - RIGHT) / 2.0, H - 18, esc(xTitle), "middle"));
-            s.append(String.format(Locale.ROOT, "<text x=\"18\" y=\"%.1f\" text-anchor=\"middle\" transform=\"rotate(-90 18 %.1f)\">%s</text>%n",
-                    TOP + (H - TOP - BOTTOM) / 2.0, TOP + (H - TOP - BOTTOM) / 2.0, esc(yTitle)));
-            s.append(String.format(Locale.ROOT, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#888\"/>%n", LEFT, TOP,
-                    W - LEFT - RIGHT, H - TOP - BOTTOM));
+            s.append(String.format(
+                    Locale.ROOT,
+                    "<text x=\"18\" y=\"%.1f\" text-anchor=\"middle\" transform=\"rotate(-90 18 %.1f)\">%s</text>%n",
+                    TOP + (H - TOP - BOTTOM) / 2.0,
+                    TOP + (H - TOP - BOTTOM) / 2.0,
+                    esc(yTitle)));
+            s.append(String.format(
+                    Locale.ROOT,
+                    "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#888\"/>%n",
+                    LEFT,
+                    TOP,
+                    W - LEFT - RIGHT,
+                    H - TOP - BOTTOM));
             return s;
         }
 
@@ -455,15 +544,27 @@ public final class Suite {
         }
 
         private static String line(double x1, double y1, double x2, double y2, String color) {
-            return String.format(Locale.ROOT, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>%n", x1, y1, x2, y2, color);
+            return String.format(
+                    Locale.ROOT,
+                    "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>%n",
+                    x1,
+                    y1,
+                    x2,
+                    y2,
+                    color);
         }
 
         private static String text(double x, double y, String s, String anchor) {
-            return String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">%s</text>%n", x, y, anchor, s);
+            return String.format(
+                    Locale.ROOT, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">%s</text>%n", x, y, anchor, s);
         }
 
         private static String polyline(String points, String color) {
-            return String.format(Locale.ROOT, "<polyline points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>%n", points.trim(), color);
+            return String.format(
+                    Locale.ROOT,
+                    "<polyline points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>%n",
+                    points.trim(),
+                    color);
         }
 
         private static String legend(int i, String label) {
@@ -474,8 +575,9 @@ public final class Suite {
         }
 
         private static String fmt(double v) {
-            return v >= 1000 ? String.format(Locale.ROOT, "%,.0f", v) : v >= 1 ? String.format(Locale.ROOT, "%.0f", v)
-                    : String.format(Locale.ROOT, "%s", v);
+            return v >= 1000
+                    ? String.format(Locale.ROOT, "%,.0f", v)
+                    : v >= 1 ? String.format(Locale.ROOT, "%.0f", v) : String.format(Locale.ROOT, "%s", v);
         }
 
         private static String esc(String s) {

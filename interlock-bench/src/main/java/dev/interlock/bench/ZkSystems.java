@@ -37,14 +37,20 @@ final class ZkSystems {
             case "interlock":
                 return interlock(connect);
             case "curator-mutex":
-                return curator(connect, "Curator InterProcessMutex", (c, name) -> new InterProcessMutex(c, "/curator-mutex/" + name));
+                return curator(
+                        connect,
+                        "Curator InterProcessMutex",
+                        (c, name) -> new InterProcessMutex(c, "/curator-mutex/" + name));
             case "curator-rw":
-                return curator(connect, "Curator InterProcessReadWriteLock (write)",
+                return curator(
+                        connect,
+                        "Curator InterProcessReadWriteLock (write)",
                         (c, name) -> new InterProcessReadWriteLock(c, "/curator-rw/" + name).writeLock());
             case "floor":
                 return floor(connect);
             default:
-                throw new IllegalArgumentException("unknown zk system '" + kind + "'; known: interlock, curator-mutex, curator-rw, floor");
+                throw new IllegalArgumentException(
+                        "unknown zk system '" + kind + "'; known: interlock, curator-mutex, curator-rw, floor");
         }
     }
 
@@ -60,7 +66,8 @@ final class ZkSystems {
 
     /** A Curator recipe on one started client; each thread makes its own lock objects (they are reentrant per thread). */
     static LockSystem curator(String connect, String label, Recipe recipe) throws InterruptedException {
-        CuratorFramework client = CuratorFrameworkFactory.newClient(connect, 10_000, 10_000, new ExponentialBackoffRetry(100, 3));
+        CuratorFramework client =
+                CuratorFrameworkFactory.newClient(connect, 10_000, 10_000, new ExponentialBackoffRetry(100, 3));
         client.start();
         client.blockUntilConnected(10, TimeUnit.SECONDS);
         return new LockSystem() {

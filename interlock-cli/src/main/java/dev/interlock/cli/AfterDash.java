@@ -19,7 +19,8 @@ final class AfterDash {
         List<String> mine = at >= 0 ? original.subList(at + 1, original.size()) : original;
         int dash = mine.indexOf("--");
         if (dash < 0) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "missing '--' before the command: " + synopsis);
+            throw new CommandLine.ParameterException(
+                    spec.commandLine(), "missing '--' before the command: " + synopsis);
         }
         int after = mine.size() - dash - 1;
         if (after == 0) {

@@ -9,7 +9,9 @@ import picocli.CommandLine.Option;
 
 /** The {@code --backend URI} option shared by every command, and opening the lock space it names. */
 final class BackendOption {
-    @Option(names = "--backend", paramLabel = "URI",
+    @Option(
+            names = "--backend",
+            paramLabel = "URI",
             description = "Lock space, e.g. flock:/var/lock/myapp. Default: $INTERLOCK_BACKEND, else"
                     + " flock: on a private per-user directory (~/.local/state/interlock/locks, or"
                     + " /tmp/interlock-UID if the home is not writable).")
@@ -29,7 +31,11 @@ final class BackendOption {
         try {
             // Commands that only read open the space so that it creates nothing (jdbc:'s create=true
             // made tables for 'status'); the file backends create nothing before the first lock anyway.
-            return createDefault ? Interlock.open(resolved) : Interlock.builder(resolved).option(Interlock.CREATE_NOTHING, true).open();
+            return createDefault
+                    ? Interlock.open(resolved)
+                    : Interlock.builder(resolved)
+                            .option(Interlock.CREATE_NOTHING, true)
+                            .open();
         } catch (LockBackendException e) {
             throw new CliException(ExitCodes.UNAVAILABLE, e.getMessage(), e);
         } catch (IllegalArgumentException e) {
@@ -43,7 +49,8 @@ final class BackendOption {
         try {
             return LockNames.validate(name);
         } catch (InvalidLockNameException e) {
-            throw new CliException(ExitCodes.USAGE, "bad lock name " + LockNames.quote(name) + ": " + e.getMessage(), e);
+            throw new CliException(
+                    ExitCodes.USAGE, "bad lock name " + LockNames.quote(name) + ": " + e.getMessage(), e);
         }
     }
 }

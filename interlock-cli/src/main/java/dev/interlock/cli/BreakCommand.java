@@ -22,30 +22,36 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /** {@code interlock break [--backend URI] NAME [--owner ID]}. */
-@Command(mixinStandardHelpOptions = true,
+@Command(
+        mixinStandardHelpOptions = true,
         name = "break",
         header = "Remove a lock held by a holder that is gone (lease-based backends).",
-        description = {"",
-                "Removes the lock on NAME only if it is still held by the owner that was seen",
-                "(or named with --owner, as printed by 'interlock status'): it can never remove",
-                "a lock that someone else took a moment later. Without --owner the lock must",
-                "have exactly one holder.",
-                "",
-                "Kernel locks (flock:) cannot be broken: they free when the holding process",
-                "exits. For them, break says who holds the lock; stop that process instead."},
+        description = {
+            "",
+            "Removes the lock on NAME only if it is still held by the owner that was seen",
+            "(or named with --owner, as printed by 'interlock status'): it can never remove",
+            "a lock that someone else took a moment later. Without --owner the lock must",
+            "have exactly one holder.",
+            "",
+            "Kernel locks (flock:) cannot be broken: they free when the holding process",
+            "exits. For them, break says who holds the lock; stop that process instead."
+        },
         parameterListHeading = "%nArguments:%n",
         optionListHeading = "%nOptions:%n",
         sortOptions = false,
         footerHeading = "%nExamples:%n",
-        footer = {"  interlock status --backend dir:/mnt/shared/locks nightly",
-                "  interlock break --backend dir:/mnt/shared/locks nightly \\",
-                "      --owner web-3:4211:88123:9f0c1d2e3a4b5c6d"},
+        footer = {
+            "  interlock status --backend dir:/mnt/shared/locks nightly",
+            "  interlock break --backend dir:/mnt/shared/locks nightly \\",
+            "      --owner web-3:4211:88123:9f0c1d2e3a4b5c6d"
+        },
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
-                " 0:the lock was removed",
-                " 1:nothing removed: the lock is free, or no longer held by that owner",
-                "64:usage error (bad option, lock name, owner id or URI; several holders and no --owner)",
-                "69:the backend is unusable, there is no lock space there, or it cannot break locks (flock:)"})
+            " 0:the lock was removed",
+            " 1:nothing removed: the lock is free, or no longer held by that owner",
+            "64:usage error (bad option, lock name, owner id or URI; several holders and no --owner)",
+            "69:the backend is unusable, there is no lock space there, or it cannot break locks (flock:)"
+        })
 final class BreakCommand implements Callable<Integer> {
     @ParentCommand
     InterlockCommand top;
@@ -56,7 +62,10 @@ final class BreakCommand implements Callable<Integer> {
     @Mixin
     BackendOption backend;
 
-    @Option(names = "--owner", paramLabel = "ID", description = "Break only if held by this owner (host:pid:start:nonce).")
+    @Option(
+            names = "--owner",
+            paramLabel = "ID",
+            description = "Break only if held by this owner (host:pid:start:nonce).")
     String owner;
 
     @Mixin
@@ -81,10 +90,17 @@ final class BreakCommand implements Callable<Integer> {
             String quoted = LockNames.quote(name);
             if (!space.capabilities().contains(Capability.BREAK)) {
                 boolean kernel = !Leases.leaseBased(space);
-                throw new CliException(ExitCodes.UNAVAILABLE, space.uri() + " - " + quoted + (kernel ? " is a kernel lock: it frees"
-                        + " when its holder exits and cannot be broken. " : " cannot be broken on this backend. ") + (info.isFree() ? "It is free now."
-                        : "It is held " + describe(info.holders()) + "; stop that process to free it"
-                                + pidHint(info.holders()) + "."));
+                throw new CliException(
+                        ExitCodes.UNAVAILABLE,
+                        space.uri() + " - " + quoted
+                                + (kernel
+                                        ? " is a kernel lock: it frees"
+                                                + " when its holder exits and cannot be broken. "
+                                        : " cannot be broken on this backend. ")
+                                + (info.isFree()
+                                        ? "It is free now."
+                                        : "It is held " + describe(info.holders()) + "; stop that process to free it"
+                                                + pidHint(info.holders()) + "."));
             }
             if (info.isFree()) {
                 out.println(quoted + " is free: nothing to break");
@@ -94,14 +110,17 @@ final class BreakCommand implements Callable<Integer> {
             String target = owner;
             if (target == null) {
                 if (info.holders().size() > 1) {
-                    throw new CommandLine.ParameterException(spec.commandLine(), quoted + " has "
-                            + info.holders().size() + " holders (" + describe(info.holders())
-                            + "); name the one to remove with --owner ID");
+                    throw new CommandLine.ParameterException(
+                            spec.commandLine(),
+                            quoted + " has "
+                                    + info.holders().size() + " holders (" + describe(info.holders())
+                                    + "); name the one to remove with --owner ID");
                 }
                 Optional<String> id = info.holders().get(0).ownerId();
                 if (id.isEmpty()) {
-                    throw new CliException(ExitCodes.USAGE, quoted + " is held " + describe(info.holders())
-                            + ", which has no owner id to break by");
+                    throw new CliException(
+                            ExitCodes.USAGE,
+                            quoted + " is held " + describe(info.holders()) + ", which has no owner id to break by");
                 }
                 target = id.get();
             }
@@ -109,7 +128,8 @@ final class BreakCommand implements Callable<Integer> {
             try {
                 removed = space.breakLock(name, target);
             } catch (UnsupportedOperationException e) {
-                throw new CliException(ExitCodes.UNAVAILABLE, e.getMessage() + "; " + quoted + " is held " + describe(info.holders()));
+                throw new CliException(
+                        ExitCodes.UNAVAILABLE, e.getMessage() + "; " + quoted + " is held " + describe(info.holders()));
             }
             if (removed) {
                 out.println("removed " + quoted + " held by " + target);

@@ -251,7 +251,9 @@ final class CommandRunner implements AutoCloseable, Consumer<LockLostException> 
      */
     private static void awaitGroupGone(int group) {
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (LibcProcesses.kill(-group, 0) == 0 && ProcessIdentity.groupCanRun(group) && System.nanoTime() - until < 0) {
+        while (LibcProcesses.kill(-group, 0) == 0
+                && ProcessIdentity.groupCanRun(group)
+                && System.nanoTime() - until < 0) {
             try {
                 Thread.sleep(2);
             } catch (InterruptedException e) {
@@ -283,7 +285,8 @@ final class CommandRunner implements AutoCloseable, Consumer<LockLostException> 
         boolean ownTimer = diedOfItsTimer(s, status);
         String why = ownTimer
                 ? "the lease was not renewed in time (was interlock stopped or starved?): the timer of the sentinel guarding the"
-                        + " command (pid " + s.pid() + ") ran out and killed the command's process group, the sentinel with it"
+                        + " command (pid " + s.pid()
+                        + ") ran out and killed the command's process group, the sentinel with it"
                 : "the sentinel guarding the command (pid " + s.pid() + ") "
                         + (status >= 0 && (status & 0x7f) != 0 ? "was killed by signal " + (status & 0x7f) : "exited");
         synchronized (this) {
@@ -292,7 +295,8 @@ final class CommandRunner implements AutoCloseable, Consumer<LockLostException> 
             }
             if (exited && !ownTimer) {
                 // The command ended on its own, under the lock; only what it left in its group is stopped.
-                err.println("interlock: " + why + " after the command ended; stopping what is left of its process group");
+                err.println(
+                        "interlock: " + why + " after the command ended; stopping what is left of its process group");
                 err.flush();
                 return false;
             }
@@ -442,17 +446,19 @@ final class CommandRunner implements AutoCloseable, Consumer<LockLostException> 
 
     private void terminate(int group) {
         LibcProcesses.kill(-group, sigTerm);
-        Thread killer = new Thread(() -> {
-            try {
-                Thread.sleep(killGrace.toMillis());
-            } catch (InterruptedException e) {
-                return;
-            }
-            if (!exited) {
-                log.debug("grace period over: SIGKILL to process group {}", group);
-                LibcProcesses.kill(-group, sigKill);
-            }
-        }, "interlock-killer");
+        Thread killer = new Thread(
+                () -> {
+                    try {
+                        Thread.sleep(killGrace.toMillis());
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                    if (!exited) {
+                        log.debug("grace period over: SIGKILL to process group {}", group);
+                        LibcProcesses.kill(-group, sigKill);
+                    }
+                },
+                "interlock-killer");
         killer.setDaemon(true);
         killer.start();
     }

@@ -27,7 +27,8 @@ public final class CompletionScript {
     static final String RESOURCE = "completion/interlock.bash";
 
     /** What {@code --backend} completes to: the scheme of each backend the tool bundles. */
-    static final List<String> SCHEMES = List.of("flock:", "dir:", "jdbc:postgresql:", "jdbc:mariadb:", "redis://", "rediss://", "mem:");
+    static final List<String> SCHEMES =
+            List.of("flock:", "dir:", "jdbc:postgresql:", "jdbc:mariadb:", "redis://", "rediss://", "mem:");
 
     /** Stands for "the lock names" in the candidates picocli writes, replaced by a call to {@link #LOCK_NAMES}. */
     private static final String MARK = "__interlock_lock_names__";
@@ -98,7 +99,8 @@ public final class CompletionScript {
                 continue; // the array of the mark itself
             }
             out.append(line.replace("compReplyArray \"${NAME_pos_param_args[@]}\"", "_interlock_lock_names")
-                    .replace("compReplyArray \"${NAME_option_args[@]}\"", "_interlock_lock_names")).append('\n');
+                            .replace("compReplyArray \"${NAME_option_args[@]}\"", "_interlock_lock_names"))
+                    .append('\n');
         }
         String result = out.toString().stripTrailing() + "\n" + LOCK_NAMES;
         if (result.contains(MARK) || !result.contains("$( _interlock_lock_names )") || !result.contains("\"flock:\"")) {
@@ -119,9 +121,11 @@ public final class CompletionScript {
             List<String> candidates = candidates(arg);
             spec.remove(arg);
             if (arg.isOption()) {
-                spec.addOption(((OptionSpec) arg).toBuilder().completionCandidates(candidates).build());
+                spec.addOption(((OptionSpec) arg)
+                        .toBuilder().completionCandidates(candidates).build());
             } else {
-                spec.addPositional(((PositionalParamSpec) arg).toBuilder().completionCandidates(candidates).build());
+                spec.addPositional(((PositionalParamSpec) arg)
+                        .toBuilder().completionCandidates(candidates).build());
             }
         }
     }
@@ -140,7 +144,9 @@ public final class CompletionScript {
     static String read() {
         try (InputStream in = CompletionScript.class.getResourceAsStream(RESOURCE)) {
             if (in == null) {
-                throw new CliException(ExitCodes.SOFTWARE, "this build has no completion script (" + RESOURCE + " missing from the jar)");
+                throw new CliException(
+                        ExitCodes.SOFTWARE,
+                        "this build has no completion script (" + RESOURCE + " missing from the jar)");
             }
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         } catch (IOException e) {

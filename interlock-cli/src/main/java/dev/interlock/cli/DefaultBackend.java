@@ -65,7 +65,8 @@ final class DefaultBackend {
         if (create) {
             create(dir);
         } else if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
-            throw new CliException(ExitCodes.UNAVAILABLE, "no lock space at " + dir + " (nothing has been locked there yet)");
+            throw new CliException(
+                    ExitCodes.UNAVAILABLE, "no lock space at " + dir + " (nothing has been locked there yet)");
         }
         check(dir, env.uid(), inTmp);
         return dir;
@@ -79,54 +80,79 @@ final class DefaultBackend {
                 if (parent != null && !Files.isDirectory(parent)) {
                     Files.createDirectories(parent);
                 }
-                Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+                Files.createDirectory(
+                        dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
             }
         } catch (FileAlreadyExistsException e) {
             if (!Files.isDirectory(dir)) {
-                throw new CliException(ExitCodes.UNAVAILABLE, "the default lock directory " + dir
-                        + " exists but is not a directory: remove it, or choose a directory with --backend flock:/DIR"
-                        + " or $" + ENV);
+                throw new CliException(
+                        ExitCodes.UNAVAILABLE,
+                        "the default lock directory " + dir
+                                + " exists but is not a directory: remove it, or choose a directory with --backend flock:/DIR"
+                                + " or $" + ENV);
             }
         } catch (AccessDeniedException e) {
-            throw new CliException(ExitCodes.UNAVAILABLE, "cannot create the default lock directory " + dir
-                    + ": permission denied on " + e.getFile() + "; fix its permissions, or choose a directory with"
-                    + " --backend flock:/DIR or $" + ENV, e);
+            throw new CliException(
+                    ExitCodes.UNAVAILABLE,
+                    "cannot create the default lock directory " + dir
+                            + ": permission denied on " + e.getFile()
+                            + "; fix its permissions, or choose a directory with"
+                            + " --backend flock:/DIR or $" + ENV,
+                    e);
         } catch (IOException | UnsupportedOperationException e) {
-            throw new CliException(ExitCodes.UNAVAILABLE, "cannot create the default lock directory " + dir + ": "
-                    + (e instanceof UnsupportedOperationException ? "its file system has no POSIX permissions"
-                            : e.getMessage() != null ? e.getMessage() : "I/O error")
-                    + "; fix that, or choose a directory with --backend flock:/DIR or $" + ENV, e);
+            throw new CliException(
+                    ExitCodes.UNAVAILABLE,
+                    "cannot create the default lock directory " + dir + ": "
+                            + (e instanceof UnsupportedOperationException
+                                    ? "its file system has no POSIX permissions"
+                                    : e.getMessage() != null ? e.getMessage() : "I/O error")
+                            + "; fix that, or choose a directory with --backend flock:/DIR or $" + ENV,
+                    e);
         }
     }
 
     private static void check(Path dir, long uid, boolean inTmp) {
         try {
             if (inTmp && Files.isSymbolicLink(dir)) {
-                throw new CliException(ExitCodes.UNAVAILABLE, "the default lock directory " + dir
-                        + " is a symbolic link, which someone else may have planted: remove it (rm " + dir
-                        + ") or choose a directory with --backend flock:/DIR or $" + ENV);
+                throw new CliException(
+                        ExitCodes.UNAVAILABLE,
+                        "the default lock directory " + dir
+                                + " is a symbolic link, which someone else may have planted: remove it (rm " + dir
+                                + ") or choose a directory with --backend flock:/DIR or $" + ENV);
             }
             long owner = ((Number) Files.getAttribute(dir, "unix:uid")).longValue();
             int mode = (Integer) Files.getAttribute(dir, "unix:mode") & 07777;
             if (uid >= 0 && owner != uid) {
-                throw new CliException(ExitCodes.UNAVAILABLE, "the default lock directory " + dir + " belongs to uid "
-                        + owner + ", not to you (uid " + uid + "), so its owner could tamper with your locks: remove it,"
-                        + " or choose a directory with --backend flock:/DIR or $" + ENV);
+                throw new CliException(
+                        ExitCodes.UNAVAILABLE,
+                        "the default lock directory " + dir + " belongs to uid "
+                                + owner + ", not to you (uid " + uid
+                                + "), so its owner could tamper with your locks: remove it,"
+                                + " or choose a directory with --backend flock:/DIR or $" + ENV);
             }
             if ((mode & 022) != 0) {
-                throw new CliException(ExitCodes.UNAVAILABLE, String.format("the default lock directory %s is writable"
-                        + " by %s (mode %04o), so others could remove or replace your lock files: run 'chmod 700 %s',"
-                        + " or choose a directory with --backend flock:/DIR or $%s",
-                        dir, (mode & 002) != 0 ? "others" : "its group", mode, dir, ENV));
+                throw new CliException(
+                        ExitCodes.UNAVAILABLE,
+                        String.format(
+                                "the default lock directory %s is writable"
+                                        + " by %s (mode %04o), so others could remove or replace your lock files: run 'chmod 700 %s',"
+                                        + " or choose a directory with --backend flock:/DIR or $%s",
+                                dir, (mode & 002) != 0 ? "others" : "its group", mode, dir, ENV));
             }
         } catch (IOException e) {
-            throw new CliException(ExitCodes.UNAVAILABLE, "cannot check the default lock directory " + dir + ": "
-                    + (e instanceof FileSystemException && ((FileSystemException) e).getReason() != null
-                            ? ((FileSystemException) e).getReason() : e.getMessage()), e);
+            throw new CliException(
+                    ExitCodes.UNAVAILABLE,
+                    "cannot check the default lock directory " + dir + ": "
+                            + (e instanceof FileSystemException && ((FileSystemException) e).getReason() != null
+                                    ? ((FileSystemException) e).getReason()
+                                    : e.getMessage()),
+                    e);
         }
         if (!Files.isWritable(dir)) {
-            throw new CliException(ExitCodes.UNAVAILABLE, "the default lock directory " + dir + " is not writable:"
-                    + " run 'chmod 700 " + dir + "', or choose a directory with --backend flock:/DIR or $" + ENV);
+            throw new CliException(
+                    ExitCodes.UNAVAILABLE,
+                    "the default lock directory " + dir + " is not writable:" + " run 'chmod 700 " + dir
+                            + "', or choose a directory with --backend flock:/DIR or $" + ENV);
         }
     }
 }

@@ -25,8 +25,11 @@ record Env(Map<String, String> vars, Path home, long uid, Path tmpRoot) {
 
     static Env system() {
         String home = System.getProperty("user.home");
-        return new Env(System.getenv(), home == null || home.isEmpty() || "?".equals(home) ? null : Path.of(home),
-                currentUid(), Path.of("/tmp"));
+        return new Env(
+                System.getenv(),
+                home == null || home.isEmpty() || "?".equals(home) ? null : Path.of(home),
+                currentUid(),
+                Path.of("/tmp"));
     }
 
     String get(String name) {

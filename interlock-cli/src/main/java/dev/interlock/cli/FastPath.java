@@ -52,8 +52,12 @@ final class FastPath {
             default:
                 return NOT_HANDLED;
         }
-        return execute(env, rawArgs, args,
-                writer(System.out, "sun.stdout.encoding"), writer(System.err, "sun.stderr.encoding"));
+        return execute(
+                env,
+                rawArgs,
+                args,
+                writer(System.out, "sun.stdout.encoding"),
+                writer(System.err, "sun.stderr.encoding"));
     }
 
     /** As {@link #execute(Env, List, String[])}, writing to {@code out} and {@code err} (tests). */
@@ -277,7 +281,10 @@ final class FastPath {
             }
         }
         // One NAME before '--', a COMMAND after it; -n and -w together, or --limit with -s, is picocli's error to tell.
-        if (name == null || i + 1 >= args.length || (c.waiting.noWait && c.waiting.wait != null) || (c.limit != null && c.shared)) {
+        if (name == null
+                || i + 1 >= args.length
+                || (c.waiting.noWait && c.waiting.wait != null)
+                || (c.limit != null && c.shared)) {
             return null;
         }
         c.name = name;

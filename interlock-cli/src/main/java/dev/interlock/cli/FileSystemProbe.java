@@ -40,7 +40,8 @@ final class FileSystemProbe {
     private FileSystemProbe() {}
 
     /** One line of /proc/self/mountinfo. */
-    record Mount(String device, String mountPoint, String fsType, String source, String mountOptions, String superOptions) {
+    record Mount(
+            String device, String mountPoint, String fsType, String source, String mountOptions, String superOptions) {
         /** Mount and super options together, in order, the later winning ({@code vers=4.2}, {@code nolock}...). */
         Map<String, String> options() {
             Map<String, String> m = new LinkedHashMap<>();
@@ -67,7 +68,8 @@ final class FileSystemProbe {
      * @param mount its mountinfo line, or null if unreadable
      * @param nfsVersion the NFS version ({@code 4.2}), or null
      */
-    record Report(Path path, long magic, String type, String network, Mount mount, String nfsVersion, List<String> warnings) {
+    record Report(
+            Path path, long magic, String type, String network, Mount mount, String nfsVersion, List<String> warnings) {
         /** One line for people: {@code nfs4 (statfs 0x6969) 4.2, server:/export mounted at /mnt/x (rw,...)}. */
         String describe() {
             StringBuilder sb = new StringBuilder(type);
@@ -89,19 +91,39 @@ final class FileSystemProbe {
 
     /** statfs(2) {@code f_type} values: linux/magic.h, and the file systems' own sources. */
     private static final Map<Long, String> LOCAL = Map.ofEntries(
-            Map.entry(0xEF53L, "ext2/ext3/ext4"), Map.entry(0x58465342L, "xfs"), Map.entry(0x9123683EL, "btrfs"),
-            Map.entry(0x01021994L, "tmpfs"), Map.entry(0x794C7630L, "overlayfs"), Map.entry(0x2FC12FC1L, "zfs"),
-            Map.entry(0xF2F52010L, "f2fs"), Map.entry(0x4D44L, "vfat"), Map.entry(0x2011BAB0L, "exfat"),
-            Map.entry(0x5346544EL, "ntfs"), Map.entry(0x3153464AL, "jfs"), Map.entry(0x52654973L, "reiserfs"),
-            Map.entry(0x858458F6L, "ramfs"), Map.entry(0xCA451A4EL, "bcachefs"));
+            Map.entry(0xEF53L, "ext2/ext3/ext4"),
+            Map.entry(0x58465342L, "xfs"),
+            Map.entry(0x9123683EL, "btrfs"),
+            Map.entry(0x01021994L, "tmpfs"),
+            Map.entry(0x794C7630L, "overlayfs"),
+            Map.entry(0x2FC12FC1L, "zfs"),
+            Map.entry(0xF2F52010L, "f2fs"),
+            Map.entry(0x4D44L, "vfat"),
+            Map.entry(0x2011BAB0L, "exfat"),
+            Map.entry(0x5346544EL, "ntfs"),
+            Map.entry(0x3153464AL, "jfs"),
+            Map.entry(0x52654973L, "reiserfs"),
+            Map.entry(0x858458F6L, "ramfs"),
+            Map.entry(0xCA451A4EL, "bcachefs"));
+
     private static final Map<Long, String> NETWORK = Map.ofEntries(
-            Map.entry(0x6969L, "NFS"), Map.entry(0x517BL, "SMB"), Map.entry(0xFF534D42L, "CIFS"),
-            Map.entry(0xFE534D42L, "SMB2/SMB3"), Map.entry(0x00C36400L, "Ceph"),
+            Map.entry(0x6969L, "NFS"),
+            Map.entry(0x517BL, "SMB"),
+            Map.entry(0xFF534D42L, "CIFS"),
+            Map.entry(0xFE534D42L, "SMB2/SMB3"),
+            Map.entry(0x00C36400L, "Ceph"),
             Map.entry(0x65735546L, "FUSE (sshfs, GlusterFS, s3fs, virtiofs or another FUSE server)"),
-            Map.entry(0x5346414FL, "AFS"), Map.entry(0x6B414653L, "kAFS"), Map.entry(0x01021997L, "9P"),
-            Map.entry(0x01161970L, "GFS2"), Map.entry(0x7461636FL, "OCFS2"), Map.entry(0x0BD00BD0L, "Lustre"),
-            Map.entry(0x47504653L, "GPFS"), Map.entry(0x73757245L, "Coda"), Map.entry(0x19830326L, "BeeGFS"),
-            Map.entry(0xAAD7AAEAL, "PanFS"), Map.entry(0xBACBACBCL, "VMware shared folder"),
+            Map.entry(0x5346414FL, "AFS"),
+            Map.entry(0x6B414653L, "kAFS"),
+            Map.entry(0x01021997L, "9P"),
+            Map.entry(0x01161970L, "GFS2"),
+            Map.entry(0x7461636FL, "OCFS2"),
+            Map.entry(0x0BD00BD0L, "Lustre"),
+            Map.entry(0x47504653L, "GPFS"),
+            Map.entry(0x73757245L, "Coda"),
+            Map.entry(0x19830326L, "BeeGFS"),
+            Map.entry(0xAAD7AAEAL, "PanFS"),
+            Map.entry(0xBACBACBCL, "VMware shared folder"),
             Map.entry(0x786F4256L, "VirtualBox shared folder"));
 
     /** The directory of a {@code flock:} or {@code dir:} URI (as those backends read it), or empty for other schemes. */
@@ -156,14 +178,24 @@ final class FileSystemProbe {
         if (network == null && magic < 0 && mount != null) {
             network = networkByName(mount.fsType());
         }
-        String type = mount != null ? mount.fsType()
-                : magic >= 0 ? (network != null ? network : LOCAL.getOrDefault(magic & 0xffffffffL, "unknown")) : "unknown";
-        boolean nfs = (magic & 0xffffffffL) == 0x6969L || (mount != null && mount.fsType().startsWith("nfs"));
+        String type = mount != null
+                ? mount.fsType()
+                : magic >= 0
+                        ? (network != null ? network : LOCAL.getOrDefault(magic & 0xffffffffL, "unknown"))
+                        : "unknown";
+        boolean nfs = (magic & 0xffffffffL) == 0x6969L
+                || (mount != null && mount.fsType().startsWith("nfs"));
         Map<String, String> o = mount != null ? mount.options() : Map.of();
-        String vers = nfs ? o.getOrDefault("vers", o.getOrDefault("nfsvers", mount != null && mount.fsType().equals("nfs4") ? "4" : null)) : null;
+        String vers = nfs
+                ? o.getOrDefault(
+                        "vers",
+                        o.getOrDefault(
+                                "nfsvers", mount != null && mount.fsType().equals("nfs4") ? "4" : null))
+                : null;
         List<String> warnings = new ArrayList<>();
         if (scheme.equals("flock") && network != null) {
-            warnings.add("flock: on " + network + ", a network file system: flock(2) there excludes across hosts only if the server"
+            warnings.add("flock: on " + network
+                    + ", a network file system: flock(2) there excludes across hosts only if the server"
                     + " supports it, and status, waiter wake-ups and fencing tokens are per host; use dir:" + dir
                     + " to share locks between hosts");
         }
@@ -171,7 +203,8 @@ final class FileSystemProbe {
             String local = o.get("local_lock");
             if (o.containsKey("nolock") || "all".equals(local) || "flock".equals(local)) {
                 String how = o.containsKey("nolock") ? "nolock" : "local_lock=" + local;
-                warnings.add("NFS mounted with " + how + ": flock(2) locks stay on this client and other hosts never see them, so"
+                warnings.add("NFS mounted with " + how
+                        + ": flock(2) locks stay on this client and other hosts never see them, so"
                         + " flock: does not exclude across hosts here; remount with local_lock=none (and without nolock), or use dir:"
                         + dir);
             }
@@ -179,15 +212,21 @@ final class FileSystemProbe {
         if (scheme.equals("dir") && nfs) {
             String lookup = o.getOrDefault("lookupcache", "all");
             long acdirmax = seconds(o.get("acdirmax"), o.containsKey("noac") ? 0 : 60);
-            if ((lookup.equals("all") || lookup.isEmpty()) && acdirmax > 0 && Duration.ofSeconds(acdirmax).compareTo(lease) >= 0) {
-                warnings.add("NFS with lookupcache=all (the default) and acdirmax=" + acdirmax + "s: another host's new lock file"
-                        + " can stay invisible here for up to " + acdirmax + "s, as long as the lease (" + Durations.format(lease)
-                        + "); mount with lookupcache=positive or actimeo=3, or use a lease longer than " + acdirmax + "s (--lease)");
+            if ((lookup.equals("all") || lookup.isEmpty())
+                    && acdirmax > 0
+                    && Duration.ofSeconds(acdirmax).compareTo(lease) >= 0) {
+                warnings.add("NFS with lookupcache=all (the default) and acdirmax=" + acdirmax
+                        + "s: another host's new lock file"
+                        + " can stay invisible here for up to " + acdirmax + "s, as long as the lease ("
+                        + Durations.format(lease)
+                        + "); mount with lookupcache=positive or actimeo=3, or use a lease longer than " + acdirmax
+                        + "s (--lease)");
             }
         }
         if (nfs && o.containsKey("nocto")) {
-            warnings.add("NFS mounted with nocto: a file opened here may show content cached before another host's write, so"
-                    + " files updated under a lock (verify's counter too) can be read stale; remount without nocto");
+            warnings.add(
+                    "NFS mounted with nocto: a file opened here may show content cached before another host's write, so"
+                            + " files updated under a lock (verify's counter too) can be read stale; remount without nocto");
         }
         return new Report(dir, magic, type, network, mount, vers, warnings);
     }
@@ -208,8 +247,21 @@ final class FileSystemProbe {
         if (t.startsWith("fuse")) {
             return "FUSE (" + fsType + ")";
         }
-        for (String n : new String[] {"cifs", "smb3", "smbfs", "ceph", "afs", "9p", "gfs2", "ocfs2", "lustre", "gpfs", "beegfs",
-                "glusterfs", "virtiofs"}) {
+        for (String n : new String[] {
+            "cifs",
+            "smb3",
+            "smbfs",
+            "ceph",
+            "afs",
+            "9p",
+            "gfs2",
+            "ocfs2",
+            "lustre",
+            "gpfs",
+            "beegfs",
+            "glusterfs",
+            "virtiofs"
+        }) {
             if (t.equals(n)) {
                 return fsType;
             }
@@ -233,8 +285,11 @@ final class FileSystemProbe {
                 continue;
             }
             Path mp = Path.of(m.get().mountPoint());
-            if (best == null || (real.startsWith(mp) && (!real.startsWith(Path.of(best.mountPoint()))
-                    || mp.getNameCount() > Path.of(best.mountPoint()).getNameCount()))) {
+            if (best == null
+                    || (real.startsWith(mp)
+                            && (!real.startsWith(Path.of(best.mountPoint()))
+                                    || mp.getNameCount()
+                                            > Path.of(best.mountPoint()).getNameCount()))) {
                 best = m.get();
             }
         }
@@ -254,7 +309,12 @@ final class FileSystemProbe {
         if (f.length < 6 || dash < 0 || dash + 2 >= f.length) {
             return Optional.empty();
         }
-        return Optional.of(new Mount(f[2], unescape(f[4]), unescape(f[dash + 1]), unescape(f[dash + 2]), f[5],
+        return Optional.of(new Mount(
+                f[2],
+                unescape(f[4]),
+                unescape(f[dash + 1]),
+                unescape(f[dash + 2]),
+                f[5],
                 dash + 3 < f.length ? f[dash + 3] : ""));
     }
 
@@ -266,7 +326,9 @@ final class FileSystemProbe {
         StringBuilder sb = new StringBuilder();
         for (int i = 0; i < s.length(); i++) {
             char c = s.charAt(i);
-            if (c == '\\' && i + 3 < s.length() && s.substring(i + 1, i + 4).chars().allMatch(d -> d >= '0' && d <= '7')) {
+            if (c == '\\'
+                    && i + 3 < s.length()
+                    && s.substring(i + 1, i + 4).chars().allMatch(d -> d >= '0' && d <= '7')) {
                 sb.append((char) Integer.parseInt(s.substring(i + 1, i + 4), 8));
                 i += 3;
             } else {

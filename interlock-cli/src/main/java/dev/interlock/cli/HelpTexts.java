@@ -23,9 +23,24 @@ public final class HelpTexts {
 
     /** Which help each command line asks for. */
     static final Map<List<String>, String> FORMS = Map.of(
-            List.of("--help"), "interlock", List.of("-h"), "interlock", List.of("help"), "interlock",
-            List.of("run", "--help"), "run", List.of("run", "-h"), "run", List.of("help", "run"), "run",
-            List.of("status", "--help"), "status", List.of("status", "-h"), "status", List.of("help", "status"), "status");
+            List.of("--help"),
+            "interlock",
+            List.of("-h"),
+            "interlock",
+            List.of("help"),
+            "interlock",
+            List.of("run", "--help"),
+            "run",
+            List.of("run", "-h"),
+            "run",
+            List.of("help", "run"),
+            "run",
+            List.of("status", "--help"),
+            "status",
+            List.of("status", "-h"),
+            "status",
+            List.of("help", "status"),
+            "status");
 
     private static String resource(String command) {
         return "help/" + command + ".txt";

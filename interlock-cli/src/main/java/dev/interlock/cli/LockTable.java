@@ -13,7 +13,9 @@ import java.util.Optional;
 
 /** Renders lock states for {@code status} and {@code list}: a table for people, JSON for machines. */
 final class LockTable {
-    private static final String[] HEADER = {"NAME", "MODE", "OWNER", "HOST", "BOOT", "PID", "SINCE", "LEASE", "TOKEN", "WAITERS"};
+    private static final String[] HEADER = {
+        "NAME", "MODE", "OWNER", "HOST", "BOOT", "PID", "SINCE", "LEASE", "TOKEN", "WAITERS"
+    };
 
     private LockTable() {}
 
@@ -35,10 +37,13 @@ final class LockTable {
                     h.host().orElse("-"),
                     h.bootId().map(b -> b.length() > 8 ? b.substring(0, 8) : b).orElse("-"),
                     h.pid() > 0 ? String.valueOf(h.pid()) : "-",
-                    h.since().map(s -> s.truncatedTo(ChronoUnit.SECONDS).toString()).orElse("-"),
+                    h.since()
+                            .map(s -> s.truncatedTo(ChronoUnit.SECONDS).toString())
+                            .orElse("-"),
                     lease(h, now),
                     h.token().isPresent() ? String.valueOf(h.token().getAsLong()) : "-",
-                    waiters});
+                    waiters
+                });
             }
         }
         int[] width = new int[HEADER.length];
@@ -96,9 +101,19 @@ final class LockTable {
     }
 
     static String json(String backend, List<LockInfo> locks, Instant now) {
-        Json j = new Json().beginObject().name("backend").value(backend).name("locks").beginArray();
+        Json j = new Json()
+                .beginObject()
+                .name("backend")
+                .value(backend)
+                .name("locks")
+                .beginArray();
         for (LockInfo info : locks) {
-            j.beginObject().name("name").value(info.name()).name("free").value(info.isFree()).name("limit");
+            j.beginObject()
+                    .name("name")
+                    .value(info.name())
+                    .name("free")
+                    .value(info.isFree())
+                    .name("limit");
             if (info.limit() > 0) {
                 j.value(info.limit());
             } else {
@@ -124,9 +139,13 @@ final class LockTable {
     }
 
     private static void holder(Json j, HolderInfo h, Instant now) {
-        j.beginObject().name("mode").value(h.mode().shortName())
-                .name("owner").value(h.ownerId().orElse(null))
-                .name("host").value(h.host().orElse(null))
+        j.beginObject()
+                .name("mode")
+                .value(h.mode().shortName())
+                .name("owner")
+                .value(h.ownerId().orElse(null))
+                .name("host")
+                .value(h.host().orElse(null))
                 .name("pid");
         if (h.pid() > 0) {
             j.value(h.pid());

@@ -24,7 +24,8 @@ public final class Main {
         setIfAbsent("jna.platform.library.path", "/usr/lib:/lib");
         shortLived();
         if (args.length > 0 && !args[0].startsWith("-") && !args[0].equals("help") && !args[0].equals("completion")) {
-            // A command (not help, the version or the completion script, which call no C): load the native path meanwhile,
+            // A command (not help, the version or the completion script, which call no C): load the native path
+            // meanwhile,
             // and for the commands that read /proc/locks (flock:), keep its reads cheap.
             startDaemon(new PrepareNatives(), "interlock-natives");
             if ((args[0].equals("status") || args[0].equals("list")) && namesFlock(args)) {
@@ -105,7 +106,9 @@ public final class Main {
      */
     private static void openClassPathForJna() {
         try {
-            ClassLoader.getSystemClassLoader().getResources("META-INF/services/java.lang.System$LoggerFinder").hasMoreElements();
+            ClassLoader.getSystemClassLoader()
+                    .getResources("META-INF/services/java.lang.System$LoggerFinder")
+                    .hasMoreElements();
         } catch (IOException | RuntimeException e) {
             // only a head start: the natives thread does the same lookup and reports what fails
         }
@@ -201,7 +204,10 @@ public final class Main {
         InterlockCommand top = new InterlockCommand(env, rawArgs);
         CommandLine cmd = new CommandLine(top);
         String wanted = args == null ? null : firstWord(args);
-        if (wanted == null && args != null && args.length == 1 && (args[0].equals("--version") || args[0].equals("-V"))) {
+        if (wanted == null
+                && args != null
+                && args.length == 1
+                && (args[0].equals("--version") || args[0].equals("-V"))) {
             return cmd; // the version needs no command models
         }
         boolean all = wanted == null || !SUBCOMMANDS.contains(wanted);
@@ -242,7 +248,8 @@ public final class Main {
         return cmd;
     }
 
-    private static final List<String> SUBCOMMANDS = List.of("run", "status", "list", "break", "update", "verify", "completion");
+    private static final List<String> SUBCOMMANDS =
+            List.of("run", "status", "list", "break", "update", "verify", "completion");
 
     /** The first argument that is not an option of the top command (which takes no values). */
     private static String firstWord(String[] args) {
@@ -326,7 +333,8 @@ public final class Main {
             }
         }
         System.out.flush();
-        System.err.println("interlock: " + (message != null ? message : "cannot call the C library: " + e.getMessage()));
+        System.err.println(
+                "interlock: " + (message != null ? message : "cannot call the C library: " + e.getMessage()));
         return ExitCodes.UNAVAILABLE;
     }
 
@@ -344,9 +352,11 @@ public final class Main {
         if (ex instanceof CommandLine.UnmatchedArgumentException) {
             List<String> unmatched = ((CommandLine.UnmatchedArgumentException) ex).getUnmatched();
             if (!unmatched.isEmpty() && !unmatched.get(0).startsWith("-") && c.getParent() == null) {
-                message = "unknown command '" + unmatched.get(0) + "': use run, update, status, list, break, verify, completion or help";
+                message = "unknown command '" + unmatched.get(0)
+                        + "': use run, update, status, list, break, verify, completion or help";
             } else if (!unmatched.isEmpty()) {
-                String misplaced = OptionOwners.misplaced(c.getParent() == null ? null : c.getCommandName(), unmatched.get(0));
+                String misplaced =
+                        OptionOwners.misplaced(c.getParent() == null ? null : c.getCommandName(), unmatched.get(0));
                 if (misplaced != null) {
                     message = misplaced;
                     suggest = false;
@@ -384,7 +394,8 @@ public final class Main {
             message = ex.getMessage();
         } else {
             code = ExitCodes.SOFTWARE;
-            message = "internal error: " + ex + (verbose ? "" : " (run with -v for the stack trace, and please report it)");
+            message = "internal error: " + ex
+                    + (verbose ? "" : " (run with -v for the stack trace, and please report it)");
             verbose = verbose || Boolean.getBoolean("interlock.cli.trace");
         }
         err.println("interlock: " + message);

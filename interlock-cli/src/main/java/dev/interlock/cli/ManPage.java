@@ -30,7 +30,9 @@ public final class ManPage {
         CommandSpec spec = top.getCommandSpec();
         StringBuilder roff = new StringBuilder();
         roff.append(".TH INTERLOCK 1 \"\" \"interlock ").append(escape(version)).append("\" \"User Commands\"\n");
-        roff.append(".SH NAME\ninterlock \\- ").append(escape(String.join(" ", spec.usageMessage().header()))).append('\n');
+        roff.append(".SH NAME\ninterlock \\- ")
+                .append(escape(String.join(" ", spec.usageMessage().header())))
+                .append('\n');
         roff.append(".SH SYNOPSIS\n.nf\n");
         for (CommandLine sub : commands(top)) {
             roff.append(escape(synopsis(sub.getCommandSpec()))).append('\n');
@@ -46,11 +48,15 @@ public final class ManPage {
         exitCodes(roff, spec.usageMessage().exitCodeList());
         roff.append(".SH ENVIRONMENT\n");
         definition(roff, "INTERLOCK_BACKEND", "The lock space when a command has no \\-\\-backend.");
-        definition(roff, "INTERLOCK_JAVA", "The java binary or JDK directory the launcher runs (default: the newest JDK 17 or later it finds).");
+        definition(
+                roff,
+                "INTERLOCK_JAVA",
+                "The java binary or JDK directory the launcher runs (default: the newest JDK 17 or later it finds).");
         definition(roff, "INTERLOCK_JAVA_OPTS", "More options for the JVM.");
         roff.append(".SH EXAMPLES\n");
         preformatted(roff, spec.usageMessage().footer());
-        roff.append(".SH SEE ALSO\n.BR flock (1).\nThe reference with real output: docs/cli.md in the documentation (doc/cli.md in the release tarball).\n");
+        roff.append(
+                ".SH SEE ALSO\n.BR flock (1).\nThe reference with real output: docs/cli.md in the documentation (doc/cli.md in the release tarball).\n");
         return roff.toString();
     }
 
@@ -81,7 +87,10 @@ public final class ManPage {
         for (OptionSpec o : spec.options()) {
             StringBuilder tag = new StringBuilder();
             for (String name : o.names()) {
-                tag.append(tag.length() == 0 ? "" : ", ").append("\\fB").append(escape(name)).append("\\fR");
+                tag.append(tag.length() == 0 ? "" : ", ")
+                        .append("\\fB")
+                        .append(escape(name))
+                        .append("\\fR");
             }
             if (o.arity().max() > 0) {
                 tag.append(" \\fI").append(escape(o.paramLabel())).append("\\fR");
@@ -102,7 +111,8 @@ public final class ManPage {
 
     /** The synopsis as the help prints it, without "Usage: ". */
     private static String synopsis(CommandSpec spec) {
-        CommandLine.Help help = new CommandLine.Help(spec, CommandLine.Help.defaultColorScheme(CommandLine.Help.Ansi.OFF));
+        CommandLine.Help help =
+                new CommandLine.Help(spec, CommandLine.Help.defaultColorScheme(CommandLine.Help.Ansi.OFF));
         return help.synopsis(0).stripTrailing();
     }
 

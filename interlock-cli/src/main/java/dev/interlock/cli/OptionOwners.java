@@ -18,7 +18,8 @@ final class OptionOwners {
         int eq = arg.startsWith("--") ? arg.indexOf('=') : -1;
         String option = eq > 0 ? arg.substring(0, eq) : arg;
         List<String> owners = new ArrayList<>();
-        for (Map.Entry<String, CommandLine> sub : Main.commandLine(Env.system(), null).getSubcommands().entrySet()) {
+        for (Map.Entry<String, CommandLine> sub :
+                Main.commandLine(Env.system(), null).getSubcommands().entrySet()) {
             if (!sub.getKey().equals("help") && sub.getValue().getCommandSpec().findOption(option) != null) {
                 owners.add(sub.getKey());
             }

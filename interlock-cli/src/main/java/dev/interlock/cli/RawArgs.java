@@ -51,7 +51,8 @@ final class RawArgs {
         List<byte[]> tail = parts.subList(parts.size() - args.length, parts.size());
         Charset jvm;
         try {
-            jvm = Charset.forName(System.getProperty("sun.jnu.encoding", Charset.defaultCharset().name()));
+            jvm = Charset.forName(System.getProperty(
+                    "sun.jnu.encoding", Charset.defaultCharset().name()));
         } catch (RuntimeException e) {
             jvm = Charset.defaultCharset();
         }
@@ -71,7 +72,8 @@ final class RawArgs {
         String[] out = args.clone();
         for (int i = 0; i < args.length; i++) {
             try {
-                out[i] = StandardCharsets.UTF_8.newDecoder()
+                out[i] = StandardCharsets.UTF_8
+                        .newDecoder()
                         .onMalformedInput(CodingErrorAction.REPORT)
                         .onUnmappableCharacter(CodingErrorAction.REPORT)
                         .decode(ByteBuffer.wrap(raw.get(i)))

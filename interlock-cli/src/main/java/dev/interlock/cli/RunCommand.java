@@ -29,64 +29,72 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /** {@code interlock run [options] NAME -- COMMAND [ARG...]}. */
-@Command(mixinStandardHelpOptions = true,
+@Command(
+        mixinStandardHelpOptions = true,
         name = "run",
         header = "Run COMMAND while holding the lock NAME.",
-        customSynopsis = {"interlock run [-s] [-n | -w DURATION] [-E N] [-q] [--backend URI]",
-                "              [--lease DURATION] [--hold-at-least DURATION]",
-                "              NAME -- COMMAND [ARG...]"},
-        description = {"",
-                "Takes the lock (exclusive unless -s), runs COMMAND with its arguments (no",
-                "shell) and releases the lock when COMMAND exits. Exits with COMMAND's status.",
-                "By default it waits for the lock as long as it takes; -n gives up at once,",
-                "-w after DURATION.",
-                "",
-                "COMMAND gets INTERLOCK_NAME, INTERLOCK_OWNER and INTERLOCK_TOKEN (the fencing",
-                "token) in its environment and inherits stdin, stdout and stderr. It runs in",
-                "its own process group; SIGINT, SIGTERM and SIGHUP sent to interlock are",
-                "forwarded to that group.",
-                "",
-                "COMMAND never runs without the lock: if the lock is lost (lock file removed",
-                "or replaced, lease not renewed), its process group gets SIGTERM, then SIGKILL",
-                "after a grace period (10s, at most a tenth of the lease), and run exits with",
-                "75. With flock: the command itself holds the lock (it inherits the locked",
-                "file, as under flock(1)), so it keeps it even if interlock is killed. With",
-                "lease-based backends a sentinel process stops the command's group before the",
-                "lease can run out if interlock dies or stops renewing, and processes COMMAND",
-                "leaves in its group are stopped before the lock is released.",
-                "",
-                "DURATION: 500ms, 30s, 5m, 1h, 1h30m, or seconds such as 2.5."},
+        customSynopsis = {
+            "interlock run [-s] [-n | -w DURATION] [-E N] [-q] [--backend URI]",
+            "              [--lease DURATION] [--hold-at-least DURATION]",
+            "              NAME -- COMMAND [ARG...]"
+        },
+        description = {
+            "",
+            "Takes the lock (exclusive unless -s), runs COMMAND with its arguments (no",
+            "shell) and releases the lock when COMMAND exits. Exits with COMMAND's status.",
+            "By default it waits for the lock as long as it takes; -n gives up at once,",
+            "-w after DURATION.",
+            "",
+            "COMMAND gets INTERLOCK_NAME, INTERLOCK_OWNER and INTERLOCK_TOKEN (the fencing",
+            "token) in its environment and inherits stdin, stdout and stderr. It runs in",
+            "its own process group; SIGINT, SIGTERM and SIGHUP sent to interlock are",
+            "forwarded to that group.",
+            "",
+            "COMMAND never runs without the lock: if the lock is lost (lock file removed",
+            "or replaced, lease not renewed), its process group gets SIGTERM, then SIGKILL",
+            "after a grace period (10s, at most a tenth of the lease), and run exits with",
+            "75. With flock: the command itself holds the lock (it inherits the locked",
+            "file, as under flock(1)), so it keeps it even if interlock is killed. With",
+            "lease-based backends a sentinel process stops the command's group before the",
+            "lease can run out if interlock dies or stops renewing, and processes COMMAND",
+            "leaves in its group are stopped before the lock is released.",
+            "",
+            "DURATION: 500ms, 30s, 5m, 1h, 1h30m, or seconds such as 2.5."
+        },
         parameterListHeading = "%nArguments:%n",
         optionListHeading = "%nOptions:%n",
         sortOptions = false,
         footerHeading = "%nExamples:%n",
-        footer = {"  # at most one report at a time; others wait",
-                "  interlock run nightly-report -- ./report.sh --full",
-                "  # a cron job that skips its turn if the previous run is still going",
-                "  interlock run -n -E 0 -q sync -- rsync -a src/ dst/",
-                "  # wait up to 5 minutes; tell 'busy' (3) from the command's own failures",
-                "  interlock run -w 5m -E 3 import -- ./import.sh",
-                "  # at most 3 imports at once across every host that shares the backend",
-                "  interlock run --backend redis://redis.internal --limit 3 import -- ./import.sh",
-                "  # readers share, a writer excludes them",
-                "  interlock run -s catalog -- ./read-catalog.sh",
-                "  # several hosts fire the same job: it runs once even if their clocks",
-                "  # differ by up to a minute",
-                "  interlock run -n --backend dir:/mnt/shared/locks --hold-at-least 1m \\",
-                "      daily -- ./daily.sh",
-                "  # interoperates with util-linux flock(1) on the same file",
-                "  flock /var/lock/myapp/db -c ./migrate.sh   # excludes, and is excluded by:",
-                "  interlock run --backend flock:/var/lock/myapp db -- ./backup.sh"},
+        footer = {
+            "  # at most one report at a time; others wait",
+            "  interlock run nightly-report -- ./report.sh --full",
+            "  # a cron job that skips its turn if the previous run is still going",
+            "  interlock run -n -E 0 -q sync -- rsync -a src/ dst/",
+            "  # wait up to 5 minutes; tell 'busy' (3) from the command's own failures",
+            "  interlock run -w 5m -E 3 import -- ./import.sh",
+            "  # at most 3 imports at once across every host that shares the backend",
+            "  interlock run --backend redis://redis.internal --limit 3 import -- ./import.sh",
+            "  # readers share, a writer excludes them",
+            "  interlock run -s catalog -- ./read-catalog.sh",
+            "  # several hosts fire the same job: it runs once even if their clocks",
+            "  # differ by up to a minute",
+            "  interlock run -n --backend dir:/mnt/shared/locks --hold-at-least 1m \\",
+            "      daily -- ./daily.sh",
+            "  # interoperates with util-linux flock(1) on the same file",
+            "  flock /var/lock/myapp/db -c ./migrate.sh   # excludes, and is excluded by:",
+            "  interlock run --backend flock:/var/lock/myapp db -- ./backup.sh"
+        },
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
-                "  N:COMMAND's own exit status",
-                "128+N:COMMAND was killed by signal N (143: SIGTERM)",
-                "  1:the lock is busy (-n) or the wait ran out (-w); set with -E",
-                " 64:usage error: bad option or DURATION, no '--' or no COMMAND, bad NAME or URI, a --limit other than NAME's",
-                " 69:the backend is unusable (directory missing and not creatable, not writable, unsafe) or has no --limit",
-                " 75:the lock was lost while COMMAND ran; COMMAND was stopped",
-                "126:COMMAND could not be executed (permission denied, not executable)",
-                "127:COMMAND was not found"})
+            "  N:COMMAND's own exit status",
+            "128+N:COMMAND was killed by signal N (143: SIGTERM)",
+            "  1:the lock is busy (-n) or the wait ran out (-w); set with -E",
+            " 64:usage error: bad option or DURATION, no '--' or no COMMAND, bad NAME or URI, a --limit other than NAME's",
+            " 69:the backend is unusable (directory missing and not creatable, not writable, unsafe) or has no --limit",
+            " 75:the lock was lost while COMMAND ran; COMMAND was stopped",
+            "126:COMMAND could not be executed (permission denied, not executable)",
+            "127:COMMAND was not found"
+        })
 final class RunCommand implements Callable<Integer> {
     @ParentCommand
     InterlockCommand top;
@@ -94,10 +102,15 @@ final class RunCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = {"-s", "--shared"}, description = "Take a shared lock (many holders at once) instead of an exclusive one.")
+    @Option(
+            names = {"-s", "--shared"},
+            description = "Take a shared lock (many holders at once) instead of an exclusive one.")
     boolean shared;
 
-    @Option(names = "--limit", paramLabel = "N", converter = LimitConverter.class,
+    @Option(
+            names = "--limit",
+            paramLabel = "N",
+            converter = LimitConverter.class,
             description = "Take one of N permits of a semaphore: run COMMAND when fewer than N others hold NAME."
                     + " Everyone must state the same N (docs/semaphores.md). Not with -s.")
     Integer limit;
@@ -108,12 +121,18 @@ final class RunCommand implements Callable<Integer> {
     @Mixin
     BackendOption backend;
 
-    @Option(names = "--lease", paramLabel = "DURATION", converter = DurationConverter.class,
+    @Option(
+            names = "--lease",
+            paramLabel = "DURATION",
+            converter = DurationConverter.class,
             description = "Lease of lease-based backends (dir:, jdbc:, redis:), renewed while COMMAND"
                     + " runs. Default: the backend's (30s). Ignored by flock:, whose locks do not expire.")
     Duration lease;
 
-    @Option(names = "--hold-at-least", paramLabel = "DURATION", converter = DurationConverter.class,
+    @Option(
+            names = "--hold-at-least",
+            paramLabel = "DURATION",
+            converter = DurationConverter.class,
             description = "Keep the lock until DURATION after it was taken, even if COMMAND ends sooner"
                     + " (one run of a job fired on several hosts whose clocks differ).")
     Duration holdAtLeast;
@@ -124,7 +143,11 @@ final class RunCommand implements Callable<Integer> {
     @Parameters(index = "0", arity = "1", paramLabel = "NAME", description = "The lock name.")
     String name;
 
-    @Parameters(index = "1..*", arity = "0..*", paramLabel = "COMMAND", description = "The command and its arguments, after '--'.")
+    @Parameters(
+            index = "1..*",
+            arity = "0..*",
+            paramLabel = "COMMAND",
+            description = "The command and its arguments, after '--'.")
     List<String> command = new ArrayList<>();
 
     @Override
@@ -146,8 +169,10 @@ final class RunCommand implements Callable<Integer> {
             LockRequest request = space.lock(name).mode(shared ? Mode.SHARED : Mode.EXCLUSIVE);
             if (limit != null) {
                 if (!space.capabilities().contains(Capability.SEMAPHORE)) {
-                    throw new CliException(ExitCodes.UNAVAILABLE, space.uri() + " - semaphores (--limit) are not supported by "
-                            + space.uri() + " yet; docs/semaphores.md lists the backends that have them");
+                    throw new CliException(
+                            ExitCodes.UNAVAILABLE,
+                            space.uri() + " - semaphores (--limit) are not supported by " + space.uri()
+                                    + " yet; docs/semaphores.md lists the backends that have them");
                 }
                 request.limit(limit);
             }
@@ -166,7 +191,12 @@ final class RunCommand implements Callable<Integer> {
                     }
                 }
                 request.onLost(runner); // not runner::lost: a class, not a lambda to link (CommandRunner)
-                Optional<Lease> got = waiting.acquire(space, request, name, err, runner.sentinel() != null ? runner.sentinel().pid() : -1);
+                Optional<Lease> got = waiting.acquire(
+                        space,
+                        request,
+                        name,
+                        err,
+                        runner.sentinel() != null ? runner.sentinel().pid() : -1);
                 if (got.isEmpty()) {
                     return waiting.conflictExitCode;
                 }
@@ -201,7 +231,8 @@ final class RunCommand implements Callable<Integer> {
         try {
             return runner.startSentinel();
         } catch (Spawner.SpawnException e) {
-            throw new CliException(ExitCodes.OSERR, "cannot start the sentinel that guards COMMAND (/bin/sh): " + e.getMessage(), e);
+            throw new CliException(
+                    ExitCodes.OSERR, "cannot start the sentinel that guards COMMAND (/bin/sh): " + e.getMessage(), e);
         }
     }
 
@@ -235,8 +266,11 @@ final class RunCommand implements Callable<Integer> {
         try {
             status = runner.run(commandBytes(), new Spawner.Environment(env), fd);
         } catch (Spawner.SpawnException e) {
-            throw new CliException(e.exitCode(), "cannot run " + LockNames.quote(command.get(0)) + ": "
-                    + (e.exitCode() == ExitCodes.NOT_FOUND ? "not found in PATH (ENOENT)" : e.getMessage()), e);
+            throw new CliException(
+                    e.exitCode(),
+                    "cannot run " + LockNames.quote(command.get(0)) + ": "
+                            + (e.exitCode() == ExitCodes.NOT_FOUND ? "not found in PATH (ENOENT)" : e.getMessage()),
+                    e);
         }
         if (runner.wasLost()) {
             return ExitCodes.LOCK_LOST;
@@ -299,11 +333,13 @@ final class RunCommand implements Callable<Integer> {
         String synopsis = "interlock run [OPTIONS] NAME -- COMMAND [ARG...]";
         int after = AfterDash.count(spec, synopsis);
         if (command.size() > after) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "unexpected argument "
-                    + LockNames.quote(command.get(0)) + " before '--': " + synopsis);
+            throw new CommandLine.ParameterException(
+                    spec.commandLine(),
+                    "unexpected argument " + LockNames.quote(command.get(0)) + " before '--': " + synopsis);
         }
         if (command.size() < after) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "the lock NAME must come before '--': " + synopsis);
+            throw new CommandLine.ParameterException(
+                    spec.commandLine(), "the lock NAME must come before '--': " + synopsis);
         }
         if (waiting.conflict() != null) {
             throw usage(waiting.conflict());
@@ -341,10 +377,12 @@ final class RunCommand implements Callable<Integer> {
         try {
             n = Long.parseLong(value.trim());
         } catch (NumberFormatException e) {
-            throw new CommandLine.TypeConversionException("'" + value + "' is not a number; " + what + " is " + min + "-" + max);
+            throw new CommandLine.TypeConversionException(
+                    "'" + value + "' is not a number; " + what + " is " + min + "-" + max);
         }
         if (n < min || n > max) {
-            throw new CommandLine.TypeConversionException(value.trim() + " is not " + what + "; use " + min + "-" + max + hint);
+            throw new CommandLine.TypeConversionException(
+                    value.trim() + " is not " + what + "; use " + min + "-" + max + hint);
         }
         return (int) n;
     }

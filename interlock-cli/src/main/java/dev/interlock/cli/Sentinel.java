@@ -128,6 +128,7 @@ final class Sentinel implements AutoCloseable {
     private volatile boolean dismissed;
     /** System.nanoTime() at which the armed timer sends SIGKILL to the group (itself included); MAX_VALUE if never armed. */
     private volatile long killAtNanos = Long.MAX_VALUE;
+
     private boolean reaped; // guarded by this
 
     private Sentinel(int pid, long startTicks, int fd) {
@@ -143,9 +144,12 @@ final class Sentinel implements AutoCloseable {
      * @param keepIgnored signals to leave ignored (see {@link Spawner#spawn})
      */
     static Sentinel start(long graceNanos, long keepIgnored) throws Spawner.SpawnException {
-        String sleep = TrustedProgram.find("sleep").orElseThrow(() -> new Spawner.SpawnException(Errno.ENOENT,
-                "no sleep(1) that only root can replace in " + String.join(" or ", TrustedProgram.SYSTEM_DIRECTORIES)
-                        + " (the caller's PATH is never used); install coreutils or BusyBox there"));
+        String sleep = TrustedProgram.find("sleep")
+                .orElseThrow(() -> new Spawner.SpawnException(
+                        Errno.ENOENT,
+                        "no sleep(1) that only root can replace in "
+                                + String.join(" or ", TrustedProgram.SYSTEM_DIRECTORIES)
+                                + " (the caller's PATH is never used); install coreutils or BusyBox there"));
         int[] fds = new int[2];
         if (LibcProcesses.pipe2(fds, LibcFiles.O_CLOEXEC) != 0) {
             int errno = Errno.last();
@@ -153,8 +157,13 @@ final class Sentinel implements AutoCloseable {
         }
         int pid;
         try {
-            List<byte[]> argv = List.of(bytes("/bin/sh"), bytes("-c"), bytes(SCRIPT), bytes("interlock-sentinel"),
-                    bytes(seconds(graceNanos)), bytes(sleep));
+            List<byte[]> argv = List.of(
+                    bytes("/bin/sh"),
+                    bytes("-c"),
+                    bytes(SCRIPT),
+                    bytes("interlock-sentinel"),
+                    bytes(seconds(graceNanos)),
+                    bytes(sleep));
             // An empty environment: nothing of the caller's (PATH, ENV, exported shell functions) reaches the script.
             Spawner.Environment none = Spawner.Environment.only(List.of());
             pid = Spawner.spawn(argv, none.envp, 0, new int[][] {{fds[0], 0}}, 3, keepIgnored);
@@ -289,7 +298,11 @@ final class Sentinel implements AutoCloseable {
         byte[] b = bytes(line);
         long n = LibcFiles.write(fd, b, b.length);
         if (n != b.length) {
-            log.debug("sentinel {} did not take '{}' ({})", pid, line.trim(), n < 0 ? Errno.describeLast() : "a short write");
+            log.debug(
+                    "sentinel {} did not take '{}' ({})",
+                    pid,
+                    line.trim(),
+                    n < 0 ? Errno.describeLast() : "a short write");
         }
     }
 

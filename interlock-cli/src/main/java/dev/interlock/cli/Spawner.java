@@ -78,8 +78,10 @@ final class Spawner {
         try {
             check(LibcProcesses.posix_spawn_file_actions_init(actions), "posix_spawn_file_actions_init");
             try {
-                check(LibcProcesses.posix_spawnattr_setflags(attr,
-                        (short) (LibcProcesses.POSIX_SPAWN_SETPGROUP | LibcProcesses.POSIX_SPAWN_SETSIGMASK | LibcProcesses.POSIX_SPAWN_SETSIGDEF)),
+                check(
+                        LibcProcesses.posix_spawnattr_setflags(attr, (short) (LibcProcesses.POSIX_SPAWN_SETPGROUP
+                                | LibcProcesses.POSIX_SPAWN_SETSIGMASK
+                                | LibcProcesses.POSIX_SPAWN_SETSIGDEF)),
                         "posix_spawnattr_setflags");
                 check(LibcProcesses.posix_spawnattr_setpgroup(attr, pgroup), "posix_spawnattr_setpgroup");
                 LibcProcesses.sigemptyset(mask);
@@ -99,7 +101,9 @@ final class Spawner {
                 check(LibcProcesses.posix_spawnattr_setsigdefault(attr, defaults), "posix_spawnattr_setsigdefault");
                 for (int[] d : dups) {
                     // glibc >= 2.29 clears FD_CLOEXEC when from == to, so this also makes a descriptor inheritable.
-                    check(LibcProcesses.posix_spawn_file_actions_adddup2(actions, d[0], d[1]), "posix_spawn_file_actions_adddup2");
+                    check(
+                            LibcProcesses.posix_spawn_file_actions_adddup2(actions, d[0], d[1]),
+                            "posix_spawn_file_actions_adddup2");
                 }
                 if (closeFrom >= 0 && !LibcProcesses.addCloseFrom(actions, closeFrom)) {
                     // glibc < 2.34: the JVM's other descriptors are close-on-exec in the main; nothing more to do.

@@ -16,25 +16,28 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /** {@code interlock status [--backend URI] [--json] NAME...}. */
-@Command(mixinStandardHelpOptions = true,
+@Command(
+        mixinStandardHelpOptions = true,
         name = "status",
         header = "Show who holds the named locks.",
-        description = {"",
-                "For each NAME: its holders (mode, owner, host, pid, since when, lease left,",
-                "fencing token) and the waiters the backend knows of, or 'free'. Reading the",
-                "state never changes it and creates nothing: a lock space that does not exist",
-                "yet is exit 69, not 'free'. A util-linux flock(1) holder shows its pid only."},
+        description = {
+            "",
+            "For each NAME: its holders (mode, owner, host, pid, since when, lease left,",
+            "fencing token) and the waiters the backend knows of, or 'free'. Reading the",
+            "state never changes it and creates nothing: a lock space that does not exist",
+            "yet is exit 69, not 'free'. A util-linux flock(1) holder shows its pid only."
+        },
         parameterListHeading = "%nArguments:%n",
         optionListHeading = "%nOptions:%n",
         sortOptions = false,
         footerHeading = "%nExamples:%n",
-        footer = {"  interlock status nightly",
-                "  interlock status --json --backend flock:/var/lock/myapp db import"},
+        footer = {"  interlock status nightly", "  interlock status --json --backend flock:/var/lock/myapp db import"},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
-                " 0:the state was shown (whether the locks are free or held)",
-                "64:usage error (bad option, lock name or URI)",
-                "69:the backend is unusable or unreachable, or there is no lock space there"})
+            " 0:the state was shown (whether the locks are free or held)",
+            "64:usage error (bad option, lock name or URI)",
+            "69:the backend is unusable or unreachable, or there is no lock space there"
+        })
 final class StatusCommand implements Callable<Integer> {
     @ParentCommand
     InterlockCommand top;

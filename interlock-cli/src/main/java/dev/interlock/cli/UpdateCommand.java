@@ -42,69 +42,77 @@ import picocli.CommandLine.Spec;
  * ({@link ReplaceTarget}): a name planted or swapped in that directory can make the update fail,
  * never make it read or write another file.
  */
-@Command(mixinStandardHelpOptions = true,
+@Command(
+        mixinStandardHelpOptions = true,
         name = "update",
         header = "Replace FILE with what COMMAND makes of it, under a lock.",
-        customSynopsis = {"interlock update [-n | -w DURATION] [-E N] [-q] [--backend URI] [--lock NAME]",
-                "                 [--lease DURATION] [--token T] FILE -- COMMAND [ARG...]"},
-        description = {"",
-                "Takes the lock (exclusive; NAME defaults to 'update:' plus FILE's real path:",
-                "its directory's path with every link resolved, then its name), runs COMMAND",
-                "with FILE's content on its stdin (empty if FILE does not exist) and its stdout",
-                "going to a temporary file beside FILE. If COMMAND exits 0 and the lock is",
-                "still held, the temporary file is flushed to disk and renamed over FILE",
-                "(atomically: readers see the old or the new content, never a mix), with FILE's",
-                "owner, group and mode. Otherwise FILE is left as it was and the temporary file",
-                "removed. The lock is released in every case. Like run, it waits for the lock",
-                "as long as it takes unless -n or -w say otherwise.",
-                "",
-                "Concurrent updates never lose one another's changes: each reads what the",
-                "previous one wrote. COMMAND gets INTERLOCK_NAME, INTERLOCK_OWNER,",
-                "INTERLOCK_TOKEN and INTERLOCK_FILE (FILE's real path) in its environment.",
-                "",
-                "FILE must be a regular file or not exist (a new one gets mode 0666 less the",
-                "umask). A symbolic link as FILE is refused, not followed: pass the path it",
-                "points to. If update cannot give the new content FILE's owner and group (it",
-                "runs as neither the owner nor root), it refuses before running COMMAND.",
-                "",
-                "With --token T (a fencing token, such as the INTERLOCK_TOKEN that 'run' gives",
-                "its command), the write is fenced: refused (exit 77) if a write with a larger",
-                "token already landed on FILE; else FILE carries T from then on, in its",
-                "extended attribute user.interlock.fence (see docs/fencing.md). Without",
-                "--token, FILE keeps the token it has.",
-                "",
-                "If interlock is killed while COMMAND runs, FILE is not replaced; the next",
-                "update of FILE removes the temporary file left behind."},
+        customSynopsis = {
+            "interlock update [-n | -w DURATION] [-E N] [-q] [--backend URI] [--lock NAME]",
+            "                 [--lease DURATION] [--token T] FILE -- COMMAND [ARG...]"
+        },
+        description = {
+            "",
+            "Takes the lock (exclusive; NAME defaults to 'update:' plus FILE's real path:",
+            "its directory's path with every link resolved, then its name), runs COMMAND",
+            "with FILE's content on its stdin (empty if FILE does not exist) and its stdout",
+            "going to a temporary file beside FILE. If COMMAND exits 0 and the lock is",
+            "still held, the temporary file is flushed to disk and renamed over FILE",
+            "(atomically: readers see the old or the new content, never a mix), with FILE's",
+            "owner, group and mode. Otherwise FILE is left as it was and the temporary file",
+            "removed. The lock is released in every case. Like run, it waits for the lock",
+            "as long as it takes unless -n or -w say otherwise.",
+            "",
+            "Concurrent updates never lose one another's changes: each reads what the",
+            "previous one wrote. COMMAND gets INTERLOCK_NAME, INTERLOCK_OWNER,",
+            "INTERLOCK_TOKEN and INTERLOCK_FILE (FILE's real path) in its environment.",
+            "",
+            "FILE must be a regular file or not exist (a new one gets mode 0666 less the",
+            "umask). A symbolic link as FILE is refused, not followed: pass the path it",
+            "points to. If update cannot give the new content FILE's owner and group (it",
+            "runs as neither the owner nor root), it refuses before running COMMAND.",
+            "",
+            "With --token T (a fencing token, such as the INTERLOCK_TOKEN that 'run' gives",
+            "its command), the write is fenced: refused (exit 77) if a write with a larger",
+            "token already landed on FILE; else FILE carries T from then on, in its",
+            "extended attribute user.interlock.fence (see docs/fencing.md). Without",
+            "--token, FILE keeps the token it has.",
+            "",
+            "If interlock is killed while COMMAND runs, FILE is not replaced; the next",
+            "update of FILE removes the temporary file left behind."
+        },
         parameterListHeading = "%nArguments:%n",
         optionListHeading = "%nOptions:%n",
         sortOptions = false,
         footerHeading = "%nExamples:%n",
         // "$${" is picocli's escape for a literal "${" (it would expand ${n:-0} to 0).
-        footer = {"  # a counter that no concurrent update can lose",
-                "  interlock update counter.txt -- sh -c 'read n; echo $(($${n:-0} + 1))'",
-                "  # edit a shared config with sed, serialised with other writers of it",
-                "  interlock update /etc/myapp/hosts -- sed '/^old-host$/d'",
-                "  # the same lock as jobs that 'run' under the name 'catalog'",
-                "  interlock update --lock catalog catalog.json -- jq '.version += 1'",
-                "  # a job that must not write after it lost its lock (a stale holder)",
-                "  interlock run nightly -- sh -c 'interlock update --token \"$INTERLOCK_TOKEN\" out.txt -- ./report'"},
+        footer = {
+            "  # a counter that no concurrent update can lose",
+            "  interlock update counter.txt -- sh -c 'read n; echo $(($${n:-0} + 1))'",
+            "  # edit a shared config with sed, serialised with other writers of it",
+            "  interlock update /etc/myapp/hosts -- sed '/^old-host$/d'",
+            "  # the same lock as jobs that 'run' under the name 'catalog'",
+            "  interlock update --lock catalog catalog.json -- jq '.version += 1'",
+            "  # a job that must not write after it lost its lock (a stale holder)",
+            "  interlock run nightly -- sh -c 'interlock update --token \"$INTERLOCK_TOKEN\" out.txt -- ./report'"
+        },
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
-                "  0:FILE was replaced with COMMAND's output",
-                "  N:COMMAND's own non-zero status; FILE is unchanged",
-                "  1:the lock is busy (-n) or the wait ran out (-w); set with -E",
-                "128+N:COMMAND was killed by signal N; FILE is unchanged",
-                " 64:usage error: no '--' or no COMMAND, bad NAME or URI, FILE is not a regular file (a directory,"
-                        + " FIFO, device, socket or symbolic link), or its directory does not exist",
-                " 69:the backend is unusable",
-                " 71:the system refused to start COMMAND, or /proc is not mounted",
-                " 73:FILE could not be read, or the temporary file could not be created with FILE's owner and group,"
-                        + " written or renamed (EX_CANTCREAT); FILE is unchanged",
-                " 75:the lock was lost before FILE could be replaced; FILE is unchanged",
-                " 77:--token T was refused: a write with a larger token already landed on FILE (the lock T came with"
-                        + " was lost since); FILE is unchanged",
-                "126:COMMAND could not be executed",
-                "127:COMMAND was not found"})
+            "  0:FILE was replaced with COMMAND's output",
+            "  N:COMMAND's own non-zero status; FILE is unchanged",
+            "  1:the lock is busy (-n) or the wait ran out (-w); set with -E",
+            "128+N:COMMAND was killed by signal N; FILE is unchanged",
+            " 64:usage error: no '--' or no COMMAND, bad NAME or URI, FILE is not a regular file (a directory,"
+                    + " FIFO, device, socket or symbolic link), or its directory does not exist",
+            " 69:the backend is unusable",
+            " 71:the system refused to start COMMAND, or /proc is not mounted",
+            " 73:FILE could not be read, or the temporary file could not be created with FILE's owner and group,"
+                    + " written or renamed (EX_CANTCREAT); FILE is unchanged",
+            " 75:the lock was lost before FILE could be replaced; FILE is unchanged",
+            " 77:--token T was refused: a write with a larger token already landed on FILE (the lock T came with"
+                    + " was lost since); FILE is unchanged",
+            "126:COMMAND could not be executed",
+            "127:COMMAND was not found"
+        })
 final class UpdateCommand implements Callable<Integer> {
     static final int CANT_CREATE = 73;
 
@@ -126,18 +134,28 @@ final class UpdateCommand implements Callable<Integer> {
     @Option(names = "--lock", paramLabel = "NAME", description = "Lock name (default: 'update:' and FILE's real path).")
     String lockName;
 
-    @Option(names = "--lease", paramLabel = "DURATION", converter = DurationConverter.class,
+    @Option(
+            names = "--lease",
+            paramLabel = "DURATION",
+            converter = DurationConverter.class,
             description = "Lease of lease-based backends (dir:, jdbc:, redis:), renewed while COMMAND"
                     + " runs. Default: the backend's (30s). Ignored by flock:, whose locks do not expire.")
     Duration lease;
 
-    @Option(names = "--token", paramLabel = "T", description = "Fence the write with token T (a non-negative integer, such as $INTERLOCK_TOKEN).")
+    @Option(
+            names = "--token",
+            paramLabel = "T",
+            description = "Fence the write with token T (a non-negative integer, such as $INTERLOCK_TOKEN).")
     String token;
 
     @Parameters(index = "0", arity = "1", paramLabel = "FILE", description = "The file to replace.")
     String file;
 
-    @Parameters(index = "1..*", arity = "0..*", paramLabel = "COMMAND", description = "The command and its arguments, after '--'.")
+    @Parameters(
+            index = "1..*",
+            arity = "0..*",
+            paramLabel = "COMMAND",
+            description = "The command and its arguments, after '--'.")
     List<String> command = new ArrayList<>();
 
     @Override
@@ -181,8 +199,12 @@ final class UpdateCommand implements Callable<Integer> {
         try {
             return LockNames.validate(name);
         } catch (InvalidLockNameException e) {
-            throw new CliException(ExitCodes.USAGE, "the default lock name, 'update:' and the real path of FILE, cannot be used: "
-                    + e.getMessage() + "; name the lock with --lock NAME (every writer of " + target.path() + " must use that same NAME)", e);
+            throw new CliException(
+                    ExitCodes.USAGE,
+                    "the default lock name, 'update:' and the real path of FILE, cannot be used: " + e.getMessage()
+                            + "; name the lock with --lock NAME (every writer of " + target.path()
+                            + " must use that same NAME)",
+                    e);
         }
     }
 
@@ -211,18 +233,23 @@ final class UpdateCommand implements Callable<Integer> {
         }
         String t = token.trim();
         if (t.isEmpty()) {
-            throw new CliException(ExitCodes.USAGE, "--token is empty (is INTERLOCK_TOKEN set? only 'run' sets it for its"
-                    + " command): give a fencing token, a non-negative integer");
+            throw new CliException(
+                    ExitCodes.USAGE,
+                    "--token is empty (is INTERLOCK_TOKEN set? only 'run' sets it for its"
+                            + " command): give a fencing token, a non-negative integer");
         }
         if (!t.chars().allMatch(c -> c >= '0' && c <= '9')) {
-            throw new CliException(ExitCodes.USAGE, "--token " + LockNames.quote(token) + " is not a fencing token: give a"
-                    + " non-negative integer, such as the INTERLOCK_TOKEN that 'run' gives its command");
+            throw new CliException(
+                    ExitCodes.USAGE,
+                    "--token " + LockNames.quote(token) + " is not a fencing token: give a"
+                            + " non-negative integer, such as the INTERLOCK_TOKEN that 'run' gives its command");
         }
         try {
             return Long.parseLong(t);
         } catch (NumberFormatException e) {
-            throw new CliException(ExitCodes.USAGE, "--token " + t + " is larger than any fencing token (at most "
-                    + Long.MAX_VALUE + ")");
+            throw new CliException(
+                    ExitCodes.USAGE,
+                    "--token " + t + " is larger than any fencing token (at most " + Long.MAX_VALUE + ")");
         }
     }
 
@@ -237,8 +264,11 @@ final class UpdateCommand implements Callable<Integer> {
             if (content != null) {
                 stdin = content.fd();
             } else {
-                stdin = LibcFiles.openat(LibcFiles.AT_FDCWD, LibcFiles.cstring("/dev/null".getBytes(StandardCharsets.US_ASCII)),
-                        LibcFiles.O_RDONLY | LibcFiles.O_CLOEXEC, 0);
+                stdin = LibcFiles.openat(
+                        LibcFiles.AT_FDCWD,
+                        LibcFiles.cstring("/dev/null".getBytes(StandardCharsets.US_ASCII)),
+                        LibcFiles.O_RDONLY | LibcFiles.O_CLOEXEC,
+                        0);
                 if (stdin < 0) {
                     throw new CliException(ExitCodes.OSERR, "cannot open /dev/null: " + Errno.describeLast());
                 }
@@ -252,7 +282,8 @@ final class UpdateCommand implements Callable<Integer> {
             }
             tmp = target.createTemp(content == null ? null : content.stat());
             if (fence >= 0) {
-                target.setFence(tmp, fence); // before COMMAND runs: a file system without user xattrs is an error at once
+                target.setFence(
+                        tmp, fence); // before COMMAND runs: a file system without user xattrs is an error at once
             }
             List<byte[]> env = List.of(
                     ("INTERLOCK_NAME=" + lease.name()).getBytes(StandardCharsets.UTF_8),
@@ -273,15 +304,21 @@ final class UpdateCommand implements Callable<Integer> {
             // into FILE after the rename, outside the lock.
             try (CommandRunner runner = new CommandRunner(err, RunCommand.killGrace(null)).stoppingLeftovers()) {
                 // stdin is FILE (or /dev/null), stdout the temporary file, stderr ours; nothing else.
-                status = runner.run(commandBytes(), new Spawner.Environment(env), new int[][] {{stdin, 0}, {tmp.fd(), 1}}, 3);
+                status = runner.run(
+                        commandBytes(), new Spawner.Environment(env), new int[][] {{stdin, 0}, {tmp.fd(), 1}}, 3);
             } catch (Spawner.SpawnException e) {
-                throw new CliException(e.exitCode(), "cannot run " + LockNames.quote(command.get(0)) + ": "
-                        + (e.exitCode() == ExitCodes.NOT_FOUND ? "not found in PATH (ENOENT)" : e.getMessage()) + "; " + shown + " is unchanged", e);
+                throw new CliException(
+                        e.exitCode(),
+                        "cannot run " + LockNames.quote(command.get(0)) + ": "
+                                + (e.exitCode() == ExitCodes.NOT_FOUND ? "not found in PATH (ENOENT)" : e.getMessage())
+                                + "; " + shown + " is unchanged",
+                        e);
             }
             LibcFiles.close(stdin);
             stdin = -1;
             if (status != 0) {
-                err.println("interlock: " + LockNames.quote(command.get(0)) + " exited with " + status + "; " + shown + " is unchanged");
+                err.println("interlock: " + LockNames.quote(command.get(0)) + " exited with " + status + "; " + shown
+                        + " is unchanged");
                 return status;
             }
             try {
@@ -290,11 +327,13 @@ final class UpdateCommand implements Callable<Integer> {
                 err.println("interlock: " + e.getMessage() + "; " + shown + " is unchanged");
                 return ExitCodes.LOCK_LOST;
             }
-            boolean ours = target.commit(tmp, fence, lease); // checks the lease again, and the fence, just before the rename
+            boolean ours =
+                    target.commit(tmp, fence, lease); // checks the lease again, and the fence, just before the rename
             replaced = true;
             if (!ours) {
-                err.println("interlock: " + shown + " was replaced with COMMAND's output, but right after that someone who can"
-                        + " write " + target.directory() + " put something else under its name: check it");
+                err.println("interlock: " + shown
+                        + " was replaced with COMMAND's output, but right after that someone who can" + " write "
+                        + target.directory() + " put something else under its name: check it");
                 return CANT_CREATE;
             }
             return ExitCodes.OK;
@@ -361,10 +400,12 @@ final class UpdateCommand implements Callable<Integer> {
 
     private static String decoded(byte[] raw) {
         try {
-            return StandardCharsets.UTF_8.newDecoder()
+            return StandardCharsets.UTF_8
+                    .newDecoder()
                     .onMalformedInput(CodingErrorAction.REPORT)
                     .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(ByteBuffer.wrap(raw)).toString();
+                    .decode(ByteBuffer.wrap(raw))
+                    .toString();
         } catch (CharacterCodingException e) {
             String jnu = System.getProperty("sun.jnu.encoding");
             try {
@@ -385,7 +426,8 @@ final class UpdateCommand implements Callable<Integer> {
         String synopsis = "interlock update [OPTIONS] FILE -- COMMAND [ARG...]";
         int after = AfterDash.count(spec, synopsis);
         if (command.size() != after) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "FILE must be the one argument before '--': " + synopsis);
+            throw new CommandLine.ParameterException(
+                    spec.commandLine(), "FILE must be the one argument before '--': " + synopsis);
         }
         if (waiting.conflict() != null) {
             throw new CommandLine.ParameterException(spec.commandLine(), waiting.conflict());

@@ -24,10 +24,12 @@ final class UpdateLockName {
     /** The lock name of the file whose real path is {@code realPath}; not yet validated as a lock name. */
     static String of(byte[] realPath) {
         try {
-            return PREFIX + StandardCharsets.UTF_8.newDecoder()
-                    .onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(ByteBuffer.wrap(realPath));
+            return PREFIX
+                    + StandardCharsets.UTF_8
+                            .newDecoder()
+                            .onMalformedInput(CodingErrorAction.REPORT)
+                            .onUnmappableCharacter(CodingErrorAction.REPORT)
+                            .decode(ByteBuffer.wrap(realPath));
         } catch (CharacterCodingException e) {
             return BYTES_PREFIX + PercentEncoding.encodeBytes(realPath).replace("%2F", "/");
         }

@@ -38,42 +38,49 @@ import picocli.CommandLine.Spec;
  * hosts, {@link FileSystemProbe} for what it says about {@code flock:} and {@code dir:} file
  * systems).
  */
-@Command(mixinStandardHelpOptions = true,
+@Command(
+        mixinStandardHelpOptions = true,
         name = "verify",
         header = "Check that a lock space really excludes: hammer it from several processes.",
-        description = {"",
-                "Worker processes take the lock for a duration (exclusive, or shared with",
-                "probability R), read a counter file under it and, when exclusive, write",
-                "it back plus one. From their records alone verify proves that no",
-                "increment was lost and that fencing tokens follow the counter (no clock",
-                "is compared across hosts), and on one host that no exclusive section",
-                "overlapped another. It prints acquisitions, violations (with the holders,",
-                "tokens and values involved), hand-off latency, throughput and the longest",
-                "wait; with --crash-test, how soon a holder killed with SIGKILL is",
-                "replaced. For flock: and dir: it names the file system and warns about",
-                "mount options that break locking (NFS nolock, local_lock, lookupcache).",
-                "",
-                "Several hosts: 'interlock verify --lead RUN-ID --hosts K' on one host,",
-                "'interlock verify --join RUN-ID' on the others, on one lock space; their",
-                "records meet in a shared directory (dir:/flock: use the lock directory;",
-                "other backends need --shared-dir)."},
+        description = {
+            "",
+            "Worker processes take the lock for a duration (exclusive, or shared with",
+            "probability R), read a counter file under it and, when exclusive, write",
+            "it back plus one. From their records alone verify proves that no",
+            "increment was lost and that fencing tokens follow the counter (no clock",
+            "is compared across hosts), and on one host that no exclusive section",
+            "overlapped another. It prints acquisitions, violations (with the holders,",
+            "tokens and values involved), hand-off latency, throughput and the longest",
+            "wait; with --crash-test, how soon a holder killed with SIGKILL is",
+            "replaced. For flock: and dir: it names the file system and warns about",
+            "mount options that break locking (NFS nolock, local_lock, lookupcache).",
+            "",
+            "Several hosts: 'interlock verify --lead RUN-ID --hosts K' on one host,",
+            "'interlock verify --join RUN-ID' on the others, on one lock space; their",
+            "records meet in a shared directory (dir:/flock: use the lock directory;",
+            "other backends need --shared-dir)."
+        },
         optionListHeading = "%nOptions:%n",
         sortOptions = false,
         footerHeading = "%nExamples:%n",
-        footer = {"  interlock verify --backend dir:/mnt/shared/locks",
-                "  interlock verify --backend flock:/var/lock/app -p 8 -d 30s --crash-test",
-                "  interlock verify --backend dir:/mnt/nfs/locks --lead n1 --hosts 3  # host a",
-                "  interlock verify --backend dir:/mnt/nfs/locks --join n1            # b, c"},
+        footer = {
+            "  interlock verify --backend dir:/mnt/shared/locks",
+            "  interlock verify --backend flock:/var/lock/app -p 8 -d 30s --crash-test",
+            "  interlock verify --backend dir:/mnt/nfs/locks --lead n1 --hosts 3  # host a",
+            "  interlock verify --backend dir:/mnt/nfs/locks --join n1            # b, c"
+        },
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
-                " 0:mutual exclusion held",
-                " 1:incomplete: a worker failed or hung, a host did not join, nothing was acquired",
-                " 2:mutual exclusion VIOLATED (the evidence is printed)",
-                "64:usage error",
-                "69:the backend, or a run's shared directory, is unusable or unreachable (the reason is printed)"})
+            " 0:mutual exclusion held",
+            " 1:incomplete: a worker failed or hung, a host did not join, nothing was acquired",
+            " 2:mutual exclusion VIOLATED (the evidence is printed)",
+            "64:usage error",
+            "69:the backend, or a run's shared directory, is unusable or unreachable (the reason is printed)"
+        })
 final class VerifyCommand implements Callable<Integer> {
     /** The name of the default shared directory inside a {@code dir:} or {@code flock:} lock directory (ignored by both). */
     static final String SHARED_IN_LOCK_DIR = ".interlock-verify";
+
     private static final int KILLS = 3;
 
     @ParentCommand
@@ -85,51 +92,79 @@ final class VerifyCommand implements Callable<Integer> {
     @Mixin
     BackendOption backend;
 
-    @Option(names = {"-p", "--processes"}, paramLabel = "N", description = "Worker processes on this host (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = {"-p", "--processes"},
+            paramLabel = "N",
+            description = "Worker processes on this host (default: ${DEFAULT-VALUE}).")
     int processes = 4;
 
-    @Option(names = {"-d", "--duration"}, paramLabel = "DURATION", converter = DurationConverter.class,
+    @Option(
+            names = {"-d", "--duration"},
+            paramLabel = "DURATION",
+            converter = DurationConverter.class,
             description = "How long the workers run (default: 10s).")
     Duration duration;
 
-    @Option(names = "--shared-ratio", paramLabel = "R",
+    @Option(
+            names = "--shared-ratio",
+            paramLabel = "R",
             description = "Share of acquisitions that are shared (readers), 0 to 0.99 (default: ${DEFAULT-VALUE}).")
     double sharedRatio = 0.25;
 
-    @Option(names = "--crash-test", description = "Kill a holder with SIGKILL inside its section " + KILLS
-            + " times, and measure how long until the next grant.")
+    @Option(
+            names = "--crash-test",
+            description = "Kill a holder with SIGKILL inside its section " + KILLS
+                    + " times, and measure how long until the next grant.")
     boolean crashTest;
 
-    @Option(names = "--lease", paramLabel = "DURATION", converter = DurationConverter.class,
+    @Option(
+            names = "--lease",
+            paramLabel = "DURATION",
+            converter = DurationConverter.class,
             description = "Lease of lease-based backends (default: the backend's, 30s).")
     Duration lease;
 
-    @Option(names = "--name", paramLabel = "NAME",
+    @Option(
+            names = "--name",
+            paramLabel = "NAME",
             description = "Lock name to hammer (default: interlock-verify-<random>, which no one else uses).")
     String name;
 
     @Option(names = "--json", description = "Print one JSON object instead of the screen.")
     boolean json;
 
-    @Option(names = "--keep", paramLabel = "DIR",
+    @Option(
+            names = "--keep",
+            paramLabel = "DIR",
             description = "Keep the counter and every worker's records in DIR (new or empty), e.g. for a bug report.")
     String keepOption;
 
     @Option(names = "--lead", paramLabel = "RUN-ID", description = "Lead a run on several hosts (with --hosts).")
     String lead;
 
-    @Option(names = "--hosts", paramLabel = "K", description = "With --lead: how many hosts take part, this one included.")
+    @Option(
+            names = "--hosts",
+            paramLabel = "K",
+            description = "With --lead: how many hosts take part, this one included.")
     Integer hosts;
 
-    @Option(names = "--join", paramLabel = "RUN-ID", description = "Take part in the run RUN-ID that another host leads.")
+    @Option(
+            names = "--join",
+            paramLabel = "RUN-ID",
+            description = "Take part in the run RUN-ID that another host leads.")
     String join;
 
-    @Option(names = "--shared-dir", paramLabel = "DIR",
+    @Option(
+            names = "--shared-dir",
+            paramLabel = "DIR",
             description = "With --lead/--join: a directory every host sees, for the counter and the records"
                     + " (default for dir: and flock:: LOCKDIR/" + SHARED_IN_LOCK_DIR + ").")
     String sharedDirOption;
 
-    @Option(names = "--join-timeout", paramLabel = "DURATION", converter = DurationConverter.class,
+    @Option(
+            names = "--join-timeout",
+            paramLabel = "DURATION",
+            converter = DurationConverter.class,
             description = "With --lead/--join: how long to wait for the other hosts (default: 2m).")
     Duration joinTimeout;
 
@@ -141,6 +176,7 @@ final class VerifyCommand implements Callable<Integer> {
     private volatile VerifyWorkers liveWorkers;
     /** --keep and --shared-dir as paths (picocli's own Path converter is left out to save start-up time). */
     private Path keep;
+
     private Path sharedDir;
 
     /** What is verified: the resolved URI, its scheme, and the lock directory of file-backed schemes. */
@@ -150,7 +186,13 @@ final class VerifyCommand implements Callable<Integer> {
      * What this host runs: the lock name (made up unless given, then removed after the run), for
      * how long, how it is shown, and for a run of several hosts the shared run directory.
      */
-    private record Plan(String lockName, boolean generated, Duration runFor, Duration waitHosts, String shown, VerifyRunDir runDir) {}
+    private record Plan(
+            String lockName,
+            boolean generated,
+            Duration runFor,
+            Duration waitHosts,
+            String shown,
+            VerifyRunDir runDir) {}
 
     /** The file systems under the lock directory and the shared run directory, as report lines and warnings. */
     private record Probes(FileSystemProbe.Report lockDir, List<String> lines, List<String> warnings) {}
@@ -172,12 +214,21 @@ final class VerifyCommand implements Callable<Integer> {
             if (plan.runDir() == null) {
                 Files.writeString(ws.counter(), "0");
             }
-            VerifyReport report = run(target.uri(), plan.shown(), plan.lockName(), plan.runFor(), ws.work(), ws.counter(),
-                    plan.runDir(), plan.waitHosts(), probes.warnings());
+            VerifyReport report = run(
+                    target.uri(),
+                    plan.shown(),
+                    plan.lockName(),
+                    plan.runFor(),
+                    ws.work(),
+                    ws.counter(),
+                    plan.runDir(),
+                    plan.waitHosts(),
+                    probes.warnings());
             Path kept = keepRecords(plan.runDir(), ws);
             print(report, probes, kept);
             if (plan.runDir() != null) {
-                finishMulti(plan.runDir(), ws.work(), plan.generated(), target.uri(), plan.lockName(), plan.waitHosts());
+                finishMulti(
+                        plan.runDir(), ws.work(), plan.generated(), target.uri(), plan.lockName(), plan.waitHosts());
             } else if (plan.generated() && target.lockDir().isPresent()) {
                 VerifyFiles.removeLockFiles(target.scheme(), target.lockDir().get(), plan.lockName());
             }
@@ -206,7 +257,10 @@ final class VerifyCommand implements Callable<Integer> {
         Duration runFor = duration != null ? duration : Duration.ofSeconds(10);
         Duration waitHosts = joinTimeout != null ? joinTimeout : Duration.ofMinutes(2);
         boolean generated = name == null;
-        String lockName = generated ? "interlock-verify-" + Long.toHexString(ThreadLocalRandom.current().nextLong() | Long.MIN_VALUE) : name;
+        String lockName = generated
+                ? "interlock-verify-"
+                        + Long.toHexString(ThreadLocalRandom.current().nextLong() | Long.MIN_VALUE)
+                : name;
         Path shared = lead != null || join != null ? sharedDirectory(target) : null;
         VerifyRunDir runDir = null;
         if (join != null) {
@@ -225,14 +279,20 @@ final class VerifyCommand implements Callable<Integer> {
 
     /** The directory every host of a run sees: --shared-dir, or one in the lock directory of dir: and flock:. */
     private Path sharedDirectory(Target target) {
-        Path shared = sharedDir != null ? sharedDir.toAbsolutePath().normalize()
-                : target.lockDir().map(d -> d.resolve(SHARED_IN_LOCK_DIR)).orElseThrow(() -> new CliException(ExitCodes.USAGE,
-                        "--" + (lead != null ? "lead" : "join") + " on " + target.scheme() + ": needs --shared-dir DIR, a directory every"
-                                + " host sees (only dir: and flock: keep the run in the lock directory)"));
+        Path shared = sharedDir != null
+                ? sharedDir.toAbsolutePath().normalize()
+                : target.lockDir()
+                        .map(d -> d.resolve(SHARED_IN_LOCK_DIR))
+                        .orElseThrow(() -> new CliException(
+                                ExitCodes.USAGE,
+                                "--" + (lead != null ? "lead" : "join") + " on " + target.scheme()
+                                        + ": needs --shared-dir DIR, a directory every"
+                                        + " host sees (only dir: and flock: keep the run in the lock directory)"));
         if (sharedDir != null && !Files.isDirectory(shared)) {
             // Never made with its parents: a mistyped path used to become a new directory that no
             // other host sees, and the lead then waited for hosts that could never join.
-            throw usage("--shared-dir " + shared + " is not a directory: give one that every host of the run sees (create it"
+            throw usage("--shared-dir " + shared
+                    + " is not a directory: give one that every host of the run sees (create it"
                     + " first), or correct the path");
         }
         return shared;
@@ -269,16 +329,18 @@ final class VerifyCommand implements Callable<Integer> {
 
     /** On Ctrl-C or SIGTERM: stops the workers before their directory goes. */
     private Thread cleanupOnExit(Workspace ws) {
-        return new Thread(() -> {
-            VerifyWorkers w = liveWorkers;
-            if (w != null) {
-                w.close();
-            }
-            if (ws.temporary()) {
-                VerifyFiles.deleteTree(ws.work());
-            }
-            progress.clear();
-        }, "verify-cleanup");
+        return new Thread(
+                () -> {
+                    VerifyWorkers w = liveWorkers;
+                    if (w != null) {
+                        w.close();
+                    }
+                    if (ws.temporary()) {
+                        VerifyFiles.deleteTree(ws.work());
+                    }
+                    progress.clear();
+                },
+                "verify-cleanup");
     }
 
     /** Where the records stay after the run (--keep), copying a shared run's directory there; null if nowhere. */
@@ -292,8 +354,11 @@ final class VerifyCommand implements Callable<Integer> {
         try {
             VerifyFiles.copyTree(runDir.run, createKeep(keep));
         } catch (IOException e) {
-            throw new CliException(ExitCodes.UNAVAILABLE, "cannot copy the run directory " + runDir.run + " to --keep " + keep
-                    + ": " + VerifyWorker.reason(e), e);
+            throw new CliException(
+                    ExitCodes.UNAVAILABLE,
+                    "cannot copy the run directory " + runDir.run + " to --keep " + keep + ": "
+                            + VerifyWorker.reason(e),
+                    e);
         }
         return keep.toAbsolutePath();
     }
@@ -309,12 +374,27 @@ final class VerifyCommand implements Callable<Integer> {
         out.flush();
     }
 
-    private VerifyReport run(String uri, String shown, String lockName, Duration runFor, Path work, Path counter,
-            VerifyRunDir runDir, Duration waitHosts, List<String> warnings) throws IOException, InterruptedException {
+    private VerifyReport run(
+            String uri,
+            String shown,
+            String lockName,
+            Duration runFor,
+            Path work,
+            Path counter,
+            VerifyRunDir runDir,
+            Duration waitHosts,
+            List<String> warnings)
+            throws IOException, InterruptedException {
         String host = ProcessIdentity.current().host();
         List<String> problems = new ArrayList<>();
-        VerifyWorkers.Setup setup = new VerifyWorkers.Setup(uri, lockName, sharedRatio, lease != null ? lease.toMillis() : 0, work,
-                counter, runDir != null ? work.getFileName().toString() : host);
+        VerifyWorkers.Setup setup = new VerifyWorkers.Setup(
+                uri,
+                lockName,
+                sharedRatio,
+                lease != null ? lease.toMillis() : 0,
+                work,
+                counter,
+                runDir != null ? work.getFileName().toString() : host);
         VerifyWorkers.Outcome outcome;
         List<Path> hostDirs;
         int kills;
@@ -325,23 +405,37 @@ final class VerifyCommand implements Callable<Integer> {
             if (runDir != null) {
                 runDir.mark(work, "ready");
                 int expected = runDir.plan().hosts();
-                List<Path> ready = runDir.await("ready", runDir.deadlineIn(waitHosts),
+                List<Path> ready = runDir.await(
+                        "ready",
+                        runDir.deadlineIn(waitHosts),
                         n -> progress.show("waiting for hosts: " + n + " of " + expected + " ready"));
                 if (ready.size() < expected) {
                     workers.close(); // they write in the run directory
-                    throw new CliException(VerifyReport.INCOMPLETE, "only " + ready.size() + " of " + expected + " hosts of run "
-                            + runDir.runId + " were ready after " + Durations.format(waitHosts) + abandon(runDir) + "; start the"
-                            + " others with 'interlock verify --join " + runDir.runId + "' on the same lock space and shared directory");
+                    throw new CliException(
+                            VerifyReport.INCOMPLETE,
+                            "only " + ready.size() + " of " + expected + " hosts of run "
+                                    + runDir.runId + " were ready after " + Durations.format(waitHosts)
+                                    + abandon(runDir) + "; start the"
+                                    + " others with 'interlock verify --join " + runDir.runId
+                                    + "' on the same lock space and shared directory");
                 }
             }
             kills = crashTest ? KILLS : 0;
             long total = runFor.toNanos();
-            outcome = workers.run(runFor, kills, (elapsed, sections, killed) -> progress.show(String.format(Locale.ROOT,
-                    "verify: %.1fs of %s, %d acquisitions%s", elapsed / 1e9, Durations.format(Duration.ofNanos(total)), sections,
-                    killed > 0 ? ", " + killed + " killed" : "")));
+            outcome = workers.run(
+                    runFor,
+                    kills,
+                    (elapsed, sections, killed) -> progress.show(String.format(
+                            Locale.ROOT,
+                            "verify: %.1fs of %s, %d acquisitions%s",
+                            elapsed / 1e9,
+                            Durations.format(Duration.ofNanos(total)),
+                            sections,
+                            killed > 0 ? ", " + killed + " killed" : "")));
         }
         if (kills > 0 && outcome.killed().size() < kills) {
-            warnings.add("crash test: " + outcome.killed().size() + " of the " + kills + " kills asked for were made here: after the"
+            warnings.add("crash test: " + outcome.killed().size() + " of the " + kills
+                    + " kills asked for were made here: after the"
                     + " last request no worker on this host entered an exclusive section before the end (a longer --duration gives"
                     + " them time)");
         }
@@ -355,11 +449,13 @@ final class VerifyCommand implements Callable<Integer> {
         }
         if (runDir != null) {
             int expected = runDir.plan().hosts();
-            hostDirs = runDir.await("host", runDir.deadlineIn(waitHosts.plus(runFor)),
+            hostDirs = runDir.await(
+                    "host",
+                    runDir.deadlineIn(waitHosts.plus(runFor)),
                     n -> progress.show("waiting for hosts to finish: " + n + " of " + expected));
             if (hostDirs.size() < expected) {
-                problems.add("only " + hostDirs.size() + " of " + expected + " hosts finished; the others' sections are missing,"
-                        + " so the counter cannot add up");
+                problems.add("only " + hostDirs.size() + " of " + expected
+                        + " hosts finished; the others' sections are missing," + " so the counter cannot add up");
             }
         } else {
             hostDirs = List.of(work);
@@ -381,8 +477,15 @@ final class VerifyCommand implements Callable<Integer> {
             counterText = null;
             problems.add("the counter " + counter + " could not be read: " + VerifyWorker.reason(e));
         }
-        VerifyReport.Setup s = new VerifyReport.Setup(shown, lockName, processes, runFor.toNanos(), sharedRatio, crashTest,
-                runDir != null ? runDir.runId : null, runDir != null ? runDir.plan().hosts() : 1);
+        VerifyReport.Setup s = new VerifyReport.Setup(
+                shown,
+                lockName,
+                processes,
+                runFor.toNanos(),
+                sharedRatio,
+                crashTest,
+                runDir != null ? runDir.runId : null,
+                runDir != null ? runDir.plan().hosts() : 1);
         return VerifyReport.analyze(s, logs, 0, counterText, problems, warnings);
     }
 
@@ -390,7 +493,8 @@ final class VerifyCommand implements Callable<Integer> {
      * Marks this host merged (it has read everything); the lead then waits up to {@code waitHosts}
      * for every host to have done so and removes the run, or leaves it and says why.
      */
-    private void finishMulti(VerifyRunDir runDir, Path work, boolean generated, String uri, String lockName, Duration waitHosts)
+    private void finishMulti(
+            VerifyRunDir runDir, Path work, boolean generated, String uri, String lockName, Duration waitHosts)
             throws InterruptedException {
         runDir.mark(work, "merged");
         if (lead == null) {
@@ -401,9 +505,11 @@ final class VerifyCommand implements Callable<Integer> {
         progress.clear();
         if (!unread.isEmpty()) {
             PrintWriter err = spec.commandLine().getErr();
-            err.println("interlock verify: left the run directory " + runDir.run + ": " + unread.size() + " host(s) did not say"
-                    + " within " + Durations.format(waitHosts) + " that they had read it (" + unread.stream().map(p -> p.getFileName()
-                    .toString()).collect(Collectors.joining(", ")) + "); remove it (rm -r " + runDir.run + ") once every host has"
+            err.println("interlock verify: left the run directory " + runDir.run + ": " + unread.size()
+                    + " host(s) did not say"
+                    + " within " + Durations.format(waitHosts) + " that they had read it ("
+                    + unread.stream().map(p -> p.getFileName().toString()).collect(Collectors.joining(", "))
+                    + "); remove it (rm -r " + runDir.run + ") once every host has"
                     + " printed its result");
             err.flush();
             return;
@@ -418,7 +524,8 @@ final class VerifyCommand implements Callable<Integer> {
         }
         Optional<Path> lockDir = FileSystemProbe.directoryOf(uri);
         if (generated && lockDir.isPresent()) {
-            VerifyFiles.removeLockFiles(uri.substring(0, uri.indexOf(':')).toLowerCase(Locale.ROOT), lockDir.get(), lockName);
+            VerifyFiles.removeLockFiles(
+                    uri.substring(0, uri.indexOf(':')).toLowerCase(Locale.ROOT), lockDir.get(), lockName);
         }
     }
 
@@ -457,7 +564,10 @@ final class VerifyCommand implements Callable<Integer> {
                 Thread.currentThread().interrupt();
                 throw new CliException(ExitCodes.SOFTWARE, "interrupted");
             } catch (LockBackendException e) {
-                throw new CliException(ExitCodes.UNAVAILABLE, "cannot lock '" + lockName + "' on " + space.uri() + ": " + e.getMessage(), e);
+                throw new CliException(
+                        ExitCodes.UNAVAILABLE,
+                        "cannot lock '" + lockName + "' on " + space.uri() + ": " + e.getMessage(),
+                        e);
             }
             return space.uri();
         }
@@ -476,7 +586,8 @@ final class VerifyCommand implements Callable<Integer> {
             throw usage("--duration must be between 100ms and 24h, was " + Durations.format(duration));
         }
         if (!(sharedRatio >= 0 && sharedRatio < 1)) {
-            throw usage("--shared-ratio must be at least 0 and below 1 (some acquisitions must be exclusive), was " + sharedRatio);
+            throw usage("--shared-ratio must be at least 0 and below 1 (some acquisitions must be exclusive), was "
+                    + sharedRatio);
         }
         if (lease != null && lease.toMillis() < 100) {
             throw usage("--lease must be at least 100ms, was " + Durations.format(lease));
@@ -549,7 +660,8 @@ final class VerifyCommand implements Callable<Integer> {
         try {
             if (!Files.isDirectory(k, LinkOption.NOFOLLOW_LINKS)) {
                 Files.createDirectories(k.getParent());
-                Files.createDirectory(k, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+                Files.createDirectory(
+                        k, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
             }
             return k;
         } catch (IOException e) {
@@ -560,11 +672,16 @@ final class VerifyCommand implements Callable<Integer> {
     /** A private (0700) directory for the counter and the records, removed at the end. */
     private static Path createTemporary() {
         try {
-            return Files.createTempDirectory("interlock-verify-",
+            return Files.createTempDirectory(
+                    "interlock-verify-",
                     PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
         } catch (IOException e) {
-            throw new CliException(ExitCodes.UNAVAILABLE, "cannot create a temporary directory in " + System.getProperty("java.io.tmpdir")
-                    + ": " + VerifyWorker.reason(e) + "; set TMPDIR-like -Djava.io.tmpdir through INTERLOCK_JAVA_OPTS, or use --keep DIR", e);
+            throw new CliException(
+                    ExitCodes.UNAVAILABLE,
+                    "cannot create a temporary directory in " + System.getProperty("java.io.tmpdir") + ": "
+                            + VerifyWorker.reason(e)
+                            + "; set TMPDIR-like -Djava.io.tmpdir through INTERLOCK_JAVA_OPTS, or use --keep DIR",
+                    e);
         }
     }
 

@@ -46,7 +46,8 @@ final class VerifyFiles {
     }
 
     private static void deleteIn(SecureDirectoryStream<Path> parent, Path name) throws IOException {
-        BasicFileAttributes a = parent.getFileAttributeView(name, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
+        BasicFileAttributes a = parent.getFileAttributeView(
+                        name, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
                 .readAttributes();
         if (a.isDirectory()) {
             try (SecureDirectoryStream<Path> child = parent.newDirectoryStream(name, LinkOption.NOFOLLOW_LINKS)) {
@@ -83,7 +84,8 @@ final class VerifyFiles {
             Path name = Path.of(lockName);
             if (scheme.equals("flock")) {
                 deleteRegular(dir, name);
-                try (SecureDirectoryStream<Path> gates = dir.newDirectoryStream(Path.of(".gates"), LinkOption.NOFOLLOW_LINKS)) {
+                try (SecureDirectoryStream<Path> gates =
+                        dir.newDirectoryStream(Path.of(".gates"), LinkOption.NOFOLLOW_LINKS)) {
                     deleteRegular(gates, name);
                 }
             } else if (scheme.equals("dir") && attributes(dir, name).isDirectory()) {
@@ -101,7 +103,8 @@ final class VerifyFiles {
     }
 
     private static BasicFileAttributes attributes(SecureDirectoryStream<Path> dir, Path name) throws IOException {
-        return dir.getFileAttributeView(name, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS).readAttributes();
+        return dir.getFileAttributeView(name, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
+                .readAttributes();
     }
 
     /** Copies the regular files and directories of {@code from} into {@code to} (links are not followed, nor copied). */
@@ -116,7 +119,10 @@ final class VerifyFiles {
             @Override
             public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
                 if (attrs.isRegularFile()) {
-                    Files.copy(file, to.resolve(from.relativize(file).toString()), StandardCopyOption.REPLACE_EXISTING,
+                    Files.copy(
+                            file,
+                            to.resolve(from.relativize(file).toString()),
+                            StandardCopyOption.REPLACE_EXISTING,
                             LinkOption.NOFOLLOW_LINKS);
                 }
                 return FileVisitResult.CONTINUE;
@@ -139,8 +145,10 @@ final class VerifyFiles {
                 throw e;
             }
             if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
-                throw new CliException(ExitCodes.UNAVAILABLE, dir + " is not a directory (a symbolic link, or a file): remove it;"
-                        + " verify keeps its runs there and follows no link");
+                throw new CliException(
+                        ExitCodes.UNAVAILABLE,
+                        dir + " is not a directory (a symbolic link, or a file): remove it;"
+                                + " verify keeps its runs there and follows no link");
             }
             return;
         }

@@ -32,8 +32,17 @@ final class VerifyHostLog {
     record Wait(String source, long nanos) {}
 
     /** What one host recorded. */
-    record HostLog(String host, String clock, int processes, long runNanos, List<Section> sections, List<Section> killed,
-            List<Wait> unfinished, List<String> torn, int lostLeases, List<VerifyWorkers.Failure> failures) {}
+    record HostLog(
+            String host,
+            String clock,
+            int processes,
+            long runNanos,
+            List<Section> sections,
+            List<Section> killed,
+            List<Wait> unfinished,
+            List<String> torn,
+            int lostLeases,
+            List<VerifyWorkers.Failure> failures) {}
 
     /** Writes the {@code host} file and the kills of one host's run into its directory. */
     static void write(Path dir, String host, String clock, int processes, VerifyWorkers.Outcome o) throws IOException {
@@ -48,8 +57,15 @@ final class VerifyHostLog {
         h.append("processes ").append(processes).append('\n');
         h.append("run ").append(o.endNanos() - o.goNanos()).append('\n');
         for (VerifyWorkers.Failure f : o.failures()) {
-            h.append("failure ").append(encode(f.worker())).append(' ').append(f.exitCode()).append(' ').append(f.stuck())
-                    .append(' ').append(encode(f.stderr().isEmpty() ? "-" : f.stderr())).append('\n');
+            h.append("failure ")
+                    .append(encode(f.worker()))
+                    .append(' ')
+                    .append(f.exitCode())
+                    .append(' ')
+                    .append(f.stuck())
+                    .append(' ')
+                    .append(encode(f.stderr().isEmpty() ? "-" : f.stderr()))
+                    .append('\n');
         }
         Path tmp = dir.resolve(HOST_FILE + ".tmp");
         Files.writeString(tmp, h.toString(), StandardCharsets.UTF_8);
@@ -84,7 +100,10 @@ final class VerifyHostLog {
                     break;
                 case "failure":
                     String err = decode(f[4]);
-                    failures.add(new VerifyWorkers.Failure(decode(f[1]), Integer.parseInt(f[2]), err.equals("-") ? "" : err,
+                    failures.add(new VerifyWorkers.Failure(
+                            decode(f[1]),
+                            Integer.parseInt(f[2]),
+                            err.equals("-") ? "" : err,
                             Boolean.parseBoolean(f[3])));
                     break;
                 default:

@@ -25,10 +25,16 @@ final class VerifyReport {
     /** The run could not finish (a worker failed or hung, a host did not join, nothing was acquired). */
     static final int INCOMPLETE = 1;
 
-
     /** What the run was: for the heading and the JSON. */
-    record Setup(String backend, String name, int processes, long durationNanos, double sharedRatio, boolean crashTest,
-            String runId, int hostsExpected) {}
+    record Setup(
+            String backend,
+            String name,
+            int processes,
+            long durationNanos,
+            double sharedRatio,
+            boolean crashTest,
+            String runId,
+            int hostsExpected) {}
 
     // ---- analysis -----------------------------------------------------------------------------
 
@@ -54,6 +60,7 @@ final class VerifyReport {
      * nobody on its host got the lock again before the end.
      */
     final List<Long> recoveries = new ArrayList<>();
+
     static final long NO_WAITER = -1;
     static final long NO_GRANT = -2;
     final List<String> killedBy = new ArrayList<>();
@@ -63,7 +70,12 @@ final class VerifyReport {
     /** Some hosts' records are missing: the final counter is not compared. */
     final boolean partial;
 
-    private VerifyReport(Setup setup, List<VerifyHostLog.HostLog> hosts, long start, String counterText, List<String> problems,
+    private VerifyReport(
+            Setup setup,
+            List<VerifyHostLog.HostLog> hosts,
+            long start,
+            String counterText,
+            List<String> problems,
             List<String> warnings) {
         this.setup = setup;
         this.hosts = List.copyOf(hosts);
@@ -99,8 +111,11 @@ final class VerifyReport {
                 perSecond += h.sections().size() * 1e9 / h.runNanos();
             }
             for (VerifyWorkers.Failure f : h.failures()) {
-                this.problems.add("worker " + f.worker() + (f.stuck() ? " did not stop within 15s after the end and was killed"
-                        : " failed (exit status " + f.exitCode() + ")") + (f.stderr().isEmpty() ? "" : ": " + f.stderr().replace("\n", " | ")));
+                this.problems.add("worker " + f.worker()
+                        + (f.stuck()
+                                ? " did not stop within 15s after the end and was killed"
+                                : " failed (exit status " + f.exitCode() + ")")
+                        + (f.stderr().isEmpty() ? "" : ": " + f.stderr().replace("\n", " | ")));
             }
         }
         this.longestWait = waitMax;
@@ -138,11 +153,13 @@ final class VerifyReport {
         ExclusionCheck.Report r = ExclusionCheck.check(all, killed, start, partial ? -1 : end);
         List<String> v = new ArrayList<>(r.violations());
         if (!torn.isEmpty()) {
-            v.add("torn counter: " + torn.size() + " section(s) read a counter that was not a number, so two writers wrote it at"
+            v.add("torn counter: " + torn.size()
+                    + " section(s) read a counter that was not a number, so two writers wrote it at"
                     + " once; the first: " + torn.get(0));
         }
         if (counterText != null && end < 0) {
-            v.add("the counter holds '" + VerifyReportText.shorten(this.counterText) + "' after the run, not a number: two writers wrote it at once");
+            v.add("the counter holds '" + VerifyReportText.shorten(this.counterText)
+                    + "' after the run, not a number: two writers wrote it at once");
         }
         this.violationsTruncated = r.violations().size() >= ExclusionCheck.maxViolations();
         this.violations = v;
@@ -176,7 +193,8 @@ final class VerifyReport {
                     + setup.name() + "')");
         }
         if (lostLeases > 0) {
-            this.warnings.add(lostLeases + " lease(s) were lost during their section (renewal failed or the lock was broken)");
+            this.warnings.add(
+                    lostLeases + " lease(s) were lost during their section (renewal failed or the lock was broken)");
         }
     }
 
@@ -186,7 +204,12 @@ final class VerifyReport {
      * @param counterText the counter file's content after the run, or null if it could not be read
      * @param problems reasons the run is incomplete found before the analysis (missing hosts...)
      */
-    static VerifyReport analyze(Setup setup, List<VerifyHostLog.HostLog> hosts, long start, String counterText, List<String> problems,
+    static VerifyReport analyze(
+            Setup setup,
+            List<VerifyHostLog.HostLog> hosts,
+            long start,
+            String counterText,
+            List<String> problems,
             List<String> warnings) {
         return new VerifyReport(setup, hosts, start, counterText, problems, warnings);
     }

@@ -10,7 +10,11 @@ final class VerifyReportJson {
     /** One JSON object (one line). */
     static String render(VerifyReport r, FileSystemProbe.Report fs, Path kept) {
         Json j = new Json().beginObject();
-        j.name("result").value(r.exitCode() == VerifyReport.HELD ? "held" : r.exitCode() == VerifyReport.VIOLATED ? "violated" : "incomplete");
+        j.name("result")
+                .value(
+                        r.exitCode() == VerifyReport.HELD
+                                ? "held"
+                                : r.exitCode() == VerifyReport.VIOLATED ? "violated" : "incomplete");
         j.name("exitCode").value(r.exitCode());
         j.name("backend").value(r.setup.backend());
         j.name("name").value(r.setup.name());
@@ -35,7 +39,10 @@ final class VerifyReportJson {
             j.name("end").nullValue();
         }
         j.name("text").value(r.counterText);
-        j.name("exclusiveSections").value(r.exclusive).name("killedExclusiveSections").value(r.killedExclusive);
+        j.name("exclusiveSections")
+                .value(r.exclusive)
+                .name("killedExclusiveSections")
+                .value(r.killedExclusive);
         if (r.lostIncrements() >= 0) {
             j.name("lostIncrements").value(r.lostIncrements());
         } else {
@@ -57,13 +64,25 @@ final class VerifyReportJson {
         }
         j.endObject();
         if (r.longestWait >= 0) {
-            j.name("longestWait").beginObject().name("micros").value(r.longestWait / 1000).name("by").value(r.longestWaitBy)
-                    .name("unfinished").value(r.longestWaitUnfinished).endObject();
+            j.name("longestWait")
+                    .beginObject()
+                    .name("micros")
+                    .value(r.longestWait / 1000)
+                    .name("by")
+                    .value(r.longestWaitBy)
+                    .name("unfinished")
+                    .value(r.longestWaitUnfinished)
+                    .endObject();
         } else {
             j.name("longestWait").nullValue();
         }
         if (r.setup.crashTest()) {
-            j.name("crashTest").beginObject().name("kills").value(r.killedBy.size()).name("recoveryMicros").beginArray();
+            j.name("crashTest")
+                    .beginObject()
+                    .name("kills")
+                    .value(r.killedBy.size())
+                    .name("recoveryMicros")
+                    .beginArray();
             for (long ns : r.recoveries) {
                 if (ns >= 0) {
                     j.value(ns / 1000);
@@ -77,7 +96,12 @@ final class VerifyReportJson {
         }
         j.name("lostLeases").value(r.lostLeases);
         if (fs != null) {
-            j.name("fileSystem").beginObject().name("path").value(fs.path().toString()).name("type").value(fs.type());
+            j.name("fileSystem")
+                    .beginObject()
+                    .name("path")
+                    .value(fs.path().toString())
+                    .name("type")
+                    .value(fs.type());
             j.name("statfsType").value(fs.magic() >= 0 ? String.format("0x%X", fs.magic()) : null);
             j.name("network").value(fs.network());
             j.name("nfsVersion").value(fs.nfsVersion());
@@ -101,9 +125,20 @@ final class VerifyReportJson {
         j.endArray();
         j.name("hosts").beginArray();
         for (VerifyHostLog.HostLog h : r.hosts) {
-            j.beginObject().name("host").value(h.host()).name("clock").value(h.clock()).name("processes").value(h.processes())
-                    .name("acquisitions").value(h.sections().size()).name("killed").value(h.killed().size())
-                    .name("runMs").value(h.runNanos() / 1_000_000).endObject();
+            j.beginObject()
+                    .name("host")
+                    .value(h.host())
+                    .name("clock")
+                    .value(h.clock())
+                    .name("processes")
+                    .value(h.processes())
+                    .name("acquisitions")
+                    .value(h.sections().size())
+                    .name("killed")
+                    .value(h.killed().size())
+                    .name("runMs")
+                    .value(h.runNanos() / 1_000_000)
+                    .endObject();
         }
         j.endArray();
         j.name("kept").value(kept != null ? kept.toString() : null);

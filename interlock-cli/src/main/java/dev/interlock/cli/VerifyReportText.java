@@ -17,14 +17,25 @@ final class VerifyReportText {
     /** The one screen: {@code fileSystem} lines (may be empty) come right after the heading. */
     static String render(VerifyReport r, List<String> fileSystem, Path kept) {
         StringBuilder sb = new StringBuilder();
-        sb.append("interlock verify: ").append(r.setup.backend()).append(", lock '").append(r.setup.name()).append("', ");
+        sb.append("interlock verify: ")
+                .append(r.setup.backend())
+                .append(", lock '")
+                .append(r.setup.name())
+                .append("', ");
         if (r.setup.runId() != null) {
-            sb.append(r.hosts.size()).append(" hosts (run ").append(r.setup.runId()).append("), ");
+            sb.append(r.hosts.size())
+                    .append(" hosts (run ")
+                    .append(r.setup.runId())
+                    .append("), ");
         }
-        sb.append(processesText(r)).append(", ")
-                .append(Durations.format(Duration.ofNanos(r.setup.durationNanos()))).append(", ")
-                .append(Math.round(r.setup.sharedRatio() * 100)).append("% shared")
-                .append(r.setup.crashTest() ? ", crash test" : "").append('\n');
+        sb.append(processesText(r))
+                .append(", ")
+                .append(Durations.format(Duration.ofNanos(r.setup.durationNanos())))
+                .append(", ")
+                .append(Math.round(r.setup.sharedRatio() * 100))
+                .append("% shared")
+                .append(r.setup.crashTest() ? ", crash test" : "")
+                .append('\n');
         for (String f : fileSystem) {
             row(sb, "file system", f);
         }
@@ -33,18 +44,31 @@ final class VerifyReportText {
         }
         if (r.setup.runId() != null) {
             for (VerifyHostLog.HostLog h : r.hosts) {
-                row(sb, "host", h.host() + ": " + h.processes() + " processes, " + h.sections().size() + " acquisitions in "
-                        + Durations.format(Duration.ofNanos(h.runNanos())));
+                row(
+                        sb,
+                        "host",
+                        h.host() + ": " + h.processes() + " processes, "
+                                + h.sections().size() + " acquisitions in "
+                                + Durations.format(Duration.ofNanos(h.runNanos())));
             }
         }
-        row(sb, "acquisitions", r.acquisitions + " (" + r.exclusive + " exclusive, " + r.shared + " shared"
-                + (r.killedBy.isEmpty() ? "" : ", " + r.killedBy.size() + " killed") + "), " + r.throughput + "/s");
+        row(
+                sb,
+                "acquisitions",
+                r.acquisitions + " (" + r.exclusive + " exclusive, " + r.shared + " shared"
+                        + (r.killedBy.isEmpty() ? "" : ", " + r.killedBy.size() + " killed") + "), " + r.throughput
+                        + "/s");
         if (r.violations.isEmpty()) {
             row(sb, "exclusion", "held: 0 violations (no lost increment, no overlap, tokens in order)");
         } else {
             List<String> shown = sample(r.violations);
-            row(sb, "exclusion", "VIOLATED: " + (r.violationsTruncated ? "at least " : "") + r.violations.size() + " violations"
-                    + (shown.size() < r.violations.size() ? ", " + shown.size() + " of them (up to 3 of each kind):" : ":"));
+            row(
+                    sb,
+                    "exclusion",
+                    "VIOLATED: " + (r.violationsTruncated ? "at least " : "") + r.violations.size() + " violations"
+                            + (shown.size() < r.violations.size()
+                                    ? ", " + shown.size() + " of them (up to 3 of each kind):"
+                                    : ":"));
             for (String v : shown) {
                 sb.append("  ").append(v).append('\n');
             }
@@ -53,9 +77,14 @@ final class VerifyReportText {
         if (r.handoffs.length == 0) {
             row(sb, "hand-off", "none measured (no acquisition waited for a release on the same host)");
         } else {
-            row(sb, "hand-off", "p50 " + nanos(Handoffs.percentile(r.handoffs, 50)) + ", p95 " + nanos(Handoffs.percentile(r.handoffs, 95))
-                    + ", p99 " + nanos(Handoffs.percentile(r.handoffs, 99)) + ", max " + nanos(r.handoffs[r.handoffs.length - 1])
-                    + " (" + r.handoffs.length + " hand-offs, release to grant)");
+            row(
+                    sb,
+                    "hand-off",
+                    "p50 " + nanos(Handoffs.percentile(r.handoffs, 50)) + ", p95 "
+                            + nanos(Handoffs.percentile(r.handoffs, 95))
+                            + ", p99 " + nanos(Handoffs.percentile(r.handoffs, 99)) + ", max "
+                            + nanos(r.handoffs[r.handoffs.length - 1])
+                            + " (" + r.handoffs.length + " hand-offs, release to grant)");
         }
         if (r.longestWait >= 0) {
             row(sb, "longest wait", nanos(r.longestWait) + " (" + r.longestWaitBy + ")");
@@ -69,13 +98,21 @@ final class VerifyReportText {
                 for (int i = 0; i < r.recoveries.size(); i++) {
                     long ns = r.recoveries.get(i);
                     noGrant |= ns == VerifyReport.NO_GRANT;
-                    c.append(i == 0 ? "" : ", ").append(ns == VerifyReport.NO_GRANT ? "never (before the end)"
-                            : ns == VerifyReport.NO_WAITER ? "- (nobody here was waiting)" : nanos(ns));
+                    c.append(i == 0 ? "" : ", ")
+                            .append(
+                                    ns == VerifyReport.NO_GRANT
+                                            ? "never (before the end)"
+                                            : ns == VerifyReport.NO_WAITER ? "- (nobody here was waiting)" : nanos(ns));
                 }
-                row(sb, "crash test", r.killedBy.size() + (r.killedBy.size() == 1 ? " holder" : " holders")
-                        + " killed (SIGKILL) inside their section; next grant after " + c
-                        + (noGrant ? "; a lease-based backend frees a dead holder's lock when its lease runs out"
-                                + " (a shorter --lease, or a longer --duration)" : ""));
+                row(
+                        sb,
+                        "crash test",
+                        r.killedBy.size() + (r.killedBy.size() == 1 ? " holder" : " holders")
+                                + " killed (SIGKILL) inside their section; next grant after " + c
+                                + (noGrant
+                                        ? "; a lease-based backend frees a dead holder's lock when its lease runs out"
+                                                + " (a shorter --lease, or a longer --duration)"
+                                        : ""));
             }
         }
         for (String p : r.problems) {
@@ -87,11 +124,17 @@ final class VerifyReportText {
                 row(sb, "result", "mutual exclusion held (exit 0)" + keptNote);
                 break;
             case VerifyReport.VIOLATED:
-                row(sb, "result", "MUTUAL EXCLUSION VIOLATED (exit 2): do not trust this lock space as it is; the evidence is"
-                        + " above" + (kept != null ? keptNote : " (keep every record with --keep DIR)"));
+                row(
+                        sb,
+                        "result",
+                        "MUTUAL EXCLUSION VIOLATED (exit 2): do not trust this lock space as it is; the evidence is"
+                                + " above" + (kept != null ? keptNote : " (keep every record with --keep DIR)"));
                 break;
             default:
-                row(sb, "result", "incomplete (exit 1): nothing was proven either way; see the problems above" + keptNote);
+                row(
+                        sb,
+                        "result",
+                        "incomplete (exit 1): nothing was proven either way; see the problems above" + keptNote);
                 break;
         }
         return sb.toString();
@@ -102,7 +145,8 @@ final class VerifyReportText {
         Map<String, Integer> perKind = new HashMap<>();
         List<String> out = new ArrayList<>();
         for (String v : violations) {
-            String kind = v.replaceFirst("^token \\d+ issued twice.*", "token twice").replaceFirst(":.*", "");
+            String kind =
+                    v.replaceFirst("^token \\d+ issued twice.*", "token twice").replaceFirst(":.*", "");
             if (perKind.merge(kind, 1, Integer::sum) <= 3) {
                 out.add(v);
             }
@@ -122,8 +166,8 @@ final class VerifyReportText {
             return "'" + shorten(r.counterText) + "' after the run: not a number";
         }
         if (r.partial) {
-            return r.counterEnd + " after the run, not compared: the records of " + (r.setup.hostsExpected() - r.hosts.size())
-                    + " host(s) are missing";
+            return r.counterEnd + " after the run, not compared: the records of "
+                    + (r.setup.hostsExpected() - r.hosts.size()) + " host(s) are missing";
         }
         long expected = r.counterStart + r.exclusive;
         String after = r.counterEnd + " after " + r.exclusive + " exclusive sections"
@@ -136,7 +180,8 @@ final class VerifyReportText {
         } else if (r.counterEnd == expected) {
             return after + ": no increment lost";
         }
-        return r.counterEnd < expected ? after + ": " + (expected - r.counterEnd) + " increments lost"
+        return r.counterEnd < expected
+                ? after + ": " + (expected - r.counterEnd) + " increments lost"
                 : after + ": " + (r.counterEnd - expected - r.killedExclusive) + " increments too many";
     }
 

@@ -140,26 +140,35 @@ final class VerifyRunDir {
             // The shared directory may be made (inside an existing directory), never its parents: a
             // missing parent is a mistyped path or an unmounted file system that no other host sees.
             if (shared.getParent() != null && !Files.isDirectory(shared.getParent())) {
-                throw new CliException(ExitCodes.UNAVAILABLE, "cannot create the run directory " + run + ": " + shared.getParent()
-                        + " does not exist; give an existing shared directory with --shared-dir (is the shared file system mounted?)");
+                throw new CliException(
+                        ExitCodes.UNAVAILABLE,
+                        "cannot create the run directory " + run + ": " + shared.getParent()
+                                + " does not exist; give an existing shared directory with --shared-dir (is the shared file system mounted?)");
             }
             VerifyFiles.createLikeParent(shared, false);
             VerifyFiles.createLikeParent(run, true);
             VerifyFiles.createLikeParent(run.resolve(HOSTS), true);
             Path counter = Files.writeString(run.resolve("counter"), "0");
             Set<PosixFilePermission> perms = Files.getPosixFilePermissions(run);
-            perms.removeAll(Set.of(PosixFilePermission.OWNER_EXECUTE, PosixFilePermission.GROUP_EXECUTE,
+            perms.removeAll(Set.of(
+                    PosixFilePermission.OWNER_EXECUTE,
+                    PosixFilePermission.GROUP_EXECUTE,
                     PosixFilePermission.OTHERS_EXECUTE));
             Files.setPosixFilePermissions(counter, perms); // every host's workers write it
-            String text = "interlock-verify-plan 1\nname " + URLEncoder.encode(plan.name(), StandardCharsets.UTF_8) + "\nduration "
-                    + plan.durationNanos() + "\nhosts " + plan.hosts() + "\n";
+            String text = "interlock-verify-plan 1\nname " + URLEncoder.encode(plan.name(), StandardCharsets.UTF_8)
+                    + "\nduration " + plan.durationNanos() + "\nhosts " + plan.hosts() + "\n";
             atomicWrite(run.resolve(PLAN), text);
         } catch (FileAlreadyExistsException e) {
-            throw new CliException(ExitCodes.USAGE, "run " + runId + " already exists in " + shared + ": choose another RUN-ID"
-                    + " (or remove " + run + " if it is left from an interrupted run)");
+            throw new CliException(
+                    ExitCodes.USAGE,
+                    "run " + runId + " already exists in " + shared + ": choose another RUN-ID" + " (or remove " + run
+                            + " if it is left from an interrupted run)");
         } catch (IOException e) {
-            throw new CliException(ExitCodes.UNAVAILABLE, "cannot create the run directory " + run + ": " + VerifyWorker.reason(e)
-                    + "; choose a writable shared directory with --shared-dir", e);
+            throw new CliException(
+                    ExitCodes.UNAVAILABLE,
+                    "cannot create the run directory " + run + ": " + VerifyWorker.reason(e)
+                            + "; choose a writable shared directory with --shared-dir",
+                    e);
         }
         return new VerifyRunDir(run, runId, plan, view, pace);
     }
@@ -169,7 +178,8 @@ final class VerifyRunDir {
         return join(shared, runId, timeout, View.FILE_SYSTEM, Pace.SYSTEM);
     }
 
-    static VerifyRunDir join(Path shared, String runId, Duration timeout, View view, Pace pace) throws InterruptedException {
+    static VerifyRunDir join(Path shared, String runId, Duration timeout, View view, Pace pace)
+            throws InterruptedException {
         Path run = shared.resolve(runId);
         Path planFile = run.resolve(PLAN);
         // From the parent of the shared directory down: the lead may create the shared directory too.
@@ -184,16 +194,21 @@ final class VerifyRunDir {
             } catch (NoSuchFileException e) {
                 // listed, then gone or not yet readable: look again
             } catch (IOException e) {
-                throw new CliException(ExitCodes.UNAVAILABLE, "cannot read the plan of run " + runId + " in " + run + ": "
-                        + VerifyWorker.reason(e), e);
+                throw new CliException(
+                        ExitCodes.UNAVAILABLE,
+                        "cannot read the plan of run " + runId + " in " + run + ": " + VerifyWorker.reason(e),
+                        e);
             }
             if (lines != null) {
                 return new VerifyRunDir(run, runId, parsePlan(planFile, lines), view, pace);
             }
             if (!backoff.pause(false)) {
-                throw new CliException(VerifyReport.INCOMPLETE, "no run " + runId + " in " + shared + " after "
-                        + Durations.format(timeout) + ": start 'interlock verify --lead " + runId + " --hosts K' on one host, with the"
-                        + " same backend and --shared-dir, or check that this host sees the same directory");
+                throw new CliException(
+                        VerifyReport.INCOMPLETE,
+                        "no run " + runId + " in " + shared + " after "
+                                + Durations.format(timeout) + ": start 'interlock verify --lead " + runId
+                                + " --hosts K' on one host, with the"
+                                + " same backend and --shared-dir, or check that this host sees the same directory");
             }
         }
     }
@@ -216,11 +231,17 @@ final class VerifyRunDir {
         } catch (RuntimeException e) {
             name = null;
         }
-        if (!lines.isEmpty() && lines.get(0).equals("interlock-verify-plan 1") && name != null && duration > 0 && hosts > 0) {
+        if (!lines.isEmpty()
+                && lines.get(0).equals("interlock-verify-plan 1")
+                && name != null
+                && duration > 0
+                && hosts > 0) {
             return new Plan(name, duration, hosts);
         }
-        throw new CliException(ExitCodes.USAGE, planFile + " is not a plan of this version of interlock verify;"
-                + " run the same version on every host");
+        throw new CliException(
+                ExitCodes.USAGE,
+                planFile + " is not a plan of this version of interlock verify;"
+                        + " run the same version on every host");
     }
 
     Plan plan() {
@@ -238,14 +259,17 @@ final class VerifyRunDir {
 
     /** A new directory for this host's records. */
     Path newHostDir(String host) {
-        String key = host.replaceAll("[^A-Za-z0-9._-]", "_") + "-" + Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 32);
+        String key = host.replaceAll("[^A-Za-z0-9._-]", "_") + "-"
+                + Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 32);
         try {
             return Files.createDirectory(run.resolve(HOSTS).resolve(key));
         } catch (NoSuchFileException e) {
             throw gone("create this host's directory");
         } catch (IOException e) {
-            throw new CliException(ExitCodes.UNAVAILABLE, "cannot create this host's directory in " + run.resolve(HOSTS) + ": "
-                    + VerifyWorker.reason(e), e);
+            throw new CliException(
+                    ExitCodes.UNAVAILABLE,
+                    "cannot create this host's directory in " + run.resolve(HOSTS) + ": " + VerifyWorker.reason(e),
+                    e);
         }
     }
 
@@ -256,8 +280,11 @@ final class VerifyRunDir {
         } catch (NoSuchFileException e) {
             throw gone("say '" + marker + "'");
         } catch (IOException e) {
-            throw new CliException(ExitCodes.UNAVAILABLE, "cannot write " + hostDir.resolve(marker) + ": " + VerifyWorker.reason(e)
-                    + "; the other hosts of run " + runId + " wait for it", e);
+            throw new CliException(
+                    ExitCodes.UNAVAILABLE,
+                    "cannot write " + hostDir.resolve(marker) + ": " + VerifyWorker.reason(e)
+                            + "; the other hosts of run " + runId + " wait for it",
+                    e);
         }
     }
 
@@ -347,8 +374,11 @@ final class VerifyRunDir {
                 throw gone("read the other hosts' records");
             }
             if (backoff.expired()) {
-                throw new CliException(ExitCodes.UNAVAILABLE, "cannot list " + hostsDir + ": " + VerifyWorker.reason(e)
-                        + "; every host of run " + runId + " must be able to read the shared directory", e);
+                throw new CliException(
+                        ExitCodes.UNAVAILABLE,
+                        "cannot list " + hostsDir + ": " + VerifyWorker.reason(e) + "; every host of run " + runId
+                                + " must be able to read the shared directory",
+                        e);
             }
             return null;
         }
@@ -364,9 +394,11 @@ final class VerifyRunDir {
     }
 
     CliException gone(String doing) {
-        return new CliException(ExitCodes.UNAVAILABLE, "cannot " + doing + ": the run directory " + run + " was removed (by the"
-                + " lead, which waits up to --join-timeout for every host to read it, or by hand); this host's result is unknown:"
-                + " run again with a new RUN-ID");
+        return new CliException(
+                ExitCodes.UNAVAILABLE,
+                "cannot " + doing + ": the run directory " + run + " was removed (by the"
+                        + " lead, which waits up to --join-timeout for every host to read it, or by hand); this host's result is unknown:"
+                        + " run again with a new RUN-ID");
     }
 
     /**

@@ -13,7 +13,6 @@ import java.io.BufferedReader;
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.InputStreamReader;
-import java.io.OutputStreamWriter;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -60,6 +59,7 @@ import java.util.concurrent.ThreadLocalRandom;
 public final class VerifyWorker {
     /** The environment variable that carries the lock space's URI to a worker. */
     static final String BACKEND_ENV = "INTERLOCK_VERIFY_BACKEND";
+
     private final Object monitor = new Object();
     private final CountDownLatch go = new CountDownLatch(1);
     private final Thread main = Thread.currentThread();
@@ -74,8 +74,9 @@ public final class VerifyWorker {
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         String uri = System.getenv(BACKEND_ENV);
         if (args.length != 6 || uri == null) {
-            System.err.println("usage: " + BACKEND_ENV + "=URI VerifyWorker NAME SHARED_RATIO LEASE_MS LOG COUNTER SOURCE"
-                    + " (started by interlock verify)");
+            System.err.println(
+                    "usage: " + BACKEND_ENV + "=URI VerifyWorker NAME SHARED_RATIO LEASE_MS LOG COUNTER SOURCE"
+                            + " (started by interlock verify)");
             System.exit(ExitCodes.USAGE);
         }
         Main.configureLogging(false);
@@ -116,7 +117,11 @@ public final class VerifyWorker {
         }
         BufferedWriter log;
         try {
-            log = Files.newBufferedWriter(logPath, StandardCharsets.US_ASCII, StandardOpenOption.CREATE, StandardOpenOption.APPEND,
+            log = Files.newBufferedWriter(
+                    logPath,
+                    StandardCharsets.US_ASCII,
+                    StandardOpenOption.CREATE,
+                    StandardOpenOption.APPEND,
                     LinkOption.NOFOLLOW_LINKS);
         } catch (IOException e) {
             System.err.println("cannot write the log " + logPath + ": " + reason(e));
@@ -131,16 +136,18 @@ public final class VerifyWorker {
         } catch (InterruptedException e) {
             return ExitCodes.OK; // stopped before the start
         }
-        Thread progress = new Thread(() -> {
-            try {
-                while (true) {
-                    Thread.sleep(250);
-                    out.println("COUNT " + count);
-                }
-            } catch (InterruptedException e) {
-                // done
-            }
-        }, "verify-progress");
+        Thread progress = new Thread(
+                () -> {
+                    try {
+                        while (true) {
+                            Thread.sleep(250);
+                            out.println("COUNT " + count);
+                        }
+                    } catch (InterruptedException e) {
+                        // done
+                    }
+                },
+                "verify-progress");
         progress.setDaemon(true);
         progress.start();
         ThreadLocalRandom rnd = ThreadLocalRandom.current();
@@ -206,7 +213,10 @@ public final class VerifyWorker {
             code = 1;
         } catch (IOException | UncheckedIOException e) {
             System.err.println("the counter " + counter + " could not be read or written: "
-                    + reason(e instanceof UncheckedIOException ? ((UncheckedIOException) e).getCause() : (IOException) e));
+                    + reason(
+                            e instanceof UncheckedIOException
+                                    ? ((UncheckedIOException) e).getCause()
+                                    : (IOException) e));
             code = 1;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -237,7 +247,8 @@ public final class VerifyWorker {
      */
     private static long readCounter(Path counter, long token, BufferedWriter log) throws IOException {
         String text;
-        try (SeekableByteChannel ch = Files.newByteChannel(counter, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
+        try (SeekableByteChannel ch =
+                Files.newByteChannel(counter, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
             ByteBuffer buf = ByteBuffer.allocate(64);
             while (buf.hasRemaining() && ch.read(buf) > 0) {
                 // up to 64 bytes: a counter is 19 digits at most
@@ -257,8 +268,12 @@ public final class VerifyWorker {
 
     /** Rewrites the counter in place (truncate, write, close: the lost-update recipe, not an atomic rename). */
     private static void writeCounter(Path counter, long value) throws IOException {
-        try (SeekableByteChannel ch = Files.newByteChannel(counter, StandardOpenOption.WRITE, StandardOpenOption.CREATE,
-                StandardOpenOption.TRUNCATE_EXISTING, LinkOption.NOFOLLOW_LINKS)) {
+        try (SeekableByteChannel ch = Files.newByteChannel(
+                counter,
+                StandardOpenOption.WRITE,
+                StandardOpenOption.CREATE,
+                StandardOpenOption.TRUNCATE_EXISTING,
+                LinkOption.NOFOLLOW_LINKS)) {
             ch.write(ByteBuffer.wrap(Long.toString(value).getBytes(StandardCharsets.US_ASCII)));
         }
     }

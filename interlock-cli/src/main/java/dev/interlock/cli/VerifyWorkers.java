@@ -59,6 +59,7 @@ final class VerifyWorkers implements AutoCloseable {
     private final List<Section> killed = new CopyOnWriteArrayList<>();
     /** Guards the kill order: at most one is open, and it kills the first worker here to enter an exclusive section. */
     private final Object order = new Object();
+
     private boolean orderOpen;
     private int next;
 
@@ -77,11 +78,19 @@ final class VerifyWorkers implements AutoCloseable {
      */
     static List<String> javaCommand() {
         List<String> cmd = new ArrayList<>();
-        cmd.add(ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        cmd.add(ProcessHandle.current()
+                .info()
+                .command()
+                .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
         for (String a : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
-            if (a.startsWith("-D") || a.startsWith("-Xshare:") || a.startsWith("-XX:SharedArchiveFile=")
-                    || a.equals("-XX:+UseSerialGC") || a.equals("-XX:-UsePerfData")
-                    || a.startsWith("-Xss") || a.startsWith("-Xmn") || a.startsWith("-Xmx")) {
+            if (a.startsWith("-D")
+                    || a.startsWith("-Xshare:")
+                    || a.startsWith("-XX:SharedArchiveFile=")
+                    || a.equals("-XX:+UseSerialGC")
+                    || a.equals("-XX:-UsePerfData")
+                    || a.startsWith("-Xss")
+                    || a.startsWith("-Xmn")
+                    || a.startsWith("-Xmx")) {
                 cmd.add(a);
             }
         }
@@ -116,8 +125,13 @@ final class VerifyWorkers implements AutoCloseable {
             cmd.add(wrapper);
         }
         cmd.addAll(java);
-        cmd.addAll(List.of(setup.name(), Double.toString(setup.sharedRatio()), Long.toString(setup.leaseMs()),
-                log.toString(), setup.counter().toString(), label));
+        cmd.addAll(List.of(
+                setup.name(),
+                Double.toString(setup.sharedRatio()),
+                Long.toString(setup.leaseMs()),
+                log.toString(),
+                setup.counter().toString(),
+                label));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(err.toFile());
         pb.environment().put(VerifyWorker.BACKEND_ENV, setup.uri());
         try {
@@ -125,7 +139,10 @@ final class VerifyWorkers implements AutoCloseable {
             workers.add(w);
             return w;
         } catch (IOException e) {
-            throw new CliException(ExitCodes.OSERR, "cannot start a worker process (" + cmd.get(0) + "): " + VerifyWorker.reason(e), e);
+            throw new CliException(
+                    ExitCodes.OSERR,
+                    "cannot start a worker process (" + cmd.get(0) + "): " + VerifyWorker.reason(e),
+                    e);
         }
     }
 
@@ -312,7 +329,8 @@ final class VerifyWorkers implements AutoCloseable {
         }
 
         private void read() {
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+            try (BufferedReader r =
+                    new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
                 String line;
                 while ((line = r.readLine()) != null) {
                     if (line.equals("READY")) {
@@ -354,11 +372,15 @@ final class VerifyWorkers implements AutoCloseable {
                 if (code == ExitCodes.UNAVAILABLE || code == ExitCodes.USAGE) {
                     throw new CliException(code, why.isEmpty() ? "the worker could not open " + setup.uri() : why);
                 }
-                throw new CliException(1, "worker " + label + " exited with status " + code + " before it started"
-                        + (why.isEmpty() ? "" : ": " + why));
+                throw new CliException(
+                        1,
+                        "worker " + label + " exited with status " + code + " before it started"
+                                + (why.isEmpty() ? "" : ": " + why));
             } catch (TimeoutException e) {
-                throw new CliException(1, "worker " + label + " did not start within " + START_LIMIT.toSeconds() + "s"
-                        + (stderr().isEmpty() ? "" : ": " + stderr()));
+                throw new CliException(
+                        1,
+                        "worker " + label + " did not start within " + START_LIMIT.toSeconds() + "s"
+                                + (stderr().isEmpty() ? "" : ": " + stderr()));
             }
         }
 

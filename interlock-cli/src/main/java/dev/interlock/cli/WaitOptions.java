@@ -23,18 +23,28 @@ import picocli.CommandLine.Option;
  * the same options with the same meaning on {@code run} and {@code update}, and the waiting itself.
  */
 final class WaitOptions {
-    @Option(names = {"-n", "--no-wait"}, description = "Do not wait: if the lock is busy, exit at once with the conflict code.")
+    @Option(
+            names = {"-n", "--no-wait"},
+            description = "Do not wait: if the lock is busy, exit at once with the conflict code.")
     boolean noWait;
 
-    @Option(names = {"-w", "--wait"}, paramLabel = "DURATION", converter = DurationConverter.class,
+    @Option(
+            names = {"-w", "--wait"},
+            paramLabel = "DURATION",
+            converter = DurationConverter.class,
             description = "Wait at most DURATION for the lock, then exit with the conflict code (-w 0 is -n).")
     Duration wait;
 
-    @Option(names = {"-E", "--conflict-exit-code"}, paramLabel = "N", converter = RunCommand.ExitCodeConverter.class,
+    @Option(
+            names = {"-E", "--conflict-exit-code"},
+            paramLabel = "N",
+            converter = RunCommand.ExitCodeConverter.class,
             description = "Exit status (0-255) when the lock is busy or the wait runs out. Default: ${DEFAULT-VALUE}.")
     int conflictExitCode = ExitCodes.CONFLICT;
 
-    @Option(names = {"-q", "--quiet"}, description = "Say nothing about waiting or conflicts (errors are still reported).")
+    @Option(
+            names = {"-q", "--quiet"},
+            description = "Say nothing about waiting or conflicts (errors are still reported).")
     boolean quiet;
 
     /** True if the lock is tried once, without waiting: {@code -n}, or {@code -w 0}. */
@@ -62,7 +72,8 @@ final class WaitOptions {
         } catch (LockTimeoutException busy) {
             if (tryOnly()) {
                 if (!quiet) {
-                    err.println("interlock: " + LockNames.quote(name) + " is busy (" + DefaultLockSpace.describe(busy.blockers()) + ")");
+                    err.println("interlock: " + LockNames.quote(name) + " is busy ("
+                            + DefaultLockSpace.describe(busy.blockers()) + ")");
                 }
                 return Optional.empty();
             }
@@ -76,25 +87,28 @@ final class WaitOptions {
         }
     }
 
-    private Optional<Lease> waitFor(LockSpace space, LockRequest request, String name, PrintWriter err, long sentinelPid) {
+    private Optional<Lease> waitFor(
+            LockSpace space, LockRequest request, String name, PrintWriter err, long sentinelPid) {
         Thread notice = null;
         if (!quiet) {
-            notice = new Thread(() -> {
-                try {
-                    Thread.sleep(1000);
-                } catch (InterruptedException e) {
-                    return;
-                }
-                String who;
-                try {
-                    who = holders(space, name, sentinelPid);
-                } catch (RuntimeException e) {
-                    who = "holder unknown";
-                }
-                err.println("interlock: waiting for " + LockNames.quote(name) + " (" + who + ")"
-                        + (wait != null ? " up to " + Durations.format(wait) : ""));
-                err.flush();
-            }, "interlock-notice");
+            notice = new Thread(
+                    () -> {
+                        try {
+                            Thread.sleep(1000);
+                        } catch (InterruptedException e) {
+                            return;
+                        }
+                        String who;
+                        try {
+                            who = holders(space, name, sentinelPid);
+                        } catch (RuntimeException e) {
+                            who = "holder unknown";
+                        }
+                        err.println("interlock: waiting for " + LockNames.quote(name) + " (" + who + ")"
+                                + (wait != null ? " up to " + Durations.format(wait) : ""));
+                        err.flush();
+                    },
+                    "interlock-notice");
             notice.setDaemon(true);
             notice.start();
         }

@@ -42,7 +42,8 @@ public final class BrokenBackendProvider implements LockBackendProvider {
         boolean unusable = config.location().equals("unusable");
         boolean flaky = config.location().equals("flaky");
         if (!unusable && !flaky && !config.location().equals("grant")) {
-            throw new IllegalArgumentException("broken: takes grant, unusable or flaky, got '" + config.location() + "'");
+            throw new IllegalArgumentException(
+                    "broken: takes grant, unusable or flaky, got '" + config.location() + "'");
         }
         return new Broken("broken:" + config.location(), unusable, flaky ? FLAKY_FAILURES : 0);
     }
@@ -75,14 +76,22 @@ public final class BrokenBackendProvider implements LockBackendProvider {
                 @Override
                 public Optional<Grant> tryAcquire() {
                     if (unusable) {
-                        throw new LockBackendException(description, spec.name(), description + " - connection refused by the lock"
-                                + " server (is it running?)", null);
+                        throw new LockBackendException(
+                                description,
+                                spec.name(),
+                                description + " - connection refused by the lock" + " server (is it running?)",
+                                null);
                     }
                     if (failuresLeft.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
-                        throw new LockBackendException(description, spec.name(), description + " - no answer within the timeout (the"
-                                + " server is paused)", null, true);
+                        throw new LockBackendException(
+                                description,
+                                spec.name(),
+                                description + " - no answer within the timeout (the" + " server is paused)",
+                                null,
+                                true);
                     }
-                    long micros = Instant.now().toEpochMilli() * 1000 + ProcessHandle.current().pid() % 1000;
+                    long micros = Instant.now().toEpochMilli() * 1000
+                            + ProcessHandle.current().pid() % 1000;
                     long token = LAST.updateAndGet(last -> Math.max(last + 1000, micros));
                     Instant at = Instant.now();
                     return Optional.of(new Grant() {

@@ -44,19 +44,21 @@ final class CliProcess implements AutoCloseable {
     }
 
     private static Thread pump(InputStream in, ByteArrayOutputStream sink) {
-        Thread t = new Thread(() -> {
-            byte[] buf = new byte[4096];
-            try {
-                int n;
-                while ((n = in.read(buf)) > 0) {
-                    synchronized (sink) {
-                        sink.write(buf, 0, n);
+        Thread t = new Thread(
+                () -> {
+                    byte[] buf = new byte[4096];
+                    try {
+                        int n;
+                        while ((n = in.read(buf)) > 0) {
+                            synchronized (sink) {
+                                sink.write(buf, 0, n);
+                            }
+                        }
+                    } catch (IOException e) {
+                        // process gone
                     }
-                }
-            } catch (IOException e) {
-                // process gone
-            }
-        }, "pump");
+                },
+                "pump");
         t.setDaemon(true);
         t.start();
         return t;

@@ -48,7 +48,10 @@ class CommandLineTest {
     @Test
     void run_badDuration_is64_andNamesTheForms() {
         assertThat(run("run", "-w", "5 minutes", "x", "--", "true")).isEqualTo(64);
-        assertThat(err.toString()).contains("'--wait'").contains("500ms, 30s, 5m, 1h").contains("interlock run --help");
+        assertThat(err.toString())
+                .contains("'--wait'")
+                .contains("500ms, 30s, 5m, 1h")
+                .contains("interlock run --help");
     }
 
     @Test
@@ -108,7 +111,8 @@ class CommandLineTest {
 
     @Test
     void run_leaseTooShort_is64() throws IOException {
-        assertThat(run("run", "--backend", backend(), "--lease", "10ms", "x", "--", "true")).isEqualTo(64);
+        assertThat(run("run", "--backend", backend(), "--lease", "10ms", "x", "--", "true"))
+                .isEqualTo(64);
         assertThat(err.toString()).contains("bad --lease").contains("at least 100ms");
     }
 
@@ -141,17 +145,26 @@ class CommandLineTest {
             assertThat(run("status", "--backend", c[0], "x")).as(c[0]).isEqualTo(64);
             assertThat(err.toString()).as(c[0]).contains("bad --backend").contains(c[1]);
         }
-        assertThat(run("status", "--backend", "jdbc:postgresql://127.0.0.1:1/db?tabel=net_locks", "x")).isEqualTo(64);
-        assertThat(err.toString()).contains("unknown option 'tabel'").contains("table=...").contains("create=...")
+        assertThat(run("status", "--backend", "jdbc:postgresql://127.0.0.1:1/db?tabel=net_locks", "x"))
+                .isEqualTo(64);
+        assertThat(err.toString())
+                .contains("unknown option 'tabel'")
+                .contains("table=...")
+                .contains("create=...")
                 .contains("the JDBC driver");
     }
 
     /** Issue 25: a waiting run rides out a transient fault (its first tries got no answer) and runs the command. */
     @Test
     void run_waiting_ridesOutATransientFault_butASingleTryReportsIt69() {
-        assertThat(run("run", "--backend", "broken:flaky", "-w", "30s", "x", "--", "true")).as(err.toString()).isZero();
-        assertThat(run("run", "--backend", "broken:flaky", "x", "--", "true")).as("waiting without end").isZero();
-        assertThat(run("run", "--backend", "broken:flaky", "-n", "x", "--", "true")).isEqualTo(69);
+        assertThat(run("run", "--backend", "broken:flaky", "-w", "30s", "x", "--", "true"))
+                .as(err.toString())
+                .isZero();
+        assertThat(run("run", "--backend", "broken:flaky", "x", "--", "true"))
+                .as("waiting without end")
+                .isZero();
+        assertThat(run("run", "--backend", "broken:flaky", "-n", "x", "--", "true"))
+                .isEqualTo(69);
         assertThat(err.toString()).contains("no answer within the timeout");
     }
 
@@ -172,9 +185,11 @@ class CommandLineTest {
     @Test
     void defaultBackend_isCreatedPrivate_inHome_forTheCommandsThatLock() throws IOException {
         Path dir = home.resolve(".local/state/interlock/locks");
-        assertThat(DefaultBackend.resolve(null, new Env(vars, home, Env.currentUid(), tmp), true)).isEqualTo("flock:" + dir);
+        assertThat(DefaultBackend.resolve(null, new Env(vars, home, Env.currentUid(), tmp), true))
+                .isEqualTo("flock:" + dir);
         assertThat(dir).isDirectory();
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(dir))).isEqualTo("rwx------");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(dir)))
+                .isEqualTo("rwx------");
         assertThat(run("status", "x")).isEqualTo(0);
         assertThat(out.toString()).contains("x").contains("free");
     }
@@ -185,8 +200,10 @@ class CommandLineTest {
         for (String[] args : new String[][] {{"status", "x"}, {"list"}, {"break", "x"}, {"status", "--json", "x"}}) {
             err.getBuffer().setLength(0);
             assertThat(run(args)).as(String.join(" ", args)).isEqualTo(69);
-            assertThat(err.toString()).as(String.join(" ", args))
-                    .isEqualTo("interlock: no lock space at " + dir + " (nothing has been locked there yet)" + System.lineSeparator());
+            assertThat(err.toString())
+                    .as(String.join(" ", args))
+                    .isEqualTo("interlock: no lock space at " + dir + " (nothing has been locked there yet)"
+                            + System.lineSeparator());
         }
         assertThat(home.resolve(".local")).doesNotExist();
         assertThat(out.toString()).isEmpty();
@@ -195,11 +212,15 @@ class CommandLineTest {
     @Test
     void statusListBreak_onAMistypedPath_createNothing_and69() {
         Path typo = tmp.resolve("lokcs");
-        for (String[] args : new String[][] {{"status", "--backend", "flock:" + typo, "x"}, {"list", "--backend", "flock:" + typo},
-                {"break", "--backend", "flock:" + typo, "x"}}) {
+        for (String[] args : new String[][] {
+            {"status", "--backend", "flock:" + typo, "x"},
+            {"list", "--backend", "flock:" + typo},
+            {"break", "--backend", "flock:" + typo, "x"}
+        }) {
             err.getBuffer().setLength(0);
             assertThat(run(args)).as(String.join(" ", args)).isEqualTo(69);
-            assertThat(err.toString()).as(String.join(" ", args))
+            assertThat(err.toString())
+                    .as(String.join(" ", args))
                     .contains("no lock space at " + typo + " (nothing was created)");
         }
         assertThat(typo).doesNotExist();
@@ -211,7 +232,10 @@ class CommandLineTest {
         Path dir = Files.createDirectories(home.resolve(".local/state/interlock/locks"));
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxrwxrwx"));
         assertThat(run("run", "x", "--", "true")).isEqualTo(69);
-        assertThat(err.toString()).contains("writable by others").contains("chmod 700 " + dir).contains("--backend");
+        assertThat(err.toString())
+                .contains("writable by others")
+                .contains("chmod 700 " + dir)
+                .contains("--backend");
     }
 
     @Test
@@ -239,14 +263,16 @@ class CommandLineTest {
         assertThat(run("status", "x")).isEqualTo(69);
         assertThat(err.toString()).contains("no lock space at " + dir);
         assertThat(dir).doesNotExist();
-        assertThat(DefaultBackend.resolve(null, new Env(vars, null, Env.currentUid(), tmp), true)).isEqualTo("flock:" + dir);
+        assertThat(DefaultBackend.resolve(null, new Env(vars, null, Env.currentUid(), tmp), true))
+                .isEqualTo("flock:" + dir);
         assertThat(dir).isDirectory();
     }
 
     @Test
     void defaultBackend_symlinkInTmp_is69() throws IOException {
         home = null;
-        Files.createSymbolicLink(tmp.resolve("interlock-" + Env.currentUid()), Files.createDirectory(tmp.resolve("elsewhere")));
+        Files.createSymbolicLink(
+                tmp.resolve("interlock-" + Env.currentUid()), Files.createDirectory(tmp.resolve("elsewhere")));
         assertThat(run("status", "x")).isEqualTo(69);
         assertThat(err.toString()).contains("symbolic link");
     }
@@ -255,7 +281,8 @@ class CommandLineTest {
     void defaultBackend_cannotBeCreated_is69() throws IOException {
         Files.writeString(home.resolve(".local"), "a file where a directory should be");
         assertThat(run("run", "x", "--", "true")).isEqualTo(69);
-        assertThat(err.toString()).contains("cannot create the default lock directory")
+        assertThat(err.toString())
+                .contains("cannot create the default lock directory")
                 .contains(home.resolve(".local/state") + ": Not a directory");
     }
 
@@ -263,8 +290,10 @@ class CommandLineTest {
     void environmentVariable_choosesTheBackend() throws IOException {
         vars.put("INTERLOCK_BACKEND", backend());
         assertThat(run("status", "--json", "x")).isEqualTo(0);
-        assertThat(out.toString().trim()).isEqualTo("{\"backend\":\"" + backend()
-                + "\",\"locks\":[{\"name\":\"x\",\"free\":true,\"limit\":null,\"waiters\":0,\"holders\":[],\"queued\":[]}]}");
+        assertThat(out.toString().trim())
+                .isEqualTo(
+                        "{\"backend\":\"" + backend()
+                                + "\",\"locks\":[{\"name\":\"x\",\"free\":true,\"limit\":null,\"waiters\":0,\"holders\":[],\"queued\":[]}]}");
         assertThat(home.resolve(".local")).doesNotExist();
     }
 
@@ -283,14 +312,16 @@ class CommandLineTest {
 
     @Test
     void break_badOwnerId_is64() throws IOException {
-        assertThat(run("break", "--backend", backend(), "x", "--owner", "nonsense")).isEqualTo(64);
+        assertThat(run("break", "--backend", backend(), "x", "--owner", "nonsense"))
+                .isEqualTo(64);
         assertThat(err.toString()).contains("host:pid:start:nonce");
     }
 
     @Test
     void unknownCommand_is64_andListsTheCommands() {
         assertThat(run("rn", "x", "--", "true")).isEqualTo(64);
-        assertThat(err.toString()).contains("unknown command 'rn': use run, update, status, list, break, verify, completion or help");
+        assertThat(err.toString())
+                .contains("unknown command 'rn': use run, update, status, list, break, verify, completion or help");
     }
 
     @Test
@@ -302,8 +333,12 @@ class CommandLineTest {
     @Test
     void help_listsExamplesAndExitCodes() {
         assertThat(run("run", "--help")).isEqualTo(0);
-        assertThat(out.toString()).contains("Exit codes:").contains("75").contains("Examples:")
-                .contains("NAME -- COMMAND [ARG...]").contains("--hold-at-least");
+        assertThat(out.toString())
+                .contains("Exit codes:")
+                .contains("75")
+                .contains("Examples:")
+                .contains("NAME -- COMMAND [ARG...]")
+                .contains("--hold-at-least");
         for (String c : new String[] {"status", "list", "break", "update", "verify"}) {
             out.getBuffer().setLength(0);
             assertThat(run(c, "--help")).isEqualTo(0);
@@ -311,8 +346,13 @@ class CommandLineTest {
         }
         out.getBuffer().setLength(0);
         assertThat(run("--help")).isEqualTo(0);
-        assertThat(out.toString()).contains("run").contains("status").contains("list").contains("break")
-                .contains("update").contains("verify");
+        assertThat(out.toString())
+                .contains("run")
+                .contains("status")
+                .contains("list")
+                .contains("break")
+                .contains("update")
+                .contains("verify");
     }
 
     /**
@@ -322,15 +362,17 @@ class CommandLineTest {
     @Test
     void help_everyExitCodeLineIsACode_soNoTextIsDropped() {
         CommandLine top = Main.commandLine(Env.system(), null);
-        for (CommandLine c : java.util.stream.Stream.concat(java.util.stream.Stream.of(top), top.getSubcommands().values().stream())
+        for (CommandLine c : java.util.stream.Stream.concat(
+                        java.util.stream.Stream.of(top), top.getSubcommands().values().stream())
                 .toList()) {
             CommandLine.Command command = c.getCommand().getClass().getAnnotation(CommandLine.Command.class);
             assertThat(command.exitCodeList()).as(c.getCommandName()).allMatch(line -> line.contains(":"));
         }
         assertThat(run("run", "--help")).isEqualTo(0);
-        assertThat(out.toString().replaceAll("\\s+", " ")).contains("64 usage error: bad option or DURATION, no '--' or no"
-                + " COMMAND, bad NAME or URI").contains("69 the backend is unusable (directory missing and not creatable, not"
-                + " writable, unsafe)");
+        assertThat(out.toString().replaceAll("\\s+", " "))
+                .contains("64 usage error: bad option or DURATION, no '--' or no" + " COMMAND, bad NAME or URI")
+                .contains(
+                        "69 the backend is unusable (directory missing and not creatable, not" + " writable, unsafe)");
     }
 
     @Test
@@ -342,7 +384,8 @@ class CommandLineTest {
     @Test
     void optionOfAnotherCommand_is64_andNamesTheCommandsThatTakeIt() {
         assertThat(run("update", "--json", "f", "--", "true")).isEqualTo(64);
-        assertThat(err.toString()).contains("interlock: update does not take --json; status, list and verify do")
+        assertThat(err.toString())
+                .contains("interlock: update does not take --json; status, list and verify do")
                 .contains("Try 'interlock update --help'");
         err.getBuffer().setLength(0);
         assertThat(run("break", "--wait=5s", "x")).isEqualTo(64);
@@ -372,7 +415,16 @@ class CommandLineTest {
 
     @Test
     void update_leaseTooShort_is64_asForRun() throws IOException {
-        assertThat(run("update", "--backend", backend(), "--lease", "10ms", tmp.resolve("f").toString(), "--", "true")).isEqualTo(64);
+        assertThat(run(
+                        "update",
+                        "--backend",
+                        backend(),
+                        "--lease",
+                        "10ms",
+                        tmp.resolve("f").toString(),
+                        "--",
+                        "true"))
+                .isEqualTo(64);
         assertThat(err.toString()).contains("bad --lease").contains("at least 100ms");
         assertThat(tmp.resolve("f")).doesNotExist();
     }

@@ -34,8 +34,14 @@ class CompletionAndManPageTest {
         for (String c : COMMANDS) {
             assertThat(script).as(c).contains("_picocli_interlock_" + c + "()");
         }
-        assertThat(script).contains("'--backend'").contains("'--no-wait'").contains("'--hold-at-least'").contains("'--names'")
-                .contains("\"flock:\" \"dir:\"").contains("\"redis://\"").contains("\"mem:\"")
+        assertThat(script)
+                .contains("'--backend'")
+                .contains("'--no-wait'")
+                .contains("'--hold-at-least'")
+                .contains("'--names'")
+                .contains("\"flock:\" \"dir:\"")
+                .contains("\"redis://\"")
+                .contains("\"mem:\"")
                 .contains("complete -F _interlock_complete -o default interlock");
         try (CliProcess zsh = CliProcess.start("completion", "zsh")) {
             assertThat(zsh.exitCode()).isZero();
@@ -54,7 +60,8 @@ class CompletionAndManPageTest {
     @Test
     void bash_completesCommandsOptionsSchemesAndLockNames() throws Exception {
         Path bin = Files.createDirectory(tmp.resolve("bin"));
-        List<String> jvm = dev.interlock.testkit.ChildJvm.builder(Main.class, List.of()).command();
+        List<String> jvm =
+                dev.interlock.testkit.ChildJvm.builder(Main.class, List.of()).command();
         StringBuilder wrapper = new StringBuilder("#!/bin/sh\nexec");
         for (String word : jvm) {
             wrapper.append(" '").append(word.replace("'", "'\\''")).append('\'');
@@ -75,24 +82,31 @@ class CompletionAndManPageTest {
                 + "t 'interlock run --ba' interlock run --ba\n"
                 + "t 'interlock run --backend fl' interlock run --backend fl\n"
                 + "t 'interlock update -' interlock update -\n"
-                + "t 'interlock run --backend flock:" + locks + " nig' interlock run --backend flock : " + locks + " nig\n"
-                + "t 'interlock status --backend=flock:" + locks + " c' interlock status --backend = flock : " + locks + " c\n"
-                + "t 'interlock run --backend flock:" + locks + " nightly -- ' interlock run --backend flock : " + locks + " nightly -- ''\n";
+                + "t 'interlock run --backend flock:" + locks + " nig' interlock run --backend flock : " + locks
+                + " nig\n"
+                + "t 'interlock status --backend=flock:" + locks + " c' interlock status --backend = flock : " + locks
+                + " c\n"
+                + "t 'interlock run --backend flock:" + locks + " nightly -- ' interlock run --backend flock : " + locks
+                + " nightly -- ''\n";
         ProcessBuilder pb = new ProcessBuilder("bash", "-c", script).redirectError(ProcessBuilder.Redirect.INHERIT);
         pb.environment().put("PATH", bin + ":" + System.getenv().getOrDefault("PATH", "/usr/bin:/bin"));
         Process bash = pb.start();
         bash.getOutputStream().close();
         String out = new String(bash.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(bash.waitFor(Timing.seconds(60).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(bash.waitFor(Timing.seconds(60).toMillis(), TimeUnit.MILLISECONDS))
+                .isTrue();
         assertThat(bash.exitValue()).as(out).isZero();
         List<String> lines = List.of(out.split("\n", -1));
         assertThat(lines.get(0)).isEqualTo("run");
         assertThat(lines.get(1)).isEqualTo("--backend");
         assertThat(lines.get(2)).isEqualTo("flock:");
-        assertThat(List.of(lines.get(3).split("\\|"))).contains("-q", "--quiet", "-w", "--wait", "-n", "--lease", "--lock");
+        assertThat(List.of(lines.get(3).split("\\|")))
+                .contains("-q", "--quiet", "-w", "--wait", "-n", "--lease", "--lock");
         assertThat(List.of(lines.get(4).split("\\|"))).containsExactlyInAnyOrder("nightly", "night-audit");
         assertThat(lines.get(5)).isEqualTo("catalog");
-        assertThat(lines.get(6)).as("after '--' come COMMAND's words, not lock names").isEmpty();
+        assertThat(lines.get(6))
+                .as("after '--' come COMMAND's words, not lock names")
+                .isEmpty();
     }
 
     @Test
@@ -102,7 +116,9 @@ class CompletionAndManPageTest {
         for (String c : COMMANDS) {
             assertThat(roff).as(c).contains(".SS \"interlock " + c + "\"");
         }
-        assertThat(roff).contains("\\fB\\-\\-hold\\-at\\-least\\fR \\fIDURATION\\fR").contains(".SH EXIT STATUS");
+        assertThat(roff)
+                .contains("\\fB\\-\\-hold\\-at\\-least\\fR \\fIDURATION\\fR")
+                .contains(".SH EXIT STATUS");
         Path page = Files.writeString(tmp.resolve("interlock.1"), roff);
         if (onPath("man")) {
             List<String> cmd = new ArrayList<>(List.of("man", "-l", page.toString()));
@@ -112,7 +128,8 @@ class CompletionAndManPageTest {
             pb.environment().put("PAGER", "cat");
             Process man = pb.start();
             String shown = new String(man.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            assertThat(man.waitFor(Timing.seconds(30).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            assertThat(man.waitFor(Timing.seconds(30).toMillis(), TimeUnit.MILLISECONDS))
+                    .isTrue();
             assertThat(man.exitValue()).isZero();
             for (String c : COMMANDS) {
                 assertThat(shown).as(c).contains("interlock " + c);

@@ -24,7 +24,8 @@ class EnvTest {
     void aStatusField_isTheTextAfterItsLabel_andAMissingOneIsNull() {
         assertThat(Env.statusField("SigIgn")).matches("\\s*[0-9a-f]{16}");
         assertThat(Env.statusField("Uid")).startsWith("\t").contains(Long.toString(Env.currentUid()));
-        assertThat(Env.statusField("Pid")).isEqualTo("\t" + ProcessHandle.current().pid());
+        assertThat(Env.statusField("Pid"))
+                .isEqualTo("\t" + ProcessHandle.current().pid());
         assertThat(Env.statusField("NoSuchField")).isNull();
     }
 }

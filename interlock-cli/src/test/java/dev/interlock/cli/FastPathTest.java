@@ -55,9 +55,11 @@ class FastPathTest {
     }
 
     static String describe(RunCommand c) {
-        return "shared=" + c.shared + " noWait=" + c.waiting.noWait + " wait=" + c.waiting.wait + " E=" + c.waiting.conflictExitCode
+        return "shared=" + c.shared + " noWait=" + c.waiting.noWait + " wait=" + c.waiting.wait + " E="
+                + c.waiting.conflictExitCode
                 + " quiet=" + c.waiting.quiet + " backend=" + c.backend.uri + " lease=" + c.lease + " holdAtLeast="
-                + c.holdAtLeast + " limit=" + c.limit + " verbose=" + c.verbosity.verbose + " name=" + c.name + " command=" + c.command;
+                + c.holdAtLeast + " limit=" + c.limit + " verbose=" + c.verbosity.verbose + " name=" + c.name
+                + " command=" + c.command;
     }
 
     static String describe(StatusCommand c) {
@@ -142,14 +144,22 @@ class FastPathTest {
 
     @Test
     void otherCommands_areLeftToPicocli() {
-        for (String[] args : List.of(new String[0],
-                new String[] {"list"}, new String[] {"-v", "run", "x", "--", "true"}, new String[] {"--version", "x"},
-                new String[] {"help", "list"}, new String[] {"--help", "run"}, new String[] {"list", "--help"},
-                new String[] {"completion"}, new String[] {"completion", "fish"}, new String[] {"completion", "-v", "bash"})) {
+        for (String[] args : List.of(
+                new String[0],
+                new String[] {"list"},
+                new String[] {"-v", "run", "x", "--", "true"},
+                new String[] {"--version", "x"},
+                new String[] {"help", "list"},
+                new String[] {"--help", "run"},
+                new String[] {"list", "--help"},
+                new String[] {"completion"},
+                new String[] {"completion", "fish"},
+                new String[] {"completion", "-v", "bash"})) {
             StringWriter out = new StringWriter();
             StringWriter err = new StringWriter();
             assertThat(FastPath.execute(env(), null, args, new PrintWriter(out), new PrintWriter(err)))
-                    .as(String.join(" ", args)).isEqualTo(FastPath.NOT_HANDLED);
+                    .as(String.join(" ", args))
+                    .isEqualTo(FastPath.NOT_HANDLED);
             assertThat(out.toString() + err).isEmpty();
         }
     }
@@ -165,7 +175,14 @@ class FastPathTest {
                 new String[] {"run", "--backend", "nosuch:x", "x", "--", "true"},
                 new String[] {"run", "--backend", "flock:" + file, "x", "--", "true"},
                 new String[] {"run", "--backend", "flock:" + locks, "--lease", "0", "x", "--", "true"},
-                new String[] {"run", "--backend", "flock:" + locks, "x", "--", tmp.resolve("missing").toString()},
+                new String[] {
+                    "run",
+                    "--backend",
+                    "flock:" + locks,
+                    "x",
+                    "--",
+                    tmp.resolve("missing").toString()
+                },
                 new String[] {"status", "--backend", "flock:" + tmp.resolve("absent"), "x"},
                 new String[] {"status", "--backend", "flock:" + locks, "--json", "x", ""},
                 new String[] {"status", "--backend", "flock:" + locks, "x"},
@@ -176,7 +193,8 @@ class FastPathTest {
         for (String[] args : lines) {
             StringWriter fastOut = new StringWriter();
             StringWriter fastErr = new StringWriter();
-            int fast = FastPath.execute(env(), null, args, new PrintWriter(fastOut, true), new PrintWriter(fastErr, true));
+            int fast =
+                    FastPath.execute(env(), null, args, new PrintWriter(fastOut, true), new PrintWriter(fastErr, true));
             StringWriter out = new StringWriter();
             StringWriter err = new StringWriter();
             CommandLine cmd = Main.commandLine(env(), null, args);
@@ -200,13 +218,17 @@ class FastPathTest {
                 String[] args = form.toArray(new String[0]);
                 StringWriter fastOut = new StringWriter();
                 StringWriter fastErr = new StringWriter();
-                int fast = FastPath.execute(env(), null, args, new PrintWriter(fastOut, true), new PrintWriter(fastErr, true));
+                int fast = FastPath.execute(
+                        env(), null, args, new PrintWriter(fastOut, true), new PrintWriter(fastErr, true));
                 StringWriter out = new StringWriter();
                 CommandLine cmd = Main.commandLine(env(), null, args);
                 cmd.setOut(new PrintWriter(out, true));
                 int picocli = cmd.execute(args);
                 assertThat(fast).as(String.join(" ", args)).isEqualTo(picocli).isEqualTo(0);
-                assertThat(fastOut.toString()).as(String.join(" ", args)).isEqualTo(out.toString()).contains("Usage: interlock");
+                assertThat(fastOut.toString())
+                        .as(String.join(" ", args))
+                        .isEqualTo(out.toString())
+                        .contains("Usage: interlock");
                 assertThat(fastErr.toString()).isEmpty();
             }
         } finally {
@@ -226,7 +248,8 @@ class FastPathTest {
         assertThat(FastPath.colours(null, Map.of(), tty)).isTrue();
         assertThat(FastPath.colours(null, Map.of(), pipe)).isFalse();
         assertThat(FastPath.colours("auto", Map.of("NO_COLOR", ""), tty)).isFalse();
-        assertThat(FastPath.colours(null, Map.of("NO_COLOR", "1", "CLICOLOR_FORCE", "1"), tty)).isFalse();
+        assertThat(FastPath.colours(null, Map.of("NO_COLOR", "1", "CLICOLOR_FORCE", "1"), tty))
+                .isFalse();
         assertThat(FastPath.colours(null, Map.of("CLICOLOR_FORCE", "1"), pipe)).isTrue();
         assertThat(FastPath.colours(null, Map.of("CLICOLOR_FORCE", "0"), pipe)).isFalse();
         assertThat(FastPath.colours(null, Map.of("CLICOLOR", "0"), tty)).isFalse();
@@ -234,7 +257,8 @@ class FastPathTest {
         assertThat(FastPath.colours("tty", Map.of("CLICOLOR_FORCE", "1"), pipe)).isFalse();
         assertThat(FastPath.colours("TTY", Map.of(), tty)).isTrue();
         assertThat(FastPath.colours("true", Map.of("NO_COLOR", "1"), pipe)).isTrue();
-        assertThat(FastPath.colours("false", Map.of("CLICOLOR_FORCE", "1"), tty)).isFalse();
+        assertThat(FastPath.colours("false", Map.of("CLICOLOR_FORCE", "1"), tty))
+                .isFalse();
     }
 
     /**
@@ -244,11 +268,20 @@ class FastPathTest {
      */
     @Test
     void colours_agreeWithPicocli_inRealProcesses() throws Exception {
-        List<Map<String, String>> envs = List.of(Map.of(), Map.of("NO_COLOR", "1"), Map.of("CLICOLOR_FORCE", "1"),
-                Map.of("CLICOLOR_FORCE", "0"), Map.of("CLICOLOR", "0"), Map.of("ConEmuANSI", "OFF"),
+        List<Map<String, String>> envs = List.of(
+                Map.of(),
+                Map.of("NO_COLOR", "1"),
+                Map.of("CLICOLOR_FORCE", "1"),
+                Map.of("CLICOLOR_FORCE", "0"),
+                Map.of("CLICOLOR", "0"),
+                Map.of("ConEmuANSI", "OFF"),
                 Map.of("NO_COLOR", "1", "CLICOLOR_FORCE", "1"));
-        List<List<String>> props = List.of(List.of(), List.of("-Dpicocli.ansi=true"), List.of("-Dpicocli.ansi=false"),
-                List.of("-Dpicocli.ansi=tty"), List.of("-Dpicocli.ansi=AUTO"));
+        List<List<String>> props = List.of(
+                List.of(),
+                List.of("-Dpicocli.ansi=true"),
+                List.of("-Dpicocli.ansi=false"),
+                List.of("-Dpicocli.ansi=tty"),
+                List.of("-Dpicocli.ansi=AUTO"));
         boolean script = new java.io.File("/usr/bin/script").canExecute();
         int checked = 0;
         for (Map<String, String> env : envs) {
@@ -269,9 +302,14 @@ class FastPathTest {
                     Process p = pb.start();
                     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
                     assertThat(p.waitFor()).as(out).isZero();
-                    String[] answers = out.lines().reduce((a, b) -> b).orElse("").trim().split(" ");
-                    assertThat(answers).as("env %s, %s, terminal %s: %s", env, jvm, terminal, out).hasSize(2);
-                    assertThat(answers[0]).as("env %s, %s, terminal %s", env, jvm, terminal).isEqualTo(answers[1]);
+                    String[] answers =
+                            out.lines().reduce((a, b) -> b).orElse("").trim().split(" ");
+                    assertThat(answers)
+                            .as("env %s, %s, terminal %s: %s", env, jvm, terminal, out)
+                            .hasSize(2);
+                    assertThat(answers[0])
+                            .as("env %s, %s, terminal %s", env, jvm, terminal)
+                            .isEqualTo(answers[1]);
                     checked++;
                 }
             }
@@ -282,7 +320,10 @@ class FastPathTest {
     private static String shellQuoted(List<String> words) {
         StringBuilder b = new StringBuilder();
         for (String w : words) {
-            b.append(b.length() == 0 ? "" : " ").append('\'').append(w.replace("'", "'\\''")).append('\'');
+            b.append(b.length() == 0 ? "" : " ")
+                    .append('\'')
+                    .append(w.replace("'", "'\\''"))
+                    .append('\'');
         }
         return b.toString();
     }
@@ -300,8 +341,10 @@ class FastPathTest {
             assertThat(p.exitCode()).as(p.err()).isEqualTo(0);
             assertThat(p.out()).isEmpty();
         }
-        assertThat(Files.readString(log, StandardCharsets.UTF_8)).contains("dev.interlock.cli.LockTable ")
-                .contains("dev.interlock.cli.Main$WarmProcLocks ").contains("dev.interlock.cli.HelpTexts ");
+        assertThat(Files.readString(log, StandardCharsets.UTF_8))
+                .contains("dev.interlock.cli.LockTable ")
+                .contains("dev.interlock.cli.Main$WarmProcLocks ")
+                .contains("dev.interlock.cli.HelpTexts ");
     }
 
     private static String withoutTimes(String s) {
@@ -322,7 +365,8 @@ class FastPathTest {
             assertThat(p.exitCode()).as(p.err()).isEqualTo(0);
         }
         String loaded = Files.readString(log, StandardCharsets.UTF_8);
-        assertThat(loaded).contains("dev.interlock.cli.FastPath ")
+        assertThat(loaded)
+                .contains("dev.interlock.cli.FastPath ")
                 .doesNotContain("picocli.CommandLine ")
                 .doesNotContain("org.slf4j.LoggerFactory ")
                 .doesNotContain("java.util.GregorianCalendar ")
@@ -334,7 +378,8 @@ class FastPathTest {
     void run_withoutVerbose_stillWarns() throws Exception {
         Path locks = Files.createDirectories(tmp.resolve("open-locks"));
         Files.setPosixFilePermissions(locks, java.nio.file.attribute.PosixFilePermissions.fromString("rwxrwxrwx"));
-        try (CliProcess p = CliProcess.start(List.of(), Map.of(), "run", "--backend", "flock:" + locks, "x", "--", "true")) {
+        try (CliProcess p =
+                CliProcess.start(List.of(), Map.of(), "run", "--backend", "flock:" + locks, "x", "--", "true")) {
             assertThat(p.exitCode()).as(p.err()).isEqualTo(0);
             assertThat(p.err()).contains("[WARN]").contains("is writable by every user");
         }
@@ -344,7 +389,8 @@ class FastPathTest {
     @Test
     void run_verboseOrALoggerLevel_showsDebugLines() throws Exception {
         Path locks = Files.createDirectories(tmp.resolve("locks"));
-        try (CliProcess p = CliProcess.start(List.of(), Map.of(), "run", "--verbose", "--backend", "flock:" + locks, "x", "--", "true")) {
+        try (CliProcess p = CliProcess.start(
+                List.of(), Map.of(), "run", "--verbose", "--backend", "flock:" + locks, "x", "--", "true")) {
             assertThat(p.exitCode()).as(p.err()).isEqualTo(0);
             assertThat(p.err()).contains("[DEBUG]").contains("acquired 'x'").contains("started pid");
         }

@@ -52,25 +52,29 @@ class LauncherTest {
     /** A JDK at {@code dir} whose release file says {@code version}. */
     Path jdk(Path dir, String version) throws IOException {
         Files.createDirectories(dir.resolve("bin"));
-        Files.writeString(dir.resolve("release"), "IMPLEMENTOR=\"fake\"\nJAVA_VERSION=\"" + version + "\"\nOS_NAME=\"Linux\"\n");
+        Files.writeString(
+                dir.resolve("release"), "IMPLEMENTOR=\"fake\"\nJAVA_VERSION=\"" + version + "\"\nOS_NAME=\"Linux\"\n");
         Path java = dir.resolve("bin/java");
-        Files.writeString(java, String.join("\n",
-                "#!/bin/sh",
-                "home=${0%/bin/java}",
-                "echo \"$home $*\" >> \"$FAKE_LOG\"",
-                "for a; do",
-                "  case $a in",
-                "    -XX:ArchiveClassesAtExit=*|-XX:AOTMode=record) [ -n \"$FAKE_TRAIN_FAIL\" ] && exit 1 ;;",
-                "  esac",
-                "done",
-                "for a; do",
-                "  case $a in",
-                "    -XX:ArchiveClassesAtExit=*) echo archive > \"${a#*=}\" ;;",
-                "    -XX:AOTCache=*) case \" $* \" in *' -XX:AOTMode=create '*) echo cache > \"${a#*=}\" ;; esac ;;",
-                "  esac",
-                "done",
-                "echo \"java $home\"",
-                ""));
+        Files.writeString(
+                java,
+                String.join(
+                        "\n",
+                        "#!/bin/sh",
+                        "home=${0%/bin/java}",
+                        "echo \"$home $*\" >> \"$FAKE_LOG\"",
+                        "for a; do",
+                        "  case $a in",
+                        "    -XX:ArchiveClassesAtExit=*|-XX:AOTMode=record) [ -n \"$FAKE_TRAIN_FAIL\" ] && exit 1 ;;",
+                        "  esac",
+                        "done",
+                        "for a; do",
+                        "  case $a in",
+                        "    -XX:ArchiveClassesAtExit=*) echo archive > \"${a#*=}\" ;;",
+                        "    -XX:AOTCache=*) case \" $* \" in *' -XX:AOTMode=create '*) echo cache > \"${a#*=}\" ;; esac ;;",
+                        "  esac",
+                        "done",
+                        "echo \"java $home\"",
+                        ""));
         Files.setPosixFilePermissions(java, PosixFilePermissions.fromString("rwxr-xr-x"));
         return dir;
     }
@@ -81,7 +85,8 @@ class LauncherTest {
 
     /** Runs the launcher; returns its stdout (the fake java's line). */
     String launch(String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of("bash", install.resolve("bin/interlock").toString()));
+        List<String> cmd =
+                new ArrayList<>(List.of("bash", install.resolve("bin/interlock").toString()));
         cmd.addAll(List.of(args));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
         pb.environment().remove("JAVA_HOME");
@@ -89,7 +94,8 @@ class LauncherTest {
         pb.environment().putAll(env);
         Process p = pb.start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(p.waitFor(Timing.seconds(30).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(p.waitFor(Timing.seconds(30).toMillis(), TimeUnit.MILLISECONDS))
+                .isTrue();
         assertThat(p.exitValue()).as(out).isEqualTo(0);
         return out.trim();
     }
@@ -100,7 +106,10 @@ class LauncherTest {
 
     /** The java command of the run itself (the one with the user's arguments, not a training's). */
     String runCall(String marker) throws IOException {
-        return calls().stream().filter(l -> l.endsWith(marker)).reduce((a, b) -> b).orElseThrow();
+        return calls().stream()
+                .filter(l -> l.endsWith(marker))
+                .reduce((a, b) -> b)
+                .orElseThrow();
     }
 
     @Test
@@ -159,19 +168,24 @@ class LauncherTest {
         Path jdk17 = jdk("jdk-17", "17.0.15");
         env.put("INTERLOCK_JAVA", jdk17.toString());
         launch("run", "x", "--", "on17");
-        assertThat(runCall(" on17")).endsWith(" -cp " + jar + " dev.interlock.cli.Main run x -- on17")
-                .doesNotContain("--enable-native-access").doesNotContain("-jar");
+        assertThat(runCall(" on17"))
+                .endsWith(" -cp " + jar + " dev.interlock.cli.Main run x -- on17")
+                .doesNotContain("--enable-native-access")
+                .doesNotContain("-jar");
 
         Path jdk25 = jdk("jdk-25", "25.0.3");
         env.put("INTERLOCK_JAVA", jdk25.toString());
         launch("run", "x", "--", "on25");
-        assertThat(runCall(" on25")).endsWith(" --enable-native-access=ALL-UNNAMED -cp " + jar + " dev.interlock.cli.Main run x -- on25");
+        assertThat(runCall(" on25"))
+                .endsWith(" --enable-native-access=ALL-UNNAMED -cp " + jar + " dev.interlock.cli.Main run x -- on25");
 
         Path unknown = Files.createDirectories(tmp.resolve("unknown/bin"));
         Files.copy(jdk25.resolve("bin/java"), unknown.resolve("java"));
         env.put("INTERLOCK_JAVA", unknown.resolve("java").toString());
         launch("run", "x", "--", "unknown");
-        assertThat(runCall(" unknown")).endsWith(" -jar " + jar + " run x -- unknown").doesNotContain(" -cp ");
+        assertThat(runCall(" unknown"))
+                .endsWith(" -jar " + jar + " run x -- unknown")
+                .doesNotContain(" -cp ");
     }
 
     @Test
@@ -182,8 +196,9 @@ class LauncherTest {
         env.put("INTERLOCK_JAVA", bin.resolve("java").toString());
         launch("run", "x", "--", "first");
         Path lib = install.resolve("lib");
-        await().atMost(Timing.seconds(30)).until(() -> listing(lib).stream().anyMatch(n -> n.endsWith(".aot"))
-                && listing(lib).stream().noneMatch(n -> n.endsWith(".training")));
+        await().atMost(Timing.seconds(30))
+                .until(() -> listing(lib).stream().anyMatch(n -> n.endsWith(".aot"))
+                        && listing(lib).stream().noneMatch(n -> n.endsWith(".training")));
     }
 
     @Test
@@ -193,12 +208,17 @@ class LauncherTest {
         assertThat(first).isEqualTo("java " + jvms.resolve("jdk-25"));
         assertThat(runCall("run x -- first")).doesNotContain("AOTCache");
         Path lib = install.resolve("lib");
-        await().atMost(Timing.seconds(30)).until(() -> listing(lib).stream().anyMatch(n -> n.endsWith(".aot"))
-                && listing(lib).stream().noneMatch(n -> n.endsWith(".training") || n.endsWith(".tmp")));
+        await().atMost(Timing.seconds(30))
+                .until(() -> listing(lib).stream().anyMatch(n -> n.endsWith(".aot"))
+                        && listing(lib).stream().noneMatch(n -> n.endsWith(".training") || n.endsWith(".tmp")));
         launch("run", "x", "--", "second");
-        assertThat(runCall("run x -- second")).contains("-XX:AOTCache=" + lib + "/interlock-").contains(".aot ");
-        assertThat(calls()).anyMatch(l -> l.contains("-XX:AOTMode=record") && l.contains("-Dinterlock.cli.training=true")
-                && l.contains("run --backend flock:"));
+        assertThat(runCall("run x -- second"))
+                .contains("-XX:AOTCache=" + lib + "/interlock-")
+                .contains(".aot ");
+        assertThat(calls())
+                .anyMatch(l -> l.contains("-XX:AOTMode=record")
+                        && l.contains("-Dinterlock.cli.training=true")
+                        && l.contains("run --backend flock:"));
         assertThat(calls()).anyMatch(l -> l.contains("-XX:AOTMode=on"));
     }
 
@@ -207,10 +227,13 @@ class LauncherTest {
         jdk("jdk-21", "21.0.3");
         launch("run", "x", "--", "first");
         Path lib = install.resolve("lib");
-        await().atMost(Timing.seconds(30)).until(() -> listing(lib).stream().anyMatch(n -> n.endsWith(".jsa"))
-                && listing(lib).stream().noneMatch(n -> n.endsWith(".training")));
+        await().atMost(Timing.seconds(30))
+                .until(() -> listing(lib).stream().anyMatch(n -> n.endsWith(".jsa"))
+                        && listing(lib).stream().noneMatch(n -> n.endsWith(".training")));
         launch("run", "x", "--", "second");
-        assertThat(runCall("run x -- second")).contains("-XX:SharedArchiveFile=" + lib + "/interlock-").contains(".jsa ");
+        assertThat(runCall("run x -- second"))
+                .contains("-XX:SharedArchiveFile=" + lib + "/interlock-")
+                .contains(".jsa ");
         assertThat(runCall("run x -- second")).doesNotContain("AOT");
     }
 
@@ -220,12 +243,15 @@ class LauncherTest {
         env.put("FAKE_TRAIN_FAIL", "1");
         launch("run", "x", "--", "first");
         Path lib = install.resolve("lib");
-        await().atMost(Timing.seconds(30)).until(() -> listing(lib).stream().anyMatch(n -> n.endsWith(".failed"))
-                && listing(lib).stream().noneMatch(n -> n.endsWith(".training")));
-        long trainings = calls().stream().filter(l -> l.contains("AOTMode=record")).count();
+        await().atMost(Timing.seconds(30))
+                .until(() -> listing(lib).stream().anyMatch(n -> n.endsWith(".failed"))
+                        && listing(lib).stream().noneMatch(n -> n.endsWith(".training")));
+        long trainings =
+                calls().stream().filter(l -> l.contains("AOTMode=record")).count();
         launch("run", "x", "--", "second");
         assertThat(runCall("run x -- second")).doesNotContain("AOTCache");
-        assertThat(calls().stream().filter(l -> l.contains("AOTMode=record")).count()).isEqualTo(trainings);
+        assertThat(calls().stream().filter(l -> l.contains("AOTMode=record")).count())
+                .isEqualTo(trainings);
         assertThat(listing(lib)).noneMatch(n -> n.endsWith(".tmp") || n.endsWith(".conf"));
     }
 
@@ -234,19 +260,22 @@ class LauncherTest {
         jdk("jdk-25", "25.0.3");
         List<Process> ps = new ArrayList<>();
         for (int i = 0; i < 6; i++) {
-            ProcessBuilder pb = new ProcessBuilder("bash", install.resolve("bin/interlock").toString(), "run", "x", "--", "n" + i)
+            ProcessBuilder pb = new ProcessBuilder(
+                            "bash", install.resolve("bin/interlock").toString(), "run", "x", "--", "n" + i)
                     .redirectErrorStream(true);
             pb.environment().remove("JAVA_HOME");
             pb.environment().putAll(env);
             ps.add(pb.start());
         }
         for (Process p : ps) {
-            assertThat(p.waitFor(Timing.seconds(30).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            assertThat(p.waitFor(Timing.seconds(30).toMillis(), TimeUnit.MILLISECONDS))
+                    .isTrue();
             assertThat(p.exitValue()).isEqualTo(0);
         }
         Path lib = install.resolve("lib");
         await().atMost(Timing.seconds(30)).until(() -> listing(lib).stream().noneMatch(n -> n.endsWith(".training")));
-        assertThat(calls().stream().filter(l -> l.contains("AOTMode=record")).count()).isEqualTo(1);
+        assertThat(calls().stream().filter(l -> l.contains("AOTMode=record")).count())
+                .isEqualTo(1);
         assertThat(listing(lib)).anyMatch(n -> n.endsWith(".aot")).noneMatch(n -> n.endsWith(".tmp"));
     }
 

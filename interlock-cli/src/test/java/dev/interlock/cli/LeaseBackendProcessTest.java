@@ -67,20 +67,41 @@ class LeaseBackendProcessTest {
     @Test
     void sigkillOfInterlock_theSentinelStopsTheCommand() throws Exception {
         Path pid = work.resolve("child.pid");
-        CliProcess p = cli(List.of("-Dinterlock.cli.killGraceMs=1000"), "run", "--backend", backend, "--lease", "3s", "x",
-                "--", "sh", "-c", "sleep 60 & echo $$ > " + pid + "; wait");
+        CliProcess p = cli(
+                List.of("-Dinterlock.cli.killGraceMs=1000"),
+                "run",
+                "--backend",
+                backend,
+                "--lease",
+                "3s",
+                "x",
+                "--",
+                "sh",
+                "-c",
+                "sleep 60 & echo $$ > " + pid + "; wait");
         awaitPid(pid, p);
         long shell = Long.parseLong(Files.readString(pid).trim());
         p.process.toHandle().destroyForcibly();
-        assertThat(p.process.waitFor(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(p.process.waitFor(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS))
+                .isTrue();
         await().atMost(Timing.seconds(10)).until(() -> !RunProcessTest.running(shell));
     }
 
     @Test
     void brokenLock_stopsTheCommand_exit75() throws Exception {
         Path pid = work.resolve("child.pid");
-        CliProcess p = cli(List.of(), "run", "--backend", backend, "--lease", "1500ms", "x",
-                "--", "sh", "-c", "sleep 60 & echo $$ > " + pid + "; wait");
+        CliProcess p = cli(
+                List.of(),
+                "run",
+                "--backend",
+                backend,
+                "--lease",
+                "1500ms",
+                "x",
+                "--",
+                "sh",
+                "-c",
+                "sleep 60 & echo $$ > " + pid + "; wait");
         awaitPid(pid, p);
         long shell = Long.parseLong(Files.readString(pid).trim());
         CliProcess status = cli(List.of(), "status", "--json", "--backend", backend, "x");
@@ -122,8 +143,19 @@ class LeaseBackendProcessTest {
     /** Runs a holder with {@code path} as PATH, waits until its sentinel's timer runs, releases it: exit 0. */
     private void runUntilTheTimerRuns(String path) throws Exception {
         Path pid = work.resolve("child.pid");
-        CliProcess p = CliProcess.start(List.of(), Map.of("PATH", path), "run", "--backend", backend, "--lease", "30s", "x",
-                "--", "/bin/sh", "-c", "echo $$ > " + pid + "; read line");
+        CliProcess p = CliProcess.start(
+                List.of(),
+                Map.of("PATH", path),
+                "run",
+                "--backend",
+                backend,
+                "--lease",
+                "30s",
+                "x",
+                "--",
+                "/bin/sh",
+                "-c",
+                "echo $$ > " + pid + "; read line");
         clis.add(p);
         awaitPid(pid, p);
         long group = groupOf(Long.parseLong(Files.readString(pid).trim()));
@@ -147,32 +179,49 @@ class LeaseBackendProcessTest {
     @Test
     void sigkillOfInterlock_sameHostWaiterGetsTheLockOnceTheCommandIsGone() throws Exception {
         Path pids = work.resolve("command.pids");
-        CliProcess holder = cli(List.of(), "run", "--backend", backend, "--lease", "100s", "x",
-                "--", "sh", "-c", "sleep 600 & echo $$ $! > " + pids + "; wait");
+        CliProcess holder = cli(
+                List.of(),
+                "run",
+                "--backend",
+                backend,
+                "--lease",
+                "100s",
+                "x",
+                "--",
+                "sh",
+                "-c",
+                "sleep 600 & echo $$ $! > " + pids + "; wait");
         awaitPid(pids, holder);
         String[] both = Files.readString(pids).trim().split(" ");
         long shell = Long.parseLong(both[0]);
         long child = Long.parseLong(both[1]);
         long group = groupOf(shell);
         try (LockSpace space = Interlock.open(backend)) {
-            assertThat(space.lock("x").tryAcquire()).as("the holder has the lock").isEmpty();
+            assertThat(space.lock("x").tryAcquire())
+                    .as("the holder has the lock")
+                    .isEmpty();
             CompletableFuture<Long> waiter = CompletableFuture.supplyAsync(() -> {
                 try (Lease lease = space.lock("x").acquire(Timing.seconds(60))) {
                     long at = System.nanoTime();
-                    assertThat(processesIn(group)).as("processes of the command's group running when the waiter got in").isEmpty();
+                    assertThat(processesIn(group))
+                            .as("processes of the command's group running when the waiter got in")
+                            .isEmpty();
                     return at;
                 } catch (InterruptedException | IOException e) {
                     throw new IllegalStateException(e);
                 }
             });
             holder.process.toHandle().destroyForcibly();
-            assertThat(holder.process.waitFor(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            assertThat(holder.process.waitFor(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS))
+                    .isTrue();
             // The sentinel's SIGTERM ends both at once; from then on nothing of the command runs.
-            await().atMost(Timing.seconds(20)).pollInterval(Duration.ofMillis(5))
+            await().atMost(Timing.seconds(20))
+                    .pollInterval(Duration.ofMillis(5))
                     .until(() -> !RunProcessTest.running(shell) && !RunProcessTest.running(child));
             long commandGone = System.nanoTime();
             long acquired = waiter.get(60, TimeUnit.SECONDS);
-            assertThat(Duration.ofNanos(acquired - commandGone)).as("from the command's end to the waiter's acquisition")
+            assertThat(Duration.ofNanos(acquired - commandGone))
+                    .as("from the command's end to the waiter's acquisition")
                     .isLessThan(Timing.seconds(1));
         }
     }
@@ -215,7 +264,8 @@ class LeaseBackendProcessTest {
     @Test
     void waitingNotice_namesTheHolder_notTheWaiterItself() throws Exception {
         Path pid = work.resolve("holder.pid");
-        CliProcess holder = cli(List.of(), "run", "--backend", backend, "x", "--", "sh", "-c", "echo $$ > " + pid + "; read line");
+        CliProcess holder =
+                cli(List.of(), "run", "--backend", backend, "x", "--", "sh", "-c", "echo $$ > " + pid + "; read line");
         awaitPid(pid, holder);
         CliProcess gaveUp = cli(List.of(), "run", "--backend", backend, "--wait", "1500ms", "x", "--", "true");
         assertThat(gaveUp.exitCode()).isNotZero();

@@ -21,8 +21,12 @@ class NativeFailureProcessTest {
     @ParameterizedTest
     @ValueSource(strings = {"run", "status", "list"})
     void noJnaNativePart_isExit69_withWhatToDo(String command) throws Exception {
-        List<String> jvm = List.of("-Dinterlock.natives=jna-call", "-Djna.boot.library.path=" + tmp.resolve("none"), "-Djna.nosys=true",
-                "-Djna.noclasspath=true", "-Djna.nounpack=true");
+        List<String> jvm = List.of(
+                "-Dinterlock.natives=jna-call",
+                "-Djna.boot.library.path=" + tmp.resolve("none"),
+                "-Djna.nosys=true",
+                "-Djna.noclasspath=true",
+                "-Djna.nounpack=true");
         String backend = "flock:" + tmp.resolve("locks");
         String[] args = switch (command) {
             case "run" -> new String[] {"run", "--backend", backend, "x", "--", "true"};
@@ -31,7 +35,8 @@ class NativeFailureProcessTest {
         };
         try (CliProcess p = CliProcess.start(jvm, Map.of(), args)) {
             assertThat(p.exitCode()).as(p.err()).isEqualTo(69);
-            assertThat(p.err()).startsWith("interlock: cannot call the C library through JNA: ")
+            assertThat(p.err())
+                    .startsWith("interlock: cannot call the C library through JNA: ")
                     .contains("jna.boot.library.path")
                     .doesNotContain("\tat ")
                     .doesNotContain("Could not initialize class");

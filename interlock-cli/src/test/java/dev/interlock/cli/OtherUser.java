@@ -48,7 +48,8 @@ final class OtherUser {
             Files.writeString(cp.resolve("path"), String.join(java.io.File.pathSeparator, entries));
             try (Stream<Path> all = Files.walk(cp)) {
                 for (Path x : (Iterable<Path>) all::iterator) {
-                    Files.setPosixFilePermissions(x, PosixFilePermissions.fromString(Files.isDirectory(x) ? "rwxr-xr-x" : "rw-r--r--"));
+                    Files.setPosixFilePermissions(
+                            x, PosixFilePermissions.fromString(Files.isDirectory(x) ? "rwxr-xr-x" : "rw-r--r--"));
                 }
             }
         }
@@ -56,13 +57,25 @@ final class OtherUser {
         if (umask != null) {
             cmd.addAll(List.of("/bin/sh", "-c", "umask " + umask + "; exec \"$@\"", "sh"));
         }
-        cmd.addAll(List.of("/usr/bin/setpriv", "--reuid=" + uid, "--regid=" + gid, "--clear-groups", "--",
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
-                "-cp", Files.readString(cp.resolve("path")), Main.class.getName()));
+        cmd.addAll(List.of(
+                "/usr/bin/setpriv",
+                "--reuid=" + uid,
+                "--regid=" + gid,
+                "--clear-groups",
+                "--",
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-XX:TieredStopAtLevel=1",
+                "-XX:+UseSerialGC",
+                "-cp",
+                Files.readString(cp.resolve("path")),
+                Main.class.getName()));
         cmd.addAll(List.of(args));
         Path out = Files.createTempFile(tmp, "out", ".txt");
         Path err = Files.createTempFile(tmp, "err", ".txt");
-        Process p = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+        Process p = new ProcessBuilder(cmd)
+                .redirectOutput(out.toFile())
+                .redirectError(err.toFile())
+                .start();
         if (!p.waitFor(Timing.seconds(30).toMillis(), TimeUnit.MILLISECONDS)) {
             p.destroyForcibly();
             throw new AssertionError("interlock did not exit; stderr: " + Files.readString(err));

@@ -34,16 +34,33 @@ class PlainMessagesTest {
         Path noParent = tmp.resolve("no/such/parent");
         List<Arguments> out = new ArrayList<>();
         for (String scheme : List.of("flock:", "dir:")) {
-            out.add(Arguments.of(scheme + " on a regular file", List.of("run", "--backend", scheme + file, "x", "--", "true")));
-            out.add(Arguments.of(scheme + " under a missing parent", List.of("run", "--backend", scheme + noParent, "x", "--", "true")));
-            out.add(Arguments.of(scheme + " status of a missing space", List.of("status", "--backend", scheme + tmp.resolve("typo"), "x")));
-            out.add(Arguments.of(scheme + " list of a missing space", List.of("list", "--backend", scheme + tmp.resolve("typo"))));
-            out.add(Arguments.of(scheme + " a host in the URI", List.of("status", "--backend", scheme + "//otherhost/locks", "x")));
+            out.add(Arguments.of(
+                    scheme + " on a regular file", List.of("run", "--backend", scheme + file, "x", "--", "true")));
+            out.add(Arguments.of(
+                    scheme + " under a missing parent",
+                    List.of("run", "--backend", scheme + noParent, "x", "--", "true")));
+            out.add(Arguments.of(
+                    scheme + " status of a missing space",
+                    List.of("status", "--backend", scheme + tmp.resolve("typo"), "x")));
+            out.add(Arguments.of(
+                    scheme + " list of a missing space", List.of("list", "--backend", scheme + tmp.resolve("typo"))));
+            out.add(Arguments.of(
+                    scheme + " a host in the URI", List.of("status", "--backend", scheme + "//otherhost/locks", "x")));
         }
-        out.add(Arguments.of("dir: with a foreign marker", List.of("run", "--backend", "dir:" + dirWithFile, "x", "--", "true")));
-        out.add(Arguments.of("update of a directory", List.of("update", "--backend", "flock:" + tmp.resolve("l"), tmp.toString(), "--", "cat")));
-        out.add(Arguments.of("update in a missing directory", List.of("update", "--backend", "flock:" + tmp.resolve("l"),
-                noParent.resolve("f").toString(), "--", "cat")));
+        out.add(Arguments.of(
+                "dir: with a foreign marker", List.of("run", "--backend", "dir:" + dirWithFile, "x", "--", "true")));
+        out.add(Arguments.of(
+                "update of a directory",
+                List.of("update", "--backend", "flock:" + tmp.resolve("l"), tmp.toString(), "--", "cat")));
+        out.add(Arguments.of(
+                "update in a missing directory",
+                List.of(
+                        "update",
+                        "--backend",
+                        "flock:" + tmp.resolve("l"),
+                        noParent.resolve("f").toString(),
+                        "--",
+                        "cat")));
         return out.stream();
     }
 
@@ -56,7 +73,9 @@ class PlainMessagesTest {
         cmd.setOut(new PrintWriter(new StringWriter(), true));
         int code = cmd.execute(args.toArray(new String[0]));
         assertThat(code).as(what + ": " + err).isIn(64, 69, 73);
-        assertThat(err.toString()).as(what).startsWith("interlock: ")
+        assertThat(err.toString())
+                .as(what)
+                .startsWith("interlock: ")
                 .doesNotContainPattern("[A-Za-z]+(Exception|Error)\\b")
                 .doesNotContain("\tat ")
                 .doesNotContain("java.");

@@ -22,8 +22,9 @@ class ProcessGroupsTest {
         Process leader = new ProcessBuilder("setsid", "sh", "-c", "true & exec sleep 60").start();
         try {
             long group = leader.pid();
-            await().atMost(Timing.seconds(10)).until(() -> RunSupervisionIT.groupOf(group) == group
-                    && leader.toHandle().children().anyMatch(c -> ProcessGroups.dead(c.pid())));
+            await().atMost(Timing.seconds(10))
+                    .until(() -> RunSupervisionIT.groupOf(group) == group
+                            && leader.toHandle().children().anyMatch(c -> ProcessGroups.dead(c.pid())));
             assertThat(ProcessGroups.leftovers(group, 0)).containsExactly(group);
         } finally {
             leader.destroyForcibly().waitFor();

@@ -28,7 +28,8 @@ class ReadCommandsProcessTest {
         for (String[] args : new String[][] {{"status", "x"}, {"list"}, {"break", "x"}}) {
             try (CliProcess p = cli(home, args)) {
                 assertThat(p.exitCode()).as(String.join(" ", args)).isEqualTo(69);
-                assertThat(p.err()).as(String.join(" ", args))
+                assertThat(p.err())
+                        .as(String.join(" ", args))
                         .isEqualTo("interlock: no lock space at " + dir + " (nothing has been locked there yet)\n");
                 assertThat(p.out()).isEmpty();
             }
@@ -39,7 +40,8 @@ class ReadCommandsProcessTest {
         try (CliProcess p = cli(home, "run", "x", "--", "true")) {
             assertThat(p.exitCode()).as(p.err()).isZero();
         }
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(dir))).isEqualTo("rwx------");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(dir)))
+                .isEqualTo("rwx------");
         try (CliProcess p = cli(home, "status", "x")) {
             assertThat(p.exitCode()).as(p.err()).isZero();
             assertThat(p.out()).contains("free");
@@ -51,11 +53,16 @@ class ReadCommandsProcessTest {
         Path home = Files.createDirectory(tmp.resolve("home"));
         Path typo = tmp.resolve("lokcs");
         String uri = "flock:" + typo;
-        for (String[] args : new String[][] {{"status", "--backend", uri, "x"}, {"list", "--backend", uri},
-                {"break", "--backend", uri, "x"}, {"status", "--json", "--backend", uri, "x"}}) {
+        for (String[] args : new String[][] {
+            {"status", "--backend", uri, "x"},
+            {"list", "--backend", uri},
+            {"break", "--backend", uri, "x"},
+            {"status", "--json", "--backend", uri, "x"}
+        }) {
             try (CliProcess p = cli(home, args)) {
                 assertThat(p.exitCode()).as(String.join(" ", args)).isEqualTo(69);
-                assertThat(p.err()).as(String.join(" ", args))
+                assertThat(p.err())
+                        .as(String.join(" ", args))
                         .isEqualTo("interlock: " + uri + " - no lock space at " + typo + " (nothing was created)\n");
                 assertThat(p.out()).isEmpty();
             }

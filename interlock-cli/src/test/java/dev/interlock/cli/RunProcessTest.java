@@ -80,7 +80,8 @@ class RunProcessTest {
     void awaitFile(Path file, CliProcess p) {
         await().atMost(Timing.seconds(20)).until(() -> {
             if (!p.process.isAlive() && !Files.exists(file)) {
-                throw new AssertionError("interlock exited " + p.process.exitValue() + " before " + file + " appeared: " + p.err());
+                throw new AssertionError(
+                        "interlock exited " + p.process.exitValue() + " before " + file + " appeared: " + p.err());
             }
             return Files.exists(file) && Files.size(file) > 0;
         });
@@ -102,19 +103,26 @@ class RunProcessTest {
 
     /** Exit status of util-linux {@code flock -n FILE true}: 0 if the lock was free, 1 if held. */
     int flockNoWait(Path file) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder("flock", "-n", file.toString(), "true").redirectErrorStream(true).start();
-        assertThat(p.waitFor(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        Process p = new ProcessBuilder("flock", "-n", file.toString(), "true")
+                .redirectErrorStream(true)
+                .start();
+        assertThat(p.waitFor(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS))
+                .isTrue();
         return p.exitValue();
     }
 
     @Test
     void exitStatus_isTheCommands() throws Exception {
-        assertThat(cli("run", "--backend", backend, "x", "--", "sh", "-c", "exit 42").exitCode()).isEqualTo(42);
+        assertThat(cli("run", "--backend", backend, "x", "--", "sh", "-c", "exit 42")
+                        .exitCode())
+                .isEqualTo(42);
     }
 
     @Test
     void commandKilledBySignal_is128PlusSignal() throws Exception {
-        assertThat(cli("run", "--backend", backend, "x", "--", "sh", "-c", "kill -KILL $$").exitCode()).isEqualTo(137);
+        assertThat(cli("run", "--backend", backend, "x", "--", "sh", "-c", "kill -KILL $$")
+                        .exitCode())
+                .isEqualTo(137);
     }
 
     @Test
@@ -123,12 +131,21 @@ class RunProcessTest {
         assertThat(p.exitCode()).isEqualTo(127);
         assertThat(p.err()).contains("cannot run 'no-such-command-anywhere'").contains("not found");
         Path script = Files.writeString(work.resolve("noexec.sh"), "#!/bin/sh\necho hi\n");
-        assertThat(cli("run", "--backend", backend, "x", "--", script.toString()).exitCode()).isEqualTo(126);
+        assertThat(cli("run", "--backend", backend, "x", "--", script.toString())
+                        .exitCode())
+                .isEqualTo(126);
     }
 
     @Test
     void environment_namesTheLockOwnerAndToken_andDescriptorsAreClosed() throws Exception {
-        CliProcess p = cli("run", "--backend", backend, "my.lock", "--", "sh", "-c",
+        CliProcess p = cli(
+                "run",
+                "--backend",
+                backend,
+                "my.lock",
+                "--",
+                "sh",
+                "-c",
                 "echo \"$INTERLOCK_NAME|$INTERLOCK_OWNER|$INTERLOCK_TOKEN\"; exec ls -v /proc/self/fd");
         assertThat(p.exitCode()).as(p.err()).isEqualTo(0);
         String[] lines = p.out().split("\n");
@@ -148,7 +165,8 @@ class RunProcessTest {
         assertThat(quiet.exitCode()).isEqualTo(99);
         assertThat(quiet.err()).isEmpty();
         release(holder);
-        assertThat(cli("run", "-n", "--backend", backend, "x", "--", "true").exitCode()).isEqualTo(0);
+        assertThat(cli("run", "-n", "--backend", backend, "x", "--", "true").exitCode())
+                .isEqualTo(0);
     }
 
     @Test
@@ -176,10 +194,14 @@ class RunProcessTest {
     @Test
     void shared_holdersShare_exclusiveConflicts() throws Exception {
         CliProcess reader = holder("x", "-s");
-        assertThat(cli("run", "-s", "-n", "--backend", backend, "x", "--", "true").exitCode()).isEqualTo(0);
-        assertThat(cli("run", "-n", "--backend", backend, "x", "--", "true").exitCode()).isEqualTo(1);
+        assertThat(cli("run", "-s", "-n", "--backend", backend, "x", "--", "true")
+                        .exitCode())
+                .isEqualTo(0);
+        assertThat(cli("run", "-n", "--backend", backend, "x", "--", "true").exitCode())
+                .isEqualTo(1);
         release(reader);
-        assertThat(cli("run", "-n", "--backend", backend, "x", "--", "true").exitCode()).isEqualTo(0);
+        assertThat(cli("run", "-n", "--backend", backend, "x", "--", "true").exitCode())
+                .isEqualTo(0);
     }
 
     @Test
@@ -197,10 +219,14 @@ class RunProcessTest {
         CliProcess holder = holder("x");
         long child = readPid(work.resolve("x-0.pid"));
         holder.process.toHandle().destroyForcibly(); // SIGKILL, keeping our end of its stdin open
-        assertThat(holder.process.waitFor(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(holder.process.waitFor(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS))
+                .isTrue();
         assertThat(running(child)).isTrue();
-        assertThat(flockNoWait(dir.resolve("x"))).as("lock held by the orphaned command").isEqualTo(1);
-        assertThat(cli("run", "-n", "--backend", backend, "x", "--", "true").exitCode()).isEqualTo(1);
+        assertThat(flockNoWait(dir.resolve("x")))
+                .as("lock held by the orphaned command")
+                .isEqualTo(1);
+        assertThat(cli("run", "-n", "--backend", backend, "x", "--", "true").exitCode())
+                .isEqualTo(1);
         OutputStream in = holder.process.getOutputStream(); // still the command's stdin
         in.write('\n');
         in.close();
@@ -212,7 +238,15 @@ class RunProcessTest {
     void lostLock_stopsTheWholeProcessGroup_exit75() throws Exception {
         Path pid = work.resolve("lost.pid");
         Path bg = work.resolve("bg.pid");
-        CliProcess p = cli(List.of("-Dinterlock.checkIntervalMs=200"), "run", "--backend", backend, "x", "--", "sh", "-c",
+        CliProcess p = cli(
+                List.of("-Dinterlock.checkIntervalMs=200"),
+                "run",
+                "--backend",
+                backend,
+                "x",
+                "--",
+                "sh",
+                "-c",
                 "sleep 60 & echo $! > " + bg + "; echo $$ > " + pid + "; wait");
         awaitFile(pid, p);
         long shell = readPid(pid);
@@ -220,7 +254,9 @@ class RunProcessTest {
         Files.delete(dir.resolve("x"));
         assertThat(p.exitCode()).isEqualTo(75);
         assertThat(p.err()).contains("removed").contains("stopping the command");
-        assertThat(p.err().split("was removed while held", -1)).as("the loss is told once: %s", p.err()).hasSize(2);
+        assertThat(p.err().split("was removed while held", -1))
+                .as("the loss is told once: %s", p.err())
+                .hasSize(2);
         await().atMost(Timing.seconds(10)).until(() -> !running(shell) && !running(background));
     }
 
@@ -232,24 +268,38 @@ class RunProcessTest {
     @Test
     void dirLockDirectoryRenamed_stopsTheCommandAtOnce_notAtTheRenewal() throws Exception {
         Path pid = work.resolve("moved.pid");
-        CliProcess p = cli("run", "--backend", "dir:" + dir, "--lease", "60s", "x", "--", "sh", "-c",
+        CliProcess p = cli(
+                "run",
+                "--backend",
+                "dir:" + dir,
+                "--lease",
+                "60s",
+                "x",
+                "--",
+                "sh",
+                "-c",
                 "echo $$ > " + pid + "; exec sleep 120");
         awaitFile(pid, p);
         long shell = readPid(pid);
         long movedAt = System.nanoTime();
         Files.move(dir.resolve("x"), tmp.resolve("x-moved-away"));
-        assertThat(p.process.waitFor(Timing.seconds(15).toMillis(), TimeUnit.MILLISECONDS)).as("run stopped before its first renewal (20 s)")
+        assertThat(p.process.waitFor(Timing.seconds(15).toMillis(), TimeUnit.MILLISECONDS))
+                .as("run stopped before its first renewal (20 s)")
                 .isTrue();
-        assertThat(java.time.Duration.ofNanos(System.nanoTime() - movedAt)).isLessThan(java.time.Duration.ofSeconds(15));
+        assertThat(java.time.Duration.ofNanos(System.nanoTime() - movedAt))
+                .isLessThan(java.time.Duration.ofSeconds(15));
         assertThat(p.exitCode()).isEqualTo(75);
-        assertThat(p.err()).contains("the lock directory " + dir.resolve("x") + " was moved or replaced").contains("stopping the command");
+        assertThat(p.err())
+                .contains("the lock directory " + dir.resolve("x") + " was moved or replaced")
+                .contains("stopping the command");
         await().atMost(Timing.seconds(10)).until(() -> !running(shell));
     }
 
     @Test
     void interop_utilLinuxFlockExcludesInterlock_andViceVersa() throws Exception {
         Path ready = work.resolve("flock.pid");
-        Process flock = new ProcessBuilder("flock", dir.resolve("x").toString(), "sh", "-c", "echo $$ > " + ready + "; read line")
+        Process flock = new ProcessBuilder(
+                        "flock", dir.resolve("x").toString(), "sh", "-c", "echo $$ > " + ready + "; read line")
                 .start();
         started.add(flock);
         await().atMost(Timing.seconds(10)).until(() -> Files.exists(ready) && Files.size(ready) > 0);
@@ -277,8 +327,16 @@ class RunProcessTest {
     void sentinel_stopsTheCommand_whenInterlockIsKilled() throws Exception {
         // The sentinel guards lease-based backends; forced here on flock: to test it without one.
         Path pid = work.resolve("guarded.pid");
-        CliProcess p = cli(List.of("-Dinterlock.cli.sentinel=true", "-Dinterlock.cli.killGraceMs=1000"),
-                "run", "--backend", backend, "x", "--", "sh", "-c", "sleep 60 & echo $$ > " + pid + "; wait");
+        CliProcess p = cli(
+                List.of("-Dinterlock.cli.sentinel=true", "-Dinterlock.cli.killGraceMs=1000"),
+                "run",
+                "--backend",
+                backend,
+                "x",
+                "--",
+                "sh",
+                "-c",
+                "sleep 60 & echo $$ > " + pid + "; wait");
         awaitFile(pid, p);
         long shell = readPid(pid);
         p.process.toHandle().destroyForcibly();
@@ -290,10 +348,14 @@ class RunProcessTest {
     void commandArguments_areByteExact_underTheCLocale() throws Exception {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         // The shell makes the non-ASCII bytes, so this test does not depend on its own JVM's locale.
-        ProcessBuilder pb = new ProcessBuilder("/bin/sh", "-c",
-                "exec \"$0\" -Xshare:auto -XX:TieredStopAtLevel=1 -cp \"$1\" dev.interlock.cli.Main run --backend \"$2\" x --"
-                        + " printf %s \"$(printf 'h\\303\\251llo')\"",
-                java, System.getProperty("java.class.path"), backend)
+        ProcessBuilder pb = new ProcessBuilder(
+                        "/bin/sh",
+                        "-c",
+                        "exec \"$0\" -Xshare:auto -XX:TieredStopAtLevel=1 -cp \"$1\" dev.interlock.cli.Main run --backend \"$2\" x --"
+                                + " printf %s \"$(printf 'h\\303\\251llo')\"",
+                        java,
+                        System.getProperty("java.class.path"),
+                        backend)
                 .redirectError(ProcessBuilder.Redirect.INHERIT);
         pb.environment().put("LC_ALL", "C");
         pb.environment().put("LANG", "C");
@@ -311,25 +373,38 @@ class RunProcessTest {
         Path report = work.resolve("tty.txt");
         // util-linux script(1) gives interlock a pseudo-terminal; the command reports whether its
         // process group owns the terminal, then waits for input until Ctrl-C (sent through the tty).
-        String inner = "exec '" + java + "' -Xshare:auto -XX:TieredStopAtLevel=1 -cp '" + System.getProperty("java.class.path")
+        String inner = "exec '" + java + "' -Xshare:auto -XX:TieredStopAtLevel=1 -cp '"
+                + System.getProperty("java.class.path")
                 + "' dev.interlock.cli.Main run --backend '" + backend + "' x -- sh -c"
                 + " 'echo $(ps -o pgid= -p $$) $(ps -o tpgid= -p $$) > " + report + "; read line; echo read $line'";
-        Process p = new ProcessBuilder("script", "-qec", inner, "/dev/null").redirectErrorStream(true).start();
+        Process p = new ProcessBuilder("script", "-qec", inner, "/dev/null")
+                .redirectErrorStream(true)
+                .start();
         started.add(p);
-        await().atMost(Timing.seconds(20)).until(() -> Files.exists(report) && Files.readString(report).trim().contains(" "));
+        await().atMost(Timing.seconds(20))
+                .until(() ->
+                        Files.exists(report) && Files.readString(report).trim().contains(" "));
         String[] groups = Files.readString(report).trim().split("\\s+");
         assertThat(groups[1]).as("terminal's foreground group").isEqualTo(groups[0]);
         p.getOutputStream().write(3); // Ctrl-C
         p.getOutputStream().flush();
-        assertThat(p.waitFor(Timing.seconds(20).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(p.waitFor(Timing.seconds(20).toMillis(), TimeUnit.MILLISECONDS))
+                .isTrue();
         assertThat(p.exitValue()).isEqualTo(130);
     }
 
     @Test
     void lostLock_commandIgnoringSigterm_isKilledAfterTheGracePeriod() throws Exception {
         Path pid = work.resolve("stubborn.pid");
-        CliProcess p = cli(List.of("-Dinterlock.checkIntervalMs=200", "-Dinterlock.cli.killGraceMs=500"),
-                "run", "--backend", backend, "x", "--", "sh", "-c",
+        CliProcess p = cli(
+                List.of("-Dinterlock.checkIntervalMs=200", "-Dinterlock.cli.killGraceMs=500"),
+                "run",
+                "--backend",
+                backend,
+                "x",
+                "--",
+                "sh",
+                "-c",
                 "trap '' TERM; echo $$ > " + pid + "; while :; do read -t 1 line; done");
         awaitFile(pid, p);
         long shell = readPid(pid);
@@ -343,9 +418,14 @@ class RunProcessTest {
     void signalsIgnoredWhenInterlockStarts_stayIgnoredInTheCommand_othersAreReset() throws Exception {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         // Like nohup: SIGHUP ignored for interlock, so for the command too; SIGINT was not, so it is default.
-        Process p = new ProcessBuilder("/bin/sh", "-c", "trap '' HUP; exec \"$0\" -Xshare:auto -XX:TieredStopAtLevel=1 -cp \"$1\""
-                + " dev.interlock.cli.Main run --backend \"$2\" x -- grep SigIgn /proc/self/status",
-                java, System.getProperty("java.class.path"), backend)
+        Process p = new ProcessBuilder(
+                        "/bin/sh",
+                        "-c",
+                        "trap '' HUP; exec \"$0\" -Xshare:auto -XX:TieredStopAtLevel=1 -cp \"$1\""
+                                + " dev.interlock.cli.Main run --backend \"$2\" x -- grep SigIgn /proc/self/status",
+                        java,
+                        System.getProperty("java.class.path"),
+                        backend)
                 .redirectError(ProcessBuilder.Redirect.INHERIT)
                 .start();
         started.add(p);
@@ -353,7 +433,9 @@ class RunProcessTest {
         assertThat(p.waitFor(20, TimeUnit.SECONDS)).isTrue();
         long ignored = Long.parseUnsignedLong(out.replace("SigIgn:", "").trim(), 16);
         assertThat(ignored & 1).as("SIGHUP (1) ignored: %s", out).isEqualTo(1);
-        assertThat(ignored & ~1L).as("nothing else ignored (SIGTTOU is interlock's own): %s", out).isZero();
+        assertThat(ignored & ~1L)
+                .as("nothing else ignored (SIGTTOU is interlock's own): %s", out)
+                .isZero();
     }
 
     @Test
@@ -362,13 +444,25 @@ class RunProcessTest {
         CliProcess status = cli("status", "--backend", backend, "x", "y");
         assertThat(status.exitCode()).isEqualTo(0);
         String[] rows = status.out().split("\n");
-        assertThat(rows[0]).startsWith("NAME").contains("MODE").contains("OWNER").contains("PID").contains("TOKEN");
-        assertThat(rows[1]).startsWith("x ").contains(" EX ").contains(":" + holder.pid() + ":").contains(" " + holder.pid() + " ");
+        assertThat(rows[0])
+                .startsWith("NAME")
+                .contains("MODE")
+                .contains("OWNER")
+                .contains("PID")
+                .contains("TOKEN");
+        assertThat(rows[1])
+                .startsWith("x ")
+                .contains(" EX ")
+                .contains(":" + holder.pid() + ":")
+                .contains(" " + holder.pid() + " ");
         assertThat(rows[2]).startsWith("y ").contains(" free ");
         CliProcess json = cli("list", "--json", "--backend", backend);
         assertThat(json.exitCode()).isEqualTo(0);
-        assertThat(json.out()).startsWith("{\"backend\":\"" + backend + "\",\"locks\":[{\"name\":\"x\",\"free\":false,")
-                .contains("\"mode\":\"EX\"").contains("\"pid\":" + holder.pid()).containsPattern("\"token\":\\d+");
+        assertThat(json.out())
+                .startsWith("{\"backend\":\"" + backend + "\",\"locks\":[{\"name\":\"x\",\"free\":false,")
+                .contains("\"mode\":\"EX\"")
+                .contains("\"pid\":" + holder.pid())
+                .containsPattern("\"token\":\\d+");
         release(holder);
     }
 }

@@ -61,7 +61,9 @@ class RunSupervisionIT {
     }
 
     CliProcess cli(List<String> prefix, List<String> jvmArgs, String... args) throws IOException {
-        CliProcess p = prefix.isEmpty() ? CliProcess.start(jvmArgs, Map.of(), args) : CliProcess.startWrapped(prefix, jvmArgs, args);
+        CliProcess p = prefix.isEmpty()
+                ? CliProcess.start(jvmArgs, Map.of(), args)
+                : CliProcess.startWrapped(prefix, jvmArgs, args);
         clis.add(p);
         return p;
     }
@@ -71,7 +73,11 @@ class RunSupervisionIT {
         Path pid = work.resolve("old.pid");
         List<String> args = new ArrayList<>(List.of("run", "--backend", backend, "--lease", LEASE));
         args.addAll(List.of(options));
-        args.addAll(List.of("x", "--", "sh", "-c",
+        args.addAll(List.of(
+                "x",
+                "--",
+                "sh",
+                "-c",
                 "trap '' TERM; echo $$ > " + pid + "; while :; do echo old >> " + log + "; sleep 0.02; done"));
         CliProcess p = cli(prefix, List.of(), args.toArray(new String[0]));
         await().atMost(Timing.seconds(20)).until(() -> {
@@ -85,7 +91,18 @@ class RunSupervisionIT {
 
     /** A contender for 'x' that logs its section; it is waiting once this returns (checked through status). */
     CliProcess waitingContender() throws Exception {
-        CliProcess p = cli(List.of(), List.of(), "run", "--backend", backend, "-w", "60s", "x", "--", "sh", "-c",
+        CliProcess p = cli(
+                List.of(),
+                List.of(),
+                "run",
+                "--backend",
+                backend,
+                "-w",
+                "60s",
+                "x",
+                "--",
+                "sh",
+                "-c",
                 "echo new-start >> " + log + "; sleep 1; echo new-end >> " + log);
         return p;
     }
@@ -99,7 +116,9 @@ class RunSupervisionIT {
         assertThat(start).as("the contender's section began").isGreaterThanOrEqualTo(0);
         assertThat(end).isGreaterThan(start);
         List<String> inside = lines.subList(start + 1, end);
-        assertThat(inside).as("lines written by the old command inside the new holder's section").doesNotContain("old");
+        assertThat(inside)
+                .as("lines written by the old command inside the new holder's section")
+                .doesNotContain("old");
     }
 
     static long groupOf(long pid) throws IOException {
@@ -108,7 +127,10 @@ class RunSupervisionIT {
     }
 
     static void signal(String sig, long pid) throws Exception {
-        assertThat(new ProcessBuilder("kill", "-" + sig, Long.toString(pid)).start().waitFor()).isEqualTo(0);
+        assertThat(new ProcessBuilder("kill", "-" + sig, Long.toString(pid))
+                        .start()
+                        .waitFor())
+                .isEqualTo(0);
     }
 
     long oldPid() throws IOException {
@@ -139,27 +161,51 @@ class RunSupervisionIT {
         signal("CONT", holder.pid());
         assertThat(holder.exitCode()).as(holder.err()).isEqualTo(75);
         // The sentinel died of its own timer's SIGKILL: that, not "was killed by signal 9", is what happened.
-        assertThat(holder.err()).doesNotContain("was killed by signal").contains("ran out and killed the command's process group");
+        assertThat(holder.err())
+                .doesNotContain("was killed by signal")
+                .contains("ran out and killed the command's process group");
         // Issue 25: the sentinel's own processes are not the command's leftovers, and the owner-checked
         // release of a lock that had passed to the contender changed nothing: it says so, not "released".
-        assertThat(holder.err()).doesNotContain("COMMAND left running").doesNotContain("released lost")
+        assertThat(holder.err())
+                .doesNotContain("COMMAND left running")
+                .doesNotContain("released lost")
                 .contains("nothing to release: lost 'x'");
     }
 
     @Test
     void renewalFailing_commandIsKilledBeforeTheLeaseRunsOut_exit75() throws Exception {
-        assumeTrue(RunSupervisionIT.canUnshareMounts(), "needs root and util-linux unshare/nsenter for a private mount");
+        assumeTrue(
+                RunSupervisionIT.canUnshareMounts(), "needs root and util-linux unshare/nsenter for a private mount");
         // The holder sees the lock directory through its own bind mount; making that mount
         // read-only cuts the holder off (its renewals fail) while everyone else still reaches it.
-        CliProcess holder = stubbornHolder(List.of("unshare", "-m", "--propagation", "private", "sh", "-c",
-                "mount --bind \"$0\" \"$0\" && exec \"$@\"", locks.toString()));
+        CliProcess holder = stubbornHolder(List.of(
+                "unshare",
+                "-m",
+                "--propagation",
+                "private",
+                "sh",
+                "-c",
+                "mount --bind \"$0\" \"$0\" && exec \"$@\"",
+                locks.toString()));
         long old = oldPid();
         CliProcess contender = waitingContender();
         awaitWaiting();
-        Process cut = new ProcessBuilder("nsenter", "-t", Long.toString(holder.pid()), "-m", "mount", "-o", "remount,bind,ro",
-                locks.toString(), locks.toString()).redirectErrorStream(true).start();
+        Process cut = new ProcessBuilder(
+                        "nsenter",
+                        "-t",
+                        Long.toString(holder.pid()),
+                        "-m",
+                        "mount",
+                        "-o",
+                        "remount,bind,ro",
+                        locks.toString(),
+                        locks.toString())
+                .redirectErrorStream(true)
+                .start();
         assertThat(cut.waitFor(10, TimeUnit.SECONDS)).isTrue();
-        assertThat(cut.exitValue()).as(new String(cut.getInputStream().readAllBytes())).isEqualTo(0);
+        assertThat(cut.exitValue())
+                .as(new String(cut.getInputStream().readAllBytes()))
+                .isEqualTo(0);
         assertNoOldLineInTheNewSection(contender);
         assertThat(holder.exitCode()).as(holder.err()).isEqualTo(75);
         assertThat(holder.err()).contains("renewal kept failing").contains("SIGKILL after 200ms");
@@ -171,13 +217,17 @@ class RunSupervisionIT {
         CliProcess holder = stubbornHolder(List.of());
         long old = oldPid();
         long sentinel = groupOf(old);
-        assertThat(sentinel).as("the command runs in the sentinel's group").isNotEqualTo(old).isNotEqualTo(holder.pid());
+        assertThat(sentinel)
+                .as("the command runs in the sentinel's group")
+                .isNotEqualTo(old)
+                .isNotEqualTo(holder.pid());
         CliProcess contender = waitingContender();
         awaitWaiting();
         // The lock is held on the sentinel's behalf: with it gone, the command's group still counts as the holder.
         signal("KILL", sentinel);
         assertThat(holder.exitCode()).as(holder.err()).isEqualTo(75);
-        assertThat(holder.err()).contains("the sentinel guarding the command (pid " + sentinel + ") was killed by signal 9");
+        assertThat(holder.err())
+                .contains("the sentinel guarding the command (pid " + sentinel + ") was killed by signal 9");
         assertThat(RunProcessTest.running(old)).isFalse();
         assertNoOldLineInTheNewSection(contender);
     }
@@ -185,15 +235,29 @@ class RunSupervisionIT {
     @Test
     void processesTheCommandLeavesBehind_areStoppedBeforeTheLockIsReleased() throws Exception {
         Path pid = work.resolve("left.pid");
-        CliProcess holder = cli(List.of(), List.of(), "run", "--backend", backend, "--lease", LEASE, "x", "--", "sh", "-c",
-                "(trap '' TERM; while :; do echo old >> " + log + "; sleep 0.02; done) & echo $! > " + pid + "; read line; exit 0");
+        CliProcess holder = cli(
+                List.of(),
+                List.of(),
+                "run",
+                "--backend",
+                backend,
+                "--lease",
+                LEASE,
+                "x",
+                "--",
+                "sh",
+                "-c",
+                "(trap '' TERM; while :; do echo old >> " + log + "; sleep 0.02; done) & echo $! > " + pid
+                        + "; read line; exit 0");
         await().atMost(Timing.seconds(20)).until(() -> Files.exists(pid) && Files.size(pid) > 0 && Files.exists(log));
         long left = RunProcessTest.readPid(pid);
         CliProcess contender = waitingContender();
         awaitWaiting();
         holder.process.getOutputStream().close(); // the command reads end of file and exits 0
         assertThat(holder.exitCode()).as(holder.err()).isEqualTo(0);
-        assertThat(holder.err()).contains("stopping what COMMAND left running in its process group (pid").contains(" " + left);
+        assertThat(holder.err())
+                .contains("stopping what COMMAND left running in its process group (pid")
+                .contains(" " + left);
         assertThat(RunProcessTest.running(left)).isFalse();
         assertNoOldLineInTheNewSection(contender);
     }
@@ -210,8 +274,12 @@ class RunSupervisionIT {
 
     static boolean canUnshareMounts() {
         try {
-            Process p = new ProcessBuilder("unshare", "-m", "--propagation", "private", "true").redirectErrorStream(true).start();
-            return p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0 && new ProcessBuilder("nsenter", "--version").start().waitFor() == 0;
+            Process p = new ProcessBuilder("unshare", "-m", "--propagation", "private", "true")
+                    .redirectErrorStream(true)
+                    .start();
+            return p.waitFor(10, TimeUnit.SECONDS)
+                    && p.exitValue() == 0
+                    && new ProcessBuilder("nsenter", "--version").start().waitFor() == 0;
         } catch (IOException | InterruptedException e) {
             return false;
         }

@@ -29,7 +29,8 @@ class SegmentPerHolderRecipeTest {
         Path log = Files.createDirectory(tmp.resolve("log.d"));
         String recipe = "set -C; printf '%s\\n' \"$0\" >\"" + log + "/$(printf %020d \"$INTERLOCK_TOKEN\")\"";
         for (String holder : List.of("a1", "b1")) {
-            CliProcess p = CliProcess.start("run", "--backend", "dir:" + locks, "job", "--", "sh", "-c", recipe, holder);
+            CliProcess p =
+                    CliProcess.start("run", "--backend", "dir:" + locks, "job", "--", "sh", "-c", recipe, holder);
             assertThat(p.exitCode()).as(p.err()).isEqualTo(0);
         }
         List<Path> files;

@@ -65,11 +65,16 @@ class SemaphoreCommandTest {
         Path ran = tmp.resolve("ran");
         try (Lease first = locks.lock("imports").limit(2).tryAcquire().orElseThrow()) {
             assertThat(run("run", "--backend", backend, "--limit", "2", "-n", "imports", "--", "touch", ran.toString()))
-                    .as(err.toString()).isZero();
+                    .as(err.toString())
+                    .isZero();
             assertThat(ran).exists();
             try (Lease second = locks.lock("imports").limit(2).tryAcquire().orElseThrow()) {
-                assertThat(run("run", "--backend", backend, "--limit", "2", "-n", "imports", "--", "true")).isEqualTo(1);
-                assertThat(err.toString()).contains("'imports' is busy").contains(first.owner().id()).contains(second.owner().id());
+                assertThat(run("run", "--backend", backend, "--limit", "2", "-n", "imports", "--", "true"))
+                        .isEqualTo(1);
+                assertThat(err.toString())
+                        .contains("'imports' is busy")
+                        .contains(first.owner().id())
+                        .contains(second.owner().id());
             }
         }
     }
@@ -78,9 +83,13 @@ class SemaphoreCommandTest {
     void run_limit_thatDisagreesWithTheHolders_is64_andRunsNothing() throws Exception {
         Path ran = tmp.resolve("ran");
         try (Lease held = locks.lock("imports").limit(3).tryAcquire().orElseThrow()) {
-            assertThat(run("run", "--backend", backend, "--limit", "2", "imports", "--", "touch", ran.toString())).isEqualTo(64);
-            assertThat(err.toString()).contains("is held as a semaphore of 3 but a semaphore of 2 was asked").doesNotContain("Exception");
-            assertThat(run("run", "--backend", backend, "-n", "imports", "--", "touch", ran.toString())).isEqualTo(64);
+            assertThat(run("run", "--backend", backend, "--limit", "2", "imports", "--", "touch", ran.toString()))
+                    .isEqualTo(64);
+            assertThat(err.toString())
+                    .contains("is held as a semaphore of 3 but a semaphore of 2 was asked")
+                    .doesNotContain("Exception");
+            assertThat(run("run", "--backend", backend, "-n", "imports", "--", "touch", ran.toString()))
+                    .isEqualTo(64);
             assertThat(err.toString()).contains("a plain lock was asked");
         }
         assertThat(ran).doesNotExist();
@@ -89,7 +98,8 @@ class SemaphoreCommandTest {
     @ParameterizedTest
     @ValueSource(strings = {"0", "-1", "10001", "99999999999", "x", "2.5", ""})
     void run_badLimit_is64_andSaysTheRange(String bad) throws Exception {
-        assertThat(run("run", "--backend", backend, "--limit", bad, "imports", "--", "true")).isEqualTo(64);
+        assertThat(run("run", "--backend", backend, "--limit", bad, "imports", "--", "true"))
+                .isEqualTo(64);
         assertThat(err.toString()).contains("1-10000").contains("'--limit'").doesNotContain("Exception");
     }
 
@@ -97,14 +107,16 @@ class SemaphoreCommandTest {
     void run_limit_onABackendWithoutSemaphores_is69_andRunsNothing() throws Exception {
         Path dir = Files.createDirectories(tmp.resolve("flock-locks"));
         Path ran = tmp.resolve("ran");
-        assertThat(run("run", "--backend", "flock:" + dir, "--limit", "2", "imports", "--", "touch", ran.toString())).isEqualTo(69);
+        assertThat(run("run", "--backend", "flock:" + dir, "--limit", "2", "imports", "--", "touch", ran.toString()))
+                .isEqualTo(69);
         assertThat(err.toString()).contains("semaphores (--limit) are not supported by flock:" + dir + " yet");
         assertThat(ran).doesNotExist();
     }
 
     @Test
     void run_limitWithShared_is64() throws Exception {
-        assertThat(run("run", "--backend", backend, "--limit", "2", "-s", "imports", "--", "true")).isEqualTo(64);
+        assertThat(run("run", "--backend", backend, "--limit", "2", "-s", "imports", "--", "true"))
+                .isEqualTo(64);
         assertThat(err.toString()).contains("--limit and -s/--shared exclude each other");
     }
 
@@ -113,11 +125,17 @@ class SemaphoreCommandTest {
         try (Lease a = locks.lock("gpu").limit(8).tryAcquire().orElseThrow();
                 Lease b = locks.lock("gpu").limit(8).tryAcquire().orElseThrow()) {
             assertThat(run("status", "--backend", backend, "gpu")).isZero();
-            assertThat(out.toString()).contains("permit/8").contains(a.owner().id()).contains(b.owner().id())
-                    .contains(String.valueOf(a.token())).contains(String.valueOf(b.token()));
+            assertThat(out.toString())
+                    .contains("permit/8")
+                    .contains(a.owner().id())
+                    .contains(b.owner().id())
+                    .contains(String.valueOf(a.token()))
+                    .contains(String.valueOf(b.token()));
             assertThat(run("list", "--backend", backend, "--json")).isZero();
-            assertThat(out.toString()).contains("\"name\":\"gpu\",\"free\":false,\"limit\":8,")
-                    .contains("\"owner\":\"" + a.owner().id() + "\"").contains("\"token\":" + b.token());
+            assertThat(out.toString())
+                    .contains("\"name\":\"gpu\",\"free\":false,\"limit\":8,")
+                    .contains("\"owner\":\"" + a.owner().id() + "\"")
+                    .contains("\"token\":" + b.token());
         }
         assertThat(run("status", "--backend", backend, "--json", "gpu")).isZero();
         assertThat(out.toString()).contains("\"limit\":null");
@@ -125,7 +143,8 @@ class SemaphoreCommandTest {
 
     @Test
     void status_showsTheWaitersForAPermit() throws Exception {
-        try (Lease held = locks.lock("one").limit(1).tryAcquire().orElseThrow(); LockSpace other = Interlock.open(backend)) {
+        try (Lease held = locks.lock("one").limit(1).tryAcquire().orElseThrow();
+                LockSpace other = Interlock.open(backend)) {
             CompletableFuture<Lease> waiter = CompletableFuture.supplyAsync(() -> {
                 try {
                     return other.lock("one").limit(1).acquire(Duration.ofSeconds(60));
@@ -133,7 +152,8 @@ class SemaphoreCommandTest {
                     throw new IllegalStateException(e);
                 }
             });
-            await().atMost(Duration.ofSeconds(10)).until(() -> locks.status("one").waiters() == 1);
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> locks.status("one").waiters() == 1);
             assertThat(run("status", "--backend", backend, "one")).isZero();
             assertThat(out.toString()).contains("permit/1").contains("waits permit/1");
             held.close();

@@ -7,10 +7,10 @@ import dev.interlock.Interlock;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A lock space shared by two real users (setpriv), the first of whom has umask 077: the files she
@@ -31,7 +31,9 @@ class SharedSpaceUmaskTest {
     @ValueSource(strings = {"dir", "flock"})
     void firstUserUnderUmask077_secondUserCanUseTheSpace(String scheme) throws Exception {
         assumeTrue(Interlock.availableSchemes().containsKey(scheme), scheme + ": is not on the class path");
-        assumeTrue(ProcessHandle.current().info().user().map("root"::equals).orElse(false), "needs root to act as two users");
+        assumeTrue(
+                ProcessHandle.current().info().user().map("root"::equals).orElse(false),
+                "needs root to act as two users");
         Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rwxr-xr-x"));
         Path shared = Files.createDirectory(tmp.resolve("shared"));
         Files.setAttribute(shared, "unix:gid", TEAM);
@@ -51,18 +53,23 @@ class SharedSpaceUmaskTest {
     @Test
     void unreadableMarker_isNamedInTheError() throws Exception {
         assumeTrue(Interlock.availableSchemes().containsKey("dir"), "dir: is not on the class path");
-        assumeTrue(ProcessHandle.current().info().user().map("root"::equals).orElse(false), "needs root to act as two users");
+        assumeTrue(
+                ProcessHandle.current().info().user().map("root"::equals).orElse(false),
+                "needs root to act as two users");
         Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rwxr-xr-x"));
         Path shared = Files.createDirectory(tmp.resolve("shared"));
         Files.setAttribute(shared, "unix:gid", TEAM);
         Files.setAttribute(shared, "unix:mode", 02770);
-        OtherUser.Ran alice = OtherUser.run(tmp, ALICE, TEAM, "077", "run", "--backend", "dir:" + shared, "x", "--", "true");
+        OtherUser.Ran alice =
+                OtherUser.run(tmp, ALICE, TEAM, "077", "run", "--backend", "dir:" + shared, "x", "--", "true");
         assertThat(alice.exitCode()).as(alice.err()).isZero();
         Path marker = shared.resolve(".interlock-dir");
         Files.setAttribute(marker, "unix:mode", 0400); // as the old code left it
         OtherUser.Ran bob = OtherUser.run(tmp, BOB, TEAM, "022", "status", "--backend", "dir:" + shared, "x");
         assertThat(bob.exitCode()).isNotZero();
-        assertThat(bob.err()).contains("cannot read " + marker + " (mode 0400, owner " + ALICE + ")").contains("chmod a+r " + marker)
+        assertThat(bob.err())
+                .contains("cannot read " + marker + " (mode 0400, owner " + ALICE + ")")
+                .contains("chmod a+r " + marker)
                 .doesNotContain("needs write access");
     }
 }

@@ -27,10 +27,13 @@ class TarballIT {
     void unpacked_manPageShowsEveryCommand_andCompletionWorksThroughTheInstalledLauncher() throws Exception {
         Path tarball;
         try (Stream<Path> s = Files.list(Path.of("target"))) {
-            tarball = s.filter(p -> p.getFileName().toString().matches("interlock-.+\\.tar\\.gz")).findFirst()
-                    .orElseThrow(() -> new AssertionError("no target/interlock-VERSION.tar.gz: the package phase makes it"));
+            tarball = s.filter(p -> p.getFileName().toString().matches("interlock-.+\\.tar\\.gz"))
+                    .findFirst()
+                    .orElseThrow(
+                            () -> new AssertionError("no target/interlock-VERSION.tar.gz: the package phase makes it"));
         }
-        assertThat(run(Map.of(), "tar", "xzf", tarball.toAbsolutePath().toString(), "-C", tmp.toString())).isEmpty();
+        assertThat(run(Map.of(), "tar", "xzf", tarball.toAbsolutePath().toString(), "-C", tmp.toString()))
+                .isEmpty();
         Path home;
         try (Stream<Path> s = Files.list(tmp)) {
             home = s.findFirst().orElseThrow();
@@ -40,7 +43,8 @@ class TarballIT {
         assertThat(page).isRegularFile();
         assertThat(completion).isRegularFile();
         if (Files.isExecutable(Path.of("/usr/bin/man"))) {
-            String shown = run(Map.of("MANPAGER", "cat", "PAGER", "cat", "MANWIDTH", "100"), "man", "-l", page.toString());
+            String shown =
+                    run(Map.of("MANPAGER", "cat", "PAGER", "cat", "MANWIDTH", "100"), "man", "-l", page.toString());
             for (String c : CompletionAndManPageTest.COMMANDS) {
                 assertThat(shown).as(c).contains("interlock " + c);
             }
@@ -48,15 +52,27 @@ class TarballIT {
             assertThat(Files.readString(page)).contains(".SS \"interlock run\"");
         }
         Path locks = Files.createDirectory(tmp.resolve("locks"));
-        Map<String, String> env = Map.of("PATH", home.resolve("bin") + ":" + System.getenv().getOrDefault("PATH", "/usr/bin:/bin"),
-                "INTERLOCK_NO_TRAIN", "1"); // no training left running in the background after the test
-        run(env, home.resolve("bin/interlock").toString(), "run", "--backend", "flock:" + locks, "nightly", "--", "true");
+        Map<String, String> env = Map.of(
+                "PATH",
+                home.resolve("bin") + ":" + System.getenv().getOrDefault("PATH", "/usr/bin:/bin"),
+                "INTERLOCK_NO_TRAIN",
+                "1"); // no training left running in the background after the test
+        run(
+                env,
+                home.resolve("bin/interlock").toString(),
+                "run",
+                "--backend",
+                "flock:" + locks,
+                "nightly",
+                "--",
+                "true");
         String script = "source " + completion + "\n"
                 + "t() { COMP_LINE=$1; COMP_POINT=${#COMP_LINE}; shift; COMP_WORDS=(\"$@\"); COMP_CWORD=$(( $# - 1 ));"
                 + " COMPREPLY=(); _interlock_complete 2>/dev/null; local IFS='|'; echo \"${COMPREPLY[*]}\"; }\n"
                 + "t 'interlock ru' interlock ru\n"
                 + "t 'interlock run --ba' interlock run --ba\n"
-                + "t 'interlock status --backend flock:" + locks + " n' interlock status --backend flock : " + locks + " n\n";
+                + "t 'interlock status --backend flock:" + locks + " n' interlock status --backend flock : " + locks
+                + " n\n";
         assertThat(run(env, "bash", "-c", script)).isEqualTo("run\n--backend\nnightly\n");
     }
 
@@ -67,7 +83,9 @@ class TarballIT {
         Process p = pb.start();
         p.getOutputStream().close();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(p.waitFor(Timing.seconds(120).toMillis(), TimeUnit.MILLISECONDS)).as(List.of(command).toString()).isTrue();
+        assertThat(p.waitFor(Timing.seconds(120).toMillis(), TimeUnit.MILLISECONDS))
+                .as(List.of(command).toString())
+                .isTrue();
         assertThat(p.exitValue()).as(List.of(command) + ": " + out).isZero();
         return out;
     }

@@ -49,7 +49,9 @@ class UpdateFenceProcessTest {
 
     private List<String> temps() throws IOException {
         try (Stream<Path> s = Files.list(data)) {
-            return s.map(p -> p.getFileName().toString()).filter(n -> n.contains("interlock") && n.endsWith(".tmp")).toList();
+            return s.map(p -> p.getFileName().toString())
+                    .filter(n -> n.contains("interlock") && n.endsWith(".tmp"))
+                    .toList();
         }
     }
 
@@ -72,7 +74,10 @@ class UpdateFenceProcessTest {
         assertThat(fence(f)).isEqualTo("5");
         try (CliProcess p = update(List.of("--token", "4"), f, "sh", "-c", "echo four")) {
             assertThat(p.exitCode()).as(p.err()).isEqualTo(77);
-            assertThat(p.err()).contains("fencing token 4").contains("token 5 already landed").contains("is unchanged")
+            assertThat(p.err())
+                    .contains("fencing token 4")
+                    .contains("token 5 already landed")
+                    .contains("is unchanged")
                     .doesNotContain("Exception");
         }
         assertThat(Files.readString(f)).isEqualTo("five\n");
@@ -94,7 +99,10 @@ class UpdateFenceProcessTest {
         for (String bad : new String[] {"", "abc", "1.5", "99999999999999999999"}) {
             try (CliProcess p = update(List.of("--token", bad), f, "sh", "-c", "touch \"$0\"", ran.toString())) {
                 assertThat(p.exitCode()).as(p.err()).isEqualTo(64);
-                assertThat(p.err()).contains("--token").contains("fencing token").doesNotContain("Exception");
+                assertThat(p.err())
+                        .contains("--token")
+                        .contains("fencing token")
+                        .doesNotContain("Exception");
             }
         }
         assertThat(ran).doesNotExist();
@@ -107,19 +115,41 @@ class UpdateFenceProcessTest {
         assumeTrue(canUnshare(), "needs unshare -rm");
         Path d = Files.createDirectory(tmp.resolve("ramfs"));
         Path ran = tmp.resolve("ran");
-        List<String> prefix = List.of("unshare", "-rm", "sh", "-c", "mount -t ramfs none \"$0\" && printf old > \"$0/f\" && exec \"$@\"",
+        List<String> prefix = List.of(
+                "unshare",
+                "-rm",
+                "sh",
+                "-c",
+                "mount -t ramfs none \"$0\" && printf old > \"$0/f\" && exec \"$@\"",
                 d.toString());
-        try (CliProcess p = CliProcess.startWrapped(prefix, List.of(), "update", "--backend", backend, "--token", "3",
-                d.resolve("f").toString(), "--", "sh", "-c", "touch \"$0\"", ran.toString())) {
+        try (CliProcess p = CliProcess.startWrapped(
+                prefix,
+                List.of(),
+                "update",
+                "--backend",
+                backend,
+                "--token",
+                "3",
+                d.resolve("f").toString(),
+                "--",
+                "sh",
+                "-c",
+                "touch \"$0\"",
+                ran.toString())) {
             assertThat(p.exitCode()).as(p.err()).isEqualTo(73);
-            assertThat(p.err()).contains("keeps no user extended attributes").contains("is unchanged").doesNotContain("Exception");
+            assertThat(p.err())
+                    .contains("keeps no user extended attributes")
+                    .contains("is unchanged")
+                    .doesNotContain("Exception");
         }
         assertThat(ran).doesNotExist();
     }
 
     private static boolean canUnshare() {
         try {
-            Process p = new ProcessBuilder("unshare", "-rm", "true").redirectErrorStream(true).start();
+            Process p = new ProcessBuilder("unshare", "-rm", "true")
+                    .redirectErrorStream(true)
+                    .start();
             return p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0;
         } catch (IOException | InterruptedException e) {
             return false;
@@ -135,11 +165,18 @@ class UpdateFenceProcessTest {
     void liveUpdatesTemporaryFile_isNotRemovedByAnotherUpdate() throws Exception {
         Path f = Files.writeString(data.resolve("f"), "0\n");
         Path go = tmp.resolve("go");
-        assertThat(new ProcessBuilder("mkfifo", go.toString()).inheritIO().start().waitFor()).isZero();
-        try (CliProcess first = update(List.of("--lock", "a"), f, "sh", "-c", "cat > /dev/null; echo first; read x < \"$0\"", go.toString())) {
+        assertThat(new ProcessBuilder("mkfifo", go.toString())
+                        .inheritIO()
+                        .start()
+                        .waitFor())
+                .isZero();
+        try (CliProcess first = update(
+                List.of("--lock", "a"), f, "sh", "-c", "cat > /dev/null; echo first; read x < \"$0\"", go.toString())) {
             long deadline = System.nanoTime() + Timing.seconds(30).toNanos();
             while (temps().isEmpty()) {
-                assertThat(System.nanoTime()).as("the first update's temporary file appears").isLessThan(deadline);
+                assertThat(System.nanoTime())
+                        .as("the first update's temporary file appears")
+                        .isLessThan(deadline);
                 Thread.onSpinWait();
             }
             try (CliProcess second = update(List.of("--lock", "b"), f, "sh", "-c", "echo second")) {
@@ -148,12 +185,13 @@ class UpdateFenceProcessTest {
             }
             assertThat(Files.readString(f)).isEqualTo("second\n");
             CompletableFuture.runAsync(() -> {
-                try (OutputStream out = Files.newOutputStream(go)) {
-                    out.write("go\n".getBytes(StandardCharsets.UTF_8));
-                } catch (IOException e) {
-                    throw new IllegalStateException(e);
-                }
-            }).get(Timing.seconds(30).toMillis(), TimeUnit.MILLISECONDS);
+                        try (OutputStream out = Files.newOutputStream(go)) {
+                            out.write("go\n".getBytes(StandardCharsets.UTF_8));
+                        } catch (IOException e) {
+                            throw new IllegalStateException(e);
+                        }
+                    })
+                    .get(Timing.seconds(30).toMillis(), TimeUnit.MILLISECONDS);
             assertThat(first.exitCode()).as(first.err()).isZero();
         }
         assertThat(Files.readString(f)).isEqualTo("first\n");

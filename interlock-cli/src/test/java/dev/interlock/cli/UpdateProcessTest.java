@@ -42,7 +42,9 @@ class UpdateProcessTest {
 
     private List<Path> leftovers() throws Exception {
         try (Stream<Path> s = Files.list(data)) {
-            return s.filter(p -> p.getFileName().toString().endsWith(".tmp") && p.getFileName().toString().contains("interlock")).toList();
+            return s.filter(p -> p.getFileName().toString().endsWith(".tmp")
+                            && p.getFileName().toString().contains("interlock"))
+                    .toList();
         }
     }
 
@@ -56,13 +58,23 @@ class UpdateProcessTest {
         List<Process> ps = new ArrayList<>();
         String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         for (int w = 0; w < workers; w++) {
-            ps.add(new ProcessBuilder("sh", "-c", "i=0; while [ $i -lt " + rounds + " ]; do \"$0\" -XX:TieredStopAtLevel=1 -Xshare:auto -cp \"$1\" "
-                    + Main.class.getName() + " update --backend \"$2\" \"$3\" -- sh -c 'read n; sleep 0.01; echo $((${n:-0} + 1))' || exit 1; i=$((i+1)); done",
-                    javaBin, System.getProperty("java.class.path"), backend, counter.toString())
-                    .redirectError(ProcessBuilder.Redirect.INHERIT).start());
+            ps.add(new ProcessBuilder(
+                            "sh",
+                            "-c",
+                            "i=0; while [ $i -lt " + rounds
+                                    + " ]; do \"$0\" -XX:TieredStopAtLevel=1 -Xshare:auto -cp \"$1\" "
+                                    + Main.class.getName()
+                                    + " update --backend \"$2\" \"$3\" -- sh -c 'read n; sleep 0.01; echo $((${n:-0} + 1))' || exit 1; i=$((i+1)); done",
+                            javaBin,
+                            System.getProperty("java.class.path"),
+                            backend,
+                            counter.toString())
+                    .redirectError(ProcessBuilder.Redirect.INHERIT)
+                    .start());
         }
         for (Process p : ps) {
-            assertThat(p.waitFor(Timing.seconds(120).toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)).isTrue();
+            assertThat(p.waitFor(Timing.seconds(120).toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS))
+                    .isTrue();
             assertThat(p.exitValue()).isZero();
         }
         assertThat(Files.readString(counter).trim()).isEqualTo(Integer.toString(workers * rounds));
@@ -76,23 +88,39 @@ class UpdateProcessTest {
      */
     @Test
     void realPathsThatAreNotUtf8_getOneLockNameEach_andUtf8PathsKeepTheirs() throws Exception {
-        Process mk = new ProcessBuilder("sh", "-c", "cd \"$0\" && mkdir \"$(printf '\\377')\" \"$(printf '\\376')\""
-                + " && ln -s \"$(printf '\\377')\" ff && ln -s \"$(printf '\\376')\" fe", data.toString()).inheritIO().start();
+        Process mk = new ProcessBuilder(
+                        "sh",
+                        "-c",
+                        "cd \"$0\" && mkdir \"$(printf '\\377')\" \"$(printf '\\376')\""
+                                + " && ln -s \"$(printf '\\377')\" ff && ln -s \"$(printf '\\376')\" fe",
+                        data.toString())
+                .inheritIO()
+                .start();
         assertThat(mk.waitFor()).isZero();
         Set<String> names = new HashSet<>();
         for (String link : List.of("ff", "fe")) {
-            try (CliProcess p = update(data.resolve(link).resolve("f"), "sh", "-c", "printf '%s\\n' \"$INTERLOCK_NAME\" >&2")) {
+            try (CliProcess p =
+                    update(data.resolve(link).resolve("f"), "sh", "-c", "printf '%s\\n' \"$INTERLOCK_NAME\" >&2")) {
                 assertThat(p.exitCode()).as(p.err()).isZero();
-                String name = p.err().lines().filter(l -> l.startsWith("update")).findFirst().orElseThrow();
+                String name = p.err()
+                        .lines()
+                        .filter(l -> l.startsWith("update"))
+                        .findFirst()
+                        .orElseThrow();
                 names.add(name);
             }
         }
-        assertThat(names).as("one lock per file").hasSize(2)
-                .containsExactlyInAnyOrder("update-bytes:" + data.toRealPath() + "/%FF/f", "update-bytes:" + data.toRealPath() + "/%FE/f");
+        assertThat(names)
+                .as("one lock per file")
+                .hasSize(2)
+                .containsExactlyInAnyOrder(
+                        "update-bytes:" + data.toRealPath() + "/%FF/f", "update-bytes:" + data.toRealPath() + "/%FE/f");
         Path utf8 = Files.createDirectory(data.resolve("caf\u00e9"));
         try (CliProcess p = update(utf8.resolve("f"), "sh", "-c", "printf '%s\\n' \"$INTERLOCK_NAME\" >&2")) {
             assertThat(p.exitCode()).as(p.err()).isZero();
-            assertThat(p.err()).as("a UTF-8 path keeps its name").contains("update:" + utf8.toRealPath().resolve("f"));
+            assertThat(p.err())
+                    .as("a UTF-8 path keeps its name")
+                    .contains("update:" + utf8.toRealPath().resolve("f"));
         }
     }
 
@@ -126,13 +154,20 @@ class UpdateProcessTest {
             assertThat(p.exitCode()).isZero();
         }
         assertThat(Files.readString(f)).isEqualTo("b\n");
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(f))).isEqualTo("rw-r-----");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(f)))
+                .isEqualTo("rw-r-----");
         Path fresh = data.resolve("fresh");
         try (CliProcess p = update(fresh, "echo", "new")) {
             assertThat(p.exitCode()).isZero();
         }
-        int umask = Integer.parseInt(Files.readAllLines(Path.of("/proc/self/status")).stream()
-                .filter(l -> l.startsWith("Umask:")).findFirst().orElseThrow().substring(6).trim(), 8);
+        int umask = Integer.parseInt(
+                Files.readAllLines(Path.of("/proc/self/status")).stream()
+                        .filter(l -> l.startsWith("Umask:"))
+                        .findFirst()
+                        .orElseThrow()
+                        .substring(6)
+                        .trim(),
+                8);
         assertThat(Integer.toOctalString((Integer) Files.getAttribute(fresh, "unix:mode") & 0777))
                 .isEqualTo(Integer.toOctalString(0666 & ~umask));
     }
@@ -142,7 +177,8 @@ class UpdateProcessTest {
     void help_showsTheCounterExampleAsTyped() throws Exception {
         try (CliProcess p = CliProcess.start("update", "--help")) {
             assertThat(p.exitCode()).isZero();
-            assertThat(p.out()).contains("  interlock update counter.txt -- sh -c 'read n; echo $((${n:-0} + 1))'\n")
+            assertThat(p.out())
+                    .contains("  interlock update counter.txt -- sh -c 'read n; echo $((${n:-0} + 1))'\n")
                     .contains("FILE is not a")
                     .contains("regular file");
         }
@@ -165,8 +201,8 @@ class UpdateProcessTest {
         Files.writeString(data.resolve("a/f"), "kernel's\n");
         Files.writeString(b.resolve("f"), "string's\n");
         Path real = data.toRealPath().resolve("a/f");
-        try (CliProcess p = update(Path.of(b + "/link/../f"), "sh", "-c",
-                "cat; echo \"$INTERLOCK_FILE\"; echo \"$INTERLOCK_NAME\"")) {
+        try (CliProcess p = update(
+                Path.of(b + "/link/../f"), "sh", "-c", "cat; echo \"$INTERLOCK_FILE\"; echo \"$INTERLOCK_NAME\"")) {
             assertThat(p.exitCode()).as(p.err()).isZero();
         }
         assertThat(Files.readString(data.resolve("a/f"))).isEqualTo("kernel's\n" + real + "\nupdate:" + real + "\n");
@@ -192,16 +228,29 @@ class UpdateProcessTest {
         for (int w = 0; w < paths.size(); w++) {
             Path log = data.resolve("sections-" + w + ".log");
             logs.add(log);
-            // Each COMMAND logs its critical section (MODE TOKEN ENTER EXIT, as ExclusionChecker reads them) and the lock name.
-            String command = "s=$(date +%s%N); read n; echo $((${n:-0} + 1)); echo \"EX $INTERLOCK_TOKEN $s $(date +%s%N)\" >> \"$4\";"
-                    + " echo \"$INTERLOCK_NAME\" >> \"$4.names\"";
-            ps.add(new ProcessBuilder("sh", "-c", "i=0; while [ $i -lt " + rounds + " ]; do \"$0\" -XX:TieredStopAtLevel=1 -Xshare:auto -cp \"$1\" "
-                    + Main.class.getName() + " update --backend \"$2\" \"$3\" -- sh -c '" + command + "' sh x y z \"$4\" || exit 1; i=$((i+1)); done",
-                    javaBin, System.getProperty("java.class.path"), backend, paths.get(w).toString(), log.toString())
-                    .redirectError(ProcessBuilder.Redirect.INHERIT).start());
+            // Each COMMAND logs its critical section (MODE TOKEN ENTER EXIT, as ExclusionChecker reads them) and the
+            // lock name.
+            String command =
+                    "s=$(date +%s%N); read n; echo $((${n:-0} + 1)); echo \"EX $INTERLOCK_TOKEN $s $(date +%s%N)\" >> \"$4\";"
+                            + " echo \"$INTERLOCK_NAME\" >> \"$4.names\"";
+            ps.add(new ProcessBuilder(
+                            "sh",
+                            "-c",
+                            "i=0; while [ $i -lt " + rounds
+                                    + " ]; do \"$0\" -XX:TieredStopAtLevel=1 -Xshare:auto -cp \"$1\" "
+                                    + Main.class.getName() + " update --backend \"$2\" \"$3\" -- sh -c '" + command
+                                    + "' sh x y z \"$4\" || exit 1; i=$((i+1)); done",
+                            javaBin,
+                            System.getProperty("java.class.path"),
+                            backend,
+                            paths.get(w).toString(),
+                            log.toString())
+                    .redirectError(ProcessBuilder.Redirect.INHERIT)
+                    .start());
         }
         for (Process p : ps) {
-            assertThat(p.waitFor(Timing.seconds(120).toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)).isTrue();
+            assertThat(p.waitFor(Timing.seconds(120).toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS))
+                    .isTrue();
             assertThat(p.exitValue()).isZero();
         }
         Set<String> names = new HashSet<>();
@@ -228,13 +277,15 @@ class UpdateProcessTest {
         assertThat(Files.readString(f)).isEqualTo("42\n");
         assertThat(leftovers()).isEmpty();
         try (Stream<Path> s = Files.list(data)) {
-            assertThat(s.filter(p -> p.getFileName().toString().startsWith("."))).isEmpty();
+            assertThat(s.filter(p -> p.getFileName().toString().startsWith(".")))
+                    .isEmpty();
         }
     }
 
     @Test
     void badUsage_exits64() throws Exception {
-        try (CliProcess p = CliProcess.start("update", "--backend", backend, data.resolve("x").toString(), "cat")) {
+        try (CliProcess p = CliProcess.start(
+                "update", "--backend", backend, data.resolve("x").toString(), "cat")) {
             assertThat(p.exitCode()).isEqualTo(64);
             assertThat(p.err()).contains("missing '--'");
         }
@@ -265,20 +316,37 @@ class UpdateProcessTest {
         Path f = data.resolve("config");
         Files.writeString(f, "keep me\n");
         Path ready = tmp.resolve("holder.ready");
-        CliProcess holder = CliProcess.start("run", "--backend", backend, "cfg", "--", "sh", "-c", "echo $$ > " + ready + "; read line");
-        await().atMost(Timing.seconds(20)).until(() -> Files.exists(ready) && Files.size(ready) > 0 || !holder.process.isAlive());
-        try (CliProcess busy = CliProcess.start("update", "-n", "--lock", "cfg", "--backend", backend, f.toString(), "--", "echo", "new")) {
+        CliProcess holder = CliProcess.start(
+                "run", "--backend", backend, "cfg", "--", "sh", "-c", "echo $$ > " + ready + "; read line");
+        await().atMost(Timing.seconds(20))
+                .until(() -> Files.exists(ready) && Files.size(ready) > 0 || !holder.process.isAlive());
+        try (CliProcess busy = CliProcess.start(
+                "update", "-n", "--lock", "cfg", "--backend", backend, f.toString(), "--", "echo", "new")) {
             assertThat(busy.exitCode()).isEqualTo(1);
             assertThat(busy.err()).contains("'cfg' is busy (held EX by ");
         }
-        try (CliProcess quiet = CliProcess.start("update", "-q", "-w", "200ms", "-E", "9", "--lock", "cfg", "--backend", backend,
-                f.toString(), "--", "echo", "new")) {
+        try (CliProcess quiet = CliProcess.start(
+                "update",
+                "-q",
+                "-w",
+                "200ms",
+                "-E",
+                "9",
+                "--lock",
+                "cfg",
+                "--backend",
+                backend,
+                f.toString(),
+                "--",
+                "echo",
+                "new")) {
             assertThat(quiet.exitCode()).isEqualTo(9);
             assertThat(quiet.err()).isEmpty();
         }
         assertThat(Files.readString(f)).isEqualTo("keep me\n");
         RunProcessTest.release(holder);
-        try (CliProcess free = CliProcess.start("update", "-n", "-q", "--lock", "cfg", "--backend", backend, f.toString(), "--", "echo", "new")) {
+        try (CliProcess free = CliProcess.start(
+                "update", "-n", "-q", "--lock", "cfg", "--backend", backend, f.toString(), "--", "echo", "new")) {
             assertThat(free.exitCode()).as(free.err()).isZero();
         }
         assertThat(Files.readString(f)).isEqualTo("new\n");
@@ -296,9 +364,16 @@ class UpdateProcessTest {
         Files.writeString(f, "a\n");
         Path latch = tmp.resolve("latch");
         Path leftoverPid = tmp.resolve("leftover.pid");
-        assertThat(new ProcessBuilder("mkfifo", latch.toString()).start().waitFor()).isZero();
-        try (CliProcess p = update(f, "sh", "-c", "cat; echo b; (exec 3<>\"$1\"; read x <&3; echo LATE) & echo $! > \"$2\"",
-                "sh", latch.toString(), leftoverPid.toString())) {
+        assertThat(new ProcessBuilder("mkfifo", latch.toString()).start().waitFor())
+                .isZero();
+        try (CliProcess p = update(
+                f,
+                "sh",
+                "-c",
+                "cat; echo b; (exec 3<>\"$1\"; read x <&3; echo LATE) & echo $! > \"$2\"",
+                "sh",
+                latch.toString(),
+                leftoverPid.toString())) {
             assertThat(p.exitCode()).as(p.err()).isZero();
             assertThat(p.err()).contains("stopping what COMMAND left running");
         }
@@ -311,7 +386,9 @@ class UpdateProcessTest {
             org.awaitility.Awaitility.await().atMost(Timing.seconds(20)).until(() -> !RunProcessTest.running(pid));
         }
         assertThat(Files.readString(f)).isEqualTo("a\nb\n");
-        assertThat(survived).as("COMMAND's background child still ran after update exited").isFalse();
+        assertThat(survived)
+                .as("COMMAND's background child still ran after update exited")
+                .isFalse();
     }
 
     /**
@@ -325,8 +402,10 @@ class UpdateProcessTest {
         Files.writeString(f, "1\n");
         Process holder = new ProcessBuilder("flock", "-s", data.toString(), "sh", "-c", "echo ready; read x").start();
         try (CliProcess p = update(f, "sh", "-c", "read n; echo $((n + 1))")) {
-            assertThat(new String(holder.getInputStream().readNBytes(6), java.nio.charset.StandardCharsets.UTF_8)).isEqualTo("ready\n");
-            org.awaitility.Awaitility.await().atMost(Timing.seconds(20))
+            assertThat(new String(holder.getInputStream().readNBytes(6), java.nio.charset.StandardCharsets.UTF_8))
+                    .isEqualTo("ready\n");
+            org.awaitility.Awaitility.await()
+                    .atMost(Timing.seconds(20))
                     .until(() -> p.err().contains("waiting for the flock(2) on " + data.toRealPath()));
             assertThat(p.err()).contains("held by a shared lock of pid " + holder.pid() + " (flock, user ");
             holder.getOutputStream().close();
@@ -345,7 +424,8 @@ class UpdateProcessTest {
             assertThat(p.exitCode()).isEqualTo(64);
             assertThat(p.err()).contains("default lock name").contains("--lock NAME");
         }
-        List<String> args = List.of("update", "--backend", backend, "--lock", "tabbed", f.toString(), "--", "sh", "-c", "echo new");
+        List<String> args =
+                List.of("update", "--backend", backend, "--lock", "tabbed", f.toString(), "--", "sh", "-c", "echo new");
         try (CliProcess p = CliProcess.start(List.of(), Map.of(), args.toArray(new String[0]))) {
             assertThat(p.exitCode()).as(p.err()).isZero();
         }

@@ -59,19 +59,22 @@ class UpdateSafetyProcessTest {
     /** Temporary files of any update, of this code or of earlier versions. */
     private List<Path> temps() throws IOException {
         try (Stream<Path> s = Files.list(data)) {
-            return s.filter(p -> p.getFileName().toString().contains("interlock") && p.getFileName().toString().endsWith(".tmp"))
+            return s.filter(p -> p.getFileName().toString().contains("interlock")
+                            && p.getFileName().toString().endsWith(".tmp"))
                     .toList();
         }
     }
 
     private void assertVictimUntouched() throws IOException {
         assertThat(Files.readString(victim)).isEqualTo("root only\n");
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(victim))).isEqualTo("rw-------");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(victim)))
+                .isEqualTo("rw-------");
     }
 
     /** Still there and still not a regular file, directory or link: not replaced. */
     private static boolean isOther(Path p) throws IOException {
-        return Files.readAttributes(p, java.nio.file.attribute.BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS).isOther();
+        return Files.readAttributes(p, java.nio.file.attribute.BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS)
+                .isOther();
     }
 
     private static void mkfifo(Path p) throws Exception {
@@ -122,8 +125,14 @@ class UpdateSafetyProcessTest {
         Path go = tmp.resolve("go");
         mkfifo(ready);
         mkfifo(go);
-        try (CliProcess p = update(f, "sh", "-c", "cat >/dev/null; echo ready > \"$1\"; read x < \"$2\"; echo new", "sh",
-                ready.toString(), go.toString())) {
+        try (CliProcess p = update(
+                f,
+                "sh",
+                "-c",
+                "cat >/dev/null; echo ready > \"$1\"; read x < \"$2\"; echo new",
+                "sh",
+                ready.toString(),
+                go.toString())) {
             assertThat(awaitLine(ready, p)).isEqualTo("ready");
             List<Path> temps = temps();
             assertThat(temps).as("the temporary file while COMMAND runs").hasSize(1);
@@ -133,11 +142,17 @@ class UpdateSafetyProcessTest {
             release(go);
             int code = p.exitCode();
             assertVictimUntouched();
-            assertThat(Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS)).as("FILE is still a regular file").isTrue();
+            assertThat(Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS))
+                    .as("FILE is still a regular file")
+                    .isTrue();
             assertThat(code).as("stderr: " + p.err()).isEqualTo(73);
             assertThat(Files.readString(f)).isEqualTo("old\n");
-            assertThat(p.err()).contains("was removed or replaced while the new content was made").contains("is unchanged");
-            assertThat(Files.isSymbolicLink(t)).as("what the attacker planted is not ours to remove").isTrue();
+            assertThat(p.err())
+                    .contains("was removed or replaced while the new content was made")
+                    .contains("is unchanged");
+            assertThat(Files.isSymbolicLink(t))
+                    .as("what the attacker planted is not ours to remove")
+                    .isTrue();
         }
     }
 
@@ -155,7 +170,8 @@ class UpdateSafetyProcessTest {
         assertThat(Files.readString(f)).isEqualTo("b\n");
         assertThat(Files.getAttribute(f, "unix:uid")).isEqualTo(1234);
         assertThat(Files.getAttribute(f, "unix:gid")).isEqualTo(2345);
-        assertThat(Integer.toOctalString((Integer) Files.getAttribute(f, "unix:mode") & 07777)).isEqualTo("4640");
+        assertThat(Integer.toOctalString((Integer) Files.getAttribute(f, "unix:mode") & 07777))
+                .isEqualTo("4640");
     }
 
     @Test
@@ -171,7 +187,9 @@ class UpdateSafetyProcessTest {
         Path dev = data.resolve("null");
         // A device node of our own, never /dev/null: an update that wrongly accepted a device would
         // replace it with a regular file, and /dev/null belongs to every process on the machine.
-        Process mk = new ProcessBuilder("mknod", dev.toString(), "c", "1", "3").inheritIO().start();
+        Process mk = new ProcessBuilder("mknod", dev.toString(), "c", "1", "3")
+                .inheritIO()
+                .start();
         assumeTrue(mk.waitFor() == 0, "mknod is not permitted here");
         assertRefused(dev, "is a character device, not a regular file");
         assertThat(isOther(dev)).isTrue();
@@ -207,7 +225,10 @@ class UpdateSafetyProcessTest {
         assertVictimUntouched();
         Path rel = data.resolve("rel");
         Files.createSymbolicLink(rel, Path.of("../victim"));
-        assertRefused(rel, "is a symbolic link to ../victim", "pass the path it points to, " + data.toRealPath() + "/../victim");
+        assertRefused(
+                rel,
+                "is a symbolic link to ../victim",
+                "pass the path it points to, " + data.toRealPath() + "/../victim");
         assertVictimUntouched();
     }
 
@@ -238,21 +259,31 @@ class UpdateSafetyProcessTest {
         mkfifo(ready);
         mkfifo(never);
         long commandPid;
-        try (CliProcess p = update(f, "sh", "-c", "echo $$ > \"$2\"; cat; echo partial; echo ready > \"$1\"; read x < \"$3\"",
-                "sh", ready.toString(), pidFile.toString(), never.toString())) {
+        try (CliProcess p = update(
+                f,
+                "sh",
+                "-c",
+                "echo $$ > \"$2\"; cat; echo partial; echo ready > \"$1\"; read x < \"$3\"",
+                "sh",
+                ready.toString(),
+                pidFile.toString(),
+                never.toString())) {
             assertThat(awaitLine(ready, p)).isEqualTo("ready");
             commandPid = Long.parseLong(Files.readString(pidFile).trim());
             p.process.destroyForcibly(); // SIGKILL
-            assertThat(p.process.waitFor(Timing.seconds(30).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            assertThat(p.process.waitFor(Timing.seconds(30).toMillis(), TimeUnit.MILLISECONDS))
+                    .isTrue();
         } finally {
             // COMMAND outlives interlock (that is supervised elsewhere); stop it here.
-            ProcessHandle.of(Long.parseLong(Files.readString(pidFile).trim())).ifPresent(ProcessHandle::destroyForcibly);
+            ProcessHandle.of(Long.parseLong(Files.readString(pidFile).trim()))
+                    .ifPresent(ProcessHandle::destroyForcibly);
         }
         awaitGone(commandPid);
         assertThat(Files.readString(f)).isEqualTo("1\n");
         List<Path> left = temps();
         assertThat(left).as("the killed writer's temporary file").hasSize(1);
-        String hash = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest("f".getBytes(StandardCharsets.UTF_8)), 0, 8);
+        String hash = HexFormat.of()
+                .formatHex(MessageDigest.getInstance("SHA-256").digest("f".getBytes(StandardCharsets.UTF_8)), 0, 8);
         Path plantedLink = data.resolve(".interlock-" + hash + ".0123456789abcdef.tmp");
         Files.createSymbolicLink(plantedLink, victim);
         Path plantedDir = Files.createDirectory(data.resolve(".interlock-" + hash + ".fedcba9876543210.tmp"));
@@ -261,7 +292,9 @@ class UpdateSafetyProcessTest {
 
         try (CliProcess p = update(f, "sh", "-c", "read n; echo $((n + 1))")) {
             assertThat(p.exitCode()).as(p.err()).isZero();
-            assertThat(left.get(0)).as("the killed writer's temporary file, after the next update").doesNotExist();
+            assertThat(left.get(0))
+                    .as("the killed writer's temporary file, after the next update")
+                    .doesNotExist();
             assertThat(p.err()).contains("removed " + left.get(0).getFileName()).contains("interrupted");
         }
         assertThat(left.get(0).getFileName().toString()).matches("\\.interlock-" + hash + "\\.[0-9a-f]{16}\\.tmp");
@@ -301,10 +334,22 @@ class UpdateSafetyProcessTest {
         Files.writeString(rootsFile, "root's\n");
         Files.setPosixFilePermissions(rootsFile, PosixFilePermissions.fromString("rw-rw-rw-"));
         Path ran = shared.resolve("ran");
-        OtherUser.Ran refused = asUser(nobody, "update", "--backend", "flock:" + userLocks, rootsFile.toString(), "--",
-                "sh", "-c", "touch \"$0\"; echo mine", ran.toString());
+        OtherUser.Ran refused = asUser(
+                nobody,
+                "update",
+                "--backend",
+                "flock:" + userLocks,
+                rootsFile.toString(),
+                "--",
+                "sh",
+                "-c",
+                "touch \"$0\"; echo mine",
+                ran.toString());
         assertThat(refused.exitCode()).as(refused.err()).isEqualTo(73);
-        assertThat(refused.err()).contains("belongs to root (0)").contains("run it as the file's owner").contains("is unchanged");
+        assertThat(refused.err())
+                .contains("belongs to root (0)")
+                .contains("run it as the file's owner")
+                .contains("is unchanged");
         assertThat(ran).doesNotExist();
         assertThat(Files.readString(rootsFile)).isEqualTo("root's\n");
         assertThat(Files.getAttribute(rootsFile, "unix:uid")).isEqualTo(0);
@@ -317,12 +362,14 @@ class UpdateSafetyProcessTest {
         Files.setAttribute(theirs, "unix:uid", nobody);
         Files.setAttribute(theirs, "unix:gid", nobody);
         Files.setPosixFilePermissions(theirs, PosixFilePermissions.fromString("rw-r-----"));
-        OtherUser.Ran own = asUser(nobody, "update", "--backend", "flock:" + userLocks, theirs.toString(), "--", "sed", "s/a/b/");
+        OtherUser.Ran own =
+                asUser(nobody, "update", "--backend", "flock:" + userLocks, theirs.toString(), "--", "sed", "s/a/b/");
         assertThat(own.exitCode()).as(own.err()).isZero();
         assertThat(Files.readString(theirs)).isEqualTo("b\n");
         assertThat(Files.getAttribute(theirs, "unix:uid")).isEqualTo(nobody);
         assertThat(Files.getAttribute(theirs, "unix:gid")).isEqualTo(nobody);
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(theirs))).isEqualTo("rw-r-----");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(theirs)))
+                .isEqualTo("rw-r-----");
     }
 
     private OtherUser.Ran asUser(int uid, String... args) throws Exception {

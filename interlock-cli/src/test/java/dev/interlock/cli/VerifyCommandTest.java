@@ -47,9 +47,13 @@ class VerifyCommandTest {
                 Arguments.of(List.of("--name", "a\nb"), "bad lock name"),
                 Arguments.of(List.of("--lead", "r1"), "--lead needs --hosts K"),
                 Arguments.of(List.of("--hosts", "2"), "--hosts goes with --lead"),
-                Arguments.of(List.of("--lead", "r1", "--hosts", "2", "--join", "r1"), "--lead and --join exclude each other"),
+                Arguments.of(
+                        List.of("--lead", "r1", "--hosts", "2", "--join", "r1"),
+                        "--lead and --join exclude each other"),
                 Arguments.of(List.of("--join", "../up"), "bad RUN-ID '../up'"),
-                Arguments.of(List.of("--join", "r1", "--name", "x"), "--join takes the lock name and the duration from the lead's plan"),
+                Arguments.of(
+                        List.of("--join", "r1", "--name", "x"),
+                        "--join takes the lock name and the duration from the lead's plan"),
                 Arguments.of(List.of("--shared-dir", "/tmp"), "--shared-dir goes with --lead or --join"),
                 Arguments.of(List.of("--backend", "mem:x", "--join", "r1"), "--join on mem: needs --shared-dir DIR"));
     }
@@ -58,7 +62,10 @@ class VerifyCommandTest {
     @MethodSource("usageErrors")
     void badOptions_are64_andSayWhatToFix(List<String> args, String message) {
         assertThat(verify(args.toArray(new String[0]))).as(err.toString()).isEqualTo(64);
-        assertThat(err.toString()).startsWith("interlock: ").contains(message).contains("interlock verify --help")
+        assertThat(err.toString())
+                .startsWith("interlock: ")
+                .contains(message)
+                .contains("interlock verify --help")
                 .doesNotContainPattern("[A-Za-z]+(Exception|Error)\\b");
         assertThat(out.toString()).isEmpty();
     }
@@ -75,14 +82,17 @@ class VerifyCommandTest {
     void aMissingDirectory_is69_withTheBackendsReason() {
         Path missing = tmp.resolve("no/such/dir");
         assertThat(verify("--backend", "flock:" + missing)).isEqualTo(69);
-        assertThat(err.toString()).startsWith("interlock: flock:" + missing + " - lock directory " + missing + " does not exist");
+        assertThat(err.toString())
+                .startsWith("interlock: flock:" + missing + " - lock directory " + missing + " does not exist");
     }
 
     @Test
     void aBackendThatCannotLock_is69_withTheReason() {
         assertThat(verify("--backend", "broken:unusable")).isEqualTo(69);
-        assertThat(err.toString()).startsWith("interlock: cannot lock 'interlock-verify-")
-                .contains("on broken:unusable: broken:unusable - connection refused by the lock server (is it running?)");
+        assertThat(err.toString())
+                .startsWith("interlock: cannot lock 'interlock-verify-")
+                .contains(
+                        "on broken:unusable: broken:unusable - connection refused by the lock server (is it running?)");
     }
 
     @Test
@@ -94,25 +104,51 @@ class VerifyCommandTest {
     @Test
     void joiningARunThatNeverStarts_givesUpAfterTheJoinTimeout_withWhatToDo() throws IOException {
         Path shared = Files.createDirectory(tmp.resolve("shared"));
-        assertThat(verify("--backend", "flock:" + tmp.resolve("locks"), "--join", "r9", "--shared-dir", shared.toString(),
-                "--join-timeout", "300ms")).isEqualTo(1);
-        assertThat(err.toString()).contains("no run r9 in " + shared + " after 300ms: start 'interlock verify --lead r9 --hosts K'");
+        assertThat(verify(
+                        "--backend",
+                        "flock:" + tmp.resolve("locks"),
+                        "--join",
+                        "r9",
+                        "--shared-dir",
+                        shared.toString(),
+                        "--join-timeout",
+                        "300ms"))
+                .isEqualTo(1);
+        assertThat(err.toString())
+                .contains("no run r9 in " + shared + " after 300ms: start 'interlock verify --lead r9 --hosts K'");
     }
 
     @Test
     void aRunIdInUse_isRefused() throws IOException {
         Path shared = Files.createDirectories(tmp.resolve("shared/r1"));
-        assertThat(verify("--backend", "flock:" + tmp.resolve("locks"), "--lead", "r1", "--hosts", "2", "--shared-dir",
-                shared.getParent().toString())).isEqualTo(64);
-        assertThat(err.toString()).contains("run r1 already exists in " + shared.getParent() + ": choose another RUN-ID");
+        assertThat(verify(
+                        "--backend",
+                        "flock:" + tmp.resolve("locks"),
+                        "--lead",
+                        "r1",
+                        "--hosts",
+                        "2",
+                        "--shared-dir",
+                        shared.getParent().toString()))
+                .isEqualTo(64);
+        assertThat(err.toString())
+                .contains("run r1 already exists in " + shared.getParent() + ": choose another RUN-ID");
     }
 
     /** A mistyped --shared-dir used to be created with its parents, and the lead then waited 2 minutes for hosts that never saw it. */
     @Test
     void aMissingSharedDir_isRefusedAtOnce_andNotCreated() {
         Path missing = tmp.resolve("typo/shared");
-        assertThat(verify("--backend", "flock:" + tmp.resolve("locks"), "--lead", "r1", "--hosts", "2", "--shared-dir",
-                missing.toString())).isEqualTo(64);
+        assertThat(verify(
+                        "--backend",
+                        "flock:" + tmp.resolve("locks"),
+                        "--lead",
+                        "r1",
+                        "--hosts",
+                        "2",
+                        "--shared-dir",
+                        missing.toString()))
+                .isEqualTo(64);
         assertThat(err.toString()).contains("--shared-dir " + missing + " is not a directory");
         assertThat(tmp.resolve("typo")).doesNotExist();
     }
@@ -124,9 +160,25 @@ class VerifyCommandTest {
     @Test
     void aLeadWhoseHostsNeverCome_removesItsRunDirectory_andSaysSo() throws IOException {
         Path shared = Files.createDirectory(tmp.resolve("shared"));
-        assertThat(verify("--backend", "flock:" + tmp.resolve("locks"), "--lead", "r1", "--hosts", "2", "--processes", "1",
-                "--shared-dir", shared.toString(), "--join-timeout", "300ms", "--duration", "100ms")).as(err.toString()).isEqualTo(1);
-        assertThat(err.toString()).contains("only 1 of 2 hosts of run r1 were ready after 300ms")
+        assertThat(verify(
+                        "--backend",
+                        "flock:" + tmp.resolve("locks"),
+                        "--lead",
+                        "r1",
+                        "--hosts",
+                        "2",
+                        "--processes",
+                        "1",
+                        "--shared-dir",
+                        shared.toString(),
+                        "--join-timeout",
+                        "300ms",
+                        "--duration",
+                        "100ms"))
+                .as(err.toString())
+                .isEqualTo(1);
+        assertThat(err.toString())
+                .contains("only 1 of 2 hosts of run r1 were ready after 300ms")
                 .contains("the run directory " + shared.resolve("r1") + " was removed");
         assertThat(shared.resolve("r1")).doesNotExist();
         assertThat(shared).exists();

@@ -43,7 +43,9 @@ class VerifyFilesTest {
         Files.createSymbolicLink(locks.resolve("interlock-verify-2"), target);
         VerifyFiles.removeLockFiles("flock", locks, "interlock-verify-2");
         assertThat(target).hasContent("x");
-        assertThat(locks.resolve("interlock-verify-2")).as("not a regular file: left alone").isSymbolicLink();
+        assertThat(locks.resolve("interlock-verify-2"))
+                .as("not a regular file: left alone")
+                .isSymbolicLink();
     }
 
     @Test
@@ -60,11 +62,14 @@ class VerifyFilesTest {
         Path parent = Files.createDirectory(tmp.resolve("p"));
         Files.setPosixFilePermissions(parent, PosixFilePermissions.fromString("rwxrwxrwx"));
         VerifyFiles.createLikeParent(parent.resolve("run"), true);
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(parent.resolve("run")))).isEqualTo("rwxrwxr-x");
-        assertThatThrownBy(() -> VerifyFiles.createLikeParent(parent.resolve("run"), true)).isInstanceOf(FileAlreadyExistsException.class);
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(parent.resolve("run"))))
+                .isEqualTo("rwxrwxr-x");
+        assertThatThrownBy(() -> VerifyFiles.createLikeParent(parent.resolve("run"), true))
+                .isInstanceOf(FileAlreadyExistsException.class);
         VerifyFiles.createLikeParent(parent.resolve("run"), false);
         Files.createSymbolicLink(parent.resolve("link"), tmp);
-        assertThatThrownBy(() -> VerifyFiles.createLikeParent(parent.resolve("link"), false)).isInstanceOf(CliException.class)
+        assertThatThrownBy(() -> VerifyFiles.createLikeParent(parent.resolve("link"), false))
+                .isInstanceOf(CliException.class)
                 .hasMessageContaining("is not a directory (a symbolic link, or a file): remove it");
     }
 }

@@ -64,7 +64,8 @@ class VerifyIT {
     CliProcess verifyWrapped(List<String> prefix, String... args) throws IOException {
         List<String> all = new ArrayList<>(List.of("verify"));
         all.addAll(List.of(args));
-        CliProcess p = CliProcess.startWrapped(prefix, List.of("-Djava.io.tmpdir=" + scratch), all.toArray(new String[0]));
+        CliProcess p =
+                CliProcess.startWrapped(prefix, List.of("-Djava.io.tmpdir=" + scratch), all.toArray(new String[0]));
         clis.add(p);
         return p;
     }
@@ -74,10 +75,21 @@ class VerifyIT {
     }
 
     static void requireUnshare() throws Exception {
-        Process p = new ProcessBuilder("unshare", "--mount", "--pid", "--uts", "--fork", "--mount-proc", "--time", "--kill-child", "true")
-                .redirectErrorStream(true).start();
+        Process p = new ProcessBuilder(
+                        "unshare",
+                        "--mount",
+                        "--pid",
+                        "--uts",
+                        "--fork",
+                        "--mount-proc",
+                        "--time",
+                        "--kill-child",
+                        "true")
+                .redirectErrorStream(true)
+                .start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assumeTrue(p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0,
+        assumeTrue(
+                p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0,
                 "simulating other hosts needs root and 'unshare --mount --pid --uts --time' (Linux 5.6): " + out);
     }
 
@@ -96,7 +108,8 @@ class VerifyIT {
         CliProcess p = verify("--backend", "flock:" + locks, "--processes", "3", "--duration", "2s");
         assertThat(exit(p)).as(p.out() + p.err()).isEqualTo(0);
         String out = p.out();
-        assertThat(out).startsWith("interlock verify: flock:" + locks + ", lock 'interlock-verify-")
+        assertThat(out)
+                .startsWith("interlock verify: flock:" + locks + ", lock 'interlock-verify-")
                 .contains("3 processes, 2s, 25% shared")
                 .containsPattern("(?m)^file system   \\S+ \\(statfs 0x[0-9A-F]+\\)")
                 .containsPattern("(?m)^acquisitions  [1-9]\\d* \\(\\d+ exclusive, \\d+ shared\\), \\d+/s$")
@@ -105,26 +118,44 @@ class VerifyIT {
                 .containsPattern("(?m)^hand-off      p50 \\S+, p95 \\S+, p99 \\S+, max \\S+ \\(\\d+ hand-offs")
                 .containsPattern("(?m)^longest wait  \\S+ \\(w\\d@")
                 .containsPattern("(?m)^result        mutual exclusion held \\(exit 0\\)$");
-        assertThat(p.err()).as("no progress line when stderr is not a terminal").doesNotContain("\r").isEmpty();
-        assertThat(names(scratch)).as("the private directory of the counter and the records is removed").isEmpty();
+        assertThat(p.err())
+                .as("no progress line when stderr is not a terminal")
+                .doesNotContain("\r")
+                .isEmpty();
+        assertThat(names(scratch))
+                .as("the private directory of the counter and the records is removed")
+                .isEmpty();
         assertThat(names(locks)).as("the made-up lock's file is removed").containsExactly(".gates");
         assertThat(names(locks.resolve(".gates"))).isEmpty();
     }
 
     @Test
     void dir_crashTest_killedHoldersAreReplaced_andExclusionHolds_json() throws Exception {
-        CliProcess p = verify("--backend", "dir:" + locks, "--processes", "3", "--duration", "3s", "--crash-test", "--json",
-                "--name", "crash");
+        CliProcess p = verify(
+                "--backend",
+                "dir:" + locks,
+                "--processes",
+                "3",
+                "--duration",
+                "3s",
+                "--crash-test",
+                "--json",
+                "--name",
+                "crash");
         assertThat(exit(p)).as(p.out() + p.err()).isEqualTo(0);
         String json = p.out().trim();
-        assertThat(json).startsWith("{\"result\":\"held\",\"exitCode\":0,\"backend\":\"dir:" + locks + "\",\"name\":\"crash\"")
+        assertThat(json)
+                .startsWith("{\"result\":\"held\",\"exitCode\":0,\"backend\":\"dir:" + locks + "\",\"name\":\"crash\"")
                 .contains("\"violations\":[]")
                 .contains("\"lostIncrements\":0")
                 .contains("\"fileSystem\":{\"path\":\"" + locks + "\"")
                 .doesNotContain("\n");
-        Matcher kills = Pattern.compile("\"crashTest\":\\{\"kills\":(\\d),\"recoveryMicros\":\\[([0-9,null]*)]}").matcher(json);
+        Matcher kills = Pattern.compile("\"crashTest\":\\{\"kills\":(\\d),\"recoveryMicros\":\\[([0-9,null]*)]}")
+                .matcher(json);
         assertThat(kills.find()).as(json).isTrue();
-        assertThat(Integer.parseInt(kills.group(1))).as("holders killed inside their section").isEqualTo(3);
+        assertThat(Integer.parseInt(kills.group(1)))
+                .as("holders killed inside their section")
+                .isEqualTo(3);
         assertThat(kills.group(2).split(",")).hasSize(Integer.parseInt(kills.group(1)));
         assertThat(json).containsPattern("\"killedExclusiveSections\":" + kills.group(1));
         assertThat(names(locks)).as("a --name lock is the user's: kept").contains("crash");
@@ -141,14 +172,30 @@ class VerifyIT {
         Process holder = new ProcessBuilder("flock", held.resolve("crash").toString(), "sleep", "600").start();
         try {
             Path wrapper = tmp.resolve("blocked-worker");
-            Files.writeString(wrapper, "#!/bin/sh\n" + VerifyWorker.BACKEND_ENV + "=" + shellQuote("flock:" + held) + " exec \"$@\"\n");
+            Files.writeString(
+                    wrapper,
+                    "#!/bin/sh\n" + VerifyWorker.BACKEND_ENV + "=" + shellQuote("flock:" + held) + " exec \"$@\"\n");
             Files.setPosixFilePermissions(wrapper, PosixFilePermissions.fromString("rwx------"));
-            CliProcess p = CliProcess.start(List.of("-Djava.io.tmpdir=" + scratch, "-D" + VerifyWorkers.WRAPPER_PROPERTY + "=" + wrapper),
-                    Map.of(), "verify", "--backend", "dir:" + locks, "--processes", "4", "--duration", "4s", "--crash-test", "--json",
-                    "--name", "crash");
+            CliProcess p = CliProcess.start(
+                    List.of("-Djava.io.tmpdir=" + scratch, "-D" + VerifyWorkers.WRAPPER_PROPERTY + "=" + wrapper),
+                    Map.of(),
+                    "verify",
+                    "--backend",
+                    "dir:" + locks,
+                    "--processes",
+                    "4",
+                    "--duration",
+                    "4s",
+                    "--crash-test",
+                    "--json",
+                    "--name",
+                    "crash");
             clis.add(p);
             assertThat(exit(p)).as(p.out() + p.err()).isEqualTo(0);
-            assertThat(p.out()).as(p.out()).contains("\"crashTest\":{\"kills\":3,").contains("\"warnings\":[]");
+            assertThat(p.out())
+                    .as(p.out())
+                    .contains("\"crashTest\":{\"kills\":3,")
+                    .contains("\"warnings\":[]");
         } finally {
             holder.destroy();
         }
@@ -157,18 +204,26 @@ class VerifyIT {
     @Test
     void aBackendThatDoesNotExclude_isReportedViolated_withTheEvidence_andTheRecordsKept() throws Exception {
         Path keep = tmp.resolve("evidence");
-        CliProcess p = verify("--backend", "broken:grant", "--processes", "3", "--duration", "2s", "--keep", keep.toString());
+        CliProcess p =
+                verify("--backend", "broken:grant", "--processes", "3", "--duration", "2s", "--keep", keep.toString());
         assertThat(exit(p)).as(p.out() + p.err()).isEqualTo(2);
         String out = p.out();
-        assertThat(out).containsPattern("(?m)^exclusion     VIOLATED: (at least )?\\d+ violations")
-                .containsPattern("(?m)^  (lost increment: two exclusive sections read \\d+ and both wrote \\d+: EX token \\d+ read \\d+ \\[\\d+, \\d+] from w\\d@\\S+ and EX token"
-                        + "|counter is \\d+ after \\d+ exclusive sections from 0: \\d+ increments lost)")
-                .containsPattern("(?m)^  overlap: (EX|SH) token \\d+ .* from w\\d@\\S+ and (EX|SH) token \\d+ .* from w\\d@")
+        assertThat(out)
+                .containsPattern("(?m)^exclusion     VIOLATED: (at least )?\\d+ violations")
+                .containsPattern(
+                        "(?m)^  (lost increment: two exclusive sections read \\d+ and both wrote \\d+: EX token \\d+ read \\d+ \\[\\d+, \\d+] from w\\d@\\S+ and EX token"
+                                + "|counter is \\d+ after \\d+ exclusive sections from 0: \\d+ increments lost)")
+                .containsPattern(
+                        "(?m)^  overlap: (EX|SH) token \\d+ .* from w\\d@\\S+ and (EX|SH) token \\d+ .* from w\\d@")
                 .containsPattern("(?m)^counter       \\d+ after \\d+ exclusive sections: \\d+ increments lost$")
-                .containsPattern("(?m)^result        MUTUAL EXCLUSION VIOLATED \\(exit 2\\).*the records are in " + Pattern.quote(keep.toString()));
-        assertThat(names(keep)).contains("counter", "host", "kills.log", "worker-0.log", "worker-1.log", "worker-2.log", "worker-0.err");
+                .containsPattern("(?m)^result        MUTUAL EXCLUSION VIOLATED \\(exit 2\\).*the records are in "
+                        + Pattern.quote(keep.toString()));
+        assertThat(names(keep))
+                .contains(
+                        "counter", "host", "kills.log", "worker-0.log", "worker-1.log", "worker-2.log", "worker-0.err");
         assertThat(Files.getPosixFilePermissions(keep)).isEqualTo(PosixFilePermissions.fromString("rwx------"));
-        assertThat(Files.readAllLines(keep.resolve("worker-0.log"))).anyMatch(l -> l.matches("(EX|SH) \\d+ -?\\d+ \\S+ \\d+ \\d+ \\d+"));
+        assertThat(Files.readAllLines(keep.resolve("worker-0.log")))
+                .anyMatch(l -> l.matches("(EX|SH) \\d+ -?\\d+ \\S+ \\d+ \\d+ \\d+"));
     }
 
     @Test
@@ -177,31 +232,69 @@ class VerifyIT {
         // Odd-numbered workers see the lock directory's path as a bind mount of another directory.
         Path other = Files.createDirectory(tmp.resolve("other"));
         Path wrapper = tmp.resolve("other-namespace");
-        Files.writeString(wrapper, "#!/bin/sh\nexec unshare --mount sh -c 'mount --bind " + shellQuote(other.toString()) + " "
-                + shellQuote(locks.toString()) + " && exec \"$@\"' sh \"$@\"\n");
+        Files.writeString(
+                wrapper,
+                "#!/bin/sh\nexec unshare --mount sh -c 'mount --bind " + shellQuote(other.toString()) + " "
+                        + shellQuote(locks.toString()) + " && exec \"$@\"' sh \"$@\"\n");
         Files.setPosixFilePermissions(wrapper, PosixFilePermissions.fromString("rwx------"));
-        CliProcess p = CliProcess.start(List.of("-Djava.io.tmpdir=" + scratch, "-D" + VerifyWorkers.WRAPPER_PROPERTY + "=" + wrapper),
-                Map.of(), "verify", "--backend", "flock:" + locks, "--processes", "3", "--duration", "2s", "--name", "job");
+        CliProcess p = CliProcess.start(
+                List.of("-Djava.io.tmpdir=" + scratch, "-D" + VerifyWorkers.WRAPPER_PROPERTY + "=" + wrapper),
+                Map.of(),
+                "verify",
+                "--backend",
+                "flock:" + locks,
+                "--processes",
+                "3",
+                "--duration",
+                "2s",
+                "--name",
+                "job");
         clis.add(p);
         assertThat(exit(p)).as(p.out() + p.err()).isEqualTo(2);
-        assertThat(p.out()).containsPattern("(?m)^exclusion     VIOLATED")
+        assertThat(p.out())
+                .containsPattern("(?m)^exclusion     VIOLATED")
                 .containsPattern("(?m)^  (overlap|lost increment|counter is)");
-        assertThat(names(other)).as("the odd worker really locked the other directory").contains("job");
+        assertThat(names(other))
+                .as("the odd worker really locked the other directory")
+                .contains("job");
     }
 
     @Test
     void twoHosts_withUnrelatedClocks_holdOnDir_andMergeWithoutComparingClocks() throws Exception {
         requireUnshare();
         Path shared = Files.createDirectory(tmp.resolve("shared"));
-        CliProcess leadHost = verify("--backend", "dir:" + locks, "--lead", "run1", "--hosts", "2", "--processes", "2",
-                "--duration", "2s", "--shared-dir", shared.toString(), "--json");
-        CliProcess other = verifyWrapped(otherHost(null), "--backend", "dir:" + locks, "--join", "run1", "--processes", "2",
-                "--shared-dir", shared.toString(), "--json");
+        CliProcess leadHost = verify(
+                "--backend",
+                "dir:" + locks,
+                "--lead",
+                "run1",
+                "--hosts",
+                "2",
+                "--processes",
+                "2",
+                "--duration",
+                "2s",
+                "--shared-dir",
+                shared.toString(),
+                "--json");
+        CliProcess other = verifyWrapped(
+                otherHost(null),
+                "--backend",
+                "dir:" + locks,
+                "--join",
+                "run1",
+                "--processes",
+                "2",
+                "--shared-dir",
+                shared.toString(),
+                "--json");
         assertThat(exit(leadHost)).as(leadHost.out() + leadHost.err()).isEqualTo(0);
         assertThat(exit(other)).as(other.out() + other.err()).isEqualTo(0);
         String json = leadHost.out();
-        assertThat(json).contains("\"result\":\"held\"", "\"runId\":\"run1\"", "\"violations\":[]", "\"lostIncrements\":0");
-        Matcher hosts = Pattern.compile("\\{\"host\":\"([^\"]+)\",\"clock\":\"([^\"]+)\",\"processes\":2,\"acquisitions\":([1-9]\\d*)")
+        assertThat(json)
+                .contains("\"result\":\"held\"", "\"runId\":\"run1\"", "\"violations\":[]", "\"lostIncrements\":0");
+        Matcher hosts = Pattern.compile(
+                        "\\{\"host\":\"([^\"]+)\",\"clock\":\"([^\"]+)\",\"processes\":2,\"acquisitions\":([1-9]\\d*)")
                 .matcher(json);
         List<String> clocks = new ArrayList<>();
         List<String> hostNames = new ArrayList<>();
@@ -213,9 +306,12 @@ class VerifyIT {
         assertThat(clocks.get(0)).as("a time namespace is another clock").isNotEqualTo(clocks.get(1));
         Matcher total = Pattern.compile("\"acquisitions\":(\\d+)").matcher(json);
         assertThat(total.find()).isTrue();
-        assertThat(other.out()).as("every host prints the merged result")
+        assertThat(other.out())
+                .as("every host prints the merged result")
                 .contains("\"result\":\"held\"", "\"acquisitions\":" + total.group(1) + ",");
-        assertThat(names(shared)).as("the lead removes the run once every host has read it").isEmpty();
+        assertThat(names(shared))
+                .as("the lead removes the run once every host has read it")
+                .isEmpty();
     }
 
     @Test
@@ -223,15 +319,35 @@ class VerifyIT {
         requireUnshare();
         Path shared = Files.createDirectory(tmp.resolve("shared"));
         Path elsewhere = Files.createDirectory(tmp.resolve("elsewhere"));
-        CliProcess leadHost = verify("--backend", "dir:" + locks, "--lead", "run2", "--hosts", "2", "--processes", "2",
-                "--duration", "2s", "--shared-dir", shared.toString());
-        CliProcess other = verifyWrapped(otherHost(elsewhere), "--backend", "dir:" + locks, "--join", "run2", "--processes", "2",
-                "--shared-dir", shared.toString());
+        CliProcess leadHost = verify(
+                "--backend",
+                "dir:" + locks,
+                "--lead",
+                "run2",
+                "--hosts",
+                "2",
+                "--processes",
+                "2",
+                "--duration",
+                "2s",
+                "--shared-dir",
+                shared.toString());
+        CliProcess other = verifyWrapped(
+                otherHost(elsewhere),
+                "--backend",
+                "dir:" + locks,
+                "--join",
+                "run2",
+                "--processes",
+                "2",
+                "--shared-dir",
+                shared.toString());
         assertThat(exit(leadHost)).as(leadHost.out() + leadHost.err()).isEqualTo(2);
         assertThat(exit(other)).as(other.out() + other.err()).isEqualTo(2);
         for (CliProcess p : List.of(leadHost, other)) {
             // Clocks differ: only the counter and the tokens can tell, and they do.
-            assertThat(p.out()).containsPattern("(?m)^exclusion     VIOLATED")
+            assertThat(p.out())
+                    .containsPattern("(?m)^exclusion     VIOLATED")
                     .containsPattern("(?m)^  (lost increment|counter is|token order|token \\d+ issued twice)")
                     .doesNotContainPattern("(?m)^  overlap");
         }
@@ -242,24 +358,53 @@ class VerifyIT {
      * 100000s ahead); with {@code lockDirThere}, the lock directory is that directory there.
      */
     List<String> otherHost(Path lockDirThere) {
-        String setup = "hostname other-host" + (lockDirThere == null ? ""
-                : " && mount --bind " + shellQuote(lockDirThere.toString()) + " " + shellQuote(locks.toString()));
-        return List.of("unshare", "--mount", "--uts", "--pid", "--fork", "--mount-proc", "--time", "--monotonic", "100000",
-                "--kill-child", "sh", "-c", setup + " && exec \"$@\"", "sh");
+        String setup = "hostname other-host"
+                + (lockDirThere == null
+                        ? ""
+                        : " && mount --bind " + shellQuote(lockDirThere.toString()) + " "
+                                + shellQuote(locks.toString()));
+        return List.of(
+                "unshare",
+                "--mount",
+                "--uts",
+                "--pid",
+                "--fork",
+                "--mount-proc",
+                "--time",
+                "--monotonic",
+                "100000",
+                "--kill-child",
+                "sh",
+                "-c",
+                setup + " && exec \"$@\"",
+                "sh");
     }
 
     @Test
     void onATerminal_aLiveProgressLine_goesToStderr() throws Exception {
         assumeTrue(Files.isExecutable(Path.of("/usr/bin/script")), "needs script(1) from util-linux for a terminal");
-        List<String> java = ChildJvm.builder(Main.class, List.of("-Djava.io.tmpdir=" + scratch), "verify", "--backend",
-                "flock:" + locks, "--processes", "2", "--duration", "1s").command();
+        List<String> java = ChildJvm.builder(
+                        Main.class,
+                        List.of("-Djava.io.tmpdir=" + scratch),
+                        "verify",
+                        "--backend",
+                        "flock:" + locks,
+                        "--processes",
+                        "2",
+                        "--duration",
+                        "1s")
+                .command();
         String cmd = java.stream().map(VerifyIT::shellQuote).collect(Collectors.joining(" "));
-        Process p = new ProcessBuilder("/usr/bin/script", "-qfec", cmd, "/dev/null").redirectErrorStream(true).start();
+        Process p = new ProcessBuilder("/usr/bin/script", "-qfec", cmd, "/dev/null")
+                .redirectErrorStream(true)
+                .start();
         p.getOutputStream().close();
         String tty = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
         assertThat(p.exitValue()).as(tty).isEqualTo(0);
-        assertThat(tty).contains("\rverify: ").containsPattern("\rverify: \\d\\.\\ds of 1s, \\d+ acquisitions")
+        assertThat(tty)
+                .contains("\rverify: ")
+                .containsPattern("\rverify: \\d\\.\\ds of 1s, \\d+ acquisitions")
                 .contains("result        mutual exclusion held");
     }
 
@@ -270,7 +415,8 @@ class VerifyIT {
         org.awaitility.Awaitility.await().atMost(Timing.seconds(30)).until(() -> {
             assertThat(p.process.isAlive()).as(p.err()).isTrue();
             try (Stream<Path> s = Files.walk(scratch)) {
-                return s.anyMatch(f -> f.getFileName().toString().equals("worker-0.log") && f.toFile().length() > 0);
+                return s.anyMatch(f -> f.getFileName().toString().equals("worker-0.log")
+                        && f.toFile().length() > 0);
             }
         });
         List<ProcessHandle> workers = p.process.descendants().collect(Collectors.toList());

@@ -27,7 +27,8 @@ import org.junit.jupiter.api.io.TempDir;
  * which caches like an NFS client; time passes on {@link FakePace}, without sleeping.
  */
 class VerifyRunDirTest {
-    private static final VerifyRunDir.Plan PLAN = new VerifyRunDir.Plan("job", Duration.ofSeconds(5).toNanos(), 2);
+    private static final VerifyRunDir.Plan PLAN =
+            new VerifyRunDir.Plan("job", Duration.ofSeconds(5).toNanos(), 2);
 
     @TempDir
     Path tmp;
@@ -39,7 +40,8 @@ class VerifyRunDirTest {
     void lead_sharedDirectoryWithoutItsParent_is69_andCreatesNothing() {
         Path shared = tmp.resolve("not-mounted/shared");
         assertThatThrownBy(() -> VerifyRunDir.lead(shared, "r1", PLAN, VerifyRunDir.View.FILE_SYSTEM, pace))
-                .isInstanceOfSatisfying(CliException.class, e -> assertThat(e.exitCode()).isEqualTo(69))
+                .isInstanceOfSatisfying(
+                        CliException.class, e -> assertThat(e.exitCode()).isEqualTo(69))
                 .hasMessageContaining(tmp.resolve("not-mounted") + " does not exist");
         assertThat(tmp.resolve("not-mounted")).doesNotExist();
     }
@@ -50,12 +52,16 @@ class VerifyRunDirTest {
         Files.createDirectories(shared.getParent());
         NfsClientView joiner = new NfsClientView(tmp, 0);
         assertThatThrownBy(() -> joiner.readLines(shared.resolve("r1/plan"))).isInstanceOf(NoSuchFileException.class);
-        pace.at(Duration.ofSeconds(3), () -> VerifyRunDir.lead(shared, "r1", PLAN, VerifyRunDir.View.FILE_SYSTEM, pace));
+        pace.at(
+                Duration.ofSeconds(3),
+                () -> VerifyRunDir.lead(shared, "r1", PLAN, VerifyRunDir.View.FILE_SYSTEM, pace));
 
         VerifyRunDir run = VerifyRunDir.join(shared, "r1", Duration.ofMinutes(2), joiner, pace);
 
         assertThat(run.plan()).isEqualTo(PLAN);
-        assertThat(pace.elapsed()).as("found at the first look after the lead wrote it").isLessThan(Duration.ofSeconds(4));
+        assertThat(pace.elapsed())
+                .as("found at the first look after the lead wrote it")
+                .isLessThan(Duration.ofSeconds(4));
     }
 
     @Test
@@ -78,7 +84,9 @@ class VerifyRunDirTest {
         Path b = lead.newHostDir("b");
         NfsClientView view = new NfsClientView(tmp, 6);
         VerifyRunDir joiner = VerifyRunDir.join(shared, "r1", Duration.ofMinutes(2), view, pace);
-        assertThat(joiner.await("host", joiner.deadlineIn(Duration.ZERO), n -> { })).as("looked before they existed").isEmpty();
+        assertThat(joiner.await("host", joiner.deadlineIn(Duration.ZERO), n -> {}))
+                .as("looked before they existed")
+                .isEmpty();
         lead.mark(a, "host");
         lead.mark(b, "host");
         List<Integer> seen = new ArrayList<>();
@@ -87,7 +95,9 @@ class VerifyRunDirTest {
 
         assertThat(hosts).containsExactlyInAnyOrder(a, b);
         assertThat(seen).startsWith(0).endsWith(2);
-        assertThat(pace.pauses).as("the pause doubles, up to its longest").contains(50L, 100L, 200L, 400L, 800L)
+        assertThat(pace.pauses)
+                .as("the pause doubles, up to its longest")
+                .contains(50L, 100L, 200L, 400L, 800L)
                 .allMatch(ms -> ms <= VerifyRunDir.LONGEST_PAUSE_MS);
     }
 
@@ -100,9 +110,11 @@ class VerifyRunDirTest {
         VerifyRunDir joiner = VerifyRunDir.join(shared, "r1", Duration.ofMinutes(2), new NfsClientView(tmp, 0), pace);
         pace.at(Duration.ofSeconds(30), () -> VerifyFiles.deleteTree(lead.run));
 
-        assertThatThrownBy(() -> joiner.await("host", joiner.deadlineIn(Duration.ofMinutes(2)), n -> { }))
-                .isInstanceOfSatisfying(CliException.class, e -> assertThat(e.exitCode()).isEqualTo(ExitCodes.UNAVAILABLE))
-                .hasMessage("cannot read the other hosts' records: the run directory " + lead.run + " was removed (by the lead,"
+        assertThatThrownBy(() -> joiner.await("host", joiner.deadlineIn(Duration.ofMinutes(2)), n -> {}))
+                .isInstanceOfSatisfying(
+                        CliException.class, e -> assertThat(e.exitCode()).isEqualTo(ExitCodes.UNAVAILABLE))
+                .hasMessage("cannot read the other hosts' records: the run directory " + lead.run
+                        + " was removed (by the lead,"
                         + " which waits up to --join-timeout for every host to read it, or by hand); this host's result is unknown:"
                         + " run again with a new RUN-ID");
     }
@@ -138,7 +150,8 @@ class VerifyRunDirTest {
 
     /** The lead's run r1 in {@code tmp/shared}, made on the real file system. */
     private VerifyRunDir leadRun() throws IOException {
-        return VerifyRunDir.lead(Files.createDirectories(tmp.resolve("shared")), "r1", PLAN, VerifyRunDir.View.FILE_SYSTEM, pace);
+        return VerifyRunDir.lead(
+                Files.createDirectories(tmp.resolve("shared")), "r1", PLAN, VerifyRunDir.View.FILE_SYSTEM, pace);
     }
 
     /**

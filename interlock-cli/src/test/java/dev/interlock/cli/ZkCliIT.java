@@ -68,7 +68,8 @@ class ZkCliIT {
         assertThat(once.out()).containsPattern("token=[1-9][0-9]*");
 
         Path pid = tmp.resolve("child.pid");
-        CliProcess holder = cli("run", "--backend", backend, "x", "--", "sh", "-c", "sleep 60 & echo $$ > " + pid + "; wait");
+        CliProcess holder =
+                cli("run", "--backend", backend, "x", "--", "sh", "-c", "sleep 60 & echo $$ > " + pid + "; wait");
         await().atMost(Timing.seconds(20)).until(() -> Files.exists(pid) && Files.size(pid) > 0);
         long shell = Long.parseLong(Files.readString(pid).trim());
         CliProcess busy = cli("run", "-n", "--backend", backend, "x", "--", "true");
@@ -102,18 +103,38 @@ class ZkCliIT {
             Files.writeString(lines, "");
             String viaProxy = "zk://127.0.0.1:" + proxy.port() + "/cut?session=5s";
             String direct = "zk://" + fast.getConnectString() + "/cut?session=5s";
-            CliProcess old = cli("run", "--backend", viaProxy, "x", "--", "sh", "-c", "while :; do echo old >> " + lines + "; sleep 0.02; done");
-            await().atMost(Timing.seconds(20)).until(() -> Files.readString(lines).contains("old"));
+            CliProcess old = cli(
+                    "run",
+                    "--backend",
+                    viaProxy,
+                    "x",
+                    "--",
+                    "sh",
+                    "-c",
+                    "while :; do echo old >> " + lines + "; sleep 0.02; done");
+            await().atMost(Timing.seconds(20))
+                    .until(() -> Files.readString(lines).contains("old"));
             proxy.blackhole();
-            CliProcess next = cli("run", "--backend", direct, "x", "--", "sh", "-c",
+            CliProcess next = cli(
+                    "run",
+                    "--backend",
+                    direct,
+                    "x",
+                    "--",
+                    "sh",
+                    "-c",
                     "echo start >> " + lines + "; sleep 1; echo end >> " + lines);
             assertThat(old.exitCode(Timing.seconds(30))).as(old.err()).isEqualTo(75);
-            assertThat(old.err()).contains("no answer from the ZooKeeper ensemble").contains("stopping the command");
+            assertThat(old.err())
+                    .contains("no answer from the ZooKeeper ensemble")
+                    .contains("stopping the command");
             assertThat(next.exitCode(Timing.seconds(30))).as(next.err()).isEqualTo(0);
             List<String> all = Files.readAllLines(lines);
             int start = all.indexOf("start");
             assertThat(start).as("the new command ran").isPositive();
-            assertThat(all.subList(start, all.size())).as("lines from the new command's start on").containsExactly("start", "end");
+            assertThat(all.subList(start, all.size()))
+                    .as("lines from the new command's start on")
+                    .containsExactly("start", "end");
         }
     }
 
@@ -135,20 +156,28 @@ class ZkCliIT {
     void unreachableEnsemble_exit69_saysWhatToCheck_withoutAStackTrace() throws Exception {
         CliProcess p = cli("run", "--backend", "zk://127.0.0.1:1/x?connect=1s", "job", "--", "true");
         assertThat(p.exitCode()).isEqualTo(69);
-        assertThat(p.err()).contains("could not reach the ZooKeeper ensemble at 127.0.0.1:1 within 1000ms")
-                .doesNotContain("Exception").doesNotContain("\tat ");
+        assertThat(p.err())
+                .contains("could not reach the ZooKeeper ensemble at 127.0.0.1:1 within 1000ms")
+                .doesNotContain("Exception")
+                .doesNotContain("\tat ");
     }
 
     @Test
     void aPathThatIsAnotherApplicationsNode_orAForeignNodeInALock_exit69_andNothingIsGranted() throws Exception {
         String backend = backend();
         String path = backend.substring(backend.lastIndexOf('/'));
-        try (ZooKeeper zk = new ZooKeeper(server.getConnectString(), 10_000, e -> { })) {
+        try (ZooKeeper zk = new ZooKeeper(server.getConnectString(), 10_000, e -> {})) {
             await().atMost(Timing.seconds(10)).until(() -> zk.getState().isConnected());
-            zk.create(path + "-foreign", "kafka".getBytes(StandardCharsets.UTF_8), ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT);
+            zk.create(
+                    path + "-foreign",
+                    "kafka".getBytes(StandardCharsets.UTF_8),
+                    ZooDefs.Ids.OPEN_ACL_UNSAFE,
+                    CreateMode.PERSISTENT);
             CliProcess foreign = cli("run", "--backend", backend + "-foreign", "job", "--", "echo", "ran");
             assertThat(foreign.exitCode()).isEqualTo(69);
-            assertThat(foreign.err()).contains("exists and is not an Interlock lock space").contains("point the URI at a path of its own");
+            assertThat(foreign.err())
+                    .contains("exists and is not an Interlock lock space")
+                    .contains("point the URI at a path of its own");
             assertThat(foreign.out()).doesNotContain("ran");
 
             CliProcess made = cli("run", "--backend", backend, "job", "--", "true");

@@ -46,9 +46,9 @@ public final class CheckWorker {
         System.out.flush();
         try (LockSpace locks = Interlock.open(uri)) {
             for (int i = 0; i < iterations; i++) {
-                Mode mode = modes.equals("ex") ? Mode.EXCLUSIVE
-                        : modes.equals("sh") ? Mode.SHARED
-                        : rnd.nextInt(3) == 0 ? Mode.EXCLUSIVE : Mode.SHARED;
+                Mode mode = modes.equals("ex")
+                        ? Mode.EXCLUSIVE
+                        : modes.equals("sh") ? Mode.SHARED : rnd.nextInt(3) == 0 ? Mode.EXCLUSIVE : Mode.SHARED;
                 try (Lease lease = locks.acquire(name, mode, Duration.ofMinutes(2))) {
                     long enter = System.nanoTime();
                     long read = read(counter);
@@ -57,7 +57,9 @@ public final class CheckWorker {
                         Files.writeString(counter, Long.toString(read + 1));
                     }
                     long exit = System.nanoTime();
-                    out.append(new Section(source, mode == Mode.EXCLUSIVE, lease.token(), read, clock, enter, exit).format()).append('\n');
+                    out.append(new Section(source, mode == Mode.EXCLUSIVE, lease.token(), read, clock, enter, exit)
+                                    .format())
+                            .append('\n');
                 }
             }
         }

@@ -184,8 +184,8 @@ public final class ExclusionCheck {
         }
     }
 
-    private static void counterRules(List<Section> all, List<Section> killed, long start, long end, int exclusive,
-            List<String> violations) {
+    private static void counterRules(
+            List<Section> all, List<Section> killed, long start, long end, int exclusive, List<String> violations) {
         int killedEx = 0;
         for (Section k : killed) {
             if (k.exclusive()) {
@@ -196,11 +196,12 @@ public final class ExclusionCheck {
             violations.add("counter is " + end + " after " + exclusive + " exclusive sections from " + start + ": "
                     + Math.abs(start + exclusive - end) + (end < start + exclusive ? " increments lost" : " too many"));
         } else if (end >= 0 && end < start + exclusive) {
-            violations.add("counter is " + end + " after " + exclusive + " completed exclusive sections from " + start + ": "
-                    + (start + exclusive - end) + " increments lost");
+            violations.add("counter is " + end + " after " + exclusive + " completed exclusive sections from " + start
+                    + ": " + (start + exclusive - end) + " increments lost");
         } else if (end >= 0 && end > start + exclusive + killedEx) {
             violations.add("counter is " + end + " after " + exclusive + " completed exclusive sections and " + killedEx
-                    + " killed ones (each may have written or not) from " + start + ": " + (end - start - exclusive - killedEx)
+                    + " killed ones (each may have written or not) from " + start + ": "
+                    + (end - start - exclusive - killedEx)
                     + " too many");
         }
         Map<Long, Section> writerThatRead = new HashMap<>();
@@ -210,8 +211,8 @@ public final class ExclusionCheck {
             }
             Section other = writerThatRead.putIfAbsent(s.read(), s);
             if (other != null && violations.size() <= MAX_VIOLATIONS) {
-                violations.add("lost increment: two exclusive sections read " + s.read() + " and both wrote " + (s.read() + 1)
-                        + ": " + other + " and " + s);
+                violations.add("lost increment: two exclusive sections read " + s.read() + " and both wrote "
+                        + (s.read() + 1) + ": " + other + " and " + s);
             }
         }
         for (Section k : killed) {
@@ -220,7 +221,8 @@ public final class ExclusionCheck {
             }
             Section wrote = writerThatRead.get(k.read() - 1);
             if (wrote != null && wrote.token() >= k.token()) {
-                violations.add("token order: killed " + k + " read what " + wrote + " wrote, yet its token is not larger");
+                violations.add(
+                        "token order: killed " + k + " read what " + wrote + " wrote, yet its token is not larger");
             }
             for (long v = k.read(); v <= k.read() + 1; v++) {
                 Section after = writerThatRead.get(v);
@@ -249,7 +251,8 @@ public final class ExclusionCheck {
             }
             Section next = writerThatRead.get(r.read());
             if (next != null && next.token() <= r.token()) {
-                violations.add("token order: " + r + " read " + r.read() + " before " + next + " changed it, yet its token is not smaller");
+                violations.add("token order: " + r + " read " + r.read() + " before " + next
+                        + " changed it, yet its token is not smaller");
             }
         }
     }

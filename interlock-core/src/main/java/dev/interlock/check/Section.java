@@ -19,7 +19,8 @@ import java.util.Objects;
  * @param enter entry time (the lock granted) in nanoseconds on {@code clock}
  * @param exit exit time (the release about to begin) in nanoseconds on {@code clock}
  */
-public record Section(String source, boolean exclusive, long token, long read, String clock, long asked, long enter, long exit) {
+public record Section(
+        String source, boolean exclusive, long token, long read, String clock, long asked, long enter, long exit) {
     public Section {
         Objects.requireNonNull(source, "source");
         Objects.requireNonNull(clock, "clock");
@@ -51,8 +52,18 @@ public record Section(String source, boolean exclusive, long token, long read, S
      * the request time existed expect).
      */
     public String format() {
-        return (exclusive ? "EX" : "SH") + ' ' + token + ' ' + read + ' ' + clock + ' '
-                + (asked != enter ? asked + " " : "") + enter + ' ' + exit;
+        return (exclusive ? "EX" : "SH")
+                + ' '
+                + token
+                + ' '
+                + read
+                + ' '
+                + clock
+                + ' '
+                + (asked != enter ? asked + " " : "")
+                + enter
+                + ' '
+                + exit;
     }
 
     /**
@@ -65,15 +76,35 @@ public record Section(String source, boolean exclusive, long token, long read, S
         String[] f = line.trim().split(" ");
         try {
             if (f.length == 7 && (f[0].equals("EX") || f[0].equals("SH"))) {
-                return new Section(source, f[0].equals("EX"), Long.parseLong(f[1]), Long.parseLong(f[2]), f[3],
-                        Long.parseLong(f[4]), Long.parseLong(f[5]), Long.parseLong(f[6]));
+                return new Section(
+                        source,
+                        f[0].equals("EX"),
+                        Long.parseLong(f[1]),
+                        Long.parseLong(f[2]),
+                        f[3],
+                        Long.parseLong(f[4]),
+                        Long.parseLong(f[5]),
+                        Long.parseLong(f[6]));
             }
             if (f.length == 6 && (f[0].equals("EX") || f[0].equals("SH"))) {
-                return new Section(source, f[0].equals("EX"), Long.parseLong(f[1]), Long.parseLong(f[2]), f[3],
-                        Long.parseLong(f[4]), Long.parseLong(f[5]));
+                return new Section(
+                        source,
+                        f[0].equals("EX"),
+                        Long.parseLong(f[1]),
+                        Long.parseLong(f[2]),
+                        f[3],
+                        Long.parseLong(f[4]),
+                        Long.parseLong(f[5]));
             }
             if (f.length == 4 && (f[0].equals("EX") || f[0].equals("SH"))) {
-                return new Section(source, f[0].equals("EX"), Long.parseLong(f[1]), -1, "", Long.parseLong(f[2]), Long.parseLong(f[3]));
+                return new Section(
+                        source,
+                        f[0].equals("EX"),
+                        Long.parseLong(f[1]),
+                        -1,
+                        "",
+                        Long.parseLong(f[2]),
+                        Long.parseLong(f[3]));
             }
         } catch (NumberFormatException e) {
             // fall through

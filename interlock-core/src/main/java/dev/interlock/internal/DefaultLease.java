@@ -58,7 +58,11 @@ import java.util.function.LongConsumer;
 final class DefaultLease implements Lease {
     private static final Log log = Log.of(DefaultLease.class);
 
-    private enum State { HELD, CLOSED, LOST }
+    private enum State {
+        HELD,
+        CLOSED,
+        LOST
+    }
 
     static final long MIN_STEP = TimeUnit.MILLISECONDS.toNanos(1);
 
@@ -92,7 +96,13 @@ final class DefaultLease implements Lease {
      */
     private volatile long holdUntil;
 
-    private DefaultLease(DefaultLockSpace space, AcquireSpec spec, Grant grant, long grantedAt, boolean fixed, Duration holdAtLeast) {
+    private DefaultLease(
+            DefaultLockSpace space,
+            AcquireSpec spec,
+            Grant grant,
+            long grantedAt,
+            boolean fixed,
+            Duration holdAtLeast) {
         this.space = space;
         this.spec = spec;
         this.grant = grant;
@@ -105,8 +115,15 @@ final class DefaultLease implements Lease {
         this.deadline = leaseBased ? grantedAt + leaseNanos : Long.MAX_VALUE;
     }
 
-    static DefaultLease start(DefaultLockSpace space, AcquireSpec spec, Grant grant, long grantedAt, boolean fixed,
-            Duration holdAtLeast, List<Consumer<LockLostException>> listeners, LeaseLossChannel channel) {
+    static DefaultLease start(
+            DefaultLockSpace space,
+            AcquireSpec spec,
+            Grant grant,
+            long grantedAt,
+            boolean fixed,
+            Duration holdAtLeast,
+            List<Consumer<LockLostException>> listeners,
+            LeaseLossChannel channel) {
         // A kernel or server lock is no Java synchronization action: fence so that writes made by the
         // previous holder in this JVM before its release are visible to this holder.
         VarHandle.fullFence();
@@ -126,8 +143,13 @@ final class DefaultLease implements Lease {
             space.ensureKernelSweep();
         }
         if (log.isDebugEnabled()) {
-            log.debug("{} - acquired '{}' {} token {} owner {}", l.backendName, spec.name(), spec.mode().shortName(),
-                    grant.token(), spec.owner().id());
+            log.debug(
+                    "{} - acquired '{}' {} token {} owner {}",
+                    l.backendName,
+                    spec.name(),
+                    spec.mode().shortName(),
+                    grant.token(),
+                    spec.owner().id());
         }
         channel.attach(l);
         return l;
@@ -146,7 +168,8 @@ final class DefaultLease implements Lease {
         return state.get() == State.HELD;
     }
 
-    // ---------------------------------------------------------------- the loss point (the timer's side is LeaseRenewals)
+    // ---------------------------------------------------------------- the loss point (the timer's side is
+    // LeaseRenewals)
 
     /** True if this lease expires and its loss point has come on the ticker. */
     private boolean pastLossPoint(long now) {
@@ -156,24 +179,30 @@ final class DefaultLease implements Lease {
     /** Declares the loss of a lease whose loss point has come (see the class comment). */
     LockLostException loseAtLossPoint(long now) {
         long left = TimeUnit.NANOSECONDS.toMillis(Math.max(0, deadline - now));
-        String end = left > 0 ? "; nobody else can take the lock for " + left + "ms more, unless this holder closes it"
-                : "";
+        String end =
+                left > 0 ? "; nobody else can take the lock for " + left + "ms more, unless this holder closes it" : "";
         if (fixed) {
-            return lose("the fixed lease of " + TimeUnit.NANOSECONDS.toMillis(leaseNanos) + "ms ran out" + end, null, true);
+            return lose(
+                    "the fixed lease of " + TimeUnit.NANOSECONDS.toMillis(leaseNanos) + "ms ran out" + end, null, true);
         }
         Throwable last = renewals.lastFailure();
         // Found at or past the deadline, a fifth of the lease after the loss point that the timer
         // was set for: this process did not run meanwhile (stopped, starved), and a renewal it had
         // queued never had the chance to answer.
         boolean paused = now - deadline >= 0;
-        String why = renewals.running() && last == null && !paused ? "renewal did not answer in time"
-                : last == null ? "the lease was not renewed in time (was this process paused?)" : "renewal kept failing";
-        String when = paused ? " and the lease ran out " + TimeUnit.NANOSECONDS.toMillis(now - deadline) + "ms ago"
+        String why = renewals.running() && last == null && !paused
+                ? "renewal did not answer in time"
+                : last == null
+                        ? "the lease was not renewed in time (was this process paused?)"
+                        : "renewal kept failing";
+        String when = paused
+                ? " and the lease ran out " + TimeUnit.NANOSECONDS.toMillis(now - deadline) + "ms ago"
                 : " and the lease would run out in " + left + "ms";
         return lose(why + when + end, last, true);
     }
 
-    // ---------------------------------------------------------------- backend calls (on the executor, or the caller's renew)
+    // ---------------------------------------------------------------- backend calls (on the executor, or the caller's
+    // renew)
 
     /**
      * One renewal on the calling thread, which holds {@link #io}: extends the deadline on success;
@@ -218,8 +247,12 @@ final class DefaultLease implements Lease {
     private LockLostException lose(String why, Throwable cause, boolean keepUntilEnd) {
         LockLostException e = cause instanceof LockLostException && why.equals(cause.getMessage())
                 ? (LockLostException) cause
-                : new LockLostException(backendName, spec.name(),
-                        backendName + " - lost " + LockNames.quote(spec.name()) + " (token " + grant.token() + "): " + why, cause);
+                : new LockLostException(
+                        backendName,
+                        spec.name(),
+                        backendName + " - lost " + LockNames.quote(spec.name()) + " (token " + grant.token() + "): "
+                                + why,
+                        cause);
         // The cause is published before the state, so whoever sees LOST finds it.
         if (!lostCause.compareAndSet(null, e)) {
             return lostCause.get();
@@ -298,8 +331,13 @@ final class DefaultLease implements Lease {
         if (freed) {
             log.debug("{} - released {}'{}'", backendName, what, spec.name());
         } else {
-            log.debug("{} - nothing to release: {}'{}' (token {}) was no longer held by this owner (its lease had run out,"
-                    + " or it had passed to another holder)", backendName, what, spec.name(), grant.token());
+            log.debug(
+                    "{} - nothing to release: {}'{}' (token {}) was no longer held by this owner (its lease had run out,"
+                            + " or it had passed to another holder)",
+                    backendName,
+                    what,
+                    spec.name(),
+                    grant.token());
         }
     }
 
@@ -360,9 +398,11 @@ final class DefaultLease implements Lease {
         }
         Duration max = grant.maxLease();
         if (max != null && lease.compareTo(max) > 0) {
-            throw new IllegalArgumentException(backendName + " - the lease of " + LockNames.quote(spec.name()) + " cannot be"
-                    + " lengthened beyond the " + max.toMillis() + "ms it was acquired with on this backend (others judge it by"
-                    + " that); asked for " + lease.toMillis() + "ms");
+            throw new IllegalArgumentException(
+                    backendName + " - the lease of " + LockNames.quote(spec.name()) + " cannot be"
+                            + " lengthened beyond the " + max.toMillis()
+                            + "ms it was acquired with on this backend (others judge it by"
+                            + " that); asked for " + lease.toMillis() + "ms");
         }
         renewFor(lease.toNanos());
     }
@@ -402,7 +442,8 @@ final class DefaultLease implements Lease {
     private void checkUsable() {
         State s = state.get();
         if (s == State.CLOSED) {
-            throw new IllegalStateException(backendName + " - lease on " + LockNames.quote(spec.name()) + " was closed");
+            throw new IllegalStateException(
+                    backendName + " - lease on " + LockNames.quote(spec.name()) + " was closed");
         }
         if (s == State.LOST) {
             LockLostException e = lostCause.get();
@@ -454,8 +495,11 @@ final class DefaultLease implements Lease {
         } catch (LockBackendException e) {
             throw e;
         } catch (RuntimeException e) {
-            throw new LockBackendException(backendName, spec.name(),
-                    backendName + " - releasing " + LockNames.quote(spec.name()) + " failed: " + e.getMessage(), e);
+            throw new LockBackendException(
+                    backendName,
+                    spec.name(),
+                    backendName + " - releasing " + LockNames.quote(spec.name()) + " failed: " + e.getMessage(),
+                    e);
         } finally {
             io.unlock();
         }
@@ -473,7 +517,11 @@ final class DefaultLease implements Lease {
     private void keepUntilHeldLongEnough(long keepNanos) {
         if (!leaseBased) {
             space.releaseLater(this::releaseNow, keepNanos, true);
-            log.debug("{} - '{}' closed, kept {}ms more (hold at least)", backendName, spec.name(), TimeUnit.NANOSECONDS.toMillis(keepNanos));
+            log.debug(
+                    "{} - '{}' closed, kept {}ms more (hold at least)",
+                    backendName,
+                    spec.name(),
+                    TimeUnit.NANOSECONDS.toMillis(keepNanos));
             return;
         }
         Duration max = grant.maxLease();
@@ -485,14 +533,22 @@ final class DefaultLease implements Lease {
             log.debug("{} - '{}' was already lost when closed: {}", backendName, spec.name(), e.getMessage());
             return;
         } catch (RuntimeException e) {
-            throw new LockBackendException(backendName, spec.name(), backendName + " - could not keep " + LockNames.quote(spec.name())
-                    + " for " + TimeUnit.NANOSECONDS.toMillis(keepNanos) + "ms more (hold at least): " + e.getMessage()
-                    + "; it frees when its lease runs out", e);
+            throw new LockBackendException(
+                    backendName,
+                    spec.name(),
+                    backendName + " - could not keep " + LockNames.quote(spec.name())
+                            + " for " + TimeUnit.NANOSECONDS.toMillis(keepNanos) + "ms more (hold at least): "
+                            + e.getMessage()
+                            + "; it frees when its lease runs out",
+                    e);
         } finally {
             io.unlock();
         }
         space.releaseLater(this::releaseNow, keep, false);
-        log.debug("{} - '{}' closed, its lease now ends in {}ms (hold at least)", backendName, spec.name(),
+        log.debug(
+                "{} - '{}' closed, its lease now ends in {}ms (hold at least)",
+                backendName,
+                spec.name(),
                 TimeUnit.NANOSECONDS.toMillis(keep));
     }
 
@@ -530,7 +586,11 @@ final class DefaultLease implements Lease {
         try {
             logRelease("", grant.releaseIfOwned());
         } catch (RuntimeException e) {
-            log.warn("{} - releasing '{}' after its hold-at-least time failed: {}", backendName, spec.name(), e.getMessage());
+            log.warn(
+                    "{} - releasing '{}' after its hold-at-least time failed: {}",
+                    backendName,
+                    spec.name(),
+                    e.getMessage());
         } finally {
             io.unlock();
         }
@@ -595,6 +655,7 @@ final class DefaultLease implements Lease {
 
     @Override
     public String toString() {
-        return "Lease[" + spec.name() + " " + spec.mode().shortName() + " token=" + grant.token() + " owner=" + spec.owner().id() + "]";
+        return "Lease[" + spec.name() + " " + spec.mode().shortName() + " token=" + grant.token() + " owner="
+                + spec.owner().id() + "]";
     }
 }

@@ -49,8 +49,8 @@ final class DefaultLockRequest implements LockRequest {
     @Override
     public LockRequest limit(int limit) {
         if (limit < 1 || limit > MAX_LIMIT) {
-            throw new IllegalArgumentException(space.description + " - " + LockNames.quote(name) + ": a semaphore limit must be from 1 to "
-                    + MAX_LIMIT + ", was " + limit);
+            throw new IllegalArgumentException(space.description + " - " + LockNames.quote(name)
+                    + ": a semaphore limit must be from 1 to " + MAX_LIMIT + ", was " + limit);
         }
         this.limit = limit;
         return this;
@@ -145,7 +145,8 @@ final class DefaultLockRequest implements LockRequest {
         space.checkOpen();
         if (timeoutNanos != 0 && Thread.interrupted()) {
             // As java.util.concurrent does: an interrupted thread does not acquire, even a free lock.
-            throw new InterruptedException(space.description + " - interrupted before acquiring " + LockNames.quote(name));
+            throw new InterruptedException(
+                    space.description + " - interrupted before acquiring " + LockNames.quote(name));
         }
         Duration leaseDuration = lease != null ? lease : space.defaultLease;
         checkLease(leaseDuration);
@@ -156,10 +157,15 @@ final class DefaultLockRequest implements LockRequest {
         String gaveBack = null; // why the last grant, come too late, was given back
         while (true) {
             // A fresh acquisition (owner, loss channel) for each round: a grant given back was the last one's.
-            Owner owner = ownerPid > 0 ? ProcessIdentity.current().newOwner(ownerPid, ownerStart) : Owner.newAcquisition();
+            Owner owner =
+                    ownerPid > 0 ? ProcessIdentity.current().newOwner(ownerPid, ownerStart) : Owner.newAcquisition();
             LeaseLossChannel channel = new LeaseLossChannel();
-            AcquireSpec spec = AcquireSpec.builder(name, mode, owner).lease(leaseDuration).limit(limit).lossChannel(channel)
-                    .waits(timeoutNanos != 0).build();
+            AcquireSpec spec = AcquireSpec.builder(name, mode, owner)
+                    .lease(leaseDuration)
+                    .limit(limit)
+                    .lossChannel(channel)
+                    .waits(timeoutNanos != 0)
+                    .build();
             try (Attempt attempt = space.backend.attempt(spec)) {
                 while (true) {
                     long tryStart = space.ticker.read();
@@ -187,7 +193,8 @@ final class DefaultLockRequest implements LockRequest {
                             if (space.metered) {
                                 space.acquiredMetric(name, mode, tryStart - start, contended);
                             }
-                            return DefaultLease.start(space, spec, grant.get(), leaseStart, fixed, holdAtLeast, listeners, channel);
+                            return DefaultLease.start(
+                                    space, spec, grant.get(), leaseStart, fixed, holdAtLeast, listeners, channel);
                         }
                         gaveBack = LateGrants.giveBack(space, spec, grant.get(), leaseDuration, age);
                         break;
@@ -207,7 +214,8 @@ final class DefaultLockRequest implements LockRequest {
                 return busy(timeoutNanos, start, busyIsNull, null, gaveBack);
             }
             checkInterrupt();
-            faults.pause(remaining); // a backend that answers that late is in trouble: no tight loop of grants given back
+            faults.pause(
+                    remaining); // a backend that answers that late is in trouble: no tight loop of grants given back
         }
     }
 
@@ -223,9 +231,13 @@ final class DefaultLockRequest implements LockRequest {
             return;
         }
         if (fixed ? leaseDuration.toMillis() < 1 : leaseDuration.compareTo(MIN_RENEWED_LEASE) < 0) {
-            throw new IllegalArgumentException(space.description + " - a lease " + (fixed ? "" : "renewed in the background ")
-                    + "must be at least " + (fixed ? "1ms" : MIN_RENEWED_LEASE.toMillis() + "ms") + ", was "
-                    + (leaseDuration.toMillis() < 1 ? leaseDuration.toNanos() / 1000 + "µs" : leaseDuration.toMillis() + "ms") + (fixed ? "" : "; a shorter one works as a fixed lease (fixedLease())"));
+            throw new IllegalArgumentException(
+                    space.description + " - a lease " + (fixed ? "" : "renewed in the background ")
+                            + "must be at least " + (fixed ? "1ms" : MIN_RENEWED_LEASE.toMillis() + "ms") + ", was "
+                            + (leaseDuration.toMillis() < 1
+                                    ? leaseDuration.toNanos() / 1000 + "µs"
+                                    : leaseDuration.toMillis() + "ms")
+                            + (fixed ? "" : "; a shorter one works as a fixed lease (fixedLease())"));
         }
     }
 
@@ -238,12 +250,14 @@ final class DefaultLockRequest implements LockRequest {
             return;
         }
         if (!space.capabilities.contains(Capability.SEMAPHORE)) {
-            throw new UnsupportedOperationException(space.description + " - " + LockNames.quote(name) + ": semaphores are not supported by "
-                    + space.description + " yet (docs/semaphores.md lists the backends that have them)");
+            throw new UnsupportedOperationException(
+                    space.description + " - " + LockNames.quote(name) + ": semaphores are not supported by "
+                            + space.description + " yet (docs/semaphores.md lists the backends that have them)");
         }
         if (mode != Mode.EXCLUSIVE) {
-            throw new IllegalArgumentException(space.description + " - " + LockNames.quote(name) + ": a semaphore permit cannot be shared;"
-                    + " drop shared() (each of the " + limit + " permits has one holder)");
+            throw new IllegalArgumentException(
+                    space.description + " - " + LockNames.quote(name) + ": a semaphore permit cannot be shared;"
+                            + " drop shared() (each of the " + limit + " permits has one holder)");
         }
     }
 
@@ -254,7 +268,8 @@ final class DefaultLockRequest implements LockRequest {
 
     private void checkInterrupt() throws InterruptedException {
         if (Thread.interrupted()) {
-            throw new InterruptedException(space.description + " - interrupted while waiting for " + LockNames.quote(name));
+            throw new InterruptedException(
+                    space.description + " - interrupted while waiting for " + LockNames.quote(name));
         }
     }
 
@@ -284,9 +299,14 @@ final class DefaultLockRequest implements LockRequest {
 
     private LockTimeoutException timeout(long waitedNanos, boolean once, List<HolderInfo> blockers) {
         long ms = TimeUnit.NANOSECONDS.toMillis(waitedNanos);
-        String what = space.description + " - " + LockNames.quote(name) + " (" + (limit > 0 ? "a permit of " + limit : mode.shortName()) + ") ";
-        return new LockTimeoutException(space.description, name, Duration.ofNanos(waitedNanos),
-                what + (once ? "is busy" : "not acquired after " + ms + "ms")
-                        + " (" + DefaultLockSpace.describe(blockers) + ")", blockers);
+        String what = space.description + " - " + LockNames.quote(name) + " ("
+                + (limit > 0 ? "a permit of " + limit : mode.shortName()) + ") ";
+        return new LockTimeoutException(
+                space.description,
+                name,
+                Duration.ofNanos(waitedNanos),
+                what + (once ? "is busy" : "not acquired after " + ms + "ms") + " ("
+                        + DefaultLockSpace.describe(blockers) + ")",
+                blockers);
     }
 }

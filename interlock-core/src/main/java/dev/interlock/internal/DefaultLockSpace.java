@@ -52,6 +52,7 @@ public final class DefaultLockSpace implements LockSpace {
     final LeaseKind leaseKind;
     /** What messages and {@link #uri()} show: the backend's description, passwords masked. */
     final String description;
+
     final Set<Capability> capabilities;
     final Ticker ticker;
     final Clock clock;
@@ -62,6 +63,7 @@ public final class DefaultLockSpace implements LockSpace {
     final boolean metered;
     /** The URI scheme, the {@code backend} of metrics. */
     final String scheme;
+
     private final ScheduledExecutorService givenScheduler;
     private final Executor givenExecutor;
     private final ThreadFactory threadFactory;
@@ -72,7 +74,12 @@ public final class DefaultLockSpace implements LockSpace {
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicBoolean sweeping = new AtomicBoolean();
 
-    public DefaultLockSpace(LockBackend backend, Ticker ticker, Clock clock, ScheduledExecutorService scheduler, Duration defaultLease) {
+    public DefaultLockSpace(
+            LockBackend backend,
+            Ticker ticker,
+            Clock clock,
+            ScheduledExecutorService scheduler,
+            Duration defaultLease) {
         this(backend, Secrets.mask(backend.description()), ticker, clock, scheduler, null, null, defaultLease);
     }
 
@@ -84,14 +91,29 @@ public final class DefaultLockSpace implements LockSpace {
      *     so that calls hung on an unreachable backend never delay a loss notice)
      * @param threadFactory makes the threads of this space (null: daemon threads named interlock-*)
      */
-    public DefaultLockSpace(LockBackend backend, String description, Ticker ticker, Clock clock, ScheduledExecutorService scheduler,
-            Executor executor, ThreadFactory threadFactory, Duration defaultLease) {
+    public DefaultLockSpace(
+            LockBackend backend,
+            String description,
+            Ticker ticker,
+            Clock clock,
+            ScheduledExecutorService scheduler,
+            Executor executor,
+            ThreadFactory threadFactory,
+            Duration defaultLease) {
         this(backend, description, ticker, clock, scheduler, executor, threadFactory, defaultLease, LockMetrics.NONE);
     }
 
     /** The same, with {@code metrics} told of what happens (see {@link LockMetrics}). */
-    public DefaultLockSpace(LockBackend backend, String description, Ticker ticker, Clock clock, ScheduledExecutorService scheduler,
-            Executor executor, ThreadFactory threadFactory, Duration defaultLease, LockMetrics metrics) {
+    public DefaultLockSpace(
+            LockBackend backend,
+            String description,
+            Ticker ticker,
+            Clock clock,
+            ScheduledExecutorService scheduler,
+            Executor executor,
+            ThreadFactory threadFactory,
+            Duration defaultLease,
+            LockMetrics metrics) {
         this.metrics = Objects.requireNonNull(metrics, "metrics");
         this.metered = metrics != LockMetrics.NONE;
         this.backend = backend;
@@ -239,8 +261,8 @@ public final class DefaultLockSpace implements LockSpace {
 
     /** Up to {@code threads} threads, started on demand and ended after 30s idle; an unbounded queue. */
     private ThreadPoolExecutor pool(int threads, String name) {
-        ThreadPoolExecutor e = new ThreadPoolExecutor(threads, threads, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
-                new Threads(name));
+        ThreadPoolExecutor e = new ThreadPoolExecutor(
+                threads, threads, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), new Threads(name));
         e.allowCoreThreadTimeOut(true);
         return e;
     }
@@ -281,12 +303,17 @@ public final class DefaultLockSpace implements LockSpace {
         }
         long period = KERNEL_LOCK_CHECK.toNanos();
         try {
-            scheduler().scheduleWithFixedDelay(new Runnable() {
-                @Override
-                public void run() {
-                    sweep();
-                }
-            }, period, period, TimeUnit.NANOSECONDS);
+            scheduler()
+                    .scheduleWithFixedDelay(
+                            new Runnable() {
+                                @Override
+                                public void run() {
+                                    sweep();
+                                }
+                            },
+                            period,
+                            period,
+                            TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException e) {
             // closing
         }
@@ -324,11 +351,14 @@ public final class DefaultLockSpace implements LockSpace {
             }
         };
         heldOn.put(once, atSpaceClose);
-        if (schedule(() -> {
-            if (!execute(once)) {
-                once.run();
-            }
-        }, delayNanos) == null) {
+        if (schedule(
+                        () -> {
+                            if (!execute(once)) {
+                                once.run();
+                            }
+                        },
+                        delayNanos)
+                == null) {
             if (atSpaceClose) {
                 once.run();
             } else {
@@ -420,7 +450,8 @@ public final class DefaultLockSpace implements LockSpace {
         if (held.isEmpty() && queued.isEmpty()) {
             return "holder unknown";
         }
-        String waiters = queued.size() == 1 ? "a queued waiter goes first: " : queued.size() + " queued waiters go first: ";
+        String waiters =
+                queued.size() == 1 ? "a queued waiter goes first: " : queued.size() + " queued waiters go first: ";
         if (held.isEmpty()) {
             return "free, but " + waiters + String.join("; ", queued);
         }
@@ -455,7 +486,10 @@ public final class DefaultLockSpace implements LockSpace {
             e.shutdown(); // releases queued after a loss still run; nothing new is accepted
             try {
                 if (!e.awaitTermination(CLOSE_WAIT_SECONDS, TimeUnit.SECONDS)) {
-                    log.warn("{} - backend calls still running {}s after close; leaving them", description, CLOSE_WAIT_SECONDS);
+                    log.warn(
+                            "{} - backend calls still running {}s after close; leaving them",
+                            description,
+                            CLOSE_WAIT_SECONDS);
                 }
             } catch (InterruptedException ie) {
                 Thread.currentThread().interrupt();

@@ -48,14 +48,18 @@ final class LateGrants {
      * the wait then runs out.
      */
     static String giveBack(DefaultLockSpace space, AcquireSpec spec, Grant grant, Duration lease, long ageNanos) {
-        String why = "a grant came " + TimeUnit.NANOSECONDS.toMillis(ageNanos) + "ms after its try began, too late for a lease of "
-                + lease.toMillis() + "ms (is the backend paused or overloaded?), and was given back";
+        String why = "a grant came " + TimeUnit.NANOSECONDS.toMillis(ageNanos)
+                + "ms after its try began, too late for a lease of " + lease.toMillis()
+                + "ms (is the backend paused or overloaded?), and was given back";
         log.warn("{} - {}: {}; still waiting", space.description, LockNames.quote(spec.name()), why);
         try {
             grant.release();
         } catch (LockBackendException e) {
-            log.warn("{} - {}: giving back a grant that came too late failed (it expires with its lease): {}", space.description,
-                    LockNames.quote(spec.name()), e.getMessage());
+            log.warn(
+                    "{} - {}: giving back a grant that came too late failed (it expires with its lease): {}",
+                    space.description,
+                    LockNames.quote(spec.name()),
+                    e.getMessage());
         }
         return why;
     }

@@ -22,6 +22,7 @@ final class LeaseRenewals {
     private final DefaultLease lease;
     /** A background renewal or check is queued or running. */
     private final AtomicBoolean running = new AtomicBoolean();
+
     private volatile ScheduledFuture<?> task;
     private volatile ScheduledFuture<?> lossTask;
     /** Told the new deadline after every successful renewal ({@code interlock run}'s supervision). */
@@ -154,7 +155,11 @@ final class LeaseRenewals {
             }
             long left = lease.lossPoint() - space.ticker.read();
             if (lease.held() && left > DefaultLease.MIN_STEP) {
-                log.warn("{} - renewing '{}' failed, will retry: {}", lease.backendName, lease.spec.name(), e.getMessage());
+                log.warn(
+                        "{} - renewing '{}' failed, will retry: {}",
+                        lease.backendName,
+                        lease.spec.name(),
+                        e.getMessage());
                 // Retry at half the time left before the loss point, at most every third of the lease.
                 schedule(left <= 20 * DefaultLease.MIN_STEP ? left : Math.min(lease.leaseNanos / 3, left / 2));
             }

@@ -24,6 +24,7 @@ final class WaitFaults {
     private final String name;
     /** Ticker time of the first failure of the current outage; valid while {@link #failing}. */
     private long since;
+
     private boolean failing;
     private int failures;
     private long pauseMs = FIRST_PAUSE_MS;
@@ -40,7 +41,11 @@ final class WaitFaults {
             failing = true;
             since = space.ticker.read();
             pauseMs = FIRST_PAUSE_MS;
-            log.warn("{} - still waiting for {} through a backend failure: {}", space.description, LockNames.quote(name), reason(e));
+            log.warn(
+                    "{} - still waiting for {} through a backend failure: {}",
+                    space.description,
+                    LockNames.quote(name),
+                    reason(e));
         }
     }
 
@@ -55,8 +60,12 @@ final class WaitFaults {
     void answered() {
         if (failing) {
             failing = false;
-            log.warn("{} - the backend answers again after {}ms ({} failed tries); still waiting for {}", space.description,
-                    TimeUnit.NANOSECONDS.toMillis(space.ticker.read() - since), failures, LockNames.quote(name));
+            log.warn(
+                    "{} - the backend answers again after {}ms ({} failed tries); still waiting for {}",
+                    space.description,
+                    TimeUnit.NANOSECONDS.toMillis(space.ticker.read() - since),
+                    failures,
+                    LockNames.quote(name));
             failures = 0;
         }
     }
@@ -71,7 +80,13 @@ final class WaitFaults {
     /** The failure to report when the wait ran out while the backend still failed: {@code e}, saying how long it did. */
     LockBackendException gaveUp(LockBackendException e, long waitedNanos) {
         long failingMs = failing ? TimeUnit.NANOSECONDS.toMillis(space.ticker.read() - since) : 0;
-        return new LockBackendException(space.description, name, e.getMessage() + " (gave up waiting for " + LockNames.quote(name) + " after "
-                + TimeUnit.NANOSECONDS.toMillis(waitedNanos) + "ms; the backend had failed for the last " + failingMs + "ms)", e, true);
+        return new LockBackendException(
+                space.description,
+                name,
+                e.getMessage() + " (gave up waiting for " + LockNames.quote(name) + " after "
+                        + TimeUnit.NANOSECONDS.toMillis(waitedNanos) + "ms; the backend had failed for the last "
+                        + failingMs + "ms)",
+                e,
+                true);
     }
 }

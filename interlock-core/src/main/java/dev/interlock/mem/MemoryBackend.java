@@ -2,7 +2,6 @@ package dev.interlock.mem;
 
 import dev.interlock.Capability;
 import dev.interlock.HolderInfo;
-import dev.interlock.LockBackendException;
 import dev.interlock.LockInfo;
 import dev.interlock.Mode;
 import dev.interlock.Ticker;
@@ -85,8 +84,8 @@ public final class MemoryBackend implements LockBackend {
     static MemoryBackend open(BackendConfig config) {
         String ns = config.location();
         if (ns.isEmpty() || ns.indexOf('?') >= 0 || ns.indexOf('#') >= 0) {
-            throw new IllegalArgumentException("mem: needs a namespace name without options, e.g. mem:test (got '"
-                    + config.maskedUri() + "')");
+            throw new IllegalArgumentException(
+                    "mem: needs a namespace name without options, e.g. mem:test (got '" + config.maskedUri() + "')");
         }
         MemoryBackend b = NAMESPACES.computeIfAbsent(ns, n -> new MemoryBackend(n, config));
         b.opened.incrementAndGet();
@@ -113,6 +112,7 @@ public final class MemoryBackend implements LockBackend {
         final ReentrantLock lock = new ReentrantLock();
         /** Signalled on every change a waiter may care about; waiters wait on it without the lock. */
         final ChangeSignal changes = new ChangeSignal();
+
         final Map<String, Holder> holders = new LinkedHashMap<>(4);
         final ArrayDeque<MemAttempt> queue = new ArrayDeque<>(4);
         long token;
@@ -209,14 +209,19 @@ public final class MemoryBackend implements LockBackend {
 
     @Override
     public Set<Capability> capabilities() {
-        return Collections.unmodifiableSet(EnumSet.of(Capability.BREAK, Capability.STRICT_FENCING, Capability.WAITER_COUNT,
-                Capability.QUEUE, Capability.SEMAPHORE));
+        return Collections.unmodifiableSet(EnumSet.of(
+                Capability.BREAK,
+                Capability.STRICT_FENCING,
+                Capability.WAITER_COUNT,
+                Capability.QUEUE,
+                Capability.SEMAPHORE));
     }
 
     @Override
     public Attempt attempt(AcquireSpec spec) {
         if (spec.permits() != 1) {
-            throw new IllegalArgumentException(description + " - taking " + spec.permits() + " permits in one acquisition is not supported yet");
+            throw new IllegalArgumentException(
+                    description + " - taking " + spec.permits() + " permits in one acquisition is not supported yet");
         }
         return new MemAttempt(spec);
     }
@@ -231,6 +236,7 @@ public final class MemoryBackend implements LockBackend {
         final AcquireSpec spec;
         /** The entry of the last try (a queued attempt keeps it from being dropped). */
         Entry entry;
+
         long seen = -1; // the entry's version at the last try
         boolean queued;
         /** Who blocked the last try: holders and earlier waiters, made into HolderInfo only if asked. */
@@ -267,7 +273,11 @@ public final class MemoryBackend implements LockBackend {
                     queued = false;
                 }
                 long token = ++e.token;
-                Holder h = new Holder(spec, token, clock.instant(), ticker.read() + spec.lease().toNanos());
+                Holder h = new Holder(
+                        spec,
+                        token,
+                        clock.instant(),
+                        ticker.read() + spec.lease().toNanos());
                 e.holders.put(spec.owner().id(), h);
                 e.changed();
                 return Optional.of(new MemGrant(e, h));
@@ -342,8 +352,13 @@ public final class MemoryBackend implements LockBackend {
         }
 
         HolderInfo waiterInfo() {
-            return HolderInfo.builder(spec.mode()).ownerId(spec.owner().id()).host(spec.owner().host()).pid(spec.owner().pid())
-                    .lease(spec.lease()).waiting(true).build();
+            return HolderInfo.builder(spec.mode())
+                    .ownerId(spec.owner().id())
+                    .host(spec.owner().host())
+                    .pid(spec.owner().pid())
+                    .lease(spec.lease())
+                    .waiting(true)
+                    .build();
         }
 
         @Override
@@ -368,7 +383,8 @@ public final class MemoryBackend implements LockBackend {
         public void close() {
             Entry seenEntry = entry;
             if (!queued && seenEntry != null && seenEntry.token != 0) {
-                return; // not queued, and the name was granted before: nothing to undo (a racy read of token only costs a lock)
+                return; // not queued, and the name was granted before: nothing to undo (a racy read of token only costs
+                // a lock)
             }
             Entry e = lockedIfPresent(spec.name());
             if (e == null) {
@@ -395,6 +411,7 @@ public final class MemoryBackend implements LockBackend {
     private final class MemGrant implements Grant {
         /** The name's entry: never dropped once a token was issued. */
         final Entry entry;
+
         final Holder mine;
         final AcquireSpec spec;
 
@@ -429,8 +446,11 @@ public final class MemoryBackend implements LockBackend {
             try {
                 expire(e);
                 if (e.holders.get(spec.owner().id()) != mine) {
-                    throw failures.lost(spec.name(), mine.token, "no longer held by " + spec.owner().id()
-                            + " (its lease ran out, or it was broken)", null);
+                    throw failures.lost(
+                            spec.name(),
+                            mine.token,
+                            "no longer held by " + spec.owner().id() + " (its lease ran out, or it was broken)",
+                            null);
                 }
                 mine.expires = ticker.read() + lease.toNanos();
             } finally {
@@ -468,8 +488,15 @@ public final class MemoryBackend implements LockBackend {
 
     private HolderInfo info(Holder h) {
         long left = h.expires - ticker.read();
-        return HolderInfo.builder(h.spec.mode()).ownerId(h.spec.owner().id()).host(h.spec.owner().host()).pid(h.spec.owner().pid())
-                .since(h.since).validUntil(clock.instant().plusNanos(Math.max(0, left))).token(h.token).lease(h.spec.lease()).build();
+        return HolderInfo.builder(h.spec.mode())
+                .ownerId(h.spec.owner().id())
+                .host(h.spec.owner().host())
+                .pid(h.spec.owner().pid())
+                .since(h.since)
+                .validUntil(clock.instant().plusNanos(Math.max(0, left)))
+                .token(h.token)
+                .lease(h.spec.lease())
+                .build();
     }
 
     @Override
@@ -492,7 +519,12 @@ public final class MemoryBackend implements LockBackend {
             for (MemAttempt a : e.queue) {
                 queued.add(a.waiterInfo());
             }
-            return LockInfo.builder(name).holders(holders).waiters(queued.size()).queued(queued).limit(limit).build();
+            return LockInfo.builder(name)
+                    .holders(holders)
+                    .waiters(queued.size())
+                    .queued(queued)
+                    .limit(limit)
+                    .build();
         } finally {
             e.lock.unlock();
         }

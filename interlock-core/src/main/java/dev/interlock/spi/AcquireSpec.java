@@ -111,8 +111,8 @@ public final class AcquireSpec {
 
     @Override
     public String toString() {
-        return "AcquireSpec[" + name + " " + mode.shortName() + (limit > 0 ? " limit=" + limit : "") + " owner=" + owner.id()
-                + " lease=" + lease + "]";
+        return "AcquireSpec[" + name + " " + mode.shortName() + (limit > 0 ? " limit=" + limit : "") + " owner="
+                + owner.id() + " lease=" + lease + "]";
     }
 
     /** Builds an {@link AcquireSpec}; the lease defaults to 30s, one permit, a plain lock (limit 0), no loss channel, a single try. */

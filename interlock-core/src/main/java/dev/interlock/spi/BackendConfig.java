@@ -40,7 +40,8 @@ public final class BackendConfig {
      * @deprecated use {@link #builder(String)}, which keeps working when fields are added
      */
     @Deprecated
-    public BackendConfig(String uri, String scheme, String location, Ticker ticker, Clock clock, Duration defaultLease) {
+    public BackendConfig(
+            String uri, String scheme, String location, Ticker ticker, Clock clock, Duration defaultLease) {
         this(builder(uri).ticker(ticker).clock(clock).defaultLease(defaultLease));
     }
 

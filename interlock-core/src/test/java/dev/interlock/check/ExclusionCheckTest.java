@@ -19,7 +19,8 @@ class ExclusionCheckTest {
     @Test
     void aCorrectRunAcrossTwoHostsWithUnrelatedClocks_passes() {
         // Host b's clock is far behind a's: times are never compared across hosts.
-        List<Section> run = List.of(ex("a", 1, 0, 1000), sh("b", 2, 1, 5), sh("a", 3, 1, 1002), ex("b", 4, 1, 10), ex("a", 5, 2, 1010));
+        List<Section> run = List.of(
+                ex("a", 1, 0, 1000), sh("b", 2, 1, 5), sh("a", 3, 1, 1002), ex("b", 4, 1, 10), ex("a", 5, 2, 1010));
         ExclusionCheck.Report r = ExclusionCheck.check(run, 0, 3);
         assertThat(r.violations()).isEmpty();
         assertThat(r.exclusive()).isEqualTo(3);
@@ -35,25 +36,31 @@ class ExclusionCheckTest {
 
     @Test
     void tokensAgainstTheCounterOrder_areViolations() {
-        assertThat(ExclusionCheck.check(List.of(ex("a", 5, 0, 1), ex("b", 4, 1, 1)), 0, 2).violations())
+        assertThat(ExclusionCheck.check(List.of(ex("a", 5, 0, 1), ex("b", 4, 1, 1)), 0, 2)
+                        .violations())
                 .anyMatch(v -> v.startsWith("token order") && v.contains("wrote before"));
         // A reader that saw writer 2's value must have a larger token than writer 2...
-        assertThat(ExclusionCheck.check(List.of(ex("a", 2, 0, 1), sh("b", 1, 1, 1)), 0, 1).violations())
+        assertThat(ExclusionCheck.check(List.of(ex("a", 2, 0, 1), sh("b", 1, 1, 1)), 0, 1)
+                        .violations())
                 .anyMatch(v -> v.contains("read what"));
         // ...and a smaller one than the writer that changed that value after it.
-        assertThat(ExclusionCheck.check(List.of(sh("b", 9, 0, 1), ex("a", 2, 0, 5)), 0, 1).violations())
+        assertThat(ExclusionCheck.check(List.of(sh("b", 9, 0, 1), ex("a", 2, 0, 5)), 0, 1)
+                        .violations())
                 .anyMatch(v -> v.contains("before") && v.contains("changed it"));
     }
 
     @Test
     void onOneClock_overlapsAreCaughtToo() {
-        List<Section> run = List.of(new Section("w1", true, 1, -1, "h", 0, 10), new Section("w2", true, 2, -1, "h", 5, 20));
+        List<Section> run =
+                List.of(new Section("w1", true, 1, -1, "h", 0, 10), new Section("w2", true, 2, -1, "h", 5, 20));
         assertThat(ExclusionCheck.check(run).violations()).anyMatch(v -> v.startsWith("overlap"));
     }
 
     @Test
     void repeatedTokens_areCaught() {
-        assertThat(ExclusionCheck.check(List.of(sh("a", 5, -1, 0), sh("b", 5, -1, 9))).violations()).anyMatch(v -> v.contains("twice"));
+        assertThat(ExclusionCheck.check(List.of(sh("a", 5, -1, 0), sh("b", 5, -1, 9)))
+                        .violations())
+                .anyMatch(v -> v.contains("twice"));
     }
 
     @Test
@@ -84,7 +91,9 @@ class ExclusionCheckTest {
     void aKilledWriter_mayHaveWrittenOrNot_bothPass() {
         // Killed after reading 1, before writing: the next writer reads 1 again.
         List<Section> notWritten = List.of(ex("a", 1, 0, 0), ex("a", 3, 1, 100), ex("a", 4, 2, 110));
-        assertThat(ExclusionCheck.check(notWritten, List.of(killed(2, 1, 10)), 0, 3).violations()).isEmpty();
+        assertThat(ExclusionCheck.check(notWritten, List.of(killed(2, 1, 10)), 0, 3)
+                        .violations())
+                .isEmpty();
         // Killed after writing 2: nobody reads 1 after it, the counter ends one higher.
         List<Section> written = List.of(ex("a", 1, 0, 0), ex("a", 3, 2, 100), ex("a", 4, 3, 110));
         ExclusionCheck.Report r = ExclusionCheck.check(written, List.of(killed(2, 1, 10)), 0, 4);
@@ -106,7 +115,8 @@ class ExclusionCheckTest {
     void aKilledHolder_stillExcludes_untilItWasKilled() {
         // Another writer entered at 30, before the holder that entered at 10 was killed at 60.
         List<Section> run = List.of(ex("a", 1, 0, 0), ex("a", 3, 1, 30));
-        assertThat(ExclusionCheck.check(run, List.of(killed(2, 1, 10)), 0, 2).violations()).anyMatch(v -> v.startsWith("overlap"));
+        assertThat(ExclusionCheck.check(run, List.of(killed(2, 1, 10)), 0, 2).violations())
+                .anyMatch(v -> v.startsWith("overlap"));
     }
 
     @Test
@@ -141,7 +151,9 @@ class ExclusionCheckTest {
             run.add(new Section("w2", true, 2 * i + 2, i, "h", i * 10L + 1, i * 10L + 9));
         }
         List<String> v = ExclusionCheck.check(run, 0, 200).violations();
-        assertThat(v).hasSize(ExclusionCheck.maxViolations()).anyMatch(x -> x.startsWith("lost increment"))
+        assertThat(v)
+                .hasSize(ExclusionCheck.maxViolations())
+                .anyMatch(x -> x.startsWith("lost increment"))
                 .anyMatch(x -> x.startsWith("overlap"));
         assertThat(v.get(0)).startsWith("counter is");
     }

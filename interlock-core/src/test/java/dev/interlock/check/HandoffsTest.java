@@ -27,12 +27,14 @@ class HandoffsTest {
 
     @Test
     void aSectionThatDidNotWait_isNoHandoff() {
-        assertThat(Handoffs.of(List.of(ex("w1", "h", 0, 0, 100), ex("w2", "h", 101, 102, 120)))).isEmpty();
+        assertThat(Handoffs.of(List.of(ex("w1", "h", 0, 0, 100), ex("w2", "h", 101, 102, 120))))
+                .isEmpty();
     }
 
     @Test
     void aWriter_isLetInByTheLastReaderToLeave() {
-        List<Handoffs.Handoff> h = Handoffs.of(List.of(sh("r1", "h", 0, 0, 50), sh("r2", "h", 0, 1, 80), ex("w", "h", 10, 85, 90)));
+        List<Handoffs.Handoff> h =
+                Handoffs.of(List.of(sh("r1", "h", 0, 0, 50), sh("r2", "h", 0, 1, 80), ex("w", "h", 10, 85, 90)));
         assertThat(h).singleElement().satisfies(x -> {
             assertThat(x.from().source()).isEqualTo("r2");
             assertThat(x.nanos()).isEqualTo(5);
@@ -41,14 +43,16 @@ class HandoffsTest {
 
     @Test
     void aReader_isLetInByTheLastWriter_notByAnotherReader() {
-        List<Handoffs.Handoff> h = Handoffs.of(List.of(ex("w", "h", 0, 0, 50), sh("r1", "h", 10, 52, 55), sh("r2", "h", 10, 60, 70)));
+        List<Handoffs.Handoff> h =
+                Handoffs.of(List.of(ex("w", "h", 0, 0, 50), sh("r1", "h", 10, 52, 55), sh("r2", "h", 10, 60, 70)));
         assertThat(h).extracting(x -> x.from().source()).containsExactly("w", "w");
         assertThat(h).extracting(Handoffs.Handoff::nanos).containsExactly(2L, 10L);
     }
 
     @Test
     void sectionsOfDifferentClocks_areNeverPaired() {
-        assertThat(Handoffs.of(List.of(ex("w1", "a", 0, 0, 100), ex("w2", "b", 50, 103, 120)))).isEmpty();
+        assertThat(Handoffs.of(List.of(ex("w1", "a", 0, 0, 100), ex("w2", "b", 50, 103, 120))))
+                .isEmpty();
     }
 
     @Test

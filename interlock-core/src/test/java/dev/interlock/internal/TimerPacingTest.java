@@ -28,13 +28,18 @@ class TimerPacingTest {
             scheduler.setAccessible(true);
             try (Lease l = s.lock("x").lease(Duration.ofSeconds(30)).acquire()) {
                 ScheduledThreadPoolExecutor timer = (ScheduledThreadPoolExecutor) scheduler.invoke(s);
-                assertThat(timer.getQueue()).as("the pacer, the renewal and the loss check").hasSizeGreaterThanOrEqualTo(3);
+                assertThat(timer.getQueue())
+                        .as("the pacer, the renewal and the loss check")
+                        .hasSizeGreaterThanOrEqualTo(3);
                 Delayed earliest = (Delayed) timer.getQueue().peek();
-                assertThat(earliest.getDelay(TimeUnit.MILLISECONDS)).as("the earliest task is the pacer's, under a second away")
+                assertThat(earliest.getDelay(TimeUnit.MILLISECONDS))
+                        .as("the earliest task is the pacer's, under a second away")
                         .isLessThanOrEqualTo(1000);
                 for (Object task : timer.getQueue()) {
                     if (task != earliest) {
-                        assertThat(((Delayed) task).getDelay(TimeUnit.SECONDS)).as("the lease's timers, seconds away").isGreaterThanOrEqualTo(5);
+                        assertThat(((Delayed) task).getDelay(TimeUnit.SECONDS))
+                                .as("the lease's timers, seconds away")
+                                .isGreaterThanOrEqualTo(5);
                     }
                 }
             }

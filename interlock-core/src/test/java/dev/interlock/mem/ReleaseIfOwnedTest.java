@@ -18,7 +18,9 @@ import org.junit.jupiter.api.Test;
  */
 class ReleaseIfOwnedTest {
     static Grant grant(MemoryBackend b, String name, Owner owner) {
-        AcquireSpec spec = AcquireSpec.builder(name, Mode.EXCLUSIVE, owner).lease(Duration.ofSeconds(30)).build();
+        AcquireSpec spec = AcquireSpec.builder(name, Mode.EXCLUSIVE, owner)
+                .lease(Duration.ofSeconds(30))
+                .build();
         return b.attempt(spec).tryAcquire().orElseThrow();
     }
 
@@ -32,7 +34,9 @@ class ReleaseIfOwnedTest {
             assertThat(b.takeAway("a", firstOwner.id())).isTrue(); // as another host reclaiming its expired lease would
             Grant second = grant(b, "a", Owner.newAcquisition());
             assertThat(first.releaseIfOwned()).as("the first holder's release").isFalse();
-            assertThat(b.inspect("a").holders()).as("the second holder keeps the lock").hasSize(1);
+            assertThat(b.inspect("a").holders())
+                    .as("the second holder keeps the lock")
+                    .hasSize(1);
             assertThat(second.releaseIfOwned()).as("the holder's own release").isTrue();
             assertThat(b.inspect("a").holders()).isEmpty();
         }

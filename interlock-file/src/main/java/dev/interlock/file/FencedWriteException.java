@@ -11,9 +11,12 @@ public final class FencedWriteException extends AtomicFileException {
     private final long currentToken;
 
     public FencedWriteException(String file, long attemptedToken, long currentToken) {
-        super(Reason.FENCED, "refused to write " + file + " with fencing token " + attemptedToken + ": a write with token "
-                + currentToken + " already landed on it, so the lock this write was made under has been lost and taken"
-                + " by someone else since; " + file + " is unchanged");
+        super(
+                Reason.FENCED,
+                "refused to write " + file + " with fencing token " + attemptedToken + ": a write with token "
+                        + currentToken
+                        + " already landed on it, so the lock this write was made under has been lost and taken"
+                        + " by someone else since; " + file + " is unchanged");
         this.attemptedToken = attemptedToken;
         this.currentToken = currentToken;
     }

@@ -35,7 +35,9 @@ class AtomicFileCrashIT {
 
     private List<String> temps() throws Exception {
         try (Stream<Path> s = Files.list(tmp)) {
-            return s.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(ReplaceTarget.TEMP_PREFIX)).toList();
+            return s.map(p -> p.getFileName().toString())
+                    .filter(n -> n.startsWith(ReplaceTarget.TEMP_PREFIX))
+                    .toList();
         }
     }
 
@@ -51,28 +53,41 @@ class AtomicFileCrashIT {
         int kills = 25;
         for (int round = 0; round < kills; round++) {
             Process p = ChildJvm.builder(AtomicFileWorker.class, List.of(), "loop", f.toString())
-                    .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+                    .redirectError(ProcessBuilder.Redirect.INHERIT)
+                    .start();
             long printed;
-            try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.US_ASCII))) {
+            try (BufferedReader out =
+                    new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.US_ASCII))) {
                 String ready = out.readLine();
                 assertThat(ready).as("seed %d round %d", seed, round).startsWith("READY ");
-                assertThat(Long.parseLong(ready.substring(6))).as("what the file held when the writer started").isGreaterThanOrEqualTo(landed);
+                assertThat(Long.parseLong(ready.substring(6)))
+                        .as("what the file held when the writer started")
+                        .isGreaterThanOrEqualTo(landed);
                 int reports = 1 + random.nextInt(12);
                 printed = -1;
                 for (int i = 0; i < reports; i++) {
                     printed = Long.parseLong(out.readLine());
                 }
-                // SIGKILL, wherever the writer is (not Process.destroyForcibly, which also closes our end of its stdout)
-                assertThat(new ProcessBuilder("kill", "-KILL", Long.toString(p.pid())).inheritIO().start().waitFor()).isZero();
-                assertThat(p.waitFor(Timing.seconds(30).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+                // SIGKILL, wherever the writer is (not Process.destroyForcibly, which also closes our end of its
+                // stdout)
+                assertThat(new ProcessBuilder("kill", "-KILL", Long.toString(p.pid()))
+                                .inheritIO()
+                                .start()
+                                .waitFor())
+                        .isZero();
+                assertThat(p.waitFor(Timing.seconds(30).toMillis(), TimeUnit.MILLISECONDS))
+                        .isTrue();
                 String line;
                 while ((line = out.readLine()) != null) {
                     printed = Long.parseLong(line); // reported before it died
                 }
             }
             long now = AtomicFileWorker.number(Files.readAllBytes(f)); // throws if torn or empty
-            assertThat(now).as("seed %d round %d: the last reported content or the next", seed, round).isBetween(printed, printed + 1);
-            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(f))).isEqualTo("rw-r-----");
+            assertThat(now)
+                    .as("seed %d round %d: the last reported content or the next", seed, round)
+                    .isBetween(printed, printed + 1);
+            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(f)))
+                    .isEqualTo("rw-r-----");
             assertThat(Files.getAttribute(f, "unix:gid")).isEqualTo(4321);
             assertThat(temps()).as("at most the dead writer's temporary file").hasSizeLessThanOrEqualTo(1);
             landed = now;

@@ -31,7 +31,9 @@ class AtomicFileMountTest {
     static void canUnshare() throws Exception {
         boolean ok;
         try {
-            Process p = new ProcessBuilder("unshare", "-rm", "true").redirectErrorStream(true).start();
+            Process p = new ProcessBuilder("unshare", "-rm", "true")
+                    .redirectErrorStream(true)
+                    .start();
             ok = p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0;
         } catch (IOException e) {
             ok = false;
@@ -43,15 +45,23 @@ class AtomicFileMountTest {
     private String inNamespace(String setup, String... worker) throws Exception {
         Path d = Files.createDirectory(tmp.resolve("d"));
         ProcessBuilder jvm = ChildJvm.builder(AtomicFileWorker.class, List.of(), worker);
-        List<String> cmd = new ArrayList<>(List.of("unshare", "-rm", "sh", "-c",
-                "D=\"$0\"; " + setup + " || exit 99; \"$@\"; echo \"rc=$?\"; echo \"content=$(cat \"$D/f\")\"; ls -a \"$D\"",
+        List<String> cmd = new ArrayList<>(List.of(
+                "unshare",
+                "-rm",
+                "sh",
+                "-c",
+                "D=\"$0\"; " + setup
+                        + " || exit 99; \"$@\"; echo \"rc=$?\"; echo \"content=$(cat \"$D/f\")\"; ls -a \"$D\"",
                 d.toString()));
         cmd.addAll(jvm.command());
         for (int i = 0; i < cmd.size(); i++) {
             cmd.set(i, cmd.get(i).replace("@D@", d.toString()));
         }
-        Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
-        assertThat(p.waitFor(Timing.seconds(60).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        Process p = new ProcessBuilder(cmd)
+                .redirectError(ProcessBuilder.Redirect.INHERIT)
+                .start();
+        assertThat(p.waitFor(Timing.seconds(60).toMillis(), TimeUnit.MILLISECONDS))
+                .isTrue();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(out).as("setup: " + setup).doesNotContain("rc=99").isNotEmpty();
         return out;
@@ -64,19 +74,34 @@ class AtomicFileMountTest {
 
     @Test
     void readOnlyFileSystem_clearError_oldContent() throws Exception {
-        String out = inNamespace("printf old > \"$D/f\" && mount --bind \"$D\" \"$D\" && mount -o remount,bind,ro \"$D\"",
-                "write", "@D@/f", "100");
-        assertThat(out).contains("REFUSED IO: cannot create a temporary file in").contains("read-only file system (EROFS)")
-                .contains("is unchanged").contains("rc=3").contains("content=old");
+        String out = inNamespace(
+                "printf old > \"$D/f\" && mount --bind \"$D\" \"$D\" && mount -o remount,bind,ro \"$D\"",
+                "write",
+                "@D@/f",
+                "100");
+        assertThat(out)
+                .contains("REFUSED IO: cannot create a temporary file in")
+                .contains("read-only file system (EROFS)")
+                .contains("is unchanged")
+                .contains("rc=3")
+                .contains("content=old");
         assertThat(listing(out)).as("no temporary file left").doesNotContain(".interlock-");
     }
 
     @Test
     void diskFull_clearError_oldContent_noTemporaryFileLeft() throws Exception {
-        String out = inNamespace("mount -t tmpfs -o size=64k none \"$D\" && printf old > \"$D/f\""
-                + " && { head -c 1000000 /dev/zero > \"$D/fill\" 2>/dev/null; true; }", "write", "@D@/f", "200000");
-        assertThat(out).contains("REFUSED IO: cannot write the new content of").contains("no space left on device (ENOSPC)")
-                .contains("is unchanged").contains("rc=3").contains("content=old");
+        String out = inNamespace(
+                "mount -t tmpfs -o size=64k none \"$D\" && printf old > \"$D/f\""
+                        + " && { head -c 1000000 /dev/zero > \"$D/fill\" 2>/dev/null; true; }",
+                "write",
+                "@D@/f",
+                "200000");
+        assertThat(out)
+                .contains("REFUSED IO: cannot write the new content of")
+                .contains("no space left on device (ENOSPC)")
+                .contains("is unchanged")
+                .contains("rc=3")
+                .contains("content=old");
         assertThat(listing(out)).as("no temporary file left").doesNotContain(".interlock-");
     }
 
@@ -93,15 +118,22 @@ class AtomicFileMountTest {
         cmd.addAll(jvm.command());
         Process p;
         try {
-            p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+            p = new ProcessBuilder(cmd)
+                    .redirectError(ProcessBuilder.Redirect.INHERIT)
+                    .start();
         } catch (IOException e) {
             assumeTrue(false, "needs setpriv");
             return;
         }
-        assertThat(p.waitFor(Timing.seconds(60).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(p.waitFor(Timing.seconds(60).toMillis(), TimeUnit.MILLISECONDS))
+                .isTrue();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assumeTrue(!out.startsWith("OK"), "the writer can read a mode 0000 file: not root, or setpriv did not drop the capabilities");
-        assertThat(out).contains("REFUSED IO: cannot read " + tmp.toRealPath().resolve("f")).contains("permission denied (EACCES)")
+        assumeTrue(
+                !out.startsWith("OK"),
+                "the writer can read a mode 0000 file: not root, or setpriv did not drop the capabilities");
+        assertThat(out)
+                .contains("REFUSED IO: cannot read " + tmp.toRealPath().resolve("f"))
+                .contains("permission denied (EACCES)")
                 .contains("it is unchanged");
         assertThat(p.exitValue()).isEqualTo(3);
         Files.setPosixFilePermissions(f, PosixFilePermissions.fromString("rw-------"));
@@ -115,8 +147,12 @@ class AtomicFileMountTest {
     @Test
     void noUserXattrs_fencedWriteRefused_unfencedWorks() throws Exception {
         String out = inNamespace("mount -t ramfs none \"$D\" && printf old > \"$D/f\"", "write", "@D@/f", "3", "7");
-        assertThat(out).contains("REFUSED FENCE_UNSUPPORTED: cannot fence writes to").contains("keeps no user extended attributes")
-                .contains("is unchanged").contains("rc=3").contains("content=old");
+        assertThat(out)
+                .contains("REFUSED FENCE_UNSUPPORTED: cannot fence writes to")
+                .contains("keeps no user extended attributes")
+                .contains("is unchanged")
+                .contains("rc=3")
+                .contains("content=old");
         assertThat(listing(out)).as("no temporary file left").doesNotContain(".interlock-");
         Files.delete(tmp.resolve("d"));
         out = inNamespace("mount -t ramfs none \"$D\" && printf old > \"$D/f\"", "write", "@D@/f", "3");

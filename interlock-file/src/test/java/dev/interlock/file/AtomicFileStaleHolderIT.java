@@ -31,7 +31,11 @@ class AtomicFileStaleHolderIT {
     Path tmp;
 
     private static void signal(long pid, String sig) throws Exception {
-        assertThat(new ProcessBuilder("kill", "-" + sig, Long.toString(pid)).inheritIO().start().waitFor()).isZero();
+        assertThat(new ProcessBuilder("kill", "-" + sig, Long.toString(pid))
+                        .inheritIO()
+                        .start()
+                        .waitFor())
+                .isZero();
     }
 
     @Test
@@ -40,15 +44,18 @@ class AtomicFileStaleHolderIT {
         String uri = "dir:" + tmp.resolve("locks");
         long newerToken;
         Process stale = ChildJvm.builder(AtomicFileWorker.class, List.of(), "stale", uri, "job", f.toString(), "1000")
-                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
-        try (BufferedReader out = new BufferedReader(new InputStreamReader(stale.getInputStream(), StandardCharsets.US_ASCII));
+                .redirectError(ProcessBuilder.Redirect.INHERIT)
+                .start();
+        try (BufferedReader out =
+                        new BufferedReader(new InputStreamReader(stale.getInputStream(), StandardCharsets.US_ASCII));
                 OutputStream in = stale.getOutputStream()) {
             String held = out.readLine();
             assertThat(held).startsWith("HELD ");
             long staleToken = Long.parseLong(held.substring(5));
             signal(stale.pid(), "STOP");
             try (LockSpace locks = Interlock.open(uri);
-                    Lease newer = locks.acquire("job", Timing.seconds(30))) { // the paused holder's lease runs out meanwhile
+                    Lease newer =
+                            locks.acquire("job", Timing.seconds(30))) { // the paused holder's lease runs out meanwhile
                 newerToken = newer.token();
                 assertThat(newerToken).isGreaterThan(staleToken);
                 AtomicFile.of(f).updateFenced(newer, old -> "newer\n".getBytes(StandardCharsets.US_ASCII));

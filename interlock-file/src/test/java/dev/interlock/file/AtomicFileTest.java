@@ -48,7 +48,9 @@ class AtomicFileTest {
 
     private List<String> temps() throws Exception {
         try (Stream<Path> s = Files.list(tmp)) {
-            return s.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(ReplaceTarget.TEMP_PREFIX)).toList();
+            return s.map(p -> p.getFileName().toString())
+                    .filter(n -> n.startsWith(ReplaceTarget.TEMP_PREFIX))
+                    .toList();
         }
     }
 
@@ -78,8 +80,13 @@ class AtomicFileTest {
     void update_underALease_appliesTheChange_andNullLeavesTheFile() throws Exception {
         Path f = tmp.resolve("counter");
         AtomicFile file = AtomicFile.of(f);
-        try (LockSpace locks = Interlock.open("mem:update"); Lease lease = locks.acquire("counter", Duration.ofSeconds(5))) {
-            assertThat(text(file.update(lease, old -> bytes((old.length == 0 ? 0 : Integer.parseInt(text(old).trim())) + 1 + "\n"))))
+        try (LockSpace locks = Interlock.open("mem:update");
+                Lease lease = locks.acquire("counter", Duration.ofSeconds(5))) {
+            assertThat(text(file.update(
+                            lease,
+                            old -> bytes((old.length == 0
+                                            ? 0
+                                            : Integer.parseInt(text(old).trim())) + 1 + "\n"))))
                     .isEqualTo("1\n");
             assertThat(text(file.update(lease, old -> null))).isEqualTo("1\n");
         }
@@ -93,10 +100,15 @@ class AtomicFileTest {
         try (LockSpace locks = Interlock.open("mem:lost")) {
             Lease lease = locks.acquire("f", Duration.ofSeconds(5));
             assertThatThrownBy(() -> AtomicFile.of(f).update(lease, old -> {
-                lease.close(); // the lock goes while the new content is being made
-                return bytes("new\n");
-            })).isInstanceOfSatisfying(AtomicFileException.class, e -> assertThat(e.reason()).isEqualTo(Reason.LEASE_NOT_VALID))
-                    .hasMessageContaining("the lease on f").hasMessageContaining("is no longer valid").hasMessageContaining("is unchanged");
+                        lease.close(); // the lock goes while the new content is being made
+                        return bytes("new\n");
+                    }))
+                    .isInstanceOfSatisfying(
+                            AtomicFileException.class,
+                            e -> assertThat(e.reason()).isEqualTo(Reason.LEASE_NOT_VALID))
+                    .hasMessageContaining("the lease on f")
+                    .hasMessageContaining("is no longer valid")
+                    .hasMessageContaining("is unchanged");
         }
         assertThat(Files.readString(f)).isEqualTo("old\n");
         assertThat(temps()).isEmpty();
@@ -108,11 +120,15 @@ class AtomicFileTest {
         AtomicFile file = AtomicFile.of(f);
         file.write(bytes("by 7\n"), 7);
         assertThat(file.fence()).isEqualTo(OptionalLong.of(7));
-        assertThatThrownBy(() -> file.write(bytes("by 6\n"), 6)).isInstanceOfSatisfying(FencedWriteException.class, e -> {
-            assertThat(e.attemptedToken()).isEqualTo(6);
-            assertThat(e.currentToken()).isEqualTo(7);
-            assertThat(e.reason()).isEqualTo(Reason.FENCED);
-        }).hasMessageContaining("fencing token 6").hasMessageContaining("token 7 already landed").hasMessageContaining("is unchanged");
+        assertThatThrownBy(() -> file.write(bytes("by 6\n"), 6))
+                .isInstanceOfSatisfying(FencedWriteException.class, e -> {
+                    assertThat(e.attemptedToken()).isEqualTo(6);
+                    assertThat(e.currentToken()).isEqualTo(7);
+                    assertThat(e.reason()).isEqualTo(Reason.FENCED);
+                })
+                .hasMessageContaining("fencing token 6")
+                .hasMessageContaining("token 7 already landed")
+                .hasMessageContaining("is unchanged");
         assertThat(Files.readString(f)).isEqualTo("by 7\n");
         file.write(bytes("by 7 again\n"), 7);
         file.write(bytes("unfenced\n"));
@@ -125,7 +141,8 @@ class AtomicFileTest {
         UserDefinedFileAttributeView view = Files.getFileAttributeView(f, UserDefinedFileAttributeView.class);
         java.nio.ByteBuffer buf = java.nio.ByteBuffer.allocate(64);
         view.read("interlock.fence", buf);
-        assertThat(new String(buf.array(), 0, buf.position(), StandardCharsets.US_ASCII)).isEqualTo("8");
+        assertThat(new String(buf.array(), 0, buf.position(), StandardCharsets.US_ASCII))
+                .isEqualTo("8");
     }
 
     @Test
@@ -140,7 +157,8 @@ class AtomicFileTest {
                 assertThat(newer.token()).isGreaterThan(stale.token());
                 file.updateFenced(newer, old -> bytes("newer\n"));
             }
-            assertThatThrownBy(() -> file.updateFenced(stale, old -> bytes("stale\n"))).isInstanceOf(FencedWriteException.class);
+            assertThatThrownBy(() -> file.updateFenced(stale, old -> bytes("stale\n")))
+                    .isInstanceOf(FencedWriteException.class);
             stale.close();
         }
         assertThat(Files.readString(f)).isEqualTo("newer\n");
@@ -150,10 +168,13 @@ class AtomicFileTest {
     @Test
     void aDamagedFenceAttribute_refusesFencedWrites() throws Exception {
         Path f = Files.writeString(tmp.resolve("f"), "x\n");
-        Files.getFileAttributeView(f, UserDefinedFileAttributeView.class).write("interlock.fence",
-                java.nio.ByteBuffer.wrap(bytes("-1")));
-        assertThatThrownBy(() -> AtomicFile.of(f).write(bytes("y\n"), 100)).isInstanceOf(AtomicFileException.class)
-                .hasMessageContaining("that is not a token").hasMessageContaining("\"-1\"").hasMessageContaining("is unchanged");
+        Files.getFileAttributeView(f, UserDefinedFileAttributeView.class)
+                .write("interlock.fence", java.nio.ByteBuffer.wrap(bytes("-1")));
+        assertThatThrownBy(() -> AtomicFile.of(f).write(bytes("y\n"), 100))
+                .isInstanceOf(AtomicFileException.class)
+                .hasMessageContaining("that is not a token")
+                .hasMessageContaining("\"-1\"")
+                .hasMessageContaining("is unchanged");
         assertThat(Files.readString(f)).isEqualTo("x\n");
     }
 
@@ -170,8 +191,13 @@ class AtomicFileTest {
             for (int t = 0; t < threads; t++) {
                 done.add(pool.submit(() -> {
                     for (int i = 0; i < each; i++) {
-                        file.update(locks, "counter", Duration.ofSeconds(30),
-                                old -> bytes((old.length == 0 ? 0 : Integer.parseInt(text(old).trim())) + 1 + "\n"));
+                        file.update(
+                                locks,
+                                "counter",
+                                Duration.ofSeconds(30),
+                                old -> bytes((old.length == 0
+                                                ? 0
+                                                : Integer.parseInt(text(old).trim())) + 1 + "\n"));
                     }
                     return null;
                 }));
@@ -237,9 +263,13 @@ class AtomicFileTest {
     }
 
     private void assertRefused(Path p, String... says) {
-        for (AtomicFileTestOp op : new AtomicFileTestOp[] {f -> f.write(bytes("x\n")), f -> f.write(bytes("x\n"), 1), f -> f.read()}) {
-            assertThatThrownBy(() -> op.run(AtomicFile.of(p))).isInstanceOfSatisfying(AtomicFileException.class,
-                    e -> assertThat(e.reason()).isEqualTo(Reason.BAD_PATH)).hasMessageContainingAll(says)
+        for (AtomicFileTestOp op :
+                new AtomicFileTestOp[] {f -> f.write(bytes("x\n")), f -> f.write(bytes("x\n"), 1), f -> f.read()}) {
+            assertThatThrownBy(() -> op.run(AtomicFile.of(p)))
+                    .isInstanceOfSatisfying(
+                            AtomicFileException.class,
+                            e -> assertThat(e.reason()).isEqualTo(Reason.BAD_PATH))
+                    .hasMessageContainingAll(says)
                     .hasMessageNotContaining("Exception");
         }
     }
@@ -256,7 +286,8 @@ class AtomicFileTest {
         try (ReplaceTarget live = ReplaceTarget.open(f)) {
             ReplaceTarget.Temp mine = live.createTemp(null);
             try {
-                AtomicFile.of(f).write(bytes("other\n")); // another writer (another lock name, or none): cleans up first
+                AtomicFile.of(f)
+                        .write(bytes("other\n")); // another writer (another lock name, or none): cleans up first
                 assertThat(temps()).containsExactly(mine.shown());
                 assertThat(live.commit(mine, -1, null)).isTrue();
             } finally {
@@ -286,7 +317,8 @@ class AtomicFileTest {
     @Test
     void fencedCommit_withdrawsAnOlderHoldersPreparedWrite_soItsLateRenameIsRefused() throws Exception {
         Path f = Files.writeString(tmp.resolve("f"), "old\n");
-        try (ReplaceTarget stale = ReplaceTarget.open(f); ReplaceTarget unfenced = ReplaceTarget.open(f);
+        try (ReplaceTarget stale = ReplaceTarget.open(f);
+                ReplaceTarget unfenced = ReplaceTarget.open(f);
                 ReplaceTarget newest = ReplaceTarget.open(f)) {
             ReplaceTarget.Temp six = stale.createTemp(null);
             ReplaceTarget.Temp none = unfenced.createTemp(null);
@@ -302,9 +334,12 @@ class AtomicFileTest {
                 assertThat(sixPath).as("the older holder's write is withdrawn").doesNotExist();
                 assertThat(temps()).containsExactlyInAnyOrder(none.shown(), eight.shown());
                 assertThatThrownBy(() -> Files.move(sixPath, f, java.nio.file.StandardCopyOption.ATOMIC_MOVE))
-                        .as("its late rename").isInstanceOf(java.nio.file.NoSuchFileException.class);
-                assertThatThrownBy(() -> stale.commit(six, 6, null)).isInstanceOfSatisfying(FencedWriteException.class,
-                        e -> assertThat(e.currentToken()).isEqualTo(7));
+                        .as("its late rename")
+                        .isInstanceOf(java.nio.file.NoSuchFileException.class);
+                assertThatThrownBy(() -> stale.commit(six, 6, null))
+                        .isInstanceOfSatisfying(
+                                FencedWriteException.class,
+                                e -> assertThat(e.currentToken()).isEqualTo(7));
                 assertThat(Files.readString(f)).isEqualTo("from token 7\n");
             } finally {
                 dev.interlock.file.internal.LibcFiles.close(six.fd());
@@ -328,9 +363,10 @@ class AtomicFileTest {
         Process holder = new ProcessBuilder("flock", "-x", tmp.toString(), "sh", "-c", "echo ready; read x").start();
         String previous = System.setProperty("interlock.file.gateWaitMs", "300");
         try {
-            assertThat(new String(holder.getInputStream().readNBytes(6), StandardCharsets.UTF_8)).isEqualTo("ready\n");
-            assertThatThrownBy(() -> org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(Duration.ofSeconds(20),
-                            () -> AtomicFile.of(f).write(bytes("new\n"))))
+            assertThat(new String(holder.getInputStream().readNBytes(6), StandardCharsets.UTF_8))
+                    .isEqualTo("ready\n");
+            assertThatThrownBy(() -> org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(
+                            Duration.ofSeconds(20), () -> AtomicFile.of(f).write(bytes("new\n"))))
                     .isInstanceOf(AtomicFileException.class)
                     .hasMessageContaining("locked with flock(2)")
                     .hasMessageContaining("(flock, user ")

@@ -84,14 +84,18 @@ public final class AtomicFileWorker {
             }
             case "stale": {
                 try (LockSpace locks = Interlock.open(args[1]);
-                        Lease lease = locks.lock(args[2]).fixedLease().lease(Duration.ofMillis(Long.parseLong(args[4])))
+                        Lease lease = locks.lock(args[2])
+                                .fixedLease()
+                                .lease(Duration.ofMillis(Long.parseLong(args[4])))
                                 .acquire(Duration.ofSeconds(30))) {
                     System.out.println("HELD " + lease.token());
                     System.out.flush();
                     new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
                     try {
-                        AtomicFile.of(Path.of(args[3])).updateFenced(lease, old -> ("stale " + lease.token() + "\n")
-                                .getBytes(StandardCharsets.US_ASCII));
+                        AtomicFile.of(Path.of(args[3]))
+                                .updateFenced(
+                                        lease,
+                                        old -> ("stale " + lease.token() + "\n").getBytes(StandardCharsets.US_ASCII));
                         System.out.println("WROTE");
                     } catch (FencedWriteException e) {
                         System.out.println("FENCED " + e.attemptedToken() + " " + e.currentToken());

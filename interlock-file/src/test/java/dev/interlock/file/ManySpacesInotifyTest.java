@@ -7,9 +7,9 @@ import dev.interlock.Lease;
 import dev.interlock.LockSpace;
 import dev.interlock.Mode;
 import dev.interlock.Owner;
-import dev.interlock.spi.support.Spaces;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
+import dev.interlock.spi.support.Spaces;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -50,7 +50,10 @@ class ManySpacesInotifyTest {
             waitIn("dir:" + tmp.resolve("dir-" + i));
         }
         long after = inotifyInstances();
-        assertThat(after).as("inotify instances of this JVM after %d lock spaces each made a waiter watch", 2 * SPACES_PER_BACKEND)
+        assertThat(after)
+                .as(
+                        "inotify instances of this JVM after %d lock spaces each made a waiter watch",
+                        2 * SPACES_PER_BACKEND)
                 .isBetween(1L, Math.max(before, 1L));
     }
 
@@ -63,7 +66,9 @@ class ManySpacesInotifyTest {
         Attempt waiter = Spaces.backend(space)
                 .attempt(new AcquireSpec("x", Mode.EXCLUSIVE, Owner.newAcquisition(), Duration.ofMinutes(1)));
         open.add(waiter);
-        assertThat(waiter.tryAcquire()).as("%s: a second acquisition of a held lock", uri).isEmpty();
+        assertThat(waiter.tryAcquire())
+                .as("%s: a second acquisition of a held lock", uri)
+                .isEmpty();
         waiter.await(0); // the first wait starts watching and returns at once
     }
 
@@ -71,12 +76,13 @@ class ManySpacesInotifyTest {
     static long inotifyInstances() throws IOException {
         try (Stream<Path> fds = Files.list(Path.of("/proc/self/fd"))) {
             return fds.filter(fd -> {
-                try {
-                    return Files.readSymbolicLink(fd).toString().equals("anon_inode:inotify");
-                } catch (IOException e) {
-                    return false; // the descriptor of the listing itself, closed by now
-                }
-            }).count();
+                        try {
+                            return Files.readSymbolicLink(fd).toString().equals("anon_inode:inotify");
+                        } catch (IOException e) {
+                            return false; // the descriptor of the listing itself, closed by now
+                        }
+                    })
+                    .count();
         }
     }
 }

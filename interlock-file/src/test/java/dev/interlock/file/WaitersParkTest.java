@@ -12,9 +12,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A thread waiting for a {@code flock:} or {@code dir:} lock parks on a java.util.concurrent
@@ -31,32 +31,41 @@ class WaitersParkTest {
     @ParameterizedTest
     @ValueSource(strings = {"flock", "dir"})
     void waitingThread_parksInsteadOfWaitingOnAMonitor(String scheme) throws Exception {
-        try (LockSpace locks = Interlock.open(scheme + ":" + dir); Lease held = locks.tryAcquire("w").orElseThrow()) {
+        try (LockSpace locks = Interlock.open(scheme + ":" + dir);
+                Lease held = locks.tryAcquire("w").orElseThrow()) {
             AtomicReference<Throwable> failure = new AtomicReference<>();
-            Thread waiter = new Thread(() -> {
-                try {
-                    locks.acquire("w", Timing.seconds(60)).close();
-                } catch (InterruptedException | LockTimeoutException e) {
-                    // ended by the test
-                } catch (Throwable t) {
-                    failure.set(t);
-                }
-            }, "waiter");
+            Thread waiter = new Thread(
+                    () -> {
+                        try {
+                            locks.acquire("w", Timing.seconds(60)).close();
+                        } catch (InterruptedException | LockTimeoutException e) {
+                            // ended by the test
+                        } catch (Throwable t) {
+                            failure.set(t);
+                        }
+                    },
+                    "waiter");
             waiter.start();
             try {
                 // Sample the waiter until it is caught blocked (parked or in a monitor wait), then look at how.
                 AtomicReference<StackTraceElement[]> blocked = new AtomicReference<>();
-                await().atMost(Timing.seconds(10)).pollInterval(Duration.ofMillis(5)).until(() -> {
-                    StackTraceElement[] stack = waiter.getStackTrace();
-                    boolean isBlocked = stack.length > 0 && (isMonitorWait(stack[0]) || stack[0].getMethodName().equals("park")
-                            || inPoll(stack) || inFlock(stack));
-                    if (isBlocked) {
-                        blocked.set(stack);
-                    }
-                    return isBlocked;
-                });
+                await().atMost(Timing.seconds(10))
+                        .pollInterval(Duration.ofMillis(5))
+                        .until(() -> {
+                            StackTraceElement[] stack = waiter.getStackTrace();
+                            boolean isBlocked = stack.length > 0
+                                    && (isMonitorWait(stack[0])
+                                            || stack[0].getMethodName().equals("park")
+                                            || inPoll(stack)
+                                            || inFlock(stack));
+                            if (isBlocked) {
+                                blocked.set(stack);
+                            }
+                            return isBlocked;
+                        });
                 assertThat(Arrays.stream(blocked.get()).noneMatch(WaitersParkTest::isMonitorWait))
-                        .as("%s: the waiting thread's stack %s", scheme, Arrays.toString(blocked.get())).isTrue();
+                        .as("%s: the waiting thread's stack %s", scheme, Arrays.toString(blocked.get()))
+                        .isTrue();
             } finally {
                 waiter.interrupt();
                 waiter.join(Timing.seconds(10).toMillis());
@@ -70,12 +79,18 @@ class WaitersParkTest {
      * InotifyWatcher), a few frames under LibcEvents.poll (the JNA or FFM call).
      */
     private static boolean inPoll(StackTraceElement[] stack) {
-        return Arrays.stream(stack).limit(12).anyMatch(e -> e.getClassName().endsWith(".LibcEvents") && e.getMethodName().equals("poll"));
+        return Arrays.stream(stack)
+                .limit(12)
+                .anyMatch(e -> e.getClassName().endsWith(".LibcEvents")
+                        && e.getMethodName().equals("poll"));
     }
 
     /** A platform thread waiting on {@code flock:} sleeps in flock(2) itself (see KernelWait). */
     private static boolean inFlock(StackTraceElement[] stack) {
-        return Arrays.stream(stack).limit(12).anyMatch(e -> e.getClassName().endsWith(".KernelWait") && e.getMethodName().equals("flock"));
+        return Arrays.stream(stack)
+                .limit(12)
+                .anyMatch(e -> e.getClassName().endsWith(".KernelWait")
+                        && e.getMethodName().equals("flock"));
     }
 
     private static boolean isMonitorWait(StackTraceElement e) {

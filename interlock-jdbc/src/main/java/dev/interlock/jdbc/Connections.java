@@ -163,6 +163,7 @@ abstract class Connections implements AutoCloseable {
         private final Semaphore permits = new Semaphore(MAX_OPEN, true);
         /** Idle connections, the longest idle first; guarded by this. */
         private final ArrayDeque<Idle> idle = new ArrayDeque<>();
+
         private boolean closing;
         private boolean closed;
 
@@ -179,7 +180,9 @@ abstract class Connections implements AutoCloseable {
         static boolean embedded(String url) {
             String lower = url.toLowerCase(Locale.ROOT);
             return lower.startsWith("jdbc:sqlite:")
-                    || (lower.startsWith("jdbc:h2:") && !lower.startsWith("jdbc:h2:tcp:") && !lower.startsWith("jdbc:h2:ssl:"));
+                    || (lower.startsWith("jdbc:h2:")
+                            && !lower.startsWith("jdbc:h2:tcp:")
+                            && !lower.startsWith("jdbc:h2:ssl:"));
         }
 
         private static ScheduledThreadPoolExecutor idleCloser() {
@@ -209,8 +212,10 @@ abstract class Connections implements AutoCloseable {
         @Override
         Borrowed borrow() throws SQLException {
             if (!permit()) {
-                throw new SQLTransientConnectionException("all " + MAX_OPEN + " connections of the lock space stayed busy for "
-                        + networkTimeoutMs + " ms", "08001");
+                throw new SQLTransientConnectionException(
+                        "all " + MAX_OPEN + " connections of the lock space stayed busy for " + networkTimeoutMs
+                                + " ms",
+                        "08001");
             }
             Connection c;
             synchronized (this) {
@@ -295,7 +300,8 @@ abstract class Connections implements AutoCloseable {
             synchronized (this) {
                 closing = false;
                 long now = System.nanoTime();
-                while (!idle.isEmpty() && now - idle.peekFirst().since() >= TimeUnit.MILLISECONDS.toNanos(IDLE_CLOSE_MS)) {
+                while (!idle.isEmpty()
+                        && now - idle.peekFirst().since() >= TimeUnit.MILLISECONDS.toNanos(IDLE_CLOSE_MS)) {
                     old.add(idle.pollFirst().connection());
                 }
                 closeIdleLater();

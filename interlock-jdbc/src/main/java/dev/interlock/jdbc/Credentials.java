@@ -1,6 +1,5 @@
 package dev.interlock.jdbc;
 
-import dev.interlock.LockBackendException;
 import dev.interlock.spi.support.BackendFailures;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -27,10 +26,12 @@ final class Credentials {
 
     private Credentials() {}
 
-    static Properties withPassword(String driverUrl, Properties given, String passwordFile, UnaryOperator<String> env, String description) {
+    static Properties withPassword(
+            String driverUrl, Properties given, String passwordFile, UnaryOperator<String> env, String description) {
         if (hasPassword(driverUrl, given)) {
             if (passwordFile != null) {
-                throw new IllegalArgumentException("'" + description + "' has a password and a passwordFile; give one of them");
+                throw new IllegalArgumentException(
+                        "'" + description + "' has a password and a passwordFile; give one of them");
             }
             return given;
         }
@@ -64,13 +65,21 @@ final class Credentials {
     private static String read(Path file, String description) {
         try {
             if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
-                throw new BackendFailures(description).refused(null, "the password file " + file
-                        + " is not a regular file (a link or a directory is refused)", null);
+                throw new BackendFailures(description)
+                        .refused(
+                                null,
+                                "the password file " + file
+                                        + " is not a regular file (a link or a directory is refused)",
+                                null);
             }
             Set<PosixFilePermission> perms = Files.getPosixFilePermissions(file, LinkOption.NOFOLLOW_LINKS);
             if (perms.contains(PosixFilePermission.GROUP_READ) || perms.contains(PosixFilePermission.OTHERS_READ)) {
-                throw new BackendFailures(description).refused(null, "the password file " + file
-                        + " can be read by others than its owner: run 'chmod 600 " + file + "'", null);
+                throw new BackendFailures(description)
+                        .refused(
+                                null,
+                                "the password file " + file + " can be read by others than its owner: run 'chmod 600 "
+                                        + file + "'",
+                                null);
             }
             String text = Files.readString(file, StandardCharsets.UTF_8);
             int nl = text.indexOf('\n');
@@ -80,9 +89,14 @@ final class Credentials {
             }
             return line;
         } catch (IOException e) {
-            throw new BackendFailures(description).refused(null, "cannot read the password file " + file + ": "
-                    + (e instanceof NoSuchFileException ? "no such file" : e instanceof AccessDeniedException
-                            ? "permission denied" : "I/O error"), null);
+            throw new BackendFailures(description)
+                    .refused(
+                            null,
+                            "cannot read the password file " + file + ": "
+                                    + (e instanceof NoSuchFileException
+                                            ? "no such file"
+                                            : e instanceof AccessDeniedException ? "permission denied" : "I/O error"),
+                            null);
         }
     }
 }

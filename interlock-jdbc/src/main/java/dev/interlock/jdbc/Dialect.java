@@ -80,7 +80,11 @@ abstract class Dialect {
     /** True if {@code e} says the table does not exist. */
     boolean isMissingTable(SQLException e) {
         String s = e.getSQLState();
-        return "42P01".equals(s) || "42S02".equals(s) || "42S04".equals(s) || e.getErrorCode() == 42102 || e.getErrorCode() == 42104;
+        return "42P01".equals(s)
+                || "42S02".equals(s)
+                || "42S04".equals(s)
+                || e.getErrorCode() == 42102
+                || e.getErrorCode() == 42104;
     }
 
     /** True if {@code e} says a column does not exist. */

@@ -69,8 +69,9 @@ public final class FencedWrites {
 
     private static String column(String c) {
         if (c == null || !PLAIN.matcher(c).matches()) {
-            throw new IllegalArgumentException("the column name '" + c + "' must be a plain identifier: letters, digits or '_',"
-                    + " not starting with a digit (no quotes, dots or spaces)");
+            throw new IllegalArgumentException(
+                    "the column name '" + c + "' must be a plain identifier: letters, digits or '_',"
+                            + " not starting with a digit (no quotes, dots or spaces)");
         }
         return c;
     }
@@ -106,12 +107,17 @@ public final class FencedWrites {
         public Result orThrow() throws SQLException {
             switch (outcome) {
                 case REFUSED:
-                    throw new SQLException("refused to write " + table + " with fencing token " + attemptedToken + ": a write with"
-                            + " token " + currentToken.orElse(-1) + " already landed on the row, so the lock this write was made"
-                            + " under has been lost and taken by someone else since; nothing was written", "IL001");
+                    throw new SQLException(
+                            "refused to write " + table + " with fencing token " + attemptedToken + ": a write with"
+                                    + " token " + currentToken.orElse(-1)
+                                    + " already landed on the row, so the lock this write was made"
+                                    + " under has been lost and taken by someone else since; nothing was written",
+                            "IL001");
                 case NO_SUCH_ROW:
-                    throw new SQLException("no row of " + table + " matches the write (fencing token " + attemptedToken
-                            + "); nothing was written", "02000");
+                    throw new SQLException(
+                            "no row of " + table + " matches the write (fencing token " + attemptedToken
+                                    + "); nothing was written",
+                            "02000");
                 default:
                     return this;
             }
@@ -130,14 +136,15 @@ public final class FencedWrites {
      * @throws SQLException from the driver
      * @throws IllegalArgumentException if {@code token} is negative
      */
-    public Result update(Connection connection, long token, String set, String where, Object... params) throws SQLException {
+    public Result update(Connection connection, long token, String set, String where, Object... params)
+            throws SQLException {
         requireToken(token);
         Objects.requireNonNull(set, "set");
         Objects.requireNonNull(where, "where");
         int setParams = placeholders(set);
         if (setParams + placeholders(where) != params.length) {
-            throw new IllegalArgumentException("the SET list and the WHERE clause have " + setParams + " and " + placeholders(where)
-                    + " placeholders, but " + params.length + " values were given");
+            throw new IllegalArgumentException("the SET list and the WHERE clause have " + setParams + " and "
+                    + placeholders(where) + " placeholders, but " + params.length + " values were given");
         }
         List<Object> setValues = List.of(params).subList(0, setParams);
         List<Object> whereValues = List.of(params).subList(setParams, params.length);
@@ -153,7 +160,8 @@ public final class FencedWrites {
      * @param values the other columns to write and their values
      * @return {@link Outcome#UPDATED}, {@link Outcome#INSERTED} or {@link Outcome#REFUSED}
      */
-    public Result upsert(Connection connection, long token, Map<String, ?> key, Map<String, ?> values) throws SQLException {
+    public Result upsert(Connection connection, long token, Map<String, ?> key, Map<String, ?> values)
+            throws SQLException {
         requireToken(token);
         if (key.isEmpty()) {
             throw new IllegalArgumentException("the key of an upsert must name at least one column");
@@ -204,8 +212,14 @@ public final class FencedWrites {
         }
     }
 
-    private Result update(Connection connection, long token, String set, List<Object> setValues, String where,
-            List<Object> whereValues) throws SQLException {
+    private Result update(
+            Connection connection,
+            long token,
+            String set,
+            List<Object> setValues,
+            String where,
+            List<Object> whereValues)
+            throws SQLException {
         String sql = "UPDATE " + table + " SET " + set + ", " + column + " = ? WHERE (" + where + ") AND (" + column
                 + " IS NULL OR " + column + " <= ?)";
         int n;
@@ -220,7 +234,8 @@ public final class FencedWrites {
             return new Result(Outcome.UPDATED, n, token, OptionalLong.empty(), table);
         }
         // Nothing written: tell a newer token from a missing row (a report only; the refusal itself was atomic).
-        try (PreparedStatement ps = connection.prepareStatement("SELECT MAX(" + column + "), COUNT(*) FROM " + table + " WHERE (" + where + ")")) {
+        try (PreparedStatement ps = connection.prepareStatement(
+                "SELECT MAX(" + column + "), COUNT(*) FROM " + table + " WHERE (" + where + ")")) {
             bind(ps, 1, whereValues);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
@@ -230,7 +245,8 @@ public final class FencedWrites {
                 if (rows == 0) {
                     return new Result(Outcome.NO_SUCH_ROW, 0, token, OptionalLong.empty(), table);
                 }
-                return new Result(Outcome.REFUSED, 0, token, hasToken ? OptionalLong.of(max) : OptionalLong.empty(), table);
+                return new Result(
+                        Outcome.REFUSED, 0, token, hasToken ? OptionalLong.of(max) : OptionalLong.empty(), table);
             }
         }
     }

@@ -73,9 +73,11 @@ final class JdbcAttempt implements Attempt {
     private long ticket = LockStore.NOT_IN_LINE;
     /** Live places before ours when the line was last counted, and the signal's version just before. */
     private int ahead;
+
     private long versionAtCount;
     /** Our turn, and the lock looked free as our mark landed (PostgreSQL): try again at once. */
     private boolean looksFree;
+
     private boolean granted;
     private boolean inProcessLine;
     /**
@@ -120,7 +122,8 @@ final class JdbcAttempt implements Attempt {
             queued = false; // a grant clears the queue place and the place in line
             place.granted();
             leaveProcessLine();
-            return Optional.of(new JdbcGrant(backend, spec.name(), key, spec.mode(), owner, (LockStore.Granted) o, backend.clock.instant()));
+            return Optional.of(new JdbcGrant(
+                    backend, spec.name(), key, spec.mode(), owner, (LockStore.Granted) o, backend.clock.instant()));
         }
         return Optional.empty();
     }
@@ -168,7 +171,8 @@ final class JdbcAttempt implements Attempt {
         long poll = backend.pollMillis();
         if (backoff == null || poll != backoffPollMillis) {
             backoffPollMillis = poll;
-            backoff = Backoff.exponential(FIRST_MEAN_WAIT, Duration.ofMillis(poll).multipliedBy(3).dividedBy(4));
+            backoff = Backoff.exponential(
+                    FIRST_MEAN_WAIT, Duration.ofMillis(poll).multipliedBy(3).dividedBy(4));
         }
         return backoff.nextNanos();
     }
@@ -203,7 +207,10 @@ final class JdbcAttempt implements Attempt {
                     backend.store.leaveQueue(spec.name(), owner);
                 }
             } catch (LockBackendException e) {
-                log.debug("{} - leaving the line of '{}' failed (the place expires by itself): {}", backend.description(), spec.name(),
+                log.debug(
+                        "{} - leaving the line of '{}' failed (the place expires by itself): {}",
+                        backend.description(),
+                        spec.name(),
                         e.getMessage());
             } finally {
                 backend.signals.bump(key);
@@ -243,8 +250,11 @@ final class JdbcAttempt implements Attempt {
             try {
                 backend.store.abandon(spec.name(), owner);
             } catch (LockBackendException e) {
-                log.debug("{} - '{}': releasing what a try without an answer may have granted failed (it expires with its lease): {}",
-                        backend.description(), spec.name(), e.getMessage());
+                log.debug(
+                        "{} - '{}': releasing what a try without an answer may have granted failed (it expires with its lease): {}",
+                        backend.description(),
+                        spec.name(),
+                        e.getMessage());
             }
         }
         place.close(); // gives up the place in line and the queue place, unless a grant took them

@@ -33,20 +33,27 @@ public final class JdbcBackendProvider implements LockBackendProvider {
             String loc = config.location();
             String query = loc.startsWith("?") ? loc.substring(1) : loc;
             if (!query.isEmpty() && loc.indexOf('?') != 0) {
-                throw new IllegalArgumentException("'" + config.maskedUri() + "': with a DataSource given, the URI carries only options,"
-                        + " e.g. jdbc:?table=app_locks");
+                throw new IllegalArgumentException("'" + config.maskedUri()
+                        + "': with a DataSource given, the URI carries only options," + " e.g. jdbc:?table=app_locks");
             }
             JdbcUrls.Split split;
             try {
                 split = JdbcUrls.split("jdbc:x" + (query.isEmpty() ? "" : "?" + query), key -> false, null);
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("'" + config.maskedUri() + "': with a DataSource given, only Interlock's options go in"
-                        + " the URI: " + e.getMessage(), e);
+                throw new IllegalArgumentException(
+                        "'" + config.maskedUri() + "': with a DataSource given, only Interlock's options go in"
+                                + " the URI: " + e.getMessage(),
+                        e);
             }
             JdbcOptions o = JdbcOptions.defaults().with(split.options());
             return JdbcLockBackend.create(ds.get(), o, config.ticker(), config.clock(), createNothing(config));
         }
-        return JdbcLockBackend.open("jdbc:" + config.location(), new Properties(), JdbcOptions.defaults(), config.ticker(), config.clock(),
+        return JdbcLockBackend.open(
+                "jdbc:" + config.location(),
+                new Properties(),
+                JdbcOptions.defaults(),
+                config.ticker(),
+                config.clock(),
                 createNothing(config));
     }
 

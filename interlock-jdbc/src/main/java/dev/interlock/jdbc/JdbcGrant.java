@@ -25,7 +25,14 @@ final class JdbcGrant implements Grant {
     private final long epoch;
     private final Instant acquiredAt;
 
-    JdbcGrant(JdbcLockBackend backend, String name, String key, Mode mode, String owner, LockStore.Granted granted, Instant acquiredAt) {
+    JdbcGrant(
+            JdbcLockBackend backend,
+            String name,
+            String key,
+            Mode mode,
+            String owner,
+            LockStore.Granted granted,
+            Instant acquiredAt) {
         this.backend = backend;
         this.name = name;
         this.key = key;
@@ -50,8 +57,12 @@ final class JdbcGrant implements Grant {
     public void renew(Duration lease) {
         Optional<LockStore.Lost> lost = backend.store.renew(name, mode, owner, token, epoch, lease);
         if (lost.isPresent()) {
-            throw new LockLostException(backend.description(), name, backend.description() + " - lost " + LockNames.quote(name)
-                    + " (token " + token + "): " + lost.get().why(), null);
+            throw new LockLostException(
+                    backend.description(),
+                    name,
+                    backend.description() + " - lost " + LockNames.quote(name) + " (token " + token + "): "
+                            + lost.get().why(),
+                    null);
         }
     }
 

@@ -68,8 +68,14 @@ public final class JdbcLockBackend implements LockBackend {
     private final PgListener listener;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    private JdbcLockBackend(String description, String database, Connections connections, LockStore store, JdbcOptions options,
-            Ticker ticker, Clock clock) {
+    private JdbcLockBackend(
+            String description,
+            String database,
+            Connections connections,
+            LockStore store,
+            JdbcOptions options,
+            Ticker ticker,
+            Clock clock) {
         this.description = description;
         this.failures = new BackendFailures(description);
         this.signals = Signals.forDatabase(database + "#" + store.table.toLowerCase(Locale.ROOT));
@@ -79,7 +85,8 @@ public final class JdbcLockBackend implements LockBackend {
         this.ticker = ticker;
         this.clock = clock;
         this.listener = store.dialect.notifies() && options.listen()
-                ? new PgListener(connections, store.channel, signals, description) : null;
+                ? new PgListener(connections, store.channel, signals, description)
+                : null;
     }
 
     /**
@@ -106,12 +113,20 @@ public final class JdbcLockBackend implements LockBackend {
     }
 
     /** As {@link #create(DataSource, JdbcOptions)}; with {@code createNothing}, a missing table is an error whatever the options say. */
-    static JdbcLockBackend create(DataSource dataSource, JdbcOptions options, Ticker ticker, Clock clock, boolean createNothing) {
+    static JdbcLockBackend create(
+            DataSource dataSource, JdbcOptions options, Ticker ticker, Clock clock, boolean createNothing) {
         Objects.requireNonNull(dataSource, "dataSource");
         Objects.requireNonNull(options, "options");
         String description = "jdbc:datasource(" + dataSource.getClass().getSimpleName() + ")?table=" + options.table();
-        return start(description, "datasource@" + System.identityHashCode(dataSource),
-                new Connections.FromDataSource(dataSource, networkTimeout(options)), options, ticker, clock, Secrets.of(null), createNothing);
+        return start(
+                description,
+                "datasource@" + System.identityHashCode(dataSource),
+                new Connections.FromDataSource(dataSource, networkTimeout(options)),
+                options,
+                ticker,
+                clock,
+                Secrets.of(null),
+                createNothing);
     }
 
     /**
@@ -134,10 +149,12 @@ public final class JdbcLockBackend implements LockBackend {
     }
 
     /** As {@link #open(String, Properties, JdbcOptions)}; with {@code createNothing}, a missing table is an error whatever the URL says. */
-    static JdbcLockBackend open(String url, Properties properties, JdbcOptions options, Ticker ticker, Clock clock, boolean createNothing) {
+    static JdbcLockBackend open(
+            String url, Properties properties, JdbcOptions options, Ticker ticker, Clock clock, boolean createNothing) {
         Objects.requireNonNull(url, "url");
         if (!url.startsWith("jdbc:")) {
-            throw new IllegalArgumentException("'" + JdbcUrls.mask(url) + "' is not a JDBC URL; use e.g. jdbc:postgresql://host/db");
+            throw new IllegalArgumentException(
+                    "'" + JdbcUrls.mask(url) + "' is not a JDBC URL; use e.g. jdbc:postgresql://host/db");
         }
         JdbcUrls.Split split = JdbcUrls.split(url);
         Map<String, String> interlockOptions = new LinkedHashMap<>(split.options());
@@ -149,15 +166,29 @@ public final class JdbcLockBackend implements LockBackend {
         try {
             Driver driver = DriverManager.getDriver(split.driverUrl());
             // A driver ignores a parameter it does not know: a misspelt ?tabel= must not lock in another table.
-            JdbcUrls.split(url, JdbcUrls.takenBy(driver, split.driverUrl()), driver.getClass().getName());
+            JdbcUrls.split(
+                    url,
+                    JdbcUrls.takenBy(driver, split.driverUrl()),
+                    driver.getClass().getName());
         } catch (SQLException e) {
-            throw new BackendFailures(description).refused(null, "no JDBC driver on the class path accepts this URL;"
-                    + " add the driver's jar (org.postgresql:postgresql, org.mariadb.jdbc:mariadb-java-client, com.h2database:h2"
-                    + " or org.xerial:sqlite-jdbc)", e);
+            throw new BackendFailures(description)
+                    .refused(
+                            null,
+                            "no JDBC driver on the class path accepts this URL;"
+                                    + " add the driver's jar (org.postgresql:postgresql, org.mariadb.jdbc:mariadb-java-client, com.h2database:h2"
+                                    + " or org.xerial:sqlite-jdbc)",
+                            e);
         }
         Properties withTimeouts = connectTimeouts(split.driverUrl(), properties, o);
-        return start(description, split.driverUrl(), new Connections.FromUrl(split.driverUrl(), withTimeouts, networkTimeout(o)), o, ticker,
-                clock, secrets, createNothing);
+        return start(
+                description,
+                split.driverUrl(),
+                new Connections.FromUrl(split.driverUrl(), withTimeouts, networkTimeout(o)),
+                o,
+                ticker,
+                clock,
+                secrets,
+                createNothing);
     }
 
     /**
@@ -194,12 +225,20 @@ public final class JdbcLockBackend implements LockBackend {
         return (int) Math.min(Integer.MAX_VALUE, o.statementTimeout().toMillis() + 5000);
     }
 
-    private static JdbcLockBackend start(String description, String database, Connections connections, JdbcOptions options, Ticker ticker,
-            Clock clock, Secrets secrets, boolean createNothing) {
+    private static JdbcLockBackend start(
+            String description,
+            String database,
+            Connections connections,
+            JdbcOptions options,
+            Ticker ticker,
+            Clock clock,
+            Secrets secrets,
+            boolean createNothing) {
         LockStore store = null;
         try {
             Dialect dialect = detect(description, connections, secrets);
-            store = new LockStore(description, dialect, options.table(), connections, options.statementTimeout(), secrets);
+            store = new LockStore(
+                    description, dialect, options.table(), connections, options.statementTimeout(), secrets);
             store.checkTables(options.createTable() && !createNothing, options.createTable() && createNothing);
             return new JdbcLockBackend(description, database, connections, store, options, ticker, clock);
         } catch (RuntimeException e) {
@@ -226,14 +265,23 @@ public final class JdbcLockBackend implements LockBackend {
             String product = c.getMetaData().getDatabaseProductName();
             Dialect d = Dialect.forProduct(product);
             if (d == null) {
-                throw new BackendFailures(description).refused(null, product
-                        + " is not supported; the jdbc: backend works with PostgreSQL, MySQL, MariaDB, H2 and SQLite", null);
+                throw new BackendFailures(description)
+                        .refused(
+                                null,
+                                product
+                                        + " is not supported; the jdbc: backend works with PostgreSQL, MySQL, MariaDB, H2 and SQLite",
+                                null);
             }
             String readOnly = d.readOnlyQuery();
             if (readOnly != null) {
-                try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(readOnly)) {
+                try (Statement st = c.createStatement();
+                        ResultSet rs = st.executeQuery(readOnly)) {
                     if (rs.next() && rs.getInt(1) == 1) {
-                        throw new BackendFailures(description).refused(null, "the database is a read-only replica; point the URL at the writable primary", null);
+                        throw new BackendFailures(description)
+                                .refused(
+                                        null,
+                                        "the database is a read-only replica; point the URL at the writable primary",
+                                        null);
                     }
                 }
             }
@@ -259,8 +307,7 @@ public final class JdbcLockBackend implements LockBackend {
     /** Break by owner; tokens from a per-name counter that rows never lose; the queued writer is shown. */
     @Override
     public Set<Capability> capabilities() {
-        return EnumSet.of(Capability.BREAK, Capability.STRICT_FENCING,
-                Capability.QUEUE);
+        return EnumSet.of(Capability.BREAK, Capability.STRICT_FENCING, Capability.QUEUE);
     }
 
     @Override
@@ -283,7 +330,8 @@ public final class JdbcLockBackend implements LockBackend {
 
     /** The longest wait between tries that no notification ended. */
     long pollMillis() {
-        return listener != null && listener.listening() ? Math.max(PgListener.FALLBACK_POLL_MS, options.poll().toMillis())
+        return listener != null && listener.listening()
+                ? Math.max(PgListener.FALLBACK_POLL_MS, options.poll().toMillis())
                 : options.poll().toMillis();
     }
 
@@ -319,7 +367,9 @@ public final class JdbcLockBackend implements LockBackend {
         // The line in order; the writer queued first leads it, and is shown even if it has no place in the line
         // (a process of an earlier Interlock, which keeps no line).
         List<HolderInfo> queued = new ArrayList<>();
-        s.waiter().filter(w -> s.line().stream().noneMatch(p -> p.owner().equals(w.owner()))).ifPresent(w -> queued.add(holder(w, now)));
+        s.waiter()
+                .filter(w -> s.line().stream().noneMatch(p -> p.owner().equals(w.owner())))
+                .ifPresent(w -> queued.add(holder(w, now)));
         for (LockStore.Holder p : s.line()) {
             queued.add(holder(p, now));
         }
@@ -338,12 +388,29 @@ public final class JdbcLockBackend implements LockBackend {
             // an owner id written by something else: shown as it is
         }
         if (h.waiting()) {
-            return new HolderInfo(h.mode(), Optional.of(h.owner()), Optional.ofNullable(host), pid, Optional.empty(), Optional.empty(),
-                    OptionalLong.empty(), Optional.of(Duration.ofMillis(h.leftMs())), Optional.empty(), true);
+            return new HolderInfo(
+                    h.mode(),
+                    Optional.of(h.owner()),
+                    Optional.ofNullable(host),
+                    pid,
+                    Optional.empty(),
+                    Optional.empty(),
+                    OptionalLong.empty(),
+                    Optional.of(Duration.ofMillis(h.leftMs())),
+                    Optional.empty(),
+                    true);
         }
-        return new HolderInfo(h.mode(), Optional.of(h.owner()), Optional.ofNullable(host), pid, Optional.of(now.minusMillis(h.ageMs())),
-                Optional.of(now.plusMillis(h.leftMs())), OptionalLong.of(h.token()), Optional.of(Duration.ofMillis(h.leaseMs())),
-                Optional.empty(), false);
+        return new HolderInfo(
+                h.mode(),
+                Optional.of(h.owner()),
+                Optional.ofNullable(host),
+                pid,
+                Optional.of(now.minusMillis(h.ageMs())),
+                Optional.of(now.plusMillis(h.leftMs())),
+                OptionalLong.of(h.token()),
+                Optional.of(Duration.ofMillis(h.leaseMs())),
+                Optional.empty(),
+                false);
     }
 
     @Override

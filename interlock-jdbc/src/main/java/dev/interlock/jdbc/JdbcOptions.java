@@ -127,7 +127,8 @@ public final class JdbcOptions {
         try {
             return Durations.parse(v);
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("option " + key + "=" + v + ": use a duration such as 500ms, 30s, 5m, 1h30m or 2.5 (seconds)");
+            throw new IllegalArgumentException(
+                    "option " + key + "=" + v + ": use a duration such as 500ms, 30s, 5m, 1h30m or 2.5 (seconds)");
         }
     }
 
@@ -185,7 +186,8 @@ public final class JdbcOptions {
         public Builder statementTimeout(Duration timeout) {
             Objects.requireNonNull(timeout, "timeout");
             if (timeout.toMillis() < 1000 || timeout.compareTo(Duration.ofMinutes(10)) > 0) {
-                throw new IllegalArgumentException("timeout must be between 1s and 10m, was " + timeout.toMillis() + "ms");
+                throw new IllegalArgumentException(
+                        "timeout must be between 1s and 10m, was " + timeout.toMillis() + "ms");
             }
             this.statementTimeout = timeout;
             return this;

@@ -41,8 +41,13 @@ final class JdbcUrls {
         if (q < 0) {
             return new Split(url, Map.of());
         }
-        UriOptions.Parsed p = UriOptions.parse(url.substring(q + 1), "jdbc:", OPTIONS, driverTakes,
-                driver == null ? null : "the JDBC driver (" + driver + ")", v -> URLDecoder.decode(v, StandardCharsets.UTF_8));
+        UriOptions.Parsed p = UriOptions.parse(
+                url.substring(q + 1),
+                "jdbc:",
+                OPTIONS,
+                driverTakes,
+                driver == null ? null : "the JDBC driver (" + driver + ")",
+                v -> URLDecoder.decode(v, StandardCharsets.UTF_8));
         String base = url.substring(0, q);
         return new Split(p.passedOn().isEmpty() ? base : base + "?" + String.join("&", p.passedOn()), p.options());
     }

@@ -22,24 +22,39 @@ final class LockRows {
         List<Holder> holders = new ArrayList<>();
         long token = rs.getLong("token");
         if (rs.getInt("held") == 1) {
-            holders.add(new Holder(Mode.EXCLUSIVE, rs.getString("owner"), token, rs.getLong("left_ms"), rs.getLong("age_ms"),
-                    rs.getLong("lease_ms"), false));
+            holders.add(new Holder(
+                    Mode.EXCLUSIVE,
+                    rs.getString("owner"),
+                    token,
+                    rs.getLong("left_ms"),
+                    rs.getLong("age_ms"),
+                    rs.getLong("lease_ms"),
+                    false));
         }
         Optional<Holder> waiter = Optional.empty();
         if (rs.getInt("queued") == 1) {
-            waiter = Optional.of(new Holder(Mode.EXCLUSIVE, rs.getString("waiter"), 0, rs.getLong("waiter_left_ms"), -1, -1, true));
+            waiter = Optional.of(
+                    new Holder(Mode.EXCLUSIVE, rs.getString("waiter"), 0, rs.getLong("waiter_left_ms"), -1, -1, true));
         }
         return new State(rs.getString("name"), token, holders, waiter, List.of());
     }
 
     /** Reads live shared holders, keeping those of their name's current epoch (the others are dead). */
-    static void readHolders(ResultSet rs, Map<String, List<Holder>> readers, Map<String, Long> epochs) throws SQLException {
+    static void readHolders(ResultSet rs, Map<String, List<Holder>> readers, Map<String, Long> epochs)
+            throws SQLException {
         while (rs.next()) {
             String k = rs.getString("name_key");
             Long e = epochs.get(k);
             if (e != null && e == rs.getLong("epoch")) {
-                readers.computeIfAbsent(k, x -> new ArrayList<>()).add(new Holder(Mode.SHARED, rs.getString("owner"), rs.getLong("token"),
-                        rs.getLong("left_ms"), rs.getLong("age_ms"), rs.getLong("lease_ms"), false));
+                readers.computeIfAbsent(k, x -> new ArrayList<>())
+                        .add(new Holder(
+                                Mode.SHARED,
+                                rs.getString("owner"),
+                                rs.getLong("token"),
+                                rs.getLong("left_ms"),
+                                rs.getLong("age_ms"),
+                                rs.getLong("lease_ms"),
+                                false));
             }
         }
     }

@@ -63,7 +63,9 @@ final class LockStore {
     record Granted(long token, long epoch) implements Outcome {}
 
     /** Held by someone else, or a queued writer goes first. */
-    enum Busy implements Outcome { BUSY }
+    enum Busy implements Outcome {
+        BUSY
+    }
 
     /** One holder or the queued writer, with times measured by the database relative to its now. */
     record Holder(Mode mode, String owner, long token, long leftMs, long ageMs, long leaseMs, boolean waiting) {}
@@ -89,7 +91,13 @@ final class LockStore {
     private final SqlFailures failures;
     private final BackendFailures refusals;
 
-    LockStore(String description, Dialect dialect, String table, Connections connections, Duration statementTimeout, Secrets secrets) {
+    LockStore(
+            String description,
+            Dialect dialect,
+            String table,
+            Connections connections,
+            Duration statementTimeout,
+            Secrets secrets) {
         this.description = description;
         this.dialect = dialect;
         this.table = TableName.validate(table);
@@ -132,9 +140,14 @@ final class LockStore {
      * @param ticket the waiter's place in line, or {@link #NOT_IN_LINE}
      */
     Outcome tryAcquire(String name, Mode mode, String owner, Duration lease, long ticket) {
-        Args a = Args.of(NameKey.of(name)).name(name).owner(owner).lease(lease.toMillis()).ticket(ticket);
+        Args a = Args.of(NameKey.of(name))
+                .name(name)
+                .owner(owner)
+                .lease(lease.toMillis())
+                .ticket(ticket);
         boolean writer = mode == Mode.EXCLUSIVE;
-        Work<Outcome> work = ticket != NOT_IN_LINE ? c -> sql.tryInLine(runner, c, a, writer)
+        Work<Outcome> work = ticket != NOT_IN_LINE
+                ? c -> sql.tryInLine(runner, c, a, writer)
                 : writer ? c -> sql.tryExclusive(runner, c, a) : c -> sql.tryShared(runner, c, a);
         try {
             return call("acquiring", name, false, work);
@@ -209,7 +222,8 @@ final class LockStore {
             Args a = given.ticket(ticket);
             if (ticket != NOT_IN_LINE) {
                 if (runner.update(c, sql.lineRenew, a) == 1) {
-                    return new Place(ticket, (int) runner.queryLong(c, writer ? sql.lineAheadOfWriter : sql.lineAheadOfReader, a, 0));
+                    return new Place(ticket, (int)
+                            runner.queryLong(c, writer ? sql.lineAheadOfWriter : sql.lineAheadOfReader, a, 0));
                 }
                 // Our place ran out (the waiter was stopped past its lease): to the end of the line.
                 runner.update(c, sql.linePurge, a);
@@ -257,8 +271,15 @@ final class LockStore {
      * @return empty if renewed, else why not
      */
     Optional<Lost> renew(String name, Mode mode, String owner, long token, long epoch, Duration lease) {
-        Args a = Args.of(NameKey.of(name)).owner(owner).lease(lease.toMillis()).token(token).epoch(epoch);
-        boolean ok = call("renewing", name, true,
+        Args a = Args.of(NameKey.of(name))
+                .owner(owner)
+                .lease(lease.toMillis())
+                .token(token)
+                .epoch(epoch);
+        boolean ok = call(
+                "renewing",
+                name,
+                true,
                 c -> mode == Mode.EXCLUSIVE ? runner.update(c, sql.exRenew, a) == 1 : sql.renewShared(runner, c, a));
         return ok ? Optional.empty() : Optional.of(new Lost(whyLost(name, mode, a)));
     }
@@ -268,26 +289,31 @@ final class LockStore {
         try {
             return call("inspecting", name, true, c -> {
                 if (mode == Mode.EXCLUSIVE) {
-                    try (PreparedStatement ps = runner.prepare(c, sql.inspectLock, a); ResultSet rs = runner.query(ps)) {
+                    try (PreparedStatement ps = runner.prepare(c, sql.inspectLock, a);
+                            ResultSet rs = runner.query(ps)) {
                         if (!rs.next()) {
                             return "its row is gone from " + table + " (deleted by hand?)";
                         }
                         if (a.owner().equals(rs.getString("owner"))) {
-                            return "its lease ran out " + -rs.getLong("left_ms") + "ms ago by the database's clock before it was renewed";
+                            return "its lease ran out " + -rs.getLong("left_ms")
+                                    + "ms ago by the database's clock before it was renewed";
                         }
                         long now = rs.getLong("token");
-                        return now > a.token() ? "it was taken over after its lease ran out (token " + now + " is newer)"
+                        return now > a.token()
+                                ? "it was taken over after its lease ran out (token " + now + " is newer)"
                                 : "it was broken or released (the row no longer names this owner)";
                     }
                 }
-                try (PreparedStatement ps = runner.prepare(c, sql.sharedHolderNow, a); ResultSet rs = runner.query(ps)) {
+                try (PreparedStatement ps = runner.prepare(c, sql.sharedHolderNow, a);
+                        ResultSet rs = runner.query(ps)) {
                     if (!rs.next()) {
                         return "its shared hold was broken or released (no row for this owner in " + sql.shared + ")";
                     }
                     if (rs.getLong(1) != a.epoch()) {
                         return "the leases of all its readers ran out and the lock was taken over";
                     }
-                    return "its lease ran out " + -rs.getLong(2) + "ms ago by the database's clock before it was renewed";
+                    return "its lease ran out " + -rs.getLong(2)
+                            + "ms ago by the database's clock before it was renewed";
                 }
             });
         } catch (LockBackendException e) {
@@ -303,7 +329,10 @@ final class LockStore {
      */
     boolean release(String name, Mode mode, String owner, long epoch) {
         Args a = Args.of(NameKey.of(name)).owner(owner).epoch(epoch);
-        return call("releasing", name, true,
+        return call(
+                "releasing",
+                name,
+                true,
                 c -> mode == Mode.EXCLUSIVE ? sql.releaseExclusive(runner, c, a) : sql.releaseShared(runner, c, a));
     }
 
@@ -347,24 +376,31 @@ final class LockStore {
             Map<String, List<Holder>> readers = new HashMap<>();
             Map<String, Long> epochs = new HashMap<>();
             State s;
-            try (PreparedStatement ps = runner.prepare(c, sql.inspectLock, a); ResultSet rs = runner.query(ps)) {
+            try (PreparedStatement ps = runner.prepare(c, sql.inspectLock, a);
+                    ResultSet rs = runner.query(ps)) {
                 if (!rs.next()) {
                     return Optional.empty();
                 }
                 s = LockRows.state(rs, epochs);
             }
             if (!s.name().equals(name)) {
-                throw refusals.refused(name, "the row with key " + key + " in " + table
-                        + " names " + s.name() + ", not the name it was asked for: the table was changed by hand", null);
+                throw refusals.refused(
+                        name,
+                        "the row with key " + key + " in " + table + " names " + s.name()
+                                + ", not the name it was asked for: the table was changed by hand",
+                        null);
             }
-            try (PreparedStatement ps = runner.prepare(c, sql.inspectShared, a); ResultSet rs = runner.query(ps)) {
+            try (PreparedStatement ps = runner.prepare(c, sql.inspectShared, a);
+                    ResultSet rs = runner.query(ps)) {
                 LockRows.readHolders(rs, readers, epochs);
             }
             Map<String, List<Holder>> line = new HashMap<>();
-            try (PreparedStatement ps = runner.prepare(c, sql.inspectLine, a); ResultSet rs = runner.query(ps)) {
+            try (PreparedStatement ps = runner.prepare(c, sql.inspectLine, a);
+                    ResultSet rs = runner.query(ps)) {
                 LockRows.readLine(rs, line);
             }
-            return Optional.of(LockRows.withReaders(s, readers.getOrDefault(key, List.of()), line.getOrDefault(key, List.of())));
+            return Optional.of(
+                    LockRows.withReaders(s, readers.getOrDefault(key, List.of()), line.getOrDefault(key, List.of())));
         });
     }
 
@@ -375,20 +411,24 @@ final class LockStore {
             Map<String, List<Holder>> readers = new HashMap<>();
             Map<String, Long> epochs = new HashMap<>();
             Map<String, State> states = new HashMap<>();
-            try (PreparedStatement ps = runner.prepare(c, sql.listLocks, none); ResultSet rs = runner.query(ps)) {
+            try (PreparedStatement ps = runner.prepare(c, sql.listLocks, none);
+                    ResultSet rs = runner.query(ps)) {
                 while (rs.next()) {
                     states.put(rs.getString("name_key"), LockRows.state(rs, epochs));
                 }
             }
-            try (PreparedStatement ps = runner.prepare(c, sql.listShared, none); ResultSet rs = runner.query(ps)) {
+            try (PreparedStatement ps = runner.prepare(c, sql.listShared, none);
+                    ResultSet rs = runner.query(ps)) {
                 LockRows.readHolders(rs, readers, epochs);
             }
             Map<String, List<Holder>> line = new HashMap<>();
-            try (PreparedStatement ps = runner.prepare(c, sql.listLine, none); ResultSet rs = runner.query(ps)) {
+            try (PreparedStatement ps = runner.prepare(c, sql.listLine, none);
+                    ResultSet rs = runner.query(ps)) {
                 LockRows.readLine(rs, line);
             }
             List<State> out = new ArrayList<>();
-            states.forEach((k, s) -> out.add(LockRows.withReaders(s, readers.getOrDefault(k, List.of()), line.getOrDefault(k, List.of()))));
+            states.forEach((k, s) -> out.add(
+                    LockRows.withReaders(s, readers.getOrDefault(k, List.of()), line.getOrDefault(k, List.of()))));
             out.sort((x, y) -> x.name().compareTo(y.name()));
             return out;
         });

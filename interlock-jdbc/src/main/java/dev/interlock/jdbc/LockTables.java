@@ -64,7 +64,8 @@ final class LockTables {
         });
     }
 
-    private void checkShape(Connection c, String name, List<String> wanted, boolean created, boolean deferred) throws SQLException {
+    private void checkShape(Connection c, String name, List<String> wanted, boolean created, boolean deferred)
+            throws SQLException {
         Set<String> have = new HashSet<>();
         int nameWidth = -1;
         try (Statement st = c.createStatement()) {
@@ -82,19 +83,30 @@ final class LockTables {
         } catch (SQLException e) {
             if (sql.dialect.isMissingTable(e) && name.equals(sql.line) && !created && !deferred) {
                 // The lock table itself was found (it is checked first): it comes from before the line.
-                throw refusals.refused(null, "the lock table " + sql.table
-                        + " was created by an earlier Interlock and has no waiting line " + sql.line + "; create it with the DDL for "
-                        + sql.dialect.product() + " in docs/jdbc.md, or add ?create=true to the URL", e);
+                throw refusals.refused(
+                        null,
+                        "the lock table " + sql.table
+                                + " was created by an earlier Interlock and has no waiting line " + sql.line
+                                + "; create it with the DDL for "
+                                + sql.dialect.product() + " in docs/jdbc.md, or add ?create=true to the URL",
+                        e);
             }
             if (sql.dialect.isMissingTable(e) && deferred) {
-                throw refusals.refused(null, "no lock table " + name
-                        + " (nothing was created: reading creates nothing; with ?create=true the first lock creates it)", e);
+                throw refusals.refused(
+                        null,
+                        "no lock table " + name
+                                + " (nothing was created: reading creates nothing; with ?create=true the first lock creates it)",
+                        e);
             }
             if (sql.dialect.isMissingTable(e)) {
-                throw refusals.refused(null, "the lock table " + name
-                        + " does not exist" + (created ? " although it was just created" : "")
-                        + "; create it with the DDL for " + sql.dialect.product() + " in docs/jdbc.md, or add ?create=true to the URL ("
-                        + failures.driverText(e) + ")", e);
+                throw refusals.refused(
+                        null,
+                        "the lock table " + name
+                                + " does not exist" + (created ? " although it was just created" : "")
+                                + "; create it with the DDL for " + sql.dialect.product()
+                                + " in docs/jdbc.md, or add ?create=true to the URL ("
+                                + failures.driverText(e) + ")",
+                        e);
             }
             throw e;
         }
@@ -105,18 +117,28 @@ final class LockTables {
             }
         }
         if (missing.equals(List.of(PostgresSql.WANTED_COLUMN))) {
-            throw refusals.refused(null, "the lock table " + name
-                    + " was created by an earlier Interlock and lacks the column " + PostgresSql.WANTED_COLUMN + "; add it with: ALTER TABLE " + name
-                    + " ADD COLUMN " + PostgresSql.WANTED_COLUMN + " TIMESTAMPTZ", null);
+            throw refusals.refused(
+                    null,
+                    "the lock table " + name
+                            + " was created by an earlier Interlock and lacks the column " + PostgresSql.WANTED_COLUMN
+                            + "; add it with: ALTER TABLE " + name
+                            + " ADD COLUMN " + PostgresSql.WANTED_COLUMN + " TIMESTAMPTZ",
+                    null);
         }
         if (!missing.isEmpty()) {
-            throw refusals.refused(null, "the table " + name
-                    + " is not an Interlock lock table: it lacks the columns " + String.join(", ", missing)
-                    + "; use another table name (?table=...) or create it with the DDL in docs/jdbc.md", null);
+            throw refusals.refused(
+                    null,
+                    "the table " + name
+                            + " is not an Interlock lock table: it lacks the columns " + String.join(", ", missing)
+                            + "; use another table name (?table=...) or create it with the DDL in docs/jdbc.md",
+                    null);
         }
         if (nameWidth > 0 && nameWidth < 1024) {
-            throw refusals.refused(null, "the column " + sql.table
-                    + ".name holds " + nameWidth + " characters; lock names may be 1024 long: widen it (see docs/jdbc.md)", null);
+            throw refusals.refused(
+                    null,
+                    "the column " + sql.table + ".name holds " + nameWidth
+                            + " characters; lock names may be 1024 long: widen it (see docs/jdbc.md)",
+                    null);
         }
     }
 }

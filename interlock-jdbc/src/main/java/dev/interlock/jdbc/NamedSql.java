@@ -19,7 +19,13 @@ final class NamedSql {
 
     /** The values a statement may name; a statement binds those it names, in its order. */
     enum Param {
-        KEY, NAME, OWNER, LEASE, TICKET, EPOCH, TOKEN
+        KEY,
+        NAME,
+        OWNER,
+        LEASE,
+        TICKET,
+        EPOCH,
+        TOKEN
     }
 
     /**
@@ -61,6 +67,7 @@ final class NamedSql {
     final String named;
     /** With {@code ?} for each parameter, for JDBC. */
     final String text;
+
     private final Param[] params;
 
     private NamedSql(String named, String text, Param[] params) {

@@ -8,8 +8,8 @@ final class Owners {
 
     static String check(String owner) {
         if (owner.length() > MAX_LENGTH) {
-            throw new IllegalArgumentException("owner id is " + owner.length() + " characters long; the lock table holds "
-                    + MAX_LENGTH + " (is the host name that long?)");
+            throw new IllegalArgumentException("owner id is " + owner.length()
+                    + " characters long; the lock table holds " + MAX_LENGTH + " (is the host name that long?)");
         }
         return owner;
     }

@@ -31,6 +31,7 @@ final class PgListener implements AutoCloseable {
     private static final Log log = Log.of(PgListener.class);
     /** Longest wait of a waiter between tries while notifications arrive. */
     static final long FALLBACK_POLL_MS = 1000;
+
     private static final int RECEIVE_MS = 500;
     /** Check that the connection still answers every this many receive rounds (about 15s). */
     private static final int HEALTH_ROUNDS = 30;
@@ -41,6 +42,7 @@ final class PgListener implements AutoCloseable {
     private final String description;
     /** Opened by {@link #close}: ends a pause between connections at once. */
     private final CountDownLatch closing = new CountDownLatch(1);
+
     private volatile boolean listening;
     private volatile boolean closed;
     private volatile Connection current;
@@ -113,7 +115,10 @@ final class PgListener implements AutoCloseable {
                     return;
                 }
                 if (!warned) {
-                    log.warn("{} - listening for releases failed, waiters poll until it is back: {}", description, e.getMessage());
+                    log.warn(
+                            "{} - listening for releases failed, waiters poll until it is back: {}",
+                            description,
+                            e.getMessage());
                     warned = true;
                 }
                 pause(TimeUnit.NANOSECONDS.toMillis(backoff.nextNanos()));
@@ -179,7 +184,9 @@ final class PgListener implements AutoCloseable {
                 if (!c.isWrapperFor(pgConnection)) {
                     throw new UnsupportedOperationException("the connection is not a pgjdbc connection");
                 }
-                return new Receiver(c.unwrap(pgConnection), pgConnection.getMethod("getNotifications", int.class),
+                return new Receiver(
+                        c.unwrap(pgConnection),
+                        pgConnection.getMethod("getNotifications", int.class),
                         pgNotification.getMethod("getParameter"));
             } catch (ClassNotFoundException | NoSuchMethodException e) {
                 throw new UnsupportedOperationException("the PostgreSQL driver is not pgjdbc 42.x");
@@ -201,7 +208,8 @@ final class PgListener implements AutoCloseable {
                 if (e.getCause() instanceof SQLException) {
                     throw (SQLException) e.getCause();
                 }
-                throw new IllegalStateException("receiving notifications failed: " + e.getCause().getMessage(), e.getCause());
+                throw new IllegalStateException(
+                        "receiving notifications failed: " + e.getCause().getMessage(), e.getCause());
             } catch (IllegalAccessException e) {
                 throw new UnsupportedOperationException("pgjdbc's notification API is not accessible");
             }

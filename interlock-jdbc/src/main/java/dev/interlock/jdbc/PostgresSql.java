@@ -22,6 +22,7 @@ import java.util.List;
 final class PostgresSql extends StandardSql {
     /** Until when someone may be waiting for a notification of the name's release. */
     static final String WANTED_COLUMN = "wanted_until";
+
     private static final String INTERVAL = "make_interval(secs => CAST(:lease AS double precision) / 1000)";
     /**
      * A release commits asynchronously: a release lost in a server crash only keeps the lock until
@@ -77,23 +78,27 @@ final class PostgresSql extends StandardSql {
                 + lineClear(false)
                 + " RETURNING t.token, t.epoch, t.readers),"
                 + " h AS (INSERT INTO " + s + " (" + String.join(", ", SHARED_COLUMNS) + ")"
-                + " SELECT CAST(:key AS VARCHAR), CAST(:owner AS VARCHAR), n.epoch, n.token, now() + " + INTERVAL + ", now(),"
+                + " SELECT CAST(:key AS VARCHAR), CAST(:owner AS VARCHAR), n.epoch, n.token, now() + " + INTERVAL
+                + ", now(),"
                 + " CAST(:lease AS BIGINT) FROM n),"
-                + " d AS (DELETE FROM " + s + " WHERE name_key = :key AND epoch < (SELECT epoch FROM n WHERE n.readers = 1))"
+                + " d AS (DELETE FROM " + s
+                + " WHERE name_key = :key AND epoch < (SELECT epoch FROM n WHERE n.readers = 1))"
                 + " SELECT token, epoch FROM n");
         // A waiter's grant takes its place out of the line (and the places that ran out) in the same statement.
         String served = "DELETE FROM " + line + " WHERE name_key = :key AND (owner = :owner OR expires_at <= now())";
-        exclusiveInLine = NamedSql.of("WITH g AS (" + exclusive.named + "), l AS (" + served + " AND EXISTS (SELECT 1 FROM g))"
-                + " SELECT token FROM g");
+        exclusiveInLine = NamedSql.of("WITH g AS (" + exclusive.named + "), l AS (" + served
+                + " AND EXISTS (SELECT 1 FROM g))" + " SELECT token FROM g");
         String join = sharedJoin.named;
         int select = join.lastIndexOf(" SELECT token, epoch FROM n");
-        sharedJoinInLine = NamedSql.of(join.substring(0, select) + ", l AS (" + served + " AND EXISTS (SELECT 1 FROM n))" + join.substring(select));
+        sharedJoinInLine = NamedSql.of(join.substring(0, select) + ", l AS (" + served
+                + " AND EXISTS (SELECT 1 FROM n))" + join.substring(select));
         renewShared = NamedSql.of("WITH u AS (" + shRenewLock.named + " RETURNING epoch),"
                 + " r AS (UPDATE " + s + " SET expires_at = now() + " + INTERVAL + ", lease_ms = :lease"
                 + " WHERE name_key = :key AND owner = :owner AND epoch = (SELECT epoch FROM u) AND expires_at > now() RETURNING token)"
                 + " SELECT count(*) FROM r");
         // The holder's row first: whoever deletes it (release or break) is the one who counts it out.
-        releaseShared = NamedSql.of("WITH d AS (DELETE FROM " + s + " WHERE name_key = :key AND owner = :owner" + ASYNC + " RETURNING epoch),"
+        releaseShared = NamedSql.of("WITH d AS (DELETE FROM " + s + " WHERE name_key = :key AND owner = :owner" + ASYNC
+                + " RETURNING epoch),"
                 + " u AS (UPDATE " + t + " SET shared_until = CASE WHEN readers = 1 THEN NULL ELSE shared_until END,"
                 + " readers = readers - 1 WHERE name_key = :key AND readers > 0 AND epoch = (SELECT epoch FROM d)"
                 + " RETURNING readers, wanted_until > now() AS wanted),"
@@ -109,9 +114,10 @@ final class PostgresSql extends StandardSql {
                 + " waiter = CASE WHEN " + mayQueue + " THEN CAST(:owner AS VARCHAR) ELSE waiter END,"
                 + " waiter_until = CASE WHEN " + mayQueue + " THEN now() + " + INTERVAL + " ELSE waiter_until END"
                 + " WHERE name_key = :key"
-                + " RETURNING waiter = :owner, " + freeOfHolder + " AND (shared_until IS NULL OR shared_until <= now())");
-        markReader = NamedSql.of("UPDATE " + t + " SET " + wanted + " WHERE name_key = :key"
-                + " RETURNING FALSE, " + freeOfHolder + " AND (waiter IS NULL OR waiter_until <= now())");
+                + " RETURNING waiter = :owner, " + freeOfHolder
+                + " AND (shared_until IS NULL OR shared_until <= now())");
+        markReader = NamedSql.of("UPDATE " + t + " SET " + wanted + " WHERE name_key = :key" + " RETURNING FALSE, "
+                + freeOfHolder + " AND (waiter IS NULL OR waiter_until <= now())");
     }
 
     @Override
@@ -136,7 +142,8 @@ final class PostgresSql extends StandardSql {
      * them (docs/benchmarks.md).
      */
     private static String notifying(String update, String channel) {
-        return update + " AND (wanted_until IS NULL OR wanted_until <= now() OR pg_notify(" + channel + ", name_key) IS NOT NULL)";
+        return update + " AND (wanted_until IS NULL OR wanted_until <= now() OR pg_notify(" + channel
+                + ", name_key) IS NOT NULL)";
     }
 
     /**
@@ -154,7 +161,8 @@ final class PostgresSql extends StandardSql {
     /** The shared join, the holder's row and the cleanup of dead readers' rows, in one statement. */
     @Override
     Outcome tryShared(SqlRunner r, Connection c, Args a) throws SQLException {
-        try (PreparedStatement ps = r.prepare(c, sharedJoin, a); ResultSet rs = r.query(ps)) {
+        try (PreparedStatement ps = r.prepare(c, sharedJoin, a);
+                ResultSet rs = r.query(ps)) {
             return rs.next() ? new Granted(rs.getLong(1), rs.getLong(2)) : Busy.BUSY;
         }
     }
@@ -165,7 +173,8 @@ final class PostgresSql extends StandardSql {
             long token = r.queryLong(c, exclusiveInLine, a, 0);
             return token > 0 ? new Granted(token, 0) : Busy.BUSY;
         }
-        try (PreparedStatement ps = r.prepare(c, sharedJoinInLine, a); ResultSet rs = r.query(ps)) {
+        try (PreparedStatement ps = r.prepare(c, sharedJoinInLine, a);
+                ResultSet rs = r.query(ps)) {
             return rs.next() ? new Granted(rs.getLong(1), rs.getLong(2)) : Busy.BUSY;
         }
     }
@@ -202,7 +211,8 @@ final class PostgresSql extends StandardSql {
      */
     @Override
     Mark markWaiting(SqlRunner r, Connection c, Args a, boolean writer) throws SQLException {
-        try (PreparedStatement ps = r.prepare(c, writer ? markWriter : markReader, a); ResultSet rs = r.query(ps)) {
+        try (PreparedStatement ps = r.prepare(c, writer ? markWriter : markReader, a);
+                ResultSet rs = r.query(ps)) {
             return rs.next() ? new Mark(rs.getBoolean(1), rs.getBoolean(2)) : new Mark(false, true);
         }
     }

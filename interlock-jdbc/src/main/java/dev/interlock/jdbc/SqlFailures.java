@@ -48,8 +48,13 @@ final class SqlFailures {
         String s = e.getSQLState();
         int code = e.getErrorCode();
         String m = String.valueOf(e.getMessage());
-        return "25006".equals(s) || code == 1290 || code == 1792 || code == 90097
-                || m.contains("SQLITE_READONLY") || m.contains("read-only") || m.contains("read only");
+        return "25006".equals(s)
+                || code == 1290
+                || code == 1792
+                || code == 90097
+                || m.contains("SQLITE_READONLY")
+                || m.contains("read-only")
+                || m.contains("read only");
     }
 
     private static boolean isCredentials(SQLException e) {
@@ -70,13 +75,16 @@ final class SqlFailures {
             return "the database did not answer within " + timeoutMs + "ms: " + text;
         }
         if (isReadOnly(e)) {
-            return "the database is read-only (a replica, or a read-only mount); point the URL at a writable primary: " + text;
+            return "the database is read-only (a replica, or a read-only mount); point the URL at a writable primary: "
+                    + text;
         }
         if (dialect.isMissingTable(e)) {
-            return "the lock table " + table + " does not exist; create it with the DDL in docs/jdbc.md, or add ?create=true: " + text;
+            return "the lock table " + table
+                    + " does not exist; create it with the DDL in docs/jdbc.md, or add ?create=true: " + text;
         }
         if (dialect.isMissingColumn(e)) {
-            return "the lock table " + table + " does not have the expected columns; see docs/jdbc.md for its shape: " + text;
+            return "the lock table " + table + " does not have the expected columns; see docs/jdbc.md for its shape: "
+                    + text;
         }
         if (isBusy(e)) {
             return "the database file stayed locked by another connection: " + text;
@@ -102,6 +110,7 @@ final class SqlFailures {
     /** {@code "<backend> - <what> '<name>' failed: <explanation>"}. */
     LockBackendException map(String what, String name, SQLException e) {
         String subject = name == null ? what : what + " " + LockNames.quote(name);
-        return new LockBackendException(backend, name, backend + " - " + subject + " failed: " + explain(e), e, isTransient(e));
+        return new LockBackendException(
+                backend, name, backend + " - " + subject + " failed: " + explain(e), e, isTransient(e));
     }
 }

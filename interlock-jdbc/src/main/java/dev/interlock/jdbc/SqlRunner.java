@@ -39,7 +39,12 @@ final class SqlRunner {
     /** Set by {@link #close}; guarded by this. */
     private boolean stopped;
 
-    SqlRunner(String description, Dialect dialect, Connections connections, SqlFailures failures, Duration statementTimeout) {
+    SqlRunner(
+            String description,
+            Dialect dialect,
+            Connections connections,
+            SqlFailures failures,
+            Duration statementTimeout) {
         this.description = description;
         this.dialect = dialect;
         this.connections = connections;
@@ -103,7 +108,8 @@ final class SqlRunner {
 
     /** With {@code keys}, the statement reports generated keys (MySQL's {@code LAST_INSERT_ID(expr)}). */
     PreparedStatement prepare(Connection c, NamedSql sql, Args args, boolean keys) throws SQLException {
-        PreparedStatement ps = keys ? c.prepareStatement(sql.text, Statement.RETURN_GENERATED_KEYS) : c.prepareStatement(sql.text);
+        PreparedStatement ps =
+                keys ? c.prepareStatement(sql.text, Statement.RETURN_GENERATED_KEYS) : c.prepareStatement(sql.text);
         try {
             if (cancelAfterMs == 0) {
                 ps.setQueryTimeout(queryTimeoutSeconds);
@@ -125,7 +131,8 @@ final class SqlRunner {
 
     /** The first column of the first row of a query, or {@code none} if it returns no row. */
     long queryLong(Connection c, NamedSql sql, Args args, long none) throws SQLException {
-        try (PreparedStatement ps = prepare(c, sql, args); ResultSet rs = query(ps)) {
+        try (PreparedStatement ps = prepare(c, sql, args);
+                ResultSet rs = query(ps)) {
             return rs.next() ? rs.getLong(1) : none;
         }
     }

@@ -20,9 +20,21 @@ import java.util.Locale;
  * PostgreSQL's single statements. Why each statement is safe: {@link LockStore}.
  */
 class StandardSql {
-    static final List<String> LOCK_COLUMNS = List.of("name_key", "name", "token", "owner", "expires_at", "acquired_at", "lease_ms",
-            "readers", "shared_until", "epoch", "waiter", "waiter_until");
-    static final List<String> SHARED_COLUMNS = List.of("name_key", "owner", "epoch", "token", "expires_at", "acquired_at", "lease_ms");
+    static final List<String> LOCK_COLUMNS = List.of(
+            "name_key",
+            "name",
+            "token",
+            "owner",
+            "expires_at",
+            "acquired_at",
+            "lease_ms",
+            "readers",
+            "shared_until",
+            "epoch",
+            "waiter",
+            "waiter_until");
+    static final List<String> SHARED_COLUMNS =
+            List.of("name_key", "owner", "epoch", "token", "expires_at", "acquired_at", "lease_ms");
     static final List<String> LINE_COLUMNS = List.of("name_key", "owner", "ticket", "writer", "expires_at");
 
     final Dialect dialect;
@@ -40,11 +52,13 @@ class StandardSql {
     final NamedSql exInsert;
     /** Shared: no live exclusive holder, no live queued writer, no writer ahead in line. */
     final NamedSql shJoin;
+
     final NamedSql shReadBack;
     final NamedSql shInsertLock;
     final NamedSql shInsertHolder;
     /** Rows of readers whose leases all ran out before this epoch began. */
     final NamedSql shCleanup;
+
     final NamedSql exists;
 
     // Renewals: owner-checked, and only while the lease has not run out by the database's clock.
@@ -56,6 +70,7 @@ class StandardSql {
     final NamedSql exRelease;
     /** shared_until before readers: MySQL assigns left to right. */
     final NamedSql shReleaseLock;
+
     final NamedSql shReleaseHolder;
     final NamedSql holderEpoch;
 
@@ -71,6 +86,7 @@ class StandardSql {
     final NamedSql lineInsertReader;
     /** This waiter's own old place and the places of waiters that stopped renewing. */
     final NamedSql linePurge;
+
     final NamedSql lineLeave;
     final NamedSql lineAheadOfWriter;
     final NamedSql lineAheadOfReader;
@@ -106,8 +122,8 @@ class StandardSql {
                 + " AND (shared_until IS NULL OR shared_until <= " + n + ")"
                 + " AND (waiter IS NULL OR waiter = :owner OR waiter_until <= " + n + ")"
                 + lineClear(true));
-        exInsert = NamedSql.of("INSERT INTO " + t + " (" + String.join(", ", LOCK_COLUMNS) + ") VALUES (:key, :name, 1, :owner, " + plus
-                + ", " + n + ", :lease, 0, NULL, 1, NULL, NULL)");
+        exInsert = NamedSql.of("INSERT INTO " + t + " (" + String.join(", ", LOCK_COLUMNS)
+                + ") VALUES (:key, :name, 1, :owner, " + plus + ", " + n + ", :lease, 0, NULL, 1, NULL, NULL)");
         shJoin = NamedSql.of("UPDATE " + t + " SET"
                 + " epoch = CASE WHEN shared_until <= " + n + " THEN epoch + 1 ELSE epoch END,"
                 + " readers = CASE WHEN shared_until IS NULL OR shared_until <= " + n + " THEN 1 ELSE readers + 1 END,"
@@ -120,10 +136,10 @@ class StandardSql {
                 + " AND (waiter IS NULL OR waiter_until <= " + n + ")"
                 + lineClear(false));
         shReadBack = NamedSql.of("SELECT token, epoch, readers FROM " + t + " WHERE name_key = :key");
-        shInsertLock = NamedSql.of("INSERT INTO " + t + " (" + String.join(", ", LOCK_COLUMNS) + ") VALUES (:key, :name, 1, NULL, NULL, NULL,"
-                + " NULL, 1, " + plus + ", 1, NULL, NULL)");
-        shInsertHolder = NamedSql.of("INSERT INTO " + s + " (" + String.join(", ", SHARED_COLUMNS) + ") VALUES (:key, :owner, :epoch, :token, "
-                + plus + ", " + n + ", :lease)");
+        shInsertLock = NamedSql.of("INSERT INTO " + t + " (" + String.join(", ", LOCK_COLUMNS)
+                + ") VALUES (:key, :name, 1, NULL, NULL, NULL," + " NULL, 1, " + plus + ", 1, NULL, NULL)");
+        shInsertHolder = NamedSql.of("INSERT INTO " + s + " (" + String.join(", ", SHARED_COLUMNS)
+                + ") VALUES (:key, :owner, :epoch, :token, " + plus + ", " + n + ", :lease)");
         shCleanup = NamedSql.of("DELETE FROM " + s + " WHERE name_key = :key AND epoch < :epoch");
         exists = NamedSql.of("SELECT 1 FROM " + t + " WHERE name_key = :key");
 
@@ -134,26 +150,35 @@ class StandardSql {
         shRenewHolder = NamedSql.of("UPDATE " + s + " SET expires_at = " + plus + ", lease_ms = :lease"
                 + " WHERE name_key = :key AND owner = :owner AND epoch = :epoch AND expires_at > " + n);
 
-        exRelease = NamedSql.of("UPDATE " + t + " SET owner = NULL, expires_at = NULL, acquired_at = NULL, lease_ms = NULL"
-                + " WHERE name_key = :key AND owner = :owner");
-        shReleaseLock = NamedSql.of("UPDATE " + t + " SET shared_until = CASE WHEN readers = 1 THEN NULL ELSE shared_until END,"
-                + " readers = readers - 1 WHERE name_key = :key AND epoch = :epoch AND readers > 0");
-        shReleaseHolder = NamedSql.of("DELETE FROM " + s + " WHERE name_key = :key AND owner = :owner AND epoch = :epoch");
+        exRelease =
+                NamedSql.of("UPDATE " + t + " SET owner = NULL, expires_at = NULL, acquired_at = NULL, lease_ms = NULL"
+                        + " WHERE name_key = :key AND owner = :owner");
+        shReleaseLock =
+                NamedSql.of("UPDATE " + t + " SET shared_until = CASE WHEN readers = 1 THEN NULL ELSE shared_until END,"
+                        + " readers = readers - 1 WHERE name_key = :key AND epoch = :epoch AND readers > 0");
+        shReleaseHolder =
+                NamedSql.of("DELETE FROM " + s + " WHERE name_key = :key AND owner = :owner AND epoch = :epoch");
         holderEpoch = NamedSql.of("SELECT epoch FROM " + s + " WHERE name_key = :key AND owner = :owner");
 
         queue = NamedSql.of("UPDATE " + t + " SET waiter = :owner, waiter_until = " + plus
-                + " WHERE name_key = :key AND (waiter IS NULL OR waiter = :owner OR waiter_until <= " + n + ")" + lineClear(true));
-        unqueue = NamedSql.of("UPDATE " + t + " SET waiter = NULL, waiter_until = NULL WHERE name_key = :key AND waiter = :owner");
+                + " WHERE name_key = :key AND (waiter IS NULL OR waiter = :owner OR waiter_until <= " + n + ")"
+                + lineClear(true));
+        unqueue = NamedSql.of(
+                "UPDATE " + t + " SET waiter = NULL, waiter_until = NULL WHERE name_key = :key AND waiter = :owner");
 
-        lineRenew = NamedSql.of("UPDATE " + line + " SET expires_at = " + plus + " WHERE name_key = :key AND owner = :owner AND expires_at > " + n);
+        lineRenew = NamedSql.of("UPDATE " + line + " SET expires_at = " + plus
+                + " WHERE name_key = :key AND owner = :owner AND expires_at > " + n);
         // The line's last ticket, and the live places that will come before a new one (for a reader: the writers').
         String last = "SELECT COALESCE(MAX(ticket), 0), COALESCE(SUM(CASE WHEN expires_at > " + n;
         lineLastTicket = NamedSql.of(last + " THEN 1 ELSE 0 END), 0) FROM " + line + " WHERE name_key = :key");
-        lineLastTicketForReader = NamedSql.of(last + " AND writer = 1 THEN 1 ELSE 0 END), 0) FROM " + line + " WHERE name_key = :key");
-        String insert = "INSERT INTO " + line + " (" + String.join(", ", LINE_COLUMNS) + ") VALUES (:key, :owner, :ticket, ";
+        lineLastTicketForReader =
+                NamedSql.of(last + " AND writer = 1 THEN 1 ELSE 0 END), 0) FROM " + line + " WHERE name_key = :key");
+        String insert =
+                "INSERT INTO " + line + " (" + String.join(", ", LINE_COLUMNS) + ") VALUES (:key, :owner, :ticket, ";
         lineInsertWriter = NamedSql.of(insert + "1, " + plus + ")");
         lineInsertReader = NamedSql.of(insert + "0, " + plus + ")");
-        linePurge = NamedSql.of("DELETE FROM " + line + " WHERE name_key = :key AND (owner = :owner OR expires_at <= " + n + ")");
+        linePurge = NamedSql.of(
+                "DELETE FROM " + line + " WHERE name_key = :key AND (owner = :owner OR expires_at <= " + n + ")");
         lineLeave = NamedSql.of("DELETE FROM " + line + " WHERE name_key = :key AND owner = :owner");
         String ahead = "SELECT COUNT(*) FROM " + line + " WHERE name_key = :key AND expires_at > " + n
                 + " AND (ticket < :ticket OR (ticket = :ticket AND owner < :owner))";
@@ -171,13 +196,17 @@ class StandardSql {
                 + " " + dialect.millisBetween("acquired_at", n) + " AS age_ms";
         String lineCols = "name_key, owner, ticket, writer, " + dialect.millisBetween(n, "expires_at") + " AS left_ms";
         inspectLock = NamedSql.of("SELECT " + lockCols + " FROM " + t + " WHERE name_key = :key");
-        inspectShared = NamedSql.of("SELECT " + sharedCols + " FROM " + s + " WHERE name_key = :key AND expires_at > " + n + " ORDER BY token");
-        inspectLine = NamedSql.of("SELECT " + lineCols + " FROM " + line + " WHERE name_key = :key AND expires_at > " + n + " ORDER BY ticket, owner");
+        inspectShared = NamedSql.of("SELECT " + sharedCols + " FROM " + s + " WHERE name_key = :key AND expires_at > "
+                + n + " ORDER BY token");
+        inspectLine = NamedSql.of("SELECT " + lineCols + " FROM " + line + " WHERE name_key = :key AND expires_at > "
+                + n + " ORDER BY ticket, owner");
         listLocks = NamedSql.of("SELECT " + lockCols + " FROM " + t);
-        listShared = NamedSql.of("SELECT " + sharedCols + " FROM " + s + " WHERE expires_at > " + n + " ORDER BY token");
-        listLine = NamedSql.of("SELECT " + lineCols + " FROM " + line + " WHERE expires_at > " + n + " ORDER BY name_key, ticket, owner");
-        sharedHolderNow = NamedSql.of("SELECT t.epoch, " + dialect.millisBetween(n, "s.expires_at") + " FROM " + s + " s JOIN " + t
-                + " t ON t.name_key = s.name_key WHERE s.name_key = :key AND s.owner = :owner");
+        listShared =
+                NamedSql.of("SELECT " + sharedCols + " FROM " + s + " WHERE expires_at > " + n + " ORDER BY token");
+        listLine = NamedSql.of("SELECT " + lineCols + " FROM " + line + " WHERE expires_at > " + n
+                + " ORDER BY name_key, ticket, owner");
+        sharedHolderNow = NamedSql.of("SELECT t.epoch, " + dialect.millisBetween(n, "s.expires_at") + " FROM " + s
+                + " s JOIN " + t + " t ON t.name_key = s.name_key WHERE s.name_key = :key AND s.owner = :owner");
     }
 
     /** A WHERE term that makes a grant or renewal commit synchronously, where the database lets a statement say so; else empty. */
@@ -196,7 +225,8 @@ class StandardSql {
      */
     final String lineClear(boolean writer) {
         return " AND NOT EXISTS (SELECT 1 FROM " + line + " q WHERE q.name_key = :key AND q.expires_at > " + now
-                + " AND (q.ticket < :ticket OR (q.ticket = :ticket AND q.owner < :owner))" + (writer ? "" : " AND q.writer = 1") + ")";
+                + " AND (q.ticket < :ticket OR (q.ticket = :ticket AND q.owner < :owner))"
+                + (writer ? "" : " AND q.writer = 1") + ")";
     }
 
     /** The columns the lock table must have. */
@@ -261,7 +291,8 @@ class StandardSql {
             }
         }
         // A read-back here could see a later holder's token: refuse rather than guess.
-        throw new SQLException("the driver did not report LAST_INSERT_ID() with the update's result; use MariaDB Connector/J or MySQL Connector/J");
+        throw new SQLException(
+                "the driver did not report LAST_INSERT_ID() with the update's result; use MariaDB Connector/J or MySQL Connector/J");
     }
 
     /** One shared try: in a transaction, join the row's readers (or create the row) and add the holder's row. */
@@ -299,13 +330,15 @@ class StandardSql {
     private long[] joinShared(SqlRunner r, Connection c, Args a) throws SQLException {
         String q = dialect.updateReturning(shJoin.text, "token, epoch, readers");
         if (q != null) {
-            try (PreparedStatement ps = r.prepare(c, shJoin.wrapped(q), a); ResultSet rs = r.query(ps)) {
+            try (PreparedStatement ps = r.prepare(c, shJoin.wrapped(q), a);
+                    ResultSet rs = r.query(ps)) {
                 if (rs.next()) {
                     return new long[] {rs.getLong(1), rs.getLong(2), rs.getLong(3)};
                 }
             }
         } else if (r.update(c, shJoin, a) == 1) {
-            try (PreparedStatement ps = r.prepare(c, shReadBack, a); ResultSet rs = r.query(ps)) {
+            try (PreparedStatement ps = r.prepare(c, shReadBack, a);
+                    ResultSet rs = r.query(ps)) {
                 rs.next();
                 return new long[] {rs.getLong(1), rs.getLong(2), rs.getLong(3)};
             }

@@ -27,8 +27,9 @@ final class TableName {
                     + " characters long; the limit is " + MAX_LENGTH);
         }
         if (!PLAIN.matcher(table).matches()) {
-            throw new IllegalArgumentException("the lock table name '" + table
-                    + "' must be a plain identifier: a letter or '_', then letters, digits or '_' (no quotes, dots or spaces)");
+            throw new IllegalArgumentException(
+                    "the lock table name '" + table
+                            + "' must be a plain identifier: a letter or '_', then letters, digits or '_' (no quotes, dots or spaces)");
         }
         return table;
     }

@@ -25,14 +25,17 @@ class BadInputTest {
                 .hasMessageContaining("the lock table interlock_locks does not exist")
                 .hasMessageContaining("docs/jdbc.md")
                 .hasMessageContaining("?create=true")
-                .satisfies(e -> assertThat(((LockBackendException) e).isTransient()).isFalse());
+                .satisfies(e ->
+                        assertThat(((LockBackendException) e).isTransient()).isFalse());
     }
 
     @Test
     void tableOfTheWrongShape_isRefused_namingTheMissingColumns() {
         String url = h2();
-        TestServers.execute(url, "CREATE TABLE distributed_locks (resource VARCHAR(255) PRIMARY KEY, owner VARCHAR(255) NOT NULL,"
-                + " expires_at TIMESTAMP NOT NULL, acquired_at TIMESTAMP NOT NULL)");
+        TestServers.execute(
+                url,
+                "CREATE TABLE distributed_locks (resource VARCHAR(255) PRIMARY KEY, owner VARCHAR(255) NOT NULL,"
+                        + " expires_at TIMESTAMP NOT NULL, acquired_at TIMESTAMP NOT NULL)");
         assertThatThrownBy(() -> Interlock.open(url + "?table=distributed_locks&create=true"))
                 .isInstanceOf(LockBackendException.class)
                 .hasMessageContaining("distributed_locks is not an Interlock lock table")
@@ -46,9 +49,11 @@ class BadInputTest {
         try (LockSpace s = Interlock.open(url + "?create=true")) {
             s.tryAcquire("x").orElseThrow().close();
         }
-        TestServers.execute(url, "DELETE FROM interlock_locks", "ALTER TABLE interlock_locks ALTER COLUMN name VARCHAR(255)");
+        TestServers.execute(
+                url, "DELETE FROM interlock_locks", "ALTER TABLE interlock_locks ALTER COLUMN name VARCHAR(255)");
         assertThatThrownBy(() -> Interlock.open(url))
-                .isInstanceOf(LockBackendException.class).hasMessageContaining("holds 255 characters");
+                .isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("holds 255 characters");
     }
 
     @Test
@@ -68,18 +73,22 @@ class BadInputTest {
     @Test
     void badTableNames_areRefusedWithTheRule() {
         for (String t : new String[] {"a-b", "x;drop", "\"q\"", "s.t", "1abc", "", "a".repeat(49)}) {
-            assertThatThrownBy(() -> Interlock.open(h2() + "?create=true&table=" + t), t).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> Interlock.open(h2() + "?create=true&table=" + t), t)
+                    .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("lock table name");
         }
     }
 
     @Test
     void badOptions_sayTheExpectedForm() {
-        assertThatThrownBy(() -> Interlock.open(h2() + "?create=maybe")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> Interlock.open(h2() + "?create=maybe"))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("create=maybe: use true or false");
-        assertThatThrownBy(() -> Interlock.open(h2() + "?create=true&poll=fast")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> Interlock.open(h2() + "?create=true&poll=fast"))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("such as 500ms");
-        assertThatThrownBy(() -> Interlock.open(h2() + "?create=true&timeout=10ms")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> Interlock.open(h2() + "?create=true&timeout=10ms"))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("between 1s and 10m");
     }
 
@@ -94,7 +103,8 @@ class BadInputTest {
 
     @Test
     void unsupportedDatabase_isNamed() {
-        // SQLite is supported; an H2 URL in a mode that reports another product is not something we can build, so check the list.
+        // SQLite is supported; an H2 URL in a mode that reports another product is not something we can build, so check
+        // the list.
         assertThat(Dialect.forProduct("Oracle")).isNull();
         assertThat(Dialect.forProduct("PostgreSQL")).isInstanceOf(Dialect.Postgres.class);
         assertThat(Dialect.forProduct("MariaDB")).isInstanceOf(Dialect.MySql.class);
@@ -111,7 +121,8 @@ class BadInputTest {
                 s.tryAcquire("x").orElseThrow().close();
             }
             try (LockSpace s = Interlock.open("jdbc:sqlite:" + file + "?open_mode=1")) { // SQLITE_OPEN_READONLY
-                assertThatThrownBy(() -> s.tryAcquire("x")).isInstanceOf(LockBackendException.class)
+                assertThatThrownBy(() -> s.tryAcquire("x"))
+                        .isInstanceOf(LockBackendException.class)
                         .hasMessageContaining("acquiring 'x' failed: the database is read-only");
             }
         } finally {
@@ -124,8 +135,10 @@ class BadInputTest {
         JdbcUrls.Split s = JdbcUrls.split("jdbc:postgresql://h/db?user=u&table=t1&password=p%26w&create=true&ssl=true");
         assertThat(s.driverUrl()).isEqualTo("jdbc:postgresql://h/db?user=u&password=p%26w&ssl=true");
         assertThat(s.options()).containsEntry("table", "t1").containsEntry("create", "true");
-        assertThat(JdbcUrls.split("jdbc:h2:mem:x;DB_CLOSE_DELAY=-1?create=true").driverUrl()).isEqualTo("jdbc:h2:mem:x;DB_CLOSE_DELAY=-1");
-        assertThat(JdbcUrls.mask("jdbc:postgresql://h/db?user=u&password=s3cret&ssl=true")).isEqualTo("jdbc:postgresql://h/db?user=u&password=****&ssl=true");
+        assertThat(JdbcUrls.split("jdbc:h2:mem:x;DB_CLOSE_DELAY=-1?create=true").driverUrl())
+                .isEqualTo("jdbc:h2:mem:x;DB_CLOSE_DELAY=-1");
+        assertThat(JdbcUrls.mask("jdbc:postgresql://h/db?user=u&password=s3cret&ssl=true"))
+                .isEqualTo("jdbc:postgresql://h/db?user=u&password=****&ssl=true");
         assertThat(JdbcUrls.mask("jdbc:mysql://u:s3cret@h:3306/db")).isEqualTo("jdbc:mysql://u:****@h:3306/db");
         assertThat(JdbcUrls.mask("jdbc:h2:tcp://h/db;USER=sa;PASSWORD=s3cret")).doesNotContain("s3cret");
     }
@@ -133,24 +146,42 @@ class BadInputTest {
     /** Issue 25: a driver ignores a parameter it does not know, so a misspelt ?tabel= would lock in another table. */
     @Test
     void unknownUrlParameter_isRefused_beforeAnythingIsOpened() {
-        for (String url : new String[] {"jdbc:postgresql://127.0.0.1:1/db?user=u&tabel=net_locks",
-                "jdbc:mariadb://127.0.0.1:1/db?tabel=net_locks", "jdbc:sqlite::memory:?tabel=net_locks&create=true",
-                h2() + "?tabel=net_locks&create=true"}) {
-            assertThatThrownBy(() -> Interlock.open(url), url).isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining("unknown option 'tabel' (did you mean 'table'?)").hasMessageContaining("create=...");
+        for (String url : new String[] {
+            "jdbc:postgresql://127.0.0.1:1/db?user=u&tabel=net_locks",
+            "jdbc:mariadb://127.0.0.1:1/db?tabel=net_locks",
+            "jdbc:sqlite::memory:?tabel=net_locks&create=true",
+            h2() + "?tabel=net_locks&create=true"
+        }) {
+            assertThatThrownBy(() -> Interlock.open(url), url)
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("unknown option 'tabel' (did you mean 'table'?)")
+                    .hasMessageContaining("create=...");
         }
-        assertThat(JdbcUrls.split("jdbc:postgresql://h/db?sslmode=disable&ApplicationName=a&table=t",
-                JdbcUrls.takenBy(new org.postgresql.Driver(), "jdbc:postgresql://h/db"), "pg").driverUrl())
-                .as("the driver's own parameters pass").isEqualTo("jdbc:postgresql://h/db?sslmode=disable&ApplicationName=a");
-        assertThat(JdbcUrls.split("jdbc:mariadb://h/db?sslMode=disable&connectTimeout=5", JdbcUrls.takenBy(new org.mariadb.jdbc.Driver(),
-                "jdbc:mariadb://h/db"), "mariadb").driverUrl()).isEqualTo("jdbc:mariadb://h/db?sslMode=disable&connectTimeout=5");
+        assertThat(JdbcUrls.split(
+                                "jdbc:postgresql://h/db?sslmode=disable&ApplicationName=a&table=t",
+                                JdbcUrls.takenBy(new org.postgresql.Driver(), "jdbc:postgresql://h/db"),
+                                "pg")
+                        .driverUrl())
+                .as("the driver's own parameters pass")
+                .isEqualTo("jdbc:postgresql://h/db?sslmode=disable&ApplicationName=a");
+        assertThat(JdbcUrls.split(
+                                "jdbc:mariadb://h/db?sslMode=disable&connectTimeout=5",
+                                JdbcUrls.takenBy(new org.mariadb.jdbc.Driver(), "jdbc:mariadb://h/db"),
+                                "mariadb")
+                        .driverUrl())
+                .isEqualTo("jdbc:mariadb://h/db?sslMode=disable&connectTimeout=5");
     }
 
     @Test
     void connectTimeouts_areAddedUnlessGiven() {
-        JdbcOptions o = JdbcOptions.builder().statementTimeout(java.time.Duration.ofSeconds(3)).build();
+        JdbcOptions o = JdbcOptions.builder()
+                .statementTimeout(java.time.Duration.ofSeconds(3))
+                .build();
         Properties p = JdbcLockBackend.connectTimeouts("jdbc:postgresql://h/db?socketTimeout=60", new Properties(), o);
-        assertThat(p).containsEntry("loginTimeout", "3").containsEntry("connectTimeout", "3").doesNotContainKey("socketTimeout");
+        assertThat(p)
+                .containsEntry("loginTimeout", "3")
+                .containsEntry("connectTimeout", "3")
+                .doesNotContainKey("socketTimeout");
         Properties m = JdbcLockBackend.connectTimeouts("jdbc:mariadb://h/db", new Properties(), o);
         assertThat(m).containsEntry("connectTimeout", "3000").containsEntry("socketTimeout", "8000");
     }
@@ -163,20 +194,28 @@ class BadInputTest {
      * failing without a server.
      */
     @ParameterizedTest
-    @ValueSource(strings = {
-            "jdbc:mariadb://user:Hunter2pw@127.0.0.1/db",
-            "jdbc:mariadb://127.0.0.1:1/db?user=u&password=Hunter2pw",
-            "jdbc:postgresql://user:Hunter2pw@127.0.0.1:1/db",
-            "jdbc:postgresql://127.0.0.1:1/db?password=Hunter2pw",
-            "jdbc:h2:/nonexistent-interlock-dir/db;IFEXISTS=TRUE;PASSWORD=Hunter2pw",
-            "jdbc:sqlite:/nonexistent-interlock-dir/x.db?password=Hunter2pw",
-            "jdbc:oracle:thin:scott/Hunter2pw@db.example:1521/app",
-            "jdbc:nosuchdriver://db.example/app?token=Hunter2pw",
-            "jdbc:nosuchdriver://db.example/app?apikey=Hunter2pw"})
+    @ValueSource(
+            strings = {
+                "jdbc:mariadb://user:Hunter2pw@127.0.0.1/db",
+                "jdbc:mariadb://127.0.0.1:1/db?user=u&password=Hunter2pw",
+                "jdbc:postgresql://user:Hunter2pw@127.0.0.1:1/db",
+                "jdbc:postgresql://127.0.0.1:1/db?password=Hunter2pw",
+                "jdbc:h2:/nonexistent-interlock-dir/db;IFEXISTS=TRUE;PASSWORD=Hunter2pw",
+                "jdbc:sqlite:/nonexistent-interlock-dir/x.db?password=Hunter2pw",
+                "jdbc:oracle:thin:scott/Hunter2pw@db.example:1521/app",
+                "jdbc:nosuchdriver://db.example/app?token=Hunter2pw",
+                "jdbc:nosuchdriver://db.example/app?apikey=Hunter2pw"
+            })
     void driverMessages_neverShowThePassword(String url) {
-        assertThatThrownBy(() -> JdbcLockBackend.open(url, new Properties(), JdbcOptions.builder()
-                        .statementTimeout(java.time.Duration.ofSeconds(2)).build()).close())
+        assertThatThrownBy(() -> JdbcLockBackend.open(
+                                url,
+                                new Properties(),
+                                JdbcOptions.builder()
+                                        .statementTimeout(java.time.Duration.ofSeconds(2))
+                                        .build())
+                        .close())
                 .isInstanceOf(LockBackendException.class)
-                .satisfies(e -> assertThat(e.getMessage()).doesNotContain("Hunter2pw").contains("****"));
+                .satisfies(e ->
+                        assertThat(e.getMessage()).doesNotContain("Hunter2pw").contains("****"));
     }
 }

@@ -27,7 +27,8 @@ class CredentialsTest {
 
     /** An H2 database whose user sa has password {@code s3cret}, kept open for the test. */
     String database() throws Exception {
-        String url = "jdbc:h2:mem:c" + UUID.randomUUID().toString().replace("-", "") + ";DB_CLOSE_DELAY=-1;USER=sa;PASSWORD=s3cret";
+        String url = "jdbc:h2:mem:c" + UUID.randomUUID().toString().replace("-", "")
+                + ";DB_CLOSE_DELAY=-1;USER=sa;PASSWORD=s3cret";
         try (Connection c = DriverManager.getConnection(url)) {
             c.createStatement().execute("SELECT 1");
         }
@@ -44,11 +45,14 @@ class CredentialsTest {
             assertThat(locks.uri()).doesNotContain("s3cret");
         }
         Files.setPosixFilePermissions(pw, PosixFilePermissions.fromString("rw-r--r--"));
-        assertThatThrownBy(() -> Interlock.open(db + ";USER=sa?passwordFile=" + pw)).isInstanceOf(LockBackendException.class)
-                .hasMessageContaining("chmod 600 " + pw).hasMessageNotContaining("s3cret");
+        assertThatThrownBy(() -> Interlock.open(db + ";USER=sa?passwordFile=" + pw))
+                .isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("chmod 600 " + pw)
+                .hasMessageNotContaining("s3cret");
         Path link = tmp.resolve("link");
         Files.createSymbolicLink(link, pw);
-        assertThatThrownBy(() -> Interlock.open(db + ";USER=sa?passwordFile=" + link)).isInstanceOf(LockBackendException.class)
+        assertThatThrownBy(() -> Interlock.open(db + ";USER=sa?passwordFile=" + link))
+                .isInstanceOf(LockBackendException.class)
                 .hasMessageContaining("not a regular file");
     }
 
@@ -56,15 +60,23 @@ class CredentialsTest {
     void theEnvironmentVariable_isUsedWhenTheUrlHasNoPassword_andAnyGivenPasswordWins() {
         Map<String, String> env = Map.of(Credentials.ENV, "from-env");
         Properties none = new Properties();
-        assertThat(Credentials.withPassword("jdbc:postgresql://db/app", none, null, env::get, "d").getProperty("password"))
+        assertThat(Credentials.withPassword("jdbc:postgresql://db/app", none, null, env::get, "d")
+                        .getProperty("password"))
                 .isEqualTo("from-env");
-        assertThat(Credentials.withPassword("jdbc:postgresql://db/app?password=url", none, null, env::get, "d").getProperty("password"))
-                .as("the URL's own password is left to the driver").isNull();
-        assertThat(Credentials.withPassword("jdbc:mariadb://u:p@db/app", none, null, env::get, "d").getProperty("password")).isNull();
+        assertThat(Credentials.withPassword("jdbc:postgresql://db/app?password=url", none, null, env::get, "d")
+                        .getProperty("password"))
+                .as("the URL's own password is left to the driver")
+                .isNull();
+        assertThat(Credentials.withPassword("jdbc:mariadb://u:p@db/app", none, null, env::get, "d")
+                        .getProperty("password"))
+                .isNull();
         Properties given = new Properties();
         given.setProperty("password", "given");
-        assertThat(Credentials.withPassword("jdbc:postgresql://db/app", given, null, env::get, "d").getProperty("password"))
+        assertThat(Credentials.withPassword("jdbc:postgresql://db/app", given, null, env::get, "d")
+                        .getProperty("password"))
                 .isEqualTo("given");
-        assertThat(Credentials.withPassword("jdbc:postgresql://db/app", none, null, k -> null, "d").getProperty("password")).isNull();
+        assertThat(Credentials.withPassword("jdbc:postgresql://db/app", none, null, k -> null, "d")
+                        .getProperty("password"))
+                .isNull();
     }
 }

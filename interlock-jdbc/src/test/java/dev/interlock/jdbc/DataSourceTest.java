@@ -37,16 +37,17 @@ class DataSourceTest {
             c.setAutoCommit(false); // a pool configured for application transactions
             open.incrementAndGet();
             borrowed.incrementAndGet();
-            return (Connection) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {Connection.class}, (p, m, args) -> {
-                if (m.getName().equals("close") && !c.isClosed()) {
-                    open.decrementAndGet();
-                }
-                try {
-                    return m.invoke(c, args);
-                } catch (java.lang.reflect.InvocationTargetException e) {
-                    throw e.getCause();
-                }
-            });
+            return (Connection) Proxy.newProxyInstance(
+                    getClass().getClassLoader(), new Class<?>[] {Connection.class}, (p, m, args) -> {
+                        if (m.getName().equals("close") && !c.isClosed()) {
+                            open.decrementAndGet();
+                        }
+                        try {
+                            return m.invoke(c, args);
+                        } catch (java.lang.reflect.InvocationTargetException e) {
+                            throw e.getCause();
+                        }
+                    });
         }
 
         @Override
@@ -91,11 +92,14 @@ class DataSourceTest {
         JdbcDataSource h2 = new JdbcDataSource();
         h2.setURL("jdbc:h2:mem:d" + UUID.randomUUID().toString().replace("-", "") + ";DB_CLOSE_DELAY=-1");
         CountingDataSource ds = new CountingDataSource(h2);
-        try (Connection app = h2.getConnection(); Statement st = app.createStatement()) {
+        try (Connection app = h2.getConnection();
+                Statement st = app.createStatement()) {
             st.execute("CREATE TABLE orders (id INT)");
             app.setAutoCommit(false);
             st.execute("INSERT INTO orders VALUES (1)"); // the application's uncommitted work
-            try (LockSpace locks = JdbcLockSpaces.open(ds, JdbcOptions.builder().table("app_locks").createTable(true).build())) {
+            try (LockSpace locks = JdbcLockSpaces.open(
+                    ds,
+                    JdbcOptions.builder().table("app_locks").createTable(true).build())) {
                 try (Lease l = locks.tryAcquire("job").orElseThrow()) {
                     assertThat(l.token()).isPositive();
                     assertThat(locks.tryAcquire("job")).isEmpty();
@@ -105,12 +109,16 @@ class DataSourceTest {
                 assertThat(locks.status("job").isFree()).isTrue();
                 assertThat(locks.uri()).startsWith("jdbc:datasource(").contains("table=app_locks");
             }
-            assertThat(ds.open.get()).as("every borrowed connection was given back").isZero();
+            assertThat(ds.open.get())
+                    .as("every borrowed connection was given back")
+                    .isZero();
             assertThat(ds.borrowed.get()).isPositive();
             app.rollback();
             try (ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM orders")) {
                 rs.next();
-                assertThat(rs.getInt(1)).as("the application's transaction was neither committed nor touched").isZero();
+                assertThat(rs.getInt(1))
+                        .as("the application's transaction was neither committed nor touched")
+                        .isZero();
             }
         }
     }
@@ -120,16 +128,21 @@ class DataSourceTest {
         JdbcDataSource h2 = new JdbcDataSource();
         h2.setURL("jdbc:h2:mem:o" + UUID.randomUUID().toString().replace("-", "") + ";DB_CLOSE_DELAY=-1");
         try (LockSpace locks = dev.interlock.Interlock.builder("jdbc:?table=typed_locks&create=true")
-                .option(JdbcLockBackend.DATA_SOURCE, h2).open()) {
+                .option(JdbcLockBackend.DATA_SOURCE, h2)
+                .open()) {
             try (Lease l = locks.tryAcquire("job").orElseThrow()) {
                 assertThat(locks.tryAcquire("job")).isEmpty();
-                assertThat(locks.capabilities()).contains(dev.interlock.Capability.BREAK, dev.interlock.Capability.STRICT_FENCING);
+                assertThat(locks.capabilities())
+                        .contains(dev.interlock.Capability.BREAK, dev.interlock.Capability.STRICT_FENCING);
                 assertThat(locks.breakLock("job", l.owner().id())).isTrue();
             }
             assertThat(locks.uri()).contains("table=typed_locks");
         }
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> dev.interlock.Interlock.builder("jdbc:?table=t&user=sa")
-                .option(JdbcLockBackend.DATA_SOURCE, h2).open()).isInstanceOf(IllegalArgumentException.class)
+        org.assertj.core.api.Assertions.assertThatThrownBy(
+                        () -> dev.interlock.Interlock.builder("jdbc:?table=t&user=sa")
+                                .option(JdbcLockBackend.DATA_SOURCE, h2)
+                                .open())
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("only Interlock's options");
     }
 }

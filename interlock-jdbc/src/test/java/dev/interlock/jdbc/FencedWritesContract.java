@@ -45,7 +45,8 @@ abstract class FencedWritesContract {
     }
 
     private int balance(int id) throws SQLException {
-        try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT balance FROM " + table + " WHERE id = " + id)) {
+        try (Statement st = c.createStatement();
+                ResultSet rs = st.executeQuery("SELECT balance FROM " + table + " WHERE id = " + id)) {
             rs.next();
             return rs.getInt(1);
         }
@@ -53,15 +54,22 @@ abstract class FencedWritesContract {
 
     @Test
     void update_newerThenOlder_olderRefusedNamingBoth_equalPasses() throws SQLException {
-        assertThat(accounts.update(c, 7, "balance = balance + ?", "id = ?", 10, 1).outcome()).isEqualTo(Outcome.UPDATED);
+        assertThat(accounts.update(c, 7, "balance = balance + ?", "id = ?", 10, 1)
+                        .outcome())
+                .isEqualTo(Outcome.UPDATED);
         Result stale = accounts.update(c, 6, "balance = balance + ?", "id = ?", 1000, 1);
         assertThat(stale.outcome()).isEqualTo(Outcome.REFUSED);
         assertThat(stale.currentToken()).isEqualTo(OptionalLong.of(7));
         assertThat(stale.written()).isFalse();
-        assertThatThrownBy(stale::orThrow).isInstanceOf(SQLException.class).hasMessageContaining("fencing token 6")
-                .hasMessageContaining("token 7 already landed").hasMessageContaining("nothing was written")
+        assertThatThrownBy(stale::orThrow)
+                .isInstanceOf(SQLException.class)
+                .hasMessageContaining("fencing token 6")
+                .hasMessageContaining("token 7 already landed")
+                .hasMessageContaining("nothing was written")
                 .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("IL001"));
-        assertThat(accounts.update(c, 7, "balance = balance + ?", "id = ?", 1, 1).rows()).isEqualTo(1);
+        assertThat(accounts.update(c, 7, "balance = balance + ?", "id = ?", 1, 1)
+                        .rows())
+                .isEqualTo(1);
         assertThat(balance(1)).isEqualTo(111);
     }
 
@@ -69,8 +77,9 @@ abstract class FencedWritesContract {
     void update_missingRow_isNoSuchRow_notRefused() throws SQLException {
         Result r = accounts.update(c, 5, "balance = ?", "id = ?", 1, 99);
         assertThat(r.outcome()).isEqualTo(Outcome.NO_SUCH_ROW);
-        assertThatThrownBy(r::orThrow).hasMessageContaining("no row of").satisfies(
-                e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("02000"));
+        assertThatThrownBy(r::orThrow)
+                .hasMessageContaining("no row of")
+                .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("02000"));
     }
 
     @Test
@@ -90,13 +99,17 @@ abstract class FencedWritesContract {
 
     @Test
     void badIdentifiersAndCounts_areRefusedSayingWhy() {
-        assertThatThrownBy(() -> FencedWrites.on("accounts; DROP TABLE x", "fence_token")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> FencedWrites.on("accounts; DROP TABLE x", "fence_token"))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("plain identifier");
-        assertThatThrownBy(() -> FencedWrites.on("accounts", "fence token")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> FencedWrites.on("accounts", "fence token"))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("plain identifier");
-        assertThatThrownBy(() -> accounts.update(c, 1, "balance = ?", "id = ?", 1)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> accounts.update(c, 1, "balance = ?", "id = ?", 1))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("1 and 1 placeholders, but 1 values");
-        assertThatThrownBy(() -> accounts.update(c, -1, "balance = ?", "id = ?", 1, 1)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> accounts.update(c, -1, "balance = ?", "id = ?", 1, 1))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("never negative");
     }
 }

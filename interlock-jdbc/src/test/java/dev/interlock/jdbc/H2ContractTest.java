@@ -7,7 +7,8 @@ import java.util.UUID;
 
 /** The backend contract on an in-memory H2 database, one per test. */
 class H2ContractTest extends LockSpaceContract {
-    private final String url = "jdbc:h2:mem:c" + UUID.randomUUID().toString().replace("-", "") + ";DB_CLOSE_DELAY=-1?create=true";
+    private final String url =
+            "jdbc:h2:mem:c" + UUID.randomUUID().toString().replace("-", "") + ";DB_CLOSE_DELAY=-1?create=true";
 
     @Override
     protected LockSpace openSpace() {

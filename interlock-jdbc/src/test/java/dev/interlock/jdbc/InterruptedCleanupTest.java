@@ -25,7 +25,8 @@ class InterruptedCleanupTest {
     @BeforeEach
     void open() {
         String url = "jdbc:h2:mem:i" + UUID.randomUUID().toString().replace("-", "") + ";DB_CLOSE_DELAY=-1";
-        backend = JdbcLockBackend.open(url, new Properties(), JdbcOptions.builder().createTable(true).build());
+        backend = JdbcLockBackend.open(
+                url, new Properties(), JdbcOptions.builder().createTable(true).build());
     }
 
     @AfterEach
@@ -34,7 +35,9 @@ class InterruptedCleanupTest {
     }
 
     private Attempt attempt() {
-        return backend.attempt(AcquireSpec.builder("job", Mode.EXCLUSIVE, Owner.newAcquisition()).lease(Duration.ofMinutes(10)).build());
+        return backend.attempt(AcquireSpec.builder("job", Mode.EXCLUSIVE, Owner.newAcquisition())
+                .lease(Duration.ofMinutes(10))
+                .build());
     }
 
     @Test
@@ -49,7 +52,9 @@ class InterruptedCleanupTest {
         Thread.currentThread().interrupt();
         try {
             waiter.close();
-            assertThat(Thread.currentThread().isInterrupted()).as("the interrupt is kept").isTrue();
+            assertThat(Thread.currentThread().isInterrupted())
+                    .as("the interrupt is kept")
+                    .isTrue();
         } finally {
             Thread.interrupted();
         }
@@ -57,7 +62,9 @@ class InterruptedCleanupTest {
         held.release();
         holder.close();
         Attempt next = attempt();
-        assertThat(next.tryAcquire()).as("a try not in line is not held up by a place left behind").isPresent();
+        assertThat(next.tryAcquire())
+                .as("a try not in line is not held up by a place left behind")
+                .isPresent();
         next.close();
     }
 }

@@ -60,7 +60,11 @@ abstract class JdbcSemanticsContract {
     protected void afterClose() {}
 
     private Lease take(LockSpace s, String name, Mode mode) {
-        return s.lock(name).mode(mode).lease(Duration.ofMinutes(10)).fixedLease().tryAcquire()
+        return s.lock(name)
+                .mode(mode)
+                .lease(Duration.ofMinutes(10))
+                .fixedLease()
+                .tryAcquire()
                 .orElseThrow(() -> new AssertionError("'" + name + "' " + mode + " was not granted"));
     }
 
@@ -71,7 +75,9 @@ abstract class JdbcSemanticsContract {
         StringBuilder out = new StringBuilder();
         int from = 0;
         int p = 0;
-        for (int i = sql.indexOf('?'), j = sql.indexOf("AGO"); i >= 0 || j >= 0; i = sql.indexOf('?', from), j = sql.indexOf("AGO", from)) {
+        for (int i = sql.indexOf('?'), j = sql.indexOf("AGO");
+                i >= 0 || j >= 0;
+                i = sql.indexOf('?', from), j = sql.indexOf("AGO", from)) {
             if (j >= 0 && (i < 0 || j < i)) {
                 out.append(sql, from, j).append(ago);
                 all.add(-60_000L);
@@ -83,7 +89,8 @@ abstract class JdbcSemanticsContract {
             }
         }
         out.append(sql.substring(from));
-        try (Connection c = DriverManager.getConnection(driverUrl); PreparedStatement ps = c.prepareStatement(out.toString())) {
+        try (Connection c = DriverManager.getConnection(driverUrl);
+                PreparedStatement ps = c.prepareStatement(out.toString())) {
             for (int i = 0; i < all.size(); i++) {
                 ps.setObject(i + 1, all.get(i));
             }
@@ -94,7 +101,8 @@ abstract class JdbcSemanticsContract {
     }
 
     private long count(String sql, Object... params) {
-        try (Connection c = DriverManager.getConnection(driverUrl); PreparedStatement ps = c.prepareStatement(sql)) {
+        try (Connection c = DriverManager.getConnection(driverUrl);
+                PreparedStatement ps = c.prepareStatement(sql)) {
             for (int i = 0; i < params.length; i++) {
                 ps.setObject(i + 1, params[i]);
             }
@@ -108,7 +116,8 @@ abstract class JdbcSemanticsContract {
     }
 
     private void expireExclusive(String name) {
-        assertThat(craft("UPDATE " + table + " SET expires_at = AGO WHERE name_key = ?", NameKey.of(name))).isEqualTo(1);
+        assertThat(craft("UPDATE " + table + " SET expires_at = AGO WHERE name_key = ?", NameKey.of(name)))
+                .isEqualTo(1);
     }
 
     private void expireReaders(String name) {
@@ -125,11 +134,15 @@ abstract class JdbcSemanticsContract {
         expireExclusive("job"); // a stale lock left by a crashed process
         Lease taken = take(b, "job", Mode.EXCLUSIVE);
         assertThat(taken.token()).isGreaterThan(old.token());
-        assertThatThrownBy(old::renew).isInstanceOf(LockLostException.class).hasMessageContaining("taken over")
+        assertThatThrownBy(old::renew)
+                .isInstanceOf(LockLostException.class)
+                .hasMessageContaining("taken over")
                 .hasMessageStartingWith(a.uri() + " - lost 'job' (token " + old.token() + "): ");
         old.close(); // lost already: nothing to release, and certainly not the new holder's lock
         assertThat(a.tryAcquire("job")).isEmpty();
-        assertThat(a.status("job").holders()).singleElement().satisfies(h -> assertThat(h.ownerId()).contains(taken.owner().id()));
+        assertThat(a.status("job").holders())
+                .singleElement()
+                .satisfies(h -> assertThat(h.ownerId()).contains(taken.owner().id()));
         taken.close();
     }
 
@@ -148,7 +161,9 @@ abstract class JdbcSemanticsContract {
         Lease old = take(a, "late", Mode.EXCLUSIVE);
         expireExclusive("late");
         Lease next = take(b, "late", Mode.EXCLUSIVE);
-        assertThat(store.release("late", Mode.EXCLUSIVE, old.owner().id(), 0)).as("released by the old owner").isFalse();
+        assertThat(store.release("late", Mode.EXCLUSIVE, old.owner().id(), 0))
+                .as("released by the old owner")
+                .isFalse();
         assertThat(a.tryAcquire("late")).isEmpty();
         next.close();
         old.close();
@@ -166,13 +181,16 @@ abstract class JdbcSemanticsContract {
             assertThat(old.releaseIfOwned()).as("the old holder's release").isFalse();
             assertThat(a.tryAcquire("told")).as("the next holder keeps it").isEmpty();
             next.close();
-            assertThat(second.tryAcquire().orElseThrow().releaseIfOwned()).as("a holder's own release").isTrue();
+            assertThat(second.tryAcquire().orElseThrow().releaseIfOwned())
+                    .as("a holder's own release")
+                    .isTrue();
         }
     }
 
     private static dev.interlock.spi.AcquireSpec spec(String name) {
         return dev.interlock.spi.AcquireSpec.builder(name, Mode.EXCLUSIVE, dev.interlock.Owner.newAcquisition())
-                .lease(Duration.ofMinutes(10)).build();
+                .lease(Duration.ofMinutes(10))
+                .build();
     }
 
     @Test
@@ -183,21 +201,35 @@ abstract class JdbcSemanticsContract {
         assertThat(b.breakLock("brk", l.owner().id())).isTrue();
         assertThatThrownBy(l::renew).isInstanceOf(LockLostException.class).hasMessageContaining("broken or released");
         Lease next = take(b, "brk", Mode.EXCLUSIVE);
-        assertThat(a.breakLock("brk", l.owner().id())).as("the owner seen is gone; the new holder stays").isFalse();
+        assertThat(a.breakLock("brk", l.owner().id()))
+                .as("the owner seen is gone; the new holder stays")
+                .isFalse();
         assertThat(a.tryAcquire("brk")).isEmpty();
         next.close();
     }
 
     @Test
     void renew_extendsByTheDatabaseClock() {
-        Lease l = a.lock("ext").lease(Duration.ofMinutes(10)).fixedLease().tryAcquire().orElseThrow();
+        Lease l = a.lock("ext")
+                .lease(Duration.ofMinutes(10))
+                .fixedLease()
+                .tryAcquire()
+                .orElseThrow();
         craft("UPDATE " + table + " SET expires_at = AGO WHERE name_key = ?", NameKey.of("ext"));
         // Now only the database knows it ran out: renewing must fail, not resurrect it.
         assertThatThrownBy(() -> l.renew(Duration.ofMinutes(10))).isInstanceOf(LockLostException.class);
-        Lease m = a.lock("ext2").lease(Duration.ofSeconds(2)).fixedLease().tryAcquire().orElseThrow();
+        Lease m = a.lock("ext2")
+                .lease(Duration.ofSeconds(2))
+                .fixedLease()
+                .tryAcquire()
+                .orElseThrow();
         m.renew(Duration.ofHours(1));
-        long left = a.status("ext2").holders().get(0).validUntil().orElseThrow().toEpochMilli() - System.currentTimeMillis();
-        assertThat(left).isBetween(Duration.ofMinutes(55).toMillis(), Duration.ofMinutes(65).toMillis());
+        long left = a.status("ext2").holders().get(0).validUntil().orElseThrow().toEpochMilli()
+                - System.currentTimeMillis();
+        assertThat(left)
+                .isBetween(
+                        Duration.ofMinutes(55).toMillis(),
+                        Duration.ofMinutes(65).toMillis());
         m.close();
     }
 
@@ -217,8 +249,12 @@ abstract class JdbcSemanticsContract {
         assertThat(a.tryAcquire("rw", Mode.SHARED)).as("the writer still holds").isEmpty();
         w.close();
         Lease r3 = take(a, "rw", Mode.SHARED);
-        assertThat(a.status("rw").holders()).singleElement().satisfies(h -> assertThat(h.ownerId()).contains(r3.owner().id()));
-        assertThat(count("SELECT COUNT(*) FROM " + table + "_shared")).as("dead readers' rows are cleaned up").isEqualTo(1);
+        assertThat(a.status("rw").holders())
+                .singleElement()
+                .satisfies(h -> assertThat(h.ownerId()).contains(r3.owner().id()));
+        assertThat(count("SELECT COUNT(*) FROM " + table + "_shared"))
+                .as("dead readers' rows are cleaned up")
+                .isEqualTo(1);
         r3.close();
     }
 
@@ -228,8 +264,12 @@ abstract class JdbcSemanticsContract {
         expireReaders("epoch");
         Lease live = take(b, "epoch", Mode.SHARED); // starts a new set of readers
         dead.close(); // must not count the live reader out
-        assertThat(a.tryAcquire("epoch")).as("a writer while a live reader holds").isEmpty();
-        assertThat(a.status("epoch").holders()).singleElement().satisfies(h -> assertThat(h.ownerId()).contains(live.owner().id()));
+        assertThat(a.tryAcquire("epoch"))
+                .as("a writer while a live reader holds")
+                .isEmpty();
+        assertThat(a.status("epoch").holders())
+                .singleElement()
+                .satisfies(h -> assertThat(h.ownerId()).contains(live.owner().id()));
         live.close();
         take(a, "epoch", Mode.EXCLUSIVE).close();
     }
@@ -238,11 +278,17 @@ abstract class JdbcSemanticsContract {
     void readerRenewal_failsOnceItsOwnLeaseRanOut() {
         Lease r1 = take(a, "own", Mode.SHARED);
         Lease r2 = take(b, "own", Mode.SHARED);
-        craft("UPDATE " + table + "_shared SET expires_at = AGO WHERE owner = ?", r1.owner().id());
+        craft(
+                "UPDATE " + table + "_shared SET expires_at = AGO WHERE owner = ?",
+                r1.owner().id());
         assertThatThrownBy(r1::renew).isInstanceOf(LockLostException.class).hasMessageContaining("ran out");
         r2.renew();
         // The lost lease is released in the background: until then it still counts as a reader.
-        await().atMost(Timing.seconds(10)).until(() -> count("SELECT COUNT(*) FROM " + table + "_shared WHERE owner = ?", r1.owner().id()) == 0);
+        await().atMost(Timing.seconds(10))
+                .until(() -> count(
+                                "SELECT COUNT(*) FROM " + table + "_shared WHERE owner = ?",
+                                r1.owner().id())
+                        == 0);
         r1.close();
         r2.close();
         take(a, "own", Mode.EXCLUSIVE).close();
@@ -265,9 +311,12 @@ abstract class JdbcSemanticsContract {
     @Test
     void queuedWriter_keepsReadersOut_untilItsPlaceRunsOut() {
         take(a, "q", Mode.SHARED).close(); // the row exists
-        assertThat(store.queueWriter("q", "other-host:1:1:abc", Duration.ofMinutes(10))).isTrue();
+        assertThat(store.queueWriter("q", "other-host:1:1:abc", Duration.ofMinutes(10)))
+                .isTrue();
         assertThat(b.tryAcquire("q", Mode.SHARED)).isEmpty();
-        assertThat(b.tryAcquire("q")).as("a later writer does not jump the queue").isEmpty();
+        assertThat(b.tryAcquire("q"))
+                .as("a later writer does not jump the queue")
+                .isEmpty();
         LockInfo info = a.status("q");
         assertThat(info.queued()).singleElement().satisfies(w -> {
             assertThat(w.waiting()).isTrue();
@@ -284,10 +333,18 @@ abstract class JdbcSemanticsContract {
     void aPlaceInLine_keepsLaterTriesOut_untilItRunsOut() {
         take(a, "line", Mode.EXCLUSIVE).close(); // the row exists
         String dead = "other-host:1:1:abc";
-        assertThat(store.keepInLine("line", Mode.EXCLUSIVE, dead, LockStore.NOT_IN_LINE, Duration.ofMinutes(10)).ahead()).isZero();
-        assertThat(b.tryAcquire("line")).as("a try not in line comes after the line").isEmpty();
-        assertThat(b.tryAcquire("line", Mode.SHARED)).as("a reader does not pass a writer in line").isEmpty();
-        assertThat(a.status("line").queued()).singleElement().satisfies(w -> assertThat(w.ownerId()).contains(dead));
+        assertThat(store.keepInLine("line", Mode.EXCLUSIVE, dead, LockStore.NOT_IN_LINE, Duration.ofMinutes(10))
+                        .ahead())
+                .isZero();
+        assertThat(b.tryAcquire("line"))
+                .as("a try not in line comes after the line")
+                .isEmpty();
+        assertThat(b.tryAcquire("line", Mode.SHARED))
+                .as("a reader does not pass a writer in line")
+                .isEmpty();
+        assertThat(a.status("line").queued())
+                .singleElement()
+                .satisfies(w -> assertThat(w.ownerId()).contains(dead));
         craft("UPDATE " + table + "_queue SET expires_at = AGO WHERE owner = ?", dead); // its waiter died
         take(b, "line", Mode.EXCLUSIVE).close();
         assertThat(a.status("line").queued()).isEmpty();
@@ -300,15 +357,25 @@ abstract class JdbcSemanticsContract {
         LockStore.Place first = store.keepInLine("order", Mode.EXCLUSIVE, "h:1:1:first", LockStore.NOT_IN_LINE, lease);
         LockStore.Place second = store.keepInLine("order", Mode.SHARED, "h:1:1:second", LockStore.NOT_IN_LINE, lease);
         assertThat(second.ticket()).isGreaterThan(first.ticket());
-        assertThat(store.keepInLine("order", Mode.SHARED, "h:1:1:second", second.ticket(), lease).ahead()).as("a writer before the reader")
+        assertThat(store.keepInLine("order", Mode.SHARED, "h:1:1:second", second.ticket(), lease)
+                        .ahead())
+                .as("a writer before the reader")
                 .isEqualTo(1);
-        assertThat(a.status("order").queued()).extracting(w -> w.ownerId().orElseThrow()).containsExactly("h:1:1:first", "h:1:1:second");
+        assertThat(a.status("order").queued())
+                .extracting(w -> w.ownerId().orElseThrow())
+                .containsExactly("h:1:1:first", "h:1:1:second");
         held.close();
-        assertThat(store.tryAcquire("order", Mode.SHARED, "h:1:1:second", lease, second.ticket())).isEqualTo(LockStore.Busy.BUSY);
-        assertThat(store.tryAcquire("order", Mode.EXCLUSIVE, "h:1:1:first", lease, first.ticket())).isInstanceOf(LockStore.Granted.class);
-        assertThat(store.keepInLine("order", Mode.SHARED, "h:1:1:second", second.ticket(), lease).ahead()).as("first was served").isZero();
+        assertThat(store.tryAcquire("order", Mode.SHARED, "h:1:1:second", lease, second.ticket()))
+                .isEqualTo(LockStore.Busy.BUSY);
+        assertThat(store.tryAcquire("order", Mode.EXCLUSIVE, "h:1:1:first", lease, first.ticket()))
+                .isInstanceOf(LockStore.Granted.class);
+        assertThat(store.keepInLine("order", Mode.SHARED, "h:1:1:second", second.ticket(), lease)
+                        .ahead())
+                .as("first was served")
+                .isZero();
         assertThat(store.release("order", Mode.EXCLUSIVE, "h:1:1:first", 0)).isTrue();
-        assertThat(store.tryAcquire("order", Mode.SHARED, "h:1:1:second", lease, second.ticket())).isInstanceOf(LockStore.Granted.class);
+        assertThat(store.tryAcquire("order", Mode.SHARED, "h:1:1:second", lease, second.ticket()))
+                .isInstanceOf(LockStore.Granted.class);
         assertThat(a.status("order").queued()).isEmpty();
     }
 
@@ -324,21 +391,39 @@ abstract class JdbcSemanticsContract {
             l.close();
             craft("DELETE FROM " + table + "_shared");
         }
-        assertThat(count("SELECT COUNT(*) FROM " + table + " WHERE name_key = ?", NameKey.of("fence"))).as("the row stays").isEqualTo(1);
-        assertThat(count("SELECT token FROM " + table + " WHERE name_key = ?", NameKey.of("fence"))).isEqualTo(last);
+        assertThat(count("SELECT COUNT(*) FROM " + table + " WHERE name_key = ?", NameKey.of("fence")))
+                .as("the row stays")
+                .isEqualTo(1);
+        assertThat(count("SELECT token FROM " + table + " WHERE name_key = ?", NameKey.of("fence")))
+                .isEqualTo(last);
     }
 
     @Test
     void sqlMetacharactersAndLongNames_areJustNames() {
-        List<String> names = List.of("x'; DROP TABLE " + table + "; --", "%", "_", "a%", "\\", "\\'", "\"q\"", "$1", "?", ":name",
-                "日".repeat(1024), "🔒".repeat(512), "é".repeat(1023) + "e", "é".repeat(1024));
+        List<String> names = List.of(
+                "x'; DROP TABLE " + table + "; --",
+                "%",
+                "_",
+                "a%",
+                "\\",
+                "\\'",
+                "\"q\"",
+                "$1",
+                "?",
+                ":name",
+                "日".repeat(1024),
+                "🔒".repeat(512),
+                "é".repeat(1023) + "e",
+                "é".repeat(1024));
         List<Lease> held = new ArrayList<>();
         try {
             for (String n : names) {
                 held.add(take(a, n, Mode.EXCLUSIVE));
             }
             for (String n : names) {
-                assertThat(b.tryAcquire(n)).as("%s is held", n.length() > 20 ? n.substring(0, 20) + "..." : n).isEmpty();
+                assertThat(b.tryAcquire(n))
+                        .as("%s is held", n.length() > 20 ? n.substring(0, 20) + "..." : n)
+                        .isEmpty();
                 assertThat(b.status(n).holders()).hasSize(1);
             }
             assertThat(b.list()).extracting(LockInfo::name).containsAll(names);

@@ -6,7 +6,8 @@ import dev.interlock.testkit.LockSpaceContract;
 
 /** The backend contract on MariaDB (Debian's mariadbd started by the test, or INTERLOCK_IT_MARIADB_URL). */
 class MariaDbContractIT extends LockSpaceContract {
-    private final String url = TestServers.withOptions(TestServers.mariadbUrl(), "table=" + TestServers.table() + "&create=true");
+    private final String url =
+            TestServers.withOptions(TestServers.mariadbUrl(), "table=" + TestServers.table() + "&create=true");
 
     @Override
     protected LockSpace openSpace() {

@@ -16,7 +16,8 @@ import org.junit.jupiter.api.io.TempDir;
 class MultiProcessIT {
     @Test
     void postgres_mixedReadersAndWriters_exclude(@TempDir Path work) throws Exception {
-        String uri = TestServers.withOptions(TestServers.postgresUrl(), "table=" + TestServers.table() + "&create=true");
+        String uri =
+                TestServers.withOptions(TestServers.postgresUrl(), "table=" + TestServers.table() + "&create=true");
         ExclusionChecker.Report r = MultiProcessChecker.run(uri, "mp", "mixed", 4, 60, work);
         assertThat(r.exclusive()).isPositive();
     }

@@ -13,7 +13,9 @@ class NameKeyTest {
         assertThat(NameKey.of("abc")).as("from the cache").isEqualTo(abc);
         String longName = "x".repeat(1024);
         assertThat(NameKey.of(longName)).isEqualTo(NameKey.of(longName)).hasSize(64);
-        assertThat(NameKey.of("é")).as("UTF-8 bytes c3 a9").isEqualTo("4a99557e4033c3539de2eb65472017cad5f9557f7a0625a09f1c3f6e2ba69c4c");
+        assertThat(NameKey.of("é"))
+                .as("UTF-8 bytes c3 a9")
+                .isEqualTo("4a99557e4033c3539de2eb65472017cad5f9557f7a0625a09f1c3f6e2ba69c4c");
     }
 
     @Test

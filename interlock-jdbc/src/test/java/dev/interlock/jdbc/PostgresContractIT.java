@@ -6,7 +6,8 @@ import dev.interlock.testkit.LockSpaceContract;
 
 /** The backend contract on PostgreSQL (embedded, or INTERLOCK_IT_POSTGRES_URL). */
 class PostgresContractIT extends LockSpaceContract {
-    private final String url = TestServers.withOptions(TestServers.postgresUrl(), "table=" + TestServers.table() + "&create=true");
+    private final String url =
+            TestServers.withOptions(TestServers.postgresUrl(), "table=" + TestServers.table() + "&create=true");
 
     @Override
     protected LockSpace openSpace() {

@@ -50,8 +50,17 @@ class PostgresFaultIT {
     @BeforeAll
     static void start() {
         // No WAL but ours between two looks at it: no standby snapshots (wal_level=minimal), no autovacuum.
-        server = PostgresServer.start(Map.of("synchronous_commit", "off", "wal_writer_delay", "10000ms",
-                "wal_level", "minimal", "max_wal_senders", "0", "autovacuum", "off"));
+        server = PostgresServer.start(Map.of(
+                "synchronous_commit",
+                "off",
+                "wal_writer_delay",
+                "10000ms",
+                "wal_level",
+                "minimal",
+                "max_wal_senders",
+                "0",
+                "autovacuum",
+                "off"));
         url = server.url();
         pool = Executors.newCachedThreadPool();
     }
@@ -67,7 +76,9 @@ class PostgresFaultIT {
     }
 
     private static long queryLong(String sql) {
-        try (Connection c = DriverManager.getConnection(url); Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
+        try (Connection c = DriverManager.getConnection(url);
+                Statement st = c.createStatement();
+                ResultSet rs = st.executeQuery(sql)) {
             rs.next();
             return rs.getLong(1);
         } catch (SQLException e) {
@@ -77,7 +88,8 @@ class PostgresFaultIT {
 
     /** Terminates every server process of connections with this application name. */
     private static long cut(String app) {
-        return queryLong("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = '" + app + "'");
+        return queryLong(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = '" + app + "'");
     }
 
     @Test
@@ -85,17 +97,28 @@ class PostgresFaultIT {
         String table = TestServers.table();
         try (LockSpace locks = Interlock.open(url(table, "sync"))) {
             locks.tryAcquire("warm-up").orElseThrow().close();
-            try (Connection c = DriverManager.getConnection(url); Statement st = c.createStatement()) {
+            try (Connection c = DriverManager.getConnection(url);
+                    Statement st = c.createStatement()) {
                 st.execute("CREATE TABLE IF NOT EXISTS scratch (n int)");
                 // The control: an ordinary commit on this server is not flushed at once.
                 st.execute("INSERT INTO scratch VALUES (1)");
-                assertThat(unflushed(st)).as("an ordinary commit here is asynchronous").isPositive();
-                Lease l = locks.lock("durable").lease(Duration.ofMinutes(5)).fixedLease().tryAcquire().orElseThrow();
-                assertThat(unflushed(st)).as("WAL not yet flushed after a grant").isZero();
+                assertThat(unflushed(st))
+                        .as("an ordinary commit here is asynchronous")
+                        .isPositive();
+                Lease l = locks.lock("durable")
+                        .lease(Duration.ofMinutes(5))
+                        .fixedLease()
+                        .tryAcquire()
+                        .orElseThrow();
+                assertThat(unflushed(st))
+                        .as("WAL not yet flushed after a grant")
+                        .isZero();
                 st.execute("INSERT INTO scratch VALUES (2)");
                 assertThat(unflushed(st)).isPositive();
                 l.renew();
-                assertThat(unflushed(st)).as("WAL not yet flushed after a renewal").isZero();
+                assertThat(unflushed(st))
+                        .as("WAL not yet flushed after a renewal")
+                        .isZero();
                 l.close();
             }
         }
@@ -107,13 +130,24 @@ class PostgresFaultIT {
         // Interlock's sessions commit synchronously (pgjdbc's options parameter), unlike this server.
         try (LockSpace locks = Interlock.open(url(table, "async") + "&options=-c%20synchronous_commit%3Don")) {
             locks.tryAcquire("warm-up").orElseThrow().close();
-            try (Connection c = DriverManager.getConnection(url); Statement st = c.createStatement()) {
-                Lease l = locks.lock("released").lease(Duration.ofMinutes(5)).fixedLease().tryAcquire().orElseThrow();
-                assertThat(unflushed(st)).as("WAL not yet flushed after a grant").isZero();
+            try (Connection c = DriverManager.getConnection(url);
+                    Statement st = c.createStatement()) {
+                Lease l = locks.lock("released")
+                        .lease(Duration.ofMinutes(5))
+                        .fixedLease()
+                        .tryAcquire()
+                        .orElseThrow();
+                assertThat(unflushed(st))
+                        .as("WAL not yet flushed after a grant")
+                        .isZero();
                 l.close();
                 // A lost release only keeps the lock until its lease runs out: its commit need not wait for the disk.
-                assertThat(unflushed(st)).as("WAL not yet flushed after the release").isPositive();
-                assertThat(locks.tryAcquire("released")).as("the release is visible at once").isPresent();
+                assertThat(unflushed(st))
+                        .as("WAL not yet flushed after the release")
+                        .isPositive();
+                assertThat(locks.tryAcquire("released"))
+                        .as("the release is visible at once")
+                        .isPresent();
                 assertThat(unflushed(st)).as("the next grant flushes it").isZero();
             }
         }
@@ -130,16 +164,25 @@ class PostgresFaultIT {
     @Test
     void serverRestart_underAHeldLease_keepsTheLeaseAndTheTokens() throws Exception {
         String table = TestServers.table();
-        try (LockSpace locks = Interlock.open(url(table, "restart")); LockSpace other = Interlock.open(url(table, "restart-other"))) {
-            Lease held = locks.lock("job").lease(Duration.ofSeconds(60)).tryAcquire().orElseThrow();
+        try (LockSpace locks = Interlock.open(url(table, "restart"));
+                LockSpace other = Interlock.open(url(table, "restart-other"))) {
+            Lease held =
+                    locks.lock("job").lease(Duration.ofSeconds(60)).tryAcquire().orElseThrow();
             server.stop();
-            assertThatThrownBy(held::renew).isInstanceOf(LockBackendException.class).hasMessageContaining("cannot reach the database")
-                    .satisfies(e -> assertThat(((LockBackendException) e).isTransient()).isTrue());
-            assertThat(held.isValid()).as("valid until its deadline while the server is away").isTrue();
+            assertThatThrownBy(held::renew)
+                    .isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("cannot reach the database")
+                    .satisfies(e ->
+                            assertThat(((LockBackendException) e).isTransient()).isTrue());
+            assertThat(held.isValid())
+                    .as("valid until its deadline while the server is away")
+                    .isTrue();
             server.startAgain();
             held.renew(); // on a fresh connection: the pooled ones died with the server
             assertThat(held.isValid()).isTrue();
-            assertThat(other.tryAcquire("job")).as("still held after the restart").isEmpty();
+            assertThat(other.tryAcquire("job"))
+                    .as("still held after the restart")
+                    .isEmpty();
             long token = held.token();
             held.close();
             try (Lease next = other.tryAcquire("job").orElseThrow()) {
@@ -154,11 +197,17 @@ class PostgresFaultIT {
         try (LockSpace locks = Interlock.open(url(table, "down"))) {
             AtomicLong lostAt = new AtomicLong();
             long start = System.nanoTime();
-            Lease held = locks.lock("job").lease(Duration.ofSeconds(3)).onLost(e -> lostAt.set(System.nanoTime())).tryAcquire().orElseThrow();
+            Lease held = locks.lock("job")
+                    .lease(Duration.ofSeconds(3))
+                    .onLost(e -> lostAt.set(System.nanoTime()))
+                    .tryAcquire()
+                    .orElseThrow();
             server.stop();
             try {
                 await().atMost(Timing.seconds(10)).until(() -> lostAt.get() != 0);
-                assertThat(lostAt.get() - start).as("told before the lease could run out").isLessThan(Duration.ofSeconds(3).toNanos());
+                assertThat(lostAt.get() - start)
+                        .as("told before the lease could run out")
+                        .isLessThan(Duration.ofSeconds(3).toNanos());
                 assertThat(held.isValid()).isFalse();
             } finally {
                 server.startAgain();
@@ -172,8 +221,10 @@ class PostgresFaultIT {
     @Test
     void connectionCut_underAHolder_renewsAndReleasesOnAFreshConnection() throws Exception {
         String table = TestServers.table();
-        try (LockSpace locks = Interlock.open(url(table, "cut")); LockSpace other = Interlock.open(url(table, "cut-other"))) {
-            Lease held = locks.lock("job").lease(Duration.ofSeconds(60)).tryAcquire().orElseThrow();
+        try (LockSpace locks = Interlock.open(url(table, "cut"));
+                LockSpace other = Interlock.open(url(table, "cut-other"))) {
+            Lease held =
+                    locks.lock("job").lease(Duration.ofSeconds(60)).tryAcquire().orElseThrow();
             Lease reader = locks.tryAcquire("shared", Mode.SHARED).orElseThrow();
             assertThat(cut("cut")).isPositive();
             held.renew();
@@ -190,11 +241,14 @@ class PostgresFaultIT {
     @Test
     void listenConnectionCut_waiterIsStillWoken() throws Exception {
         String table = TestServers.table();
-        try (LockSpace holder = Interlock.open(url(table, "lh")); LockSpace waiter = Interlock.open(url(table, "lw"))) {
+        try (LockSpace holder = Interlock.open(url(table, "lh"));
+                LockSpace waiter = Interlock.open(url(table, "lw"))) {
             Lease held = holder.tryAcquire("job").orElseThrow();
             Future<Lease> got = pool.submit(() -> waiter.acquire("job", Timing.seconds(60)));
-            await().atMost(Timing.seconds(10)).until(() -> queryLong(
-                    "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'lw' AND query LIKE 'LISTEN%'") == 1);
+            await().atMost(Timing.seconds(10))
+                    .until(() -> queryLong(
+                                    "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'lw' AND query LIKE 'LISTEN%'")
+                            == 1);
             cut("lw"); // the LISTEN connection and any idle one
             held.close(); // its notification may be lost with the connection: polling must find the release
             Lease l = got.get(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS);
@@ -206,7 +260,8 @@ class PostgresFaultIT {
     @Test
     void handoff_isWokenByNotify_notByPolling() throws Exception {
         String table = TestServers.table();
-        try (LockSpace a = Interlock.open(url(table, "ha")); LockSpace b = Interlock.open(url(table, "hb"))) {
+        try (LockSpace a = Interlock.open(url(table, "ha"));
+                LockSpace b = Interlock.open(url(table, "hb"))) {
             List<Long> handoffs = new ArrayList<>();
             for (int i = 0; i < 3; i++) {
                 Lease held = a.tryAcquire("hot").orElseThrow();
@@ -217,13 +272,18 @@ class PostgresFaultIT {
                     return at;
                 });
                 // Let the waiter's polling back off to its longest interval (1s while it listens).
-                await().pollDelay(Duration.ofMillis(2500)).atMost(Timing.seconds(10)).until(() -> !got.isDone());
+                await().pollDelay(Duration.ofMillis(2500))
+                        .atMost(Timing.seconds(10))
+                        .until(() -> !got.isDone());
                 long released = System.nanoTime();
                 held.close();
-                handoffs.add(TimeUnit.NANOSECONDS.toMillis(got.get(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS) - released));
+                handoffs.add(TimeUnit.NANOSECONDS.toMillis(
+                        got.get(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS) - released));
             }
             Collections.sort(handoffs);
-            assertThat(handoffs.get(1)).as("median handoff in ms (polling alone would average about 375ms): %s", handoffs).isLessThan(200);
+            assertThat(handoffs.get(1))
+                    .as("median handoff in ms (polling alone would average about 375ms): %s", handoffs)
+                    .isLessThan(200);
         }
     }
 
@@ -233,20 +293,28 @@ class PostgresFaultIT {
         try (LockSpace locks = Interlock.open(url(table, "hung"))) {
             AtomicLong lostAt = new AtomicLong();
             long start = System.nanoTime();
-            Lease held = locks.lock("job").lease(Duration.ofSeconds(3)).onLost(e -> lostAt.set(System.nanoTime())).tryAcquire().orElseThrow();
+            Lease held = locks.lock("job")
+                    .lease(Duration.ofSeconds(3))
+                    .onLost(e -> lostAt.set(System.nanoTime()))
+                    .tryAcquire()
+                    .orElseThrow();
             JdbcLockBackend backend = (JdbcLockBackend) Spaces.backend(locks);
             List<Long> pids = serverPids();
             signal("STOP", pids);
             try {
                 long t = System.nanoTime();
-                Future<?> renew = pool.submit(() -> backend.store.renew("job", Mode.EXCLUSIVE, held.owner().id(), held.token(), 0,
-                        Duration.ofSeconds(3)));
-                assertThatThrownBy(() -> renew.get(30, TimeUnit.SECONDS)).as("a hung server fails the call, it does not hang it")
+                Future<?> renew = pool.submit(() -> backend.store.renew(
+                        "job", Mode.EXCLUSIVE, held.owner().id(), held.token(), 0, Duration.ofSeconds(3)));
+                assertThatThrownBy(() -> renew.get(30, TimeUnit.SECONDS))
+                        .as("a hung server fails the call, it does not hang it")
                         .hasCauseInstanceOf(LockBackendException.class);
                 // At most two connections are tried (the pooled one, then a fresh one), each for timeout + 5s.
-                assertThat(System.nanoTime() - t).as("within twice (timeout + 5s)").isLessThan(Duration.ofSeconds(2 * 7 + 2).toNanos());
+                assertThat(System.nanoTime() - t)
+                        .as("within twice (timeout + 5s)")
+                        .isLessThan(Duration.ofSeconds(2 * 7 + 2).toNanos());
                 await().atMost(Timing.seconds(10)).until(() -> lostAt.get() != 0);
-                assertThat(lostAt.get() - start).isLessThan(Duration.ofSeconds(3).toNanos());
+                assertThat(lostAt.get() - start)
+                        .isLessThan(Duration.ofSeconds(3).toNanos());
             } finally {
                 signal("CONT", pids);
             }
@@ -255,21 +323,27 @@ class PostgresFaultIT {
     }
 
     @Test
-    void rowLockedByAnotherTransaction_theStatementIsCancelledAtTheTimeout_notAbandonedAtTheNetworkTimeout() throws Exception {
+    void rowLockedByAnotherTransaction_theStatementIsCancelledAtTheTimeout_notAbandonedAtTheNetworkTimeout()
+            throws Exception {
         String table = TestServers.table();
-        try (LockSpace locks = Interlock.open(url(table, "rowlock")); Connection other = DriverManager.getConnection(url)) {
+        try (LockSpace locks = Interlock.open(url(table, "rowlock"));
+                Connection other = DriverManager.getConnection(url)) {
             locks.tryAcquire("job").orElseThrow().close();
             other.setAutoCommit(false);
             try (Statement st = other.createStatement()) {
-                st.executeQuery("SELECT 1 FROM " + table + " WHERE name = 'job' FOR UPDATE").close();
+                st.executeQuery("SELECT 1 FROM " + table + " WHERE name = 'job' FOR UPDATE")
+                        .close();
                 long t = System.nanoTime();
                 assertThatThrownBy(() -> locks.tryAcquire("job")).isInstanceOf(LockBackendException.class);
                 long ms = (System.nanoTime() - t) / 1_000_000;
                 // timeout=2s: cancelled on the server at 2 s (per connection tried), not given up by the
                 // client at the network timeout (7 s), which would leave the statement waiting there.
                 assertThat(ms).as("ms until the call failed").isBetween(1_900L, 6_500L);
-                assertThat(queryLong("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'rowlock' AND wait_event_type = 'Lock'"))
-                        .as("statements of ours still waiting on the server").isZero();
+                assertThat(
+                                queryLong(
+                                        "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'rowlock' AND wait_event_type = 'Lock'"))
+                        .as("statements of ours still waiting on the server")
+                        .isZero();
             } finally {
                 other.rollback();
             }
@@ -287,10 +361,13 @@ class PostgresFaultIT {
     void grantThatArrivesTooLate_isGivenBack_andAcquireReturnsALiveLease() throws Exception {
         String table = TestServers.table();
         AtomicLong jump = new AtomicLong();
-        try (LockSpace locks = Interlock.builder(url(table, "late")).ticker(() -> System.nanoTime() + jump.get()).open()) {
+        try (LockSpace locks = Interlock.builder(url(table, "late"))
+                .ticker(() -> System.nanoTime() + jump.get())
+                .open()) {
             locks.tryAcquire("late").orElseThrow().close(); // the row exists: the try is one statement
             Duration lease = Duration.ofSeconds(2);
-            java.util.concurrent.atomic.AtomicReference<Thread> acquiring = new java.util.concurrent.atomic.AtomicReference<>();
+            java.util.concurrent.atomic.AtomicReference<Thread> acquiring =
+                    new java.util.concurrent.atomic.AtomicReference<>();
             Future<Lease> acquired;
             List<Long> pids = serverPids();
             signal("STOP", pids);
@@ -299,7 +376,8 @@ class PostgresFaultIT {
                     acquiring.set(Thread.currentThread());
                     return locks.lock("late").lease(lease).acquire(Duration.ofSeconds(30));
                 });
-                await().atMost(Timing.seconds(10)).until(() -> Stacks.inCall(acquiring.get(), "dev.interlock.jdbc.LockStore"));
+                await().atMost(Timing.seconds(10))
+                        .until(() -> Stacks.inCall(acquiring.get(), "dev.interlock.jdbc.LockStore"));
                 jump.addAndGet(2 * lease.toNanos());
             } finally {
                 signal("CONT", pids);
@@ -307,7 +385,9 @@ class PostgresFaultIT {
             try (Lease l = acquired.get(20, TimeUnit.SECONDS)) {
                 assertThat(l.isValid()).as("a live lease, not one already lost").isTrue();
                 assertThat(l.validUntil()).isAfter(java.time.Instant.now());
-                assertThat(locks.status("late").holders()).as("only the live grant: the late one was given back").hasSize(1);
+                assertThat(locks.status("late").holders())
+                        .as("only the live grant: the late one was given back")
+                        .hasSize(1);
             }
         }
     }
@@ -320,9 +400,15 @@ class PostgresFaultIT {
     @Test
     void serverPausedUnderAWaiter_itsTryRunLate_theWaiterGetsTheLockAtTheResume() throws Exception {
         String table = TestServers.table();
-        try (LockSpace holder = Interlock.open(url(table, "ghostholder")); LockSpace waiting = Interlock.open(url(table, "ghostwaiter"))) {
-            holder.lock("job").lease(Duration.ofSeconds(2)).fixedLease().tryAcquire().orElseThrow();
-            java.util.concurrent.atomic.AtomicReference<Thread> acquiring = new java.util.concurrent.atomic.AtomicReference<>();
+        try (LockSpace holder = Interlock.open(url(table, "ghostholder"));
+                LockSpace waiting = Interlock.open(url(table, "ghostwaiter"))) {
+            holder.lock("job")
+                    .lease(Duration.ofSeconds(2))
+                    .fixedLease()
+                    .tryAcquire()
+                    .orElseThrow();
+            java.util.concurrent.atomic.AtomicReference<Thread> acquiring =
+                    new java.util.concurrent.atomic.AtomicReference<>();
             Future<Lease> waiter = pool.submit(() -> {
                 acquiring.set(Thread.currentThread());
                 return waiting.lock("job").lease(Duration.ofSeconds(60)).acquire(Duration.ofSeconds(120));
@@ -333,14 +419,16 @@ class PostgresFaultIT {
             try {
                 // Its try gets no answer (the holder's lease runs out meanwhile on the server's clock);
                 // resume while it waits between two tries, so that the late one runs first.
-                await().atMost(Timing.seconds(60)).pollInterval(Duration.ofMillis(2))
+                await().atMost(Timing.seconds(60))
+                        .pollInterval(Duration.ofMillis(2))
                         .until(() -> Stacks.inCall(acquiring.get(), "dev.interlock.internal.WaitFaults"));
             } finally {
                 signal("CONT", pids);
                 resumedAt = System.nanoTime();
             }
             try (Lease l = waiter.get(30, TimeUnit.SECONDS)) {
-                assertThat(Duration.ofNanos(System.nanoTime() - resumedAt)).as("granted soon after the resume")
+                assertThat(Duration.ofNanos(System.nanoTime() - resumedAt))
+                        .as("granted soon after the resume")
                         .isLessThan(Duration.ofSeconds(3));
                 assertThat(l.isValid()).isTrue();
             }
@@ -350,7 +438,8 @@ class PostgresFaultIT {
     /** The postmaster (first line of postmaster.pid) and its children. */
     private static List<Long> serverPids() throws IOException {
         Path data = Path.of(queryString("SHOW data_directory"));
-        long postmaster = Long.parseLong(Files.readAllLines(data.resolve("postmaster.pid")).get(0).trim());
+        long postmaster = Long.parseLong(
+                Files.readAllLines(data.resolve("postmaster.pid")).get(0).trim());
         List<Long> pids = new ArrayList<>();
         pids.add(postmaster);
         ProcessHandle.of(postmaster).orElseThrow().children().forEach(p -> pids.add(p.pid()));
@@ -358,7 +447,9 @@ class PostgresFaultIT {
     }
 
     private static String queryString(String sql) {
-        try (Connection c = DriverManager.getConnection(url); Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
+        try (Connection c = DriverManager.getConnection(url);
+                Statement st = c.createStatement();
+                ResultSet rs = st.executeQuery(sql)) {
             rs.next();
             return rs.getString(1);
         } catch (SQLException e) {

@@ -33,13 +33,18 @@ class PostgresFencedWritesIT extends FencedWritesContract {
     /** Child: {@code URI NAME DRIVER_URL TABLE}: lock with a 1 s fixed lease, print HELD, wait for a line, write fenced, print the outcome. */
     public static void main(String[] args) throws Exception {
         try (LockSpace locks = Interlock.open(args[0]);
-                Lease lease = locks.lock(args[1]).fixedLease().lease(java.time.Duration.ofSeconds(1)).acquire(java.time.Duration.ofSeconds(30))) {
+                Lease lease = locks.lock(args[1])
+                        .fixedLease()
+                        .lease(java.time.Duration.ofSeconds(1))
+                        .acquire(java.time.Duration.ofSeconds(30))) {
             System.out.println("HELD " + lease.token());
             System.out.flush();
             new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
             try (Connection c = DriverManager.getConnection(args[2])) {
-                FencedWrites.Result r = FencedWrites.on(args[3], "fence_token").update(c, lease.token(), "balance = ?", "id = ?", -1, 1);
-                System.out.println(r.outcome() + " " + r.attemptedToken() + " " + r.currentToken().orElse(-1));
+                FencedWrites.Result r = FencedWrites.on(args[3], "fence_token")
+                        .update(c, lease.token(), "balance = ?", "id = ?", -1, 1);
+                System.out.println(r.outcome() + " " + r.attemptedToken() + " "
+                        + r.currentToken().orElse(-1));
                 System.out.flush();
             }
         } catch (RuntimeException e) {
@@ -49,22 +54,34 @@ class PostgresFencedWritesIT extends FencedWritesContract {
 
     @Test
     void holderPausedPastItsLease_writesAfterANewerHolder_isRefused() throws Exception {
-        String uri = TestServers.withOptions(TestServers.postgresUrl(), "table=" + TestServers.table() + "&create=true");
+        String uri =
+                TestServers.withOptions(TestServers.postgresUrl(), "table=" + TestServers.table() + "&create=true");
         Process stale = ChildJvm.builder(PostgresFencedWritesIT.class, List.of(), uri, "account:1", driverUrl(), table)
-                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+                .redirectError(ProcessBuilder.Redirect.INHERIT)
+                .start();
         long newerToken;
-        try (BufferedReader out = new BufferedReader(new InputStreamReader(stale.getInputStream(), StandardCharsets.US_ASCII));
+        try (BufferedReader out =
+                        new BufferedReader(new InputStreamReader(stale.getInputStream(), StandardCharsets.US_ASCII));
                 OutputStream in = stale.getOutputStream()) {
             String held = out.readLine();
             assertThat(held).startsWith("HELD ");
             long staleToken = Long.parseLong(held.substring(5));
-            assertThat(new ProcessBuilder("kill", "-STOP", Long.toString(stale.pid())).start().waitFor()).isZero();
-            try (LockSpace locks = Interlock.open(uri); Lease newer = locks.acquire("account:1", Timing.seconds(30))) {
+            assertThat(new ProcessBuilder("kill", "-STOP", Long.toString(stale.pid()))
+                            .start()
+                            .waitFor())
+                    .isZero();
+            try (LockSpace locks = Interlock.open(uri);
+                    Lease newer = locks.acquire("account:1", Timing.seconds(30))) {
                 newerToken = newer.token();
                 assertThat(newerToken).isGreaterThan(staleToken);
-                assertThat(accounts.update(c, newerToken, "balance = ?", "id = ?", 500, 1).written()).isTrue();
+                assertThat(accounts.update(c, newerToken, "balance = ?", "id = ?", 500, 1)
+                                .written())
+                        .isTrue();
             }
-            assertThat(new ProcessBuilder("kill", "-CONT", Long.toString(stale.pid())).start().waitFor()).isZero();
+            assertThat(new ProcessBuilder("kill", "-CONT", Long.toString(stale.pid()))
+                            .start()
+                            .waitFor())
+                    .isZero();
             in.write("go\n".getBytes(StandardCharsets.US_ASCII));
             in.flush();
             assertThat(out.readLine()).isEqualTo("REFUSED " + staleToken + " " + newerToken);
@@ -72,7 +89,8 @@ class PostgresFencedWritesIT extends FencedWritesContract {
             stale.destroyForcibly();
             stale.waitFor();
         }
-        try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT balance, fence_token FROM " + table + " WHERE id = 1")) {
+        try (Statement st = c.createStatement();
+                ResultSet rs = st.executeQuery("SELECT balance, fence_token FROM " + table + " WHERE id = 1")) {
             rs.next();
             assertThat(rs.getInt(1)).isEqualTo(500);
             assertThat(rs.getLong(2)).isEqualTo(newerToken);

@@ -32,15 +32,27 @@ class PostgresNotifyIT {
     void releasesNobodyWaitsFor_sendNoNotification_andAReleaseAWaiterWaitsFor_does() throws Exception {
         String table = TestServers.table();
         String url = TestServers.withOptions(TestServers.postgresUrl(), "table=" + table + "&create=true");
-        try (LockSpace a = Interlock.open(url); LockSpace b = Interlock.open(url);
-                Connection listen = DriverManager.getConnection(JdbcUrls.split(url).driverUrl())) {
+        try (LockSpace a = Interlock.open(url);
+                LockSpace b = Interlock.open(url);
+                Connection listen =
+                        DriverManager.getConnection(JdbcUrls.split(url).driverUrl())) {
             try (Statement st = listen.createStatement()) {
                 st.execute("LISTEN \"interlock_" + table + "\"");
             }
-            a.lock("alone").lease(Duration.ofMinutes(1)).tryAcquire().orElseThrow().close();
-            a.lock("readers").mode(Mode.SHARED).lease(Duration.ofMinutes(1)).tryAcquire().orElseThrow().close();
+            a.lock("alone")
+                    .lease(Duration.ofMinutes(1))
+                    .tryAcquire()
+                    .orElseThrow()
+                    .close();
+            a.lock("readers")
+                    .mode(Mode.SHARED)
+                    .lease(Duration.ofMinutes(1))
+                    .tryAcquire()
+                    .orElseThrow()
+                    .close();
 
-            Lease held = a.lock("wanted").lease(Duration.ofMinutes(1)).tryAcquire().orElseThrow();
+            Lease held =
+                    a.lock("wanted").lease(Duration.ofMinutes(1)).tryAcquire().orElseThrow();
             CompletableFuture<Long> waiter = CompletableFuture.supplyAsync(() -> {
                 try (Lease l = b.lock("wanted").lease(Duration.ofMinutes(1)).acquire(Duration.ofSeconds(60))) {
                     return l.token();
@@ -62,14 +74,17 @@ class PostgresNotifyIT {
                     }
                 }
             }
-            assertThat(keys).as("notifications, in commit order").startsWith(NameKey.of("wanted"))
+            assertThat(keys)
+                    .as("notifications, in commit order")
+                    .startsWith(NameKey.of("wanted"))
                     .doesNotContain(NameKey.of("alone"), NameKey.of("readers"));
         }
     }
 
     private static boolean wanted(String url, String table, String key) throws Exception {
         try (Connection c = DriverManager.getConnection(JdbcUrls.split(url).driverUrl());
-                PreparedStatement ps = c.prepareStatement("SELECT wanted_until > now() FROM " + table + " WHERE name_key = ?")) {
+                PreparedStatement ps =
+                        c.prepareStatement("SELECT wanted_until > now() FROM " + table + " WHERE name_key = ?")) {
             ps.setString(1, key);
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() && rs.getBoolean(1);

@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.interlock.Interlock;
 import dev.interlock.LockBackendException;
 import dev.interlock.LockSpace;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -47,7 +46,10 @@ class ReadingCreatesNothingTest {
 
     private static void check(String db, Connection keep) throws Exception {
         String url = db + "?create=true&table=reads";
-        assertThatThrownBy(() -> Interlock.builder(url).option(Interlock.CREATE_NOTHING, true).open().close())
+        assertThatThrownBy(() -> Interlock.builder(url)
+                        .option(Interlock.CREATE_NOTHING, true)
+                        .open()
+                        .close())
                 .isInstanceOf(LockBackendException.class)
                 .hasMessageContaining("no lock table reads")
                 .hasMessageContaining("nothing was created");
@@ -56,7 +58,8 @@ class ReadingCreatesNothingTest {
             locks.tryAcquire("x").orElseThrow().close();
         }
         assertThat(tables(keep)).containsExactlyInAnyOrder("reads", "reads_shared", "reads_queue");
-        try (LockSpace reader = Interlock.builder(url).option(Interlock.CREATE_NOTHING, true).open()) {
+        try (LockSpace reader =
+                Interlock.builder(url).option(Interlock.CREATE_NOTHING, true).open()) {
             assertThat(reader.status("x").holders()).isEmpty();
         }
     }

@@ -18,21 +18,24 @@ class ServerBadInputIT {
                 .hasMessageContaining("connecting failed: the database refused the user name or password")
                 .hasMessageContaining("nobody")
                 .hasMessageNotContaining("hunter2")
-                .satisfies(e -> assertThat(((LockBackendException) e).isTransient()).isFalse());
+                .satisfies(e ->
+                        assertThat(((LockBackendException) e).isTransient()).isFalse());
     }
 
     @Test
     void mariadb_wrongPassword_isRefusedClearly() {
         String base = TestServers.mariadbUrl();
-        TestServers.execute(base, "CREATE USER IF NOT EXISTS 'locker'@'%' IDENTIFIED BY 'right-one'",
+        TestServers.execute(
+                base,
+                "CREATE USER IF NOT EXISTS 'locker'@'%' IDENTIFIED BY 'right-one'",
                 "GRANT ALL ON interlock.* TO 'locker'@'%'");
         String url = base.replace("user=root", "user=locker&password=wrong-one");
         assertThatThrownBy(() -> Interlock.open(url + "&create=true"))
                 .isInstanceOf(LockBackendException.class)
                 .hasMessageContaining("the database refused the user name or password")
                 .hasMessageNotContaining("wrong-one");
-        try (LockSpace s = Interlock.open(base.replace("user=root", "user=locker&password=right-one") + "&create=true&table="
-                + TestServers.table())) {
+        try (LockSpace s = Interlock.open(base.replace("user=root", "user=locker&password=right-one")
+                + "&create=true&table=" + TestServers.table())) {
             s.tryAcquire("ok").orElseThrow().close();
         }
     }
@@ -44,8 +47,10 @@ class ServerBadInputIT {
                 .isInstanceOf(LockBackendException.class)
                 .hasMessageContaining("cannot reach the database")
                 .hasMessageNotContaining("hunter2")
-                .satisfies(e -> assertThat(((LockBackendException) e).isTransient()).isTrue());
-        assertThatThrownBy(() -> Interlock.open("jdbc:mariadb://127.0.0.1:" + port + "/db?user=u&password=hunter2&sslMode=disable"))
+                .satisfies(e ->
+                        assertThat(((LockBackendException) e).isTransient()).isTrue());
+        assertThatThrownBy(() -> Interlock.open(
+                        "jdbc:mariadb://127.0.0.1:" + port + "/db?user=u&password=hunter2&sslMode=disable"))
                 .isInstanceOf(LockBackendException.class)
                 .hasMessageContaining("cannot reach the database")
                 .hasMessageNotContaining("hunter2");
@@ -55,7 +60,10 @@ class ServerBadInputIT {
     void postgres_readOnlyDatabase_grantsNothing_andSaysWhy() {
         String admin = TestServers.postgresUrl();
         String table = TestServers.table();
-        TestServers.execute(admin, "DROP ROLE IF EXISTS reader", "CREATE ROLE reader LOGIN",
+        TestServers.execute(
+                admin,
+                "DROP ROLE IF EXISTS reader",
+                "CREATE ROLE reader LOGIN",
                 "ALTER ROLE reader SET default_transaction_read_only = on");
         try (LockSpace s = Interlock.open(TestServers.withOptions(admin, "create=true&table=" + table))) {
             s.tryAcquire("x").orElseThrow().close();
@@ -63,12 +71,15 @@ class ServerBadInputIT {
         TestServers.execute(admin, "GRANT ALL ON " + table + ", " + table + "_shared, " + table + "_queue TO reader");
         String ro = admin.replace("user=postgres", "user=reader");
         try (LockSpace s = Interlock.open(TestServers.withOptions(ro, "table=" + table))) {
-            assertThatThrownBy(() -> s.tryAcquire("x")).isInstanceOf(LockBackendException.class)
+            assertThatThrownBy(() -> s.tryAcquire("x"))
+                    .isInstanceOf(LockBackendException.class)
                     .hasMessageContaining("acquiring 'x' failed: the database is read-only");
             assertThat(s.status("x").isFree()).isTrue();
         }
-        assertThatThrownBy(() -> Interlock.open(TestServers.withOptions(ro, "create=true&table=" + TestServers.table())))
-                .isInstanceOf(LockBackendException.class).hasMessageContaining("read-only");
+        assertThatThrownBy(
+                        () -> Interlock.open(TestServers.withOptions(ro, "create=true&table=" + TestServers.table())))
+                .isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("read-only");
     }
 
     @Test
@@ -77,7 +88,8 @@ class ServerBadInputIT {
         String url = TestServers.withOptions(TestServers.postgresUrl(), "table=" + table);
         Interlock.open(TestServers.withOptions(url, "create=true")).close();
         TestServers.execute(url, "ALTER TABLE " + table + " DROP COLUMN wanted_until");
-        assertThatThrownBy(() -> Interlock.open(url)).isInstanceOf(LockBackendException.class)
+        assertThatThrownBy(() -> Interlock.open(url))
+                .isInstanceOf(LockBackendException.class)
                 .hasMessageContaining("created by an earlier Interlock")
                 .hasMessageContaining("ALTER TABLE " + table + " ADD COLUMN wanted_until TIMESTAMPTZ");
         TestServers.execute(url, "ALTER TABLE " + table + " ADD COLUMN wanted_until TIMESTAMPTZ");

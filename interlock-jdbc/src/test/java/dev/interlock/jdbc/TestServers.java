@@ -47,7 +47,8 @@ final class TestServers {
     }
 
     static void execute(String url, String... sql) {
-        try (Connection c = DriverManager.getConnection(JdbcUrls.split(url).driverUrl()); Statement st = c.createStatement()) {
+        try (Connection c = DriverManager.getConnection(JdbcUrls.split(url).driverUrl());
+                Statement st = c.createStatement()) {
             for (String s : sql) {
                 st.execute(s);
             }

@@ -44,7 +44,8 @@ class WaitersInTurnIT {
     private static final int DIES = 10;
 
     @Test
-    void postgres_fiftyWaitingProcesses_areServedInArrivalOrder_atTheDefaultMaxConnections(@TempDir Path work) throws Exception {
+    void postgres_fiftyWaitingProcesses_areServedInArrivalOrder_atTheDefaultMaxConnections(@TempDir Path work)
+            throws Exception {
         PostgresServer server = null;
         String base = System.getenv("INTERLOCK_IT_POSTGRES_URL");
         if (base == null || base.isBlank()) {
@@ -54,7 +55,8 @@ class WaitersInTurnIT {
         try {
             AtomicInteger peak = new AtomicInteger();
             long[] last = {0};
-            try (Connection probe = DriverManager.getConnection(JdbcUrls.split(base).driverUrl())) {
+            try (Connection probe =
+                    DriverManager.getConnection(JdbcUrls.split(base).driverUrl())) {
                 servedInArrivalOrder(base, work, () -> {
                     if (System.nanoTime() - last[0] > TimeUnit.MILLISECONDS.toNanos(100)) {
                         last[0] = System.nanoTime();
@@ -62,7 +64,8 @@ class WaitersInTurnIT {
                     }
                 });
             }
-            System.err.printf("PostgreSQL: at most %d client connections with %d processes waiting%n", peak.get(), WAITERS);
+            System.err.printf(
+                    "PostgreSQL: at most %d client connections with %d processes waiting%n", peak.get(), WAITERS);
         } finally {
             if (server != null) {
                 server.stop();
@@ -80,30 +83,45 @@ class WaitersInTurnIT {
         Path grants = Files.createFile(work.resolve("grants"));
         List<Process> procs = new ArrayList<>();
         try (LockSpace locks = Interlock.open(uri)) {
-            Lease first = locks.lock("turn").lease(Duration.ofMinutes(2)).tryAcquire().orElseThrow();
+            Lease first =
+                    locks.lock("turn").lease(Duration.ofMinutes(2)).tryAcquire().orElseThrow();
             List<OutputStream> gos = new ArrayList<>();
             // A few JVMs start at a time: 50 at once on two cores take longer than their connect timeout.
             for (int i = 0; i < WAITERS + STARTING; i++) {
                 if (i < WAITERS) {
-                    Process p = ChildJvm.builder(InTurnWaiter.class, List.of("-Xmx48m"), uri, "turn", Integer.toString(i), grants.toString())
-                            .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+                    Process p = ChildJvm.builder(
+                                    InTurnWaiter.class,
+                                    List.of("-Xmx48m"),
+                                    uri,
+                                    "turn",
+                                    Integer.toString(i),
+                                    grants.toString())
+                            .redirectError(ProcessBuilder.Redirect.INHERIT)
+                            .start();
                     procs.add(p);
                     gos.add(p.getOutputStream());
                 }
                 if (i >= STARTING) {
                     Process p = procs.get(i - STARTING);
-                    BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
-                    assertThat(out.readLine()).as("a waiter opened the lock space").isEqualTo("ready");
+                    BufferedReader out =
+                            new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+                    assertThat(out.readLine())
+                            .as("a waiter opened the lock space")
+                            .isEqualTo("ready");
                 }
             }
             for (int i = 0; i < WAITERS; i++) {
                 gos.get(i).write("go\n".getBytes(StandardCharsets.UTF_8));
                 gos.get(i).flush();
                 int inLine = i + 1;
-                await().atMost(Timing.seconds(20)).pollInterval(Duration.ofMillis(5)).untilAsserted(() -> {
-                    sample.run();
-                    assertThat(locks.status("turn").queued()).as("waiters shown in the line").hasSize(inLine);
-                });
+                await().atMost(Timing.seconds(20))
+                        .pollInterval(Duration.ofMillis(5))
+                        .untilAsserted(() -> {
+                            sample.run();
+                            assertThat(locks.status("turn").queued())
+                                    .as("waiters shown in the line")
+                                    .hasSize(inLine);
+                        });
             }
             // A waiter dies in the line: its place runs out (5 s at most) and the one behind it goes next.
             procs.get(DIES).destroyForcibly().waitFor();
@@ -113,23 +131,34 @@ class WaitersInTurnIT {
                 Process p = procs.get(i);
                 while (!p.waitFor(50, TimeUnit.MILLISECONDS)) {
                     sample.run();
-                    assertThat(System.nanoTime()).as("every waiter was served in time").isLessThan(deadline);
+                    assertThat(System.nanoTime())
+                            .as("every waiter was served in time")
+                            .isLessThan(deadline);
                 }
                 if (i != DIES) {
-                    assertThat(p.exitValue()).as("a waiter's exit status (1: its acquire failed, see its stderr)").isZero();
+                    assertThat(p.exitValue())
+                            .as("a waiter's exit status (1: its acquire failed, see its stderr)")
+                            .isZero();
                 }
             }
         } finally {
             procs.forEach(Process::destroyForcibly);
         }
-        List<Integer> order = Files.readAllLines(grants).stream().map(Integer::parseInt).collect(Collectors.toList());
-        assertThat(order).as("grant order").isEqualTo(IntStream.range(0, WAITERS).filter(i -> i != DIES).boxed().collect(Collectors.toList()));
+        List<Integer> order =
+                Files.readAllLines(grants).stream().map(Integer::parseInt).collect(Collectors.toList());
+        assertThat(order)
+                .as("grant order")
+                .isEqualTo(IntStream.range(0, WAITERS)
+                        .filter(i -> i != DIES)
+                        .boxed()
+                        .collect(Collectors.toList()));
     }
 
     /** Client connections to the server now, this probe's included. */
     private static int clients(Connection probe) {
         try (Statement st = probe.createStatement();
-                ResultSet rs = st.executeQuery("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'")) {
+                ResultSet rs = st.executeQuery(
+                        "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'")) {
             rs.next();
             return rs.getInt(1);
         } catch (java.sql.SQLException e) {

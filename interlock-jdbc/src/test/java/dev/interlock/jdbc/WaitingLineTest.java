@@ -28,7 +28,13 @@ class WaitingLineTest {
         JdbcDataSource h2 = new JdbcDataSource();
         h2.setURL("jdbc:h2:mem:w" + UUID.randomUUID().toString().replace("-", "") + ";DB_CLOSE_DELAY=-1");
         ds = new DataSourceTest.CountingDataSource(h2);
-        backend = JdbcLockBackend.create(ds, JdbcOptions.builder().table("line_locks").createTable(true).listen(false).build());
+        backend = JdbcLockBackend.create(
+                ds,
+                JdbcOptions.builder()
+                        .table("line_locks")
+                        .createTable(true)
+                        .listen(false)
+                        .build());
     }
 
     @AfterEach
@@ -37,7 +43,9 @@ class WaitingLineTest {
     }
 
     private Attempt attempt(Mode mode) {
-        return backend.attempt(AcquireSpec.builder("job", mode, Owner.newAcquisition()).lease(Duration.ofMinutes(10)).build());
+        return backend.attempt(AcquireSpec.builder("job", mode, Owner.newAcquisition())
+                .lease(Duration.ofMinutes(10))
+                .build());
     }
 
     /** Statements run by {@code r}. */
@@ -67,14 +75,22 @@ class WaitingLineTest {
             waitZero(w); // joins the line
         }
 
-        assertThat(statements(() -> assertThat(w2.tryAcquire()).isEmpty())).as("second in line: no statement").isZero();
-        assertThat(statements(() -> assertThat(w3.tryAcquire()).isEmpty())).as("third in line: no statement").isZero();
-        assertThat(statements(() -> assertThat(w1.tryAcquire()).isEmpty())).as("first in line tries").isEqualTo(1);
+        assertThat(statements(() -> assertThat(w2.tryAcquire()).isEmpty()))
+                .as("second in line: no statement")
+                .isZero();
+        assertThat(statements(() -> assertThat(w3.tryAcquire()).isEmpty()))
+                .as("third in line: no statement")
+                .isZero();
+        assertThat(statements(() -> assertThat(w1.tryAcquire()).isEmpty()))
+                .as("first in line tries")
+                .isEqualTo(1);
 
         held.release();
         holder.close();
         Grant g1 = w1.tryAcquire().orElseThrow();
-        assertThat(statements(() -> assertThat(w2.tryAcquire()).isEmpty())).as("w2 is now first: it tries").isEqualTo(1);
+        assertThat(statements(() -> assertThat(w2.tryAcquire()).isEmpty()))
+                .as("w2 is now first: it tries")
+                .isEqualTo(1);
         assertThat(statements(() -> assertThat(w3.tryAcquire()).isEmpty())).isZero();
 
         w2.close(); // gives up: w3 is next
@@ -95,7 +111,9 @@ class WaitingLineTest {
         waitZero(w);
         assertThat(r.tryAcquire()).isEmpty();
         waitZero(r);
-        assertThat(statements(() -> assertThat(r.tryAcquire()).isEmpty())).as("a reader always tries").isEqualTo(1);
+        assertThat(statements(() -> assertThat(r.tryAcquire()).isEmpty()))
+                .as("a reader always tries")
+                .isEqualTo(1);
         held.release();
         holder.close();
         w.close();

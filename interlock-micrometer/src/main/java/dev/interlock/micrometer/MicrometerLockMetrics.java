@@ -78,7 +78,8 @@ public final class MicrometerLockMetrics implements LockMetrics {
          */
         public Builder tagNames(int maxNames) {
             if (maxNames < 0) {
-                throw new IllegalArgumentException("the number of lock names to tag must be 0 or more, was " + maxNames);
+                throw new IllegalArgumentException(
+                        "the number of lock names to tag must be 0 or more, was " + maxNames);
             }
             this.maxNames = maxNames;
             return this;
@@ -95,7 +96,7 @@ public final class MicrometerLockMetrics implements LockMetrics {
         }
     }
 
-    private record Key(String backend, Mode mode, String name) { }
+    private record Key(String backend, Mode mode, String name) {}
 
     /** The meters of one backend, mode and name tag. */
     private static final class Meters {
@@ -115,32 +116,51 @@ public final class MicrometerLockMetrics implements LockMetrics {
             waitAcquired = wait(r, tags, "acquired");
             waitBusy = wait(r, tags, "busy");
             waitTimeout = wait(r, tags, "timeout");
-            acquisitions = Counter.builder("interlock.acquisitions").description("Locks acquired").tags(tags).register(r);
+            acquisitions = Counter.builder("interlock.acquisitions")
+                    .description("Locks acquired")
+                    .tags(tags)
+                    .register(r);
             contended = Counter.builder("interlock.acquisitions.contended")
-                    .description("Locks acquired after at least one try found them busy").tags(tags).register(r);
+                    .description("Locks acquired after at least one try found them busy")
+                    .tags(tags)
+                    .register(r);
             busy = timeouts(r, tags, "busy");
             timeouts = timeouts(r, tags, "timeout");
             holdReleased = hold(r, tags, "released");
             holdLost = hold(r, tags, "lost");
             renewFailures = Counter.builder("interlock.renew.failures")
-                    .description("Lease renewals (or kernel-lock checks) that failed and will be retried").tags(tags).register(r);
-            lost = Counter.builder("interlock.lost").description("Leases lost while held").tags(tags).register(r);
+                    .description("Lease renewals (or kernel-lock checks) that failed and will be retried")
+                    .tags(tags)
+                    .register(r);
+            lost = Counter.builder("interlock.lost")
+                    .description("Leases lost while held")
+                    .tags(tags)
+                    .register(r);
         }
 
         private static Timer wait(MeterRegistry r, Tags tags, String outcome) {
-            return Timer.builder("interlock.acquire.wait").description("Time from asking for a lock to getting it or giving up")
-                    .tags(tags).tag("outcome", outcome).register(r);
+            return Timer.builder("interlock.acquire.wait")
+                    .description("Time from asking for a lock to getting it or giving up")
+                    .tags(tags)
+                    .tag("outcome", outcome)
+                    .register(r);
         }
 
         private static Counter timeouts(MeterRegistry r, Tags tags, String kind) {
             return Counter.builder("interlock.acquire.timeouts")
-                    .description("Acquisitions that gave up: a try found the lock busy (busy) or a wait ran out (timeout)")
-                    .tags(tags).tag("kind", kind).register(r);
+                    .description(
+                            "Acquisitions that gave up: a try found the lock busy (busy) or a wait ran out (timeout)")
+                    .tags(tags)
+                    .tag("kind", kind)
+                    .register(r);
         }
 
         private static Timer hold(MeterRegistry r, Tags tags, String end) {
-            return Timer.builder("interlock.hold").description("Time a lock was held, until released or lost")
-                    .tags(tags).tag("end", end).register(r);
+            return Timer.builder("interlock.hold")
+                    .description("Time a lock was held, until released or lost")
+                    .tags(tags)
+                    .tag("end", end)
+                    .register(r);
         }
     }
 
@@ -149,7 +169,8 @@ public final class MicrometerLockMetrics implements LockMetrics {
         Meters m = meters.get(key);
         if (m == null) {
             m = meters.computeIfAbsent(key, k -> {
-                Tags tags = common.and("backend", k.backend(), "mode", k.mode().name().toLowerCase(Locale.ROOT));
+                Tags tags = common.and(
+                        "backend", k.backend(), "mode", k.mode().name().toLowerCase(Locale.ROOT));
                 return new Meters(registry, k.name() == null ? tags : tags.and("name", k.name()));
             });
         }
@@ -209,6 +230,7 @@ public final class MicrometerLockMetrics implements LockMetrics {
 
     @Override
     public String toString() {
-        return "MicrometerLockMetrics[" + registry.getClass().getSimpleName() + ", names tagged: " + (maxNames == 0 ? "none" : "up to " + maxNames) + "]";
+        return "MicrometerLockMetrics[" + registry.getClass().getSimpleName() + ", names tagged: "
+                + (maxNames == 0 ? "none" : "up to " + maxNames) + "]";
     }
 }

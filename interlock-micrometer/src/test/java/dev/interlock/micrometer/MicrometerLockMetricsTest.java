@@ -40,8 +40,13 @@ class MicrometerLockMetricsTest {
     LockSpace locks;
 
     LockSpace open(MicrometerLockMetrics metrics) {
-        locks = Interlock.builder("mem:" + ns).ticker(ticker).scheduler(scheduler).executor(scheduler)
-                .defaultLease(Duration.ofSeconds(30)).metrics(metrics).open();
+        locks = Interlock.builder("mem:" + ns)
+                .ticker(ticker)
+                .scheduler(scheduler)
+                .executor(scheduler)
+                .defaultLease(Duration.ofSeconds(30))
+                .metrics(metrics)
+                .open();
         return locks;
     }
 
@@ -70,16 +75,23 @@ class MicrometerLockMetricsTest {
     void anAcquisition_countsItsWaitAndItsHoldTime() throws Exception {
         open(MicrometerLockMetrics.of(registry));
         Lease l = locks.acquire("job", Duration.ofSeconds(1));
-        assertThat(counter("interlock.acquisitions", "mode", "exclusive").count()).isEqualTo(1);
-        assertThat(counter("interlock.acquisitions.contended", "mode", "exclusive").count()).isZero();
-        assertThat(timer("interlock.acquire.wait", "outcome", "acquired").count()).isEqualTo(1);
-        assertThat(timer("interlock.acquire.wait", "outcome", "acquired").totalTime(TimeUnit.NANOSECONDS)).isZero();
+        assertThat(counter("interlock.acquisitions", "mode", "exclusive").count())
+                .isEqualTo(1);
+        assertThat(counter("interlock.acquisitions.contended", "mode", "exclusive")
+                        .count())
+                .isZero();
+        assertThat(timer("interlock.acquire.wait", "outcome", "acquired").count())
+                .isEqualTo(1);
+        assertThat(timer("interlock.acquire.wait", "outcome", "acquired").totalTime(TimeUnit.NANOSECONDS))
+                .isZero();
         ticker.advance(Duration.ofMillis(5250));
         l.close();
         Timer hold = timer("interlock.hold", "end", "released");
         assertThat(hold.count()).isEqualTo(1);
         assertThat(hold.totalTime(TimeUnit.MILLISECONDS)).isEqualTo(5250);
-        assertThat(registry.find("interlock.acquisitions").tag("name", "job").meters()).as("no name tag by default").isEmpty();
+        assertThat(registry.find("interlock.acquisitions").tag("name", "job").meters())
+                .as("no name tag by default")
+                .isEmpty();
     }
 
     @Test
@@ -87,8 +99,12 @@ class MicrometerLockMetricsTest {
         open(MicrometerLockMetrics.of(registry));
         Lease held = locks.acquire("job", Mode.SHARED);
         assertThat(locks.tryAcquire("job")).isEmpty();
-        assertThat(counter("interlock.acquire.timeouts", "mode", "exclusive", "kind", "busy").count()).isEqualTo(1);
-        assertThat(timer("interlock.acquire.wait", "mode", "exclusive", "outcome", "busy").count()).isEqualTo(1);
+        assertThat(counter("interlock.acquire.timeouts", "mode", "exclusive", "kind", "busy")
+                        .count())
+                .isEqualTo(1);
+        assertThat(timer("interlock.acquire.wait", "mode", "exclusive", "outcome", "busy")
+                        .count())
+                .isEqualTo(1);
 
         int tries = backend().calls().tries();
         Future<Throwable> waiter = pool.submit(() -> {
@@ -101,12 +117,18 @@ class MicrometerLockMetricsTest {
         });
         await().atMost(Timing.seconds(10)).until(() -> backend().calls().tries() > tries);
         ticker.advance(Duration.ofSeconds(3)); // the waiter's next look at its deadline finds it passed
-        assertThat(waiter.get(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS)).isInstanceOf(LockTimeoutException.class);
-        assertThat(counter("interlock.acquire.timeouts", "mode", "exclusive", "kind", "timeout").count()).isEqualTo(1);
-        assertThat(timer("interlock.acquire.wait", "mode", "exclusive", "outcome", "timeout").totalTime(TimeUnit.SECONDS))
+        assertThat(waiter.get(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS))
+                .isInstanceOf(LockTimeoutException.class);
+        assertThat(counter("interlock.acquire.timeouts", "mode", "exclusive", "kind", "timeout")
+                        .count())
+                .isEqualTo(1);
+        assertThat(timer("interlock.acquire.wait", "mode", "exclusive", "outcome", "timeout")
+                        .totalTime(TimeUnit.SECONDS))
                 .isGreaterThanOrEqualTo(3);
         assertThat(counter("interlock.acquisitions", "mode", "shared").count()).isEqualTo(1);
-        assertThat(counter("interlock.acquisitions", "mode", "exclusive").count()).as("none of the exclusive tries").isZero();
+        assertThat(counter("interlock.acquisitions", "mode", "exclusive").count())
+                .as("none of the exclusive tries")
+                .isZero();
         held.close();
     }
 
@@ -123,12 +145,15 @@ class MicrometerLockMetricsTest {
         await().atMost(Timing.seconds(10)).until(() -> backend().calls().tries() > tries);
         ticker.advance(Duration.ofMillis(1500));
         held.close();
-        assertThat(waiter.get(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS)).isGreaterThan(held.token());
+        assertThat(waiter.get(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS))
+                .isGreaterThan(held.token());
         assertThat(counter("interlock.acquisitions").count()).isEqualTo(2);
         assertThat(counter("interlock.acquisitions.contended").count()).isEqualTo(1);
         Timer wait = timer("interlock.acquire.wait", "outcome", "acquired");
         assertThat(wait.count()).isEqualTo(2);
-        assertThat(wait.max(TimeUnit.MILLISECONDS)).as("the waiter waited exactly while the ticker moved").isEqualTo(1500);
+        assertThat(wait.max(TimeUnit.MILLISECONDS))
+                .as("the waiter waited exactly while the ticker moved")
+                .isEqualTo(1500);
     }
 
     @Test
@@ -137,17 +162,25 @@ class MicrometerLockMetricsTest {
         Lease l = locks.tryAcquire("job").orElseThrow();
         backend().cut();
         scheduler.advance(Duration.ofSeconds(11));
-        assertThat(counter("interlock.renew.failures").count()).as("the renewal at 10s failed").isEqualTo(1);
+        assertThat(counter("interlock.renew.failures").count())
+                .as("the renewal at 10s failed")
+                .isEqualTo(1);
         assertThat(counter("interlock.lost").count()).isZero();
         scheduler.advance(Duration.ofSeconds(14));
         assertThat(l.isValid()).isFalse();
-        assertThat(counter("interlock.renew.failures").count()).as("retried before the loss point").isGreaterThanOrEqualTo(2);
+        assertThat(counter("interlock.renew.failures").count())
+                .as("retried before the loss point")
+                .isGreaterThanOrEqualTo(2);
         assertThat(counter("interlock.lost").count()).isEqualTo(1);
         Timer holdLost = timer("interlock.hold", "end", "lost");
         assertThat(holdLost.count()).isEqualTo(1);
-        assertThat(holdLost.totalTime(TimeUnit.SECONDS)).as("lost at the loss point, a fifth before the 30s lease ends").isEqualTo(24);
+        assertThat(holdLost.totalTime(TimeUnit.SECONDS))
+                .as("lost at the loss point, a fifth before the 30s lease ends")
+                .isEqualTo(24);
         l.close();
-        assertThat(timer("interlock.hold", "end", "released").count()).as("closing a lost lease releases nothing").isZero();
+        assertThat(timer("interlock.hold", "end", "released").count())
+                .as("closing a lost lease releases nothing")
+                .isZero();
     }
 
     @Test
@@ -158,8 +191,11 @@ class MicrometerLockMetricsTest {
         scheduler.advance(Duration.ofSeconds(10));
         assertThat(l.isValid()).isFalse();
         assertThat(counter("interlock.lost").count()).isEqualTo(1);
-        assertThat(counter("interlock.renew.failures").count()).as("a loss is not a failed renewal").isZero();
-        assertThat(timer("interlock.hold", "end", "lost").totalTime(TimeUnit.SECONDS)).isEqualTo(10);
+        assertThat(counter("interlock.renew.failures").count())
+                .as("a loss is not a failed renewal")
+                .isZero();
+        assertThat(timer("interlock.hold", "end", "lost").totalTime(TimeUnit.SECONDS))
+                .isEqualTo(10);
     }
 
     @Test
@@ -170,16 +206,22 @@ class MicrometerLockMetricsTest {
         }
         assertThat(counter("interlock.acquisitions", "name", "a").count()).isEqualTo(2);
         assertThat(counter("interlock.acquisitions", "name", "b").count()).isEqualTo(1);
-        assertThat(counter("interlock.acquisitions", "name", MicrometerLockMetrics.OTHER).count()).isEqualTo(3);
-        assertThat(registry.find("interlock.acquisitions").meters()).extracting(m -> m.getId().getTag("name"))
+        assertThat(counter("interlock.acquisitions", "name", MicrometerLockMetrics.OTHER)
+                        .count())
+                .isEqualTo(3);
+        assertThat(registry.find("interlock.acquisitions").meters())
+                .extracting(m -> m.getId().getTag("name"))
                 .containsExactlyInAnyOrder("a", "b", "other");
         assertThatThrownBy(() -> MicrometerLockMetrics.builder(registry).tagNames(-1))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("must be 0 or more");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("must be 0 or more");
     }
 
     @Test
     void everyMeter_carriesTheBackendAndTheCommonTags() throws Exception {
-        open(MicrometerLockMetrics.builder(registry).tags(io.micrometer.core.instrument.Tags.of("app", "billing")).build());
+        open(MicrometerLockMetrics.builder(registry)
+                .tags(io.micrometer.core.instrument.Tags.of("app", "billing"))
+                .build());
         locks.acquire("job").close();
         List<Meter> all = registry.getMeters();
         assertThat(all).isNotEmpty().allSatisfy(m -> {

@@ -53,6 +53,7 @@ final class RedisAttempt implements Attempt {
     private final QueuePlace place;
     /** The jittered poll between tries when no notice comes. */
     private final Backoff poll;
+
     private volatile RedisWakeups.Watch watch;
     private boolean granted;
     private boolean uncertain;
@@ -63,6 +64,7 @@ final class RedisAttempt implements Attempt {
     private boolean registered;
     /** A grant a release of this space handed over (0: none), and the ticker reading by which it began. */
     private volatile long handedToken;
+
     private volatile long handedStartedBy;
 
     RedisAttempt(RedisLockBackend backend, AcquireSpec spec) {
@@ -149,7 +151,14 @@ final class RedisAttempt implements Attempt {
         String mark = plainWriter() ? backend.barging.mark(spec.name()) : null;
         RedisLockStore.Acquired r;
         try {
-            r = backend.store.acquire(spec.name(), spec.mode(), spec.limit(), ownerId, leaseMs, place.held(), place.lease().toMillis(),
+            r = backend.store.acquire(
+                    spec.name(),
+                    spec.mode(),
+                    spec.limit(),
+                    ownerId,
+                    leaseMs,
+                    place.held(),
+                    place.lease().toMillis(),
                     mark);
         } catch (LockBackendException e) {
             uncertain = e.isTransient();
@@ -215,7 +224,8 @@ final class RedisAttempt implements Attempt {
         }
         try {
             if (uncertain) {
-                // The last try got no answer: it may have been granted, or queued us. Nobody else can hold this owner's grant.
+                // The last try got no answer: it may have been granted, or queued us. Nobody else can hold this owner's
+                // grant.
                 backend.store.releaseAny(spec.name(), ownerId);
                 place.kept(true);
             }
@@ -225,8 +235,12 @@ final class RedisAttempt implements Attempt {
                 // No answer: the place (and a grant made unseen) would keep everyone out with nobody to use it.
                 backend.leftovers.leaveLater(spec.name(), ownerId);
             }
-            log.debug("{} - '{}': cleaning up an attempt failed ({}): {}", backend.description(), spec.name(),
-                    e.isTransient() ? "sent again once the server answers" : "its place expires by itself", e.getMessage());
+            log.debug(
+                    "{} - '{}': cleaning up an attempt failed ({}): {}",
+                    backend.description(),
+                    spec.name(),
+                    e.isTransient() ? "sent again once the server answers" : "its place expires by itself",
+                    e.getMessage());
         }
     }
 }

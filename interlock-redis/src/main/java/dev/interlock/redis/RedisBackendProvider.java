@@ -40,7 +40,11 @@ public final class RedisBackendProvider implements LockBackendProvider {
         try {
             String description = loc.description();
             // The client gives up on an answer after the timeout: a request the server runs later must change nothing.
-            RedisLockStore store = new RedisLockStore(client, new RedisKeys(loc.prefix), description, () -> client.getPool().clear(),
+            RedisLockStore store = new RedisLockStore(
+                    client,
+                    new RedisKeys(loc.prefix),
+                    description,
+                    () -> client.getPool().clear(),
                     new ServerDeadlines(loc.timeout.toMillis(), System::nanoTime));
             store.ping();
             if (loc.password != null && loc.user == null) {
@@ -48,8 +52,15 @@ public final class RedisBackendProvider implements LockBackendProvider {
             }
             JedisClientConfig cfg = clientConfig(loc);
             HostAndPort at = new HostAndPort(loc.host, loc.port);
-            return new RedisLockBackend(store, new RedisWakeups(client, () -> new Jedis(at, cfg), loc.prefix, description),
-                    config.ticker(), config.clock(), loc.poll, loc.timeout, loc.barge, client);
+            return new RedisLockBackend(
+                    store,
+                    new RedisWakeups(client, () -> new Jedis(at, cfg), loc.prefix, description),
+                    config.ticker(),
+                    config.clock(),
+                    loc.poll,
+                    loc.timeout,
+                    loc.barge,
+                    client);
         } catch (RuntimeException e) {
             client.close();
             throw e;
@@ -68,7 +79,8 @@ public final class RedisBackendProvider implements LockBackendProvider {
         } catch (JedisDataException e) {
             String msg = e.getMessage() == null ? "" : e.getMessage();
             if (msg.contains("without any password configured") || msg.contains("no password is set")) {
-                throw new LockBackendException(description, null, description + " - " + RedisFailures.access(msg), e, false);
+                throw new LockBackendException(
+                        description, null, description + " - " + RedisFailures.access(msg), e, false);
             }
             throw RedisFailures.translate(e, description, null, key -> "value");
         } catch (RuntimeException e) {
@@ -90,7 +102,11 @@ public final class RedisBackendProvider implements LockBackendProvider {
         pool.setBlockWhenExhausted(true);
         pool.setMaxWait(loc.timeout);
         pool.setJmxEnabled(false);
-        return RedisClient.builder().hostAndPort(loc.host, loc.port).clientConfig(clientConfig(loc)).poolConfig(pool).build();
+        return RedisClient.builder()
+                .hostAndPort(loc.host, loc.port)
+                .clientConfig(clientConfig(loc))
+                .poolConfig(pool)
+                .build();
     }
 
     /** The URI's credentials, TLS and timeouts, for the pool and for the subscriber's own connection. */

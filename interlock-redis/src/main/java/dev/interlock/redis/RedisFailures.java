@@ -28,16 +28,21 @@ final class RedisFailures {
      * @param name the lock concerned, or null
      * @param typeOf looks up the type of a key (for the wrong-type message); may fail
      */
-    static LockBackendException translate(RuntimeException e, String description, String name, Function<String, String> typeOf) {
+    static LockBackendException translate(
+            RuntimeException e, String description, String name, Function<String, String> typeOf) {
         BackendFailures f = new BackendFailures(description);
         JedisAccessControlException acl = find(e, JedisAccessControlException.class);
         if (acl != null) {
             return f.refused(name, access(acl.getMessage()), e);
         }
         if (e instanceof JedisRedirectionException) {
-            return f.refused(name, "the server is a Redis Cluster node and the lock lives on another"
-                    + " ('" + firstWord(e.getMessage()) + "'); a redis: URI names one server: open a cluster with"
-                    + " RedisLocks.open(client) and a cluster client", e);
+            return f.refused(
+                    name,
+                    "the server is a Redis Cluster node and the lock lives on another"
+                            + " ('" + firstWord(e.getMessage())
+                            + "'); a redis: URI names one server: open a cluster with"
+                            + " RedisLocks.open(client) and a cluster client",
+                    e);
         }
         if (e instanceof JedisDataException) {
             return data(e, f, name, typeOf);
@@ -45,7 +50,8 @@ final class RedisFailures {
         return f.unreachable(name, "cannot reach the Redis server: " + connection(e), e);
     }
 
-    private static LockBackendException data(RuntimeException e, BackendFailures f, String name, Function<String, String> typeOf) {
+    private static LockBackendException data(
+            RuntimeException e, BackendFailures f, String name, Function<String, String> typeOf) {
         String msg = e.getMessage() == null ? "" : e.getMessage();
         int at = msg.indexOf("INTERLOCK-WRONGTYPE ");
         if (at >= 0) {
@@ -56,47 +62,57 @@ final class RedisFailures {
             } catch (RuntimeException ignored) {
                 type = "value of another type";
             }
-            return f.refused(name, "the key '" + key + "' holds a Redis " + type
-                    + ", not an Interlock lock: another program uses these keys. Nothing was granted. Choose another prefix= for"
-                    + " Interlock, or delete the key if it is debris", e);
+            return f.refused(
+                    name,
+                    "the key '" + key + "' holds a Redis " + type
+                            + ", not an Interlock lock: another program uses these keys. Nothing was granted. Choose another prefix= for"
+                            + " Interlock, or delete the key if it is debris",
+                    e);
         }
         at = msg.indexOf("INTERLOCK-DAMAGED ");
         if (at >= 0) {
             String key = msg.substring(at + "INTERLOCK-DAMAGED ".length()).trim();
-            return f.refused(name, "the key '" + key + "' holds entries Interlock did not"
-                    + " write (another program changed it). Nothing was granted. Delete the key (its holders lose the lock) or"
-                    + " choose another prefix=", e);
+            return f.refused(
+                    name,
+                    "the key '" + key + "' holds entries Interlock did not"
+                            + " write (another program changed it). Nothing was granted. Delete the key (its holders lose the lock) or"
+                            + " choose another prefix=",
+                    e);
         }
         String code = firstWord(msg).toUpperCase(Locale.ROOT);
         switch (code) {
             case LATE:
-                return f.unreachable(name, "the Redis server ran the request only after this"
-                        + " client had stopped waiting for its answer (was it paused or overloaded?); the request changed nothing"
-                        + ", try again", e);
+                return f.unreachable(
+                        name,
+                        "the Redis server ran the request only after this"
+                                + " client had stopped waiting for its answer (was it paused or overloaded?); the request changed nothing"
+                                + ", try again",
+                        e);
             case "LOADING":
-                return f.unreachable(name, "the Redis server is still loading its data; try again"
-                        + " shortly", e);
+                return f.unreachable(name, "the Redis server is still loading its data; try again" + " shortly", e);
             case "BUSY":
-                return f.unreachable(name, "the Redis server is busy running a long script; try"
-                        + " again shortly", e);
+                return f.unreachable(name, "the Redis server is busy running a long script; try" + " again shortly", e);
             case "TRYAGAIN":
             case "CLUSTERDOWN":
             case "MASTERDOWN":
-                return f.unreachable(name, "the Redis server cannot serve the lock now (" + msg
-                        + "); try again shortly", e);
+                return f.unreachable(
+                        name, "the Redis server cannot serve the lock now (" + msg + "); try again shortly", e);
             case "READONLY":
-                return f.refused(name, "the server is a read-only replica; point the URI at the"
-                        + " primary", e);
+                return f.refused(name, "the server is a read-only replica; point the URI at the" + " primary", e);
             case "OOM":
-                return f.unreachable(name, "the Redis server is out of memory (maxmemory) and"
-                        + " refuses writes: " + msg, e);
+                return f.unreachable(
+                        name, "the Redis server is out of memory (maxmemory) and" + " refuses writes: " + msg, e);
             case "NOSCRIPT":
             case "NOPERM":
                 return f.refused(name, access(msg), e);
             default:
-                if (msg.contains("unknown command") && msg.toLowerCase(Locale.ROOT).contains("eval")) {
-                    return f.refused(name, "the server does not run Lua scripts (EVAL is"
-                            + " disabled or renamed); Interlock needs EVAL and EVALSHA", e);
+                if (msg.contains("unknown command")
+                        && msg.toLowerCase(Locale.ROOT).contains("eval")) {
+                    return f.refused(
+                            name,
+                            "the server does not run Lua scripts (EVAL is"
+                                    + " disabled or renamed); Interlock needs EVAL and EVALSHA",
+                            e);
                 }
                 return f.refused(name, "the Redis server refused the command: " + msg, e);
         }
@@ -177,15 +193,21 @@ final class RedisFailures {
             return "the server closed the connection (it stopped or restarted, killed this client, or it expects TLS: then use"
                     + " rediss://)";
         }
-        if (m.contains("Could not get a resource") || m.contains("Pool not open") || m.contains("Timeout waiting for idle")) {
+        if (m.contains("Could not get a resource")
+                || m.contains("Pool not open")
+                || m.contains("Timeout waiting for idle")) {
             return "no connection free in the pool within the timeout (pool= sets its size)";
         }
-        return "connection failed" + (e instanceof JedisConnectionException && !m.isEmpty() && !m.contains("Exception") ? " (" + m + ")" : "");
+        return "connection failed"
+                + (e instanceof JedisConnectionException && !m.isEmpty() && !m.contains("Exception")
+                        ? " (" + m + ")"
+                        : "");
     }
 
     private static boolean inTlsHandshake(Throwable t) {
         for (StackTraceElement f : t.getStackTrace()) {
-            if (f.getClassName().startsWith("sun.security.ssl.") || f.getClassName().startsWith("javax.net.ssl.")) {
+            if (f.getClassName().startsWith("sun.security.ssl.")
+                    || f.getClassName().startsWith("javax.net.ssl.")) {
                 return true;
             }
         }

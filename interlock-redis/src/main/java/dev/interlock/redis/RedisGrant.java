@@ -61,13 +61,17 @@ final class RedisGrant implements Grant {
         }
         String now;
         if (r.holders().isEmpty()) {
-            now = "the server no longer has it (its lease ran out there, it was broken, or the server lost its data) and the lock"
-                    + " is free";
+            now =
+                    "the server no longer has it (its lease ran out there, it was broken, or the server lost its data) and the lock"
+                            + " is free";
         } else {
-            now = "the server no longer has it; the lock is now held " + r.holders().stream()
-                    .map(e -> e.mode().shortName() + " by " + e.ownerId() + e.token().stream().mapToObj(t -> ", token " + t)
-                            .collect(Collectors.joining()))
-                    .collect(Collectors.joining("; "));
+            now = "the server no longer has it; the lock is now held "
+                    + r.holders().stream()
+                            .map(e -> e.mode().shortName() + " by " + e.ownerId()
+                                    + e.token().stream()
+                                            .mapToObj(t -> ", token " + t)
+                                            .collect(Collectors.joining()))
+                            .collect(Collectors.joining("; "));
         }
         throw backend.failures.lost(spec.name(), token, now, null);
     }

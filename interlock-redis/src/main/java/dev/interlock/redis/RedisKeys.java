@@ -31,12 +31,14 @@ final class RedisKeys {
      */
     static String checkPrefix(String prefix) {
         if (prefix.indexOf('{') >= 0 || prefix.indexOf('}') >= 0) {
-            throw new IllegalArgumentException("the key prefix '" + prefix + "' contains a brace; Interlock puts the lock name between"
-                    + " braces (a Redis Cluster hash tag), so the prefix may not have any: choose another prefix");
+            throw new IllegalArgumentException(
+                    "the key prefix '" + prefix + "' contains a brace; Interlock puts the lock name between"
+                            + " braces (a Redis Cluster hash tag), so the prefix may not have any: choose another prefix");
         }
         for (int i = 0; i < prefix.length(); i++) {
             if (Character.isISOControl(prefix.charAt(i))) {
-                throw new IllegalArgumentException("the key prefix must not contain control characters (found one at index " + i + ")");
+                throw new IllegalArgumentException(
+                        "the key prefix must not contain control characters (found one at index " + i + ")");
             }
         }
         return prefix;

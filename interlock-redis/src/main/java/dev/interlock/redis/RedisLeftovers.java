@@ -28,6 +28,7 @@ final class RedisLeftovers implements AutoCloseable {
     private static final Log log = Log.of(RedisLeftovers.class);
     /** Between two rounds while the server does not answer. */
     static final long RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
     static final long GIVE_UP_NANOS = TimeUnit.MINUTES.toNanos(10);
     /** More than this many pending leaves: the newest are dropped (they expire on the server by themselves). */
     static final int MAX_PENDING = 1024;
@@ -91,18 +92,28 @@ final class RedisLeftovers implements AutoCloseable {
             try {
                 store.leave(l.name(), l.ownerId());
                 it.remove();
-                log.debug("{} - '{}': the server answered again; what an abandoned attempt of {} left is gone", store.description(),
-                        l.name(), l.ownerId());
+                log.debug(
+                        "{} - '{}': the server answered again; what an abandoned attempt of {} left is gone",
+                        store.description(),
+                        l.name(),
+                        l.ownerId());
             } catch (LockBackendException e) {
                 if (!e.isTransient()) {
                     it.remove();
-                    log.debug("{} - '{}': cleaning up after an abandoned attempt failed: {}", store.description(), l.name(),
+                    log.debug(
+                            "{} - '{}': cleaning up after an abandoned attempt failed: {}",
+                            store.description(),
+                            l.name(),
                             e.getMessage());
                 }
                 return; // the server does not answer: the others would fail the same way
             } catch (RuntimeException e) {
                 it.remove();
-                log.debug("{} - '{}': cleaning up after an abandoned attempt failed: {}", store.description(), l.name(), e.getMessage());
+                log.debug(
+                        "{} - '{}': cleaning up after an abandoned attempt failed: {}",
+                        store.description(),
+                        l.name(),
+                        e.getMessage());
             }
         }
     }

@@ -29,7 +29,8 @@ final class RedisLocation {
     static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(2);
     static final Duration DEFAULT_POLL = Duration.ofSeconds(1);
     static final int DEFAULT_POOL = 16;
-    static final String FORM = "redis://[[USER]:PASSWORD@]HOST[:PORT][/DB][?prefix=P&timeout=2s&poll=1s&pool=16&barge=4] (rediss:// for TLS)";
+    static final String FORM =
+            "redis://[[USER]:PASSWORD@]HOST[:PORT][/DB][?prefix=P&timeout=2s&poll=1s&pool=16&barge=4] (rediss:// for TLS)";
     /** The options a redis URI takes. */
     static final List<String> OPTIONS = List.of("prefix", "timeout", "poll", "pool", "barge");
 
@@ -45,8 +46,18 @@ final class RedisLocation {
     final int pool;
     final int barge;
 
-    private RedisLocation(boolean tls, String host, int port, int database, String user, String password, String prefix,
-            Duration timeout, Duration poll, int pool, int barge) {
+    private RedisLocation(
+            boolean tls,
+            String host,
+            int port,
+            int database,
+            String user,
+            String password,
+            String prefix,
+            Duration timeout,
+            Duration poll,
+            int pool,
+            int barge) {
         this.tls = tls;
         this.host = host;
         this.port = port;
@@ -93,7 +104,8 @@ final class RedisLocation {
                 db = -1;
             }
             if (db < 0) {
-                throw new IllegalArgumentException("the path of a redis URI is the database number (e.g. /0), not '" + path + "'");
+                throw new IllegalArgumentException(
+                        "the path of a redis URI is the database number (e.g. /0), not '" + path + "'");
             }
         }
         String user = null;
@@ -130,10 +142,12 @@ final class RedisLocation {
                     prefix = RedisKeys.checkPrefix(value);
                     break;
                 case "timeout":
-                    timeout = UriOptions.duration("redis URI option ", key, value, Duration.ofMillis(10), Duration.ofMinutes(10));
+                    timeout = UriOptions.duration(
+                            "redis URI option ", key, value, Duration.ofMillis(10), Duration.ofMinutes(10));
                     break;
                 case "poll":
-                    poll = UriOptions.duration("redis URI option ", key, value, Duration.ofMillis(1), Duration.ofMinutes(10));
+                    poll = UriOptions.duration(
+                            "redis URI option ", key, value, Duration.ofMillis(1), Duration.ofMinutes(10));
                     break;
                 case "pool":
                     try {
@@ -142,15 +156,17 @@ final class RedisLocation {
                         pool = -1;
                     }
                     if (pool < 2 || pool > 1024) {
-                        throw new IllegalArgumentException("redis URI option pool must be a number of connections from 2 to 1024, was '"
-                                + value + "'");
+                        throw new IllegalArgumentException(
+                                "redis URI option pool must be a number of connections from 2 to 1024, was '" + value
+                                        + "'");
                     }
                     break;
                 default: // barge: the options are exactly these
                     barge = Barging.parse(value, "redis URI option ");
             }
         }
-        return new RedisLocation(scheme.equals("rediss"), host, port, db, user, password, prefix, timeout, poll, pool, barge);
+        return new RedisLocation(
+                scheme.equals("rediss"), host, port, db, user, password, prefix, timeout, poll, pool, barge);
     }
 
     /**
@@ -164,11 +180,12 @@ final class RedisLocation {
         if (query >= 0 && at > query && at < text.length()) {
             char c = text.charAt(at);
             if (c == '{' || c == '}') {
-                return new IllegalArgumentException("the key prefix in the redis URI contains a brace ('" + c + "'); Interlock puts the"
-                        + " lock name between braces (a Redis Cluster hash tag), so the prefix may not have any: choose another prefix");
+                return new IllegalArgumentException(
+                        "the key prefix in the redis URI contains a brace ('" + c + "'); Interlock puts the"
+                                + " lock name between braces (a Redis Cluster hash tag), so the prefix may not have any: choose another prefix");
             }
-            return new IllegalArgumentException("malformed redis URI: the character '" + c + "' in its options (index " + at
-                    + ") must be percent-encoded; expected " + FORM);
+            return new IllegalArgumentException("malformed redis URI: the character '" + c + "' in its options (index "
+                    + at + ") must be percent-encoded; expected " + FORM);
         }
         return new IllegalArgumentException("malformed redis URI (" + e.getReason() + " at index " + at
                 + "; characters such as @ : / in a password must be percent-encoded); expected " + FORM);
@@ -187,7 +204,11 @@ final class RedisLocation {
         if (user != null || password != null) {
             sb.append(Secrets.MASK).append('@');
         }
-        sb.append(host.indexOf(':') >= 0 ? "[" + host + "]" : host).append(':').append(port).append('/').append(database);
+        sb.append(host.indexOf(':') >= 0 ? "[" + host + "]" : host)
+                .append(':')
+                .append(port)
+                .append('/')
+                .append(database);
         String sep = "?";
         if (!prefix.equals(RedisKeys.DEFAULT_PREFIX)) {
             sb.append(sep).append("prefix=").append(prefix);

@@ -42,21 +42,30 @@ final class RedisLockBackend implements LockBackend {
     final BackendFailures failures;
     /** Leaves of abandoned attempts that got no answer, sent again until the server answers. */
     final RedisLeftovers leftovers;
+
     private final AutoCloseable onClose;
     /**
      * This space's writers queued for each lock, by name and owner id: a release of this space
      * hands the lock straight to the first in the queue if it is one of them (docs/redis.md,
      * "Hand-off"), which saves that waiter its try.
      */
-    private final ConcurrentHashMap<String, ConcurrentHashMap<String, RedisAttempt>> queuedWriters = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, ConcurrentHashMap<String, RedisAttempt>> queuedWriters =
+            new ConcurrentHashMap<>();
     /** At most this many candidates go with a release. */
     private static final int MAX_CANDIDATES = 16;
 
     /**
      * @param onClose closes what this backend owns (the client it made), or nothing for an injected client
      */
-    RedisLockBackend(RedisLockStore store, RedisWakeups wakeups, Ticker ticker, Clock clock, Duration poll, Duration timeout,
-            int barge, AutoCloseable onClose) {
+    RedisLockBackend(
+            RedisLockStore store,
+            RedisWakeups wakeups,
+            Ticker ticker,
+            Clock clock,
+            Duration poll,
+            Duration timeout,
+            int barge,
+            AutoCloseable onClose) {
         this.store = store;
         this.wakeups = wakeups;
         store.onPublished(wakeups::deliver);
@@ -131,8 +140,12 @@ final class RedisLockBackend implements LockBackend {
      */
     @Override
     public Set<Capability> capabilities() {
-        return EnumSet.of(Capability.BREAK, Capability.STRICT_FENCING,
-                Capability.WAITER_COUNT, Capability.QUEUE, Capability.SEMAPHORE);
+        return EnumSet.of(
+                Capability.BREAK,
+                Capability.STRICT_FENCING,
+                Capability.WAITER_COUNT,
+                Capability.QUEUE,
+                Capability.SEMAPHORE);
     }
 
     @Override
@@ -145,7 +158,12 @@ final class RedisLockBackend implements LockBackend {
         RedisLockStore.Snapshot s = store.inspect(name);
         List<HolderInfo> queued = holders(s.waiters());
         int limit = s.holders().isEmpty() ? 0 : s.holders().get(0).limit(); // every holder states the same one
-        return LockInfo.builder(name).holders(holders(s.holders())).waiters(queued.size()).queued(queued).limit(limit).build();
+        return LockInfo.builder(name)
+                .holders(holders(s.holders()))
+                .waiters(queued.size())
+                .queued(queued)
+                .limit(limit)
+                .build();
     }
 
     @Override
@@ -174,7 +192,7 @@ final class RedisLockBackend implements LockBackend {
         if (!wakeups.ownConnection()) {
             // An application's own client: no subscription at every grant on its pool; a break is
             // then found at the next renewal (docs/redis.md).
-            return () -> { };
+            return () -> {};
         }
         live.put(spec.owner().id(), spec);
         return wakeups.listen(store.lostChannel(spec.owner().id()), this::lossAnnounced);
@@ -212,10 +230,16 @@ final class RedisLockBackend implements LockBackend {
             } catch (IllegalArgumentException notOurs) {
                 // an owner id of another form: shown as it is
             }
-            out.add(new HolderInfo(e.mode(), Optional.of(e.ownerId()), host, pid, Optional.of(now.minusMillis(e.ageMs())),
+            out.add(new HolderInfo(
+                    e.mode(),
+                    Optional.of(e.ownerId()),
+                    host,
+                    pid,
+                    Optional.of(now.minusMillis(e.ageMs())),
                     e.waiting() ? Optional.empty() : Optional.of(now.plusMillis(e.leftMs())),
                     e.token().isPresent() ? OptionalLong.of(e.token().getAsLong()) : OptionalLong.empty(),
-                    e.leaseMs() > 0 ? Optional.of(Duration.ofMillis(e.leaseMs())) : Optional.empty(), Optional.empty(),
+                    e.leaseMs() > 0 ? Optional.of(Duration.ofMillis(e.leaseMs())) : Optional.empty(),
+                    Optional.empty(),
                     e.waiting()));
         }
         return out;
@@ -230,8 +254,8 @@ final class RedisLockBackend implements LockBackend {
             try {
                 onClose.close();
             } catch (Exception e) {
-                Log.of(RedisLockBackend.class).debug("{} - closing the client failed: {}", description(),
-                        e.getMessage());
+                Log.of(RedisLockBackend.class)
+                        .debug("{} - closing the client failed: {}", description(), e.getMessage());
             }
         }
     }

@@ -35,7 +35,15 @@ import redis.clients.jedis.resps.ScanResult;
  */
 final class RedisLockStore {
     /** An entry of a lock: a holder or a queued waiter, timed relative to the server's clock. */
-    record Entry(String ownerId, Mode mode, boolean waiting, OptionalLong token, long leftMs, long leaseMs, long ageMs, int limit) {}
+    record Entry(
+            String ownerId,
+            Mode mode,
+            boolean waiting,
+            OptionalLong token,
+            long leftMs,
+            long leaseMs,
+            long ageMs,
+            int limit) {}
 
     /**
      * The outcome of {@link #acquire}: granted with a token (and whether it passed queued
@@ -58,7 +66,7 @@ final class RedisLockStore {
     private final Runnable dropIdleConnections;
     private final ServerDeadlines deadlines;
     /** Told of each release notice a script of this store published: (channel, notice). */
-    private volatile BiConsumer<String, String> published = (channel, notice) -> { };
+    private volatile BiConsumer<String, String> published = (channel, notice) -> {};
 
     /**
      * @param dropIdleConnections called after a connection failure, before the one retry, so the
@@ -73,7 +81,12 @@ final class RedisLockStore {
      * @param deadlines the server time after which an acquire or renewal sent now must change
      *     nothing, because this client has stopped waiting for its answer (see {@link ServerDeadlines})
      */
-    RedisLockStore(UnifiedJedis client, RedisKeys keys, String description, Runnable dropIdleConnections, ServerDeadlines deadlines) {
+    RedisLockStore(
+            UnifiedJedis client,
+            RedisKeys keys,
+            String description,
+            Runnable dropIdleConnections,
+            ServerDeadlines deadlines) {
         this.client = Objects.requireNonNull(client, "client");
         this.keys = keys;
         this.description = description;
@@ -112,7 +125,8 @@ final class RedisLockStore {
      * fence value this process's last release of the lock left, or null) a writer passes queued
      * waiters if the lock is free and still bears that value (docs/redis.md, "Bounded barging").
      */
-    Acquired acquire(String name, Mode mode, String ownerId, long leaseMs, boolean queue, long queueLeaseMs, String bargeMark) {
+    Acquired acquire(
+            String name, Mode mode, String ownerId, long leaseMs, boolean queue, long queueLeaseMs, String bargeMark) {
         return acquire(name, mode, 0, ownerId, leaseMs, queue, queueLeaseMs, bargeMark);
     }
 
@@ -122,10 +136,29 @@ final class RedisLockStore {
      *
      * @throws dev.interlock.LimitMismatchException if the holders state another limit (0: a plain lock)
      */
-    Acquired acquire(String name, Mode mode, int limit, String ownerId, long leaseMs, boolean queue, long queueLeaseMs,
+    Acquired acquire(
+            String name,
+            Mode mode,
+            int limit,
+            String ownerId,
+            long leaseMs,
+            boolean queue,
+            long queueLeaseMs,
             String bargeMark) {
-        List<Object> r = list(name, RedisScripts.ACQUIRE, inTime(RedisScripts.ACQUIRE, name, 6, ownerId, wireMode(mode, limit),
-                Long.toString(leaseMs), queue ? "1" : "0", Long.toString(queueLeaseMs), bargeMark == null ? "" : bargeMark, ""));
+        List<Object> r = list(
+                name,
+                RedisScripts.ACQUIRE,
+                inTime(
+                        RedisScripts.ACQUIRE,
+                        name,
+                        6,
+                        ownerId,
+                        wireMode(mode, limit),
+                        Long.toString(leaseMs),
+                        queue ? "1" : "0",
+                        Long.toString(queueLeaseMs),
+                        bargeMark == null ? "" : bargeMark,
+                        ""));
         if ("M".equals(str(r, 0))) {
             throw new BackendFailures(description).limitMismatch(name, Integer.parseInt(str(r, 1)), limit);
         }
@@ -140,8 +173,10 @@ final class RedisLockStore {
 
     /** Compare-and-expire: extends the grant of {@code ownerId} with {@code token} to {@code leaseMs} from now. */
     Renewed renew(String name, String ownerId, long token, long leaseMs) {
-        List<Object> r = list(name, RedisScripts.RENEW, inTime(RedisScripts.RENEW, name, 3, ownerId, Long.toString(token),
-                Long.toString(leaseMs), ""));
+        List<Object> r = list(
+                name,
+                RedisScripts.RENEW,
+                inTime(RedisScripts.RENEW, name, 3, ownerId, Long.toString(token), Long.toString(leaseMs), ""));
         long now = Long.parseLong(str(r, 1));
         deadlines.observed(now);
         if ("R".equals(str(r, 0))) {
@@ -218,10 +253,14 @@ final class RedisLockStore {
         for (Entry e : all) {
             (e.waiting() ? waiters : holders).add(e);
         }
-        holders.sort((a, b) -> a.mode() != b.mode() ? (a.mode() == Mode.EXCLUSIVE ? -1 : 1) : Long.compare(b.ageMs(), a.ageMs()));
+        holders.sort((a, b) ->
+                a.mode() != b.mode() ? (a.mode() == Mode.EXCLUSIVE ? -1 : 1) : Long.compare(b.ageMs(), a.ageMs()));
         // The queue is served in arrival order (the oldest place first; ties by owner, as the scripts do).
-        waiters.sort((a, b) -> a.ageMs() != b.ageMs() ? Long.compare(b.ageMs(), a.ageMs()) : a.ownerId().compareTo(b.ownerId()));
-        return new Snapshot(holders, waiters, fence.isEmpty() ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(fence)));
+        waiters.sort((a, b) -> a.ageMs() != b.ageMs()
+                ? Long.compare(b.ageMs(), a.ageMs())
+                : a.ownerId().compareTo(b.ownerId()));
+        return new Snapshot(
+                holders, waiters, fence.isEmpty() ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(fence)));
     }
 
     /** Every lock name with a key under the prefix (held, queued for, or once acquired: its fence counter stays), sorted. */
@@ -300,9 +339,14 @@ final class RedisLockStore {
     @SuppressWarnings("unchecked")
     private List<Object> list(String name, RedisScripts script, Object r) {
         if (!(r instanceof List)) {
-            throw new BackendFailures(description).refused(name, "the server answered the "
-                    + script.name().toLowerCase(Locale.ROOT) + " script with something unexpected; is it a Redis server"
-                    + " (5.0 or later)?", null);
+            throw new BackendFailures(description)
+                    .refused(
+                            name,
+                            "the server answered the "
+                                    + script.name().toLowerCase(Locale.ROOT)
+                                    + " script with something unexpected; is it a Redis server"
+                                    + " (5.0 or later)?",
+                            null);
         }
         return (List<Object>) r;
     }
@@ -384,11 +428,25 @@ final class RedisLockStore {
             String owner = field.substring(2);
             if (field.startsWith("h:") && v.length == 5) {
                 long deadline = Long.parseLong(v[2]);
-                out.add(new Entry(owner, modeOf(v[0]), false, OptionalLong.of(Long.parseLong(v[1])), deadline - now,
-                        Long.parseLong(v[3]), now - Long.parseLong(v[4]), limitOf(v[0])));
+                out.add(new Entry(
+                        owner,
+                        modeOf(v[0]),
+                        false,
+                        OptionalLong.of(Long.parseLong(v[1])),
+                        deadline - now,
+                        Long.parseLong(v[3]),
+                        now - Long.parseLong(v[4]),
+                        limitOf(v[0])));
             } else if (field.startsWith("w:") && v.length == 3) {
                 long deadline = Long.parseLong(v[1]);
-                out.add(new Entry(owner, modeOf(v[0]), true, OptionalLong.empty(), deadline - now, -1, now - Long.parseLong(v[2]),
+                out.add(new Entry(
+                        owner,
+                        modeOf(v[0]),
+                        true,
+                        OptionalLong.empty(),
+                        deadline - now,
+                        -1,
+                        now - Long.parseLong(v[2]),
                         limitOf(v[0])));
             }
         }

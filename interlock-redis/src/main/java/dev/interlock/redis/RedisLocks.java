@@ -119,7 +119,9 @@ public final class RedisLocks {
          * @throws LockBackendException if the server is unreachable or refuses (wrong password, no EVAL permission)
          */
         public LockSpace open() {
-            return Interlock.builder(backend()).defaultLease(defaultLease != null ? defaultLease : Duration.ofSeconds(30)).open();
+            return Interlock.builder(backend())
+                    .defaultLease(defaultLease != null ? defaultLease : Duration.ofSeconds(30))
+                    .open();
         }
 
         /**
@@ -133,11 +135,17 @@ public final class RedisLocks {
         public LockBackend backend() {
             String p = prefix != null ? prefix : RedisKeys.DEFAULT_PREFIX;
             String desc = description != null ? description : "redis:client?prefix=" + p;
-            RedisLockStore store = new RedisLockStore(client, new RedisKeys(p), desc, () -> { });
+            RedisLockStore store = new RedisLockStore(client, new RedisKeys(p), desc, () -> {});
             store.ping();
-            return new RedisLockBackend(store, new RedisWakeups(client, p, desc), Ticker.system(),
-                    Clock.systemUTC(), poll != null ? poll : RedisLocation.DEFAULT_POLL, RedisLocation.DEFAULT_TIMEOUT,
-                    barge != null ? barge : Barging.DEFAULT, () -> { });
+            return new RedisLockBackend(
+                    store,
+                    new RedisWakeups(client, p, desc),
+                    Ticker.system(),
+                    Clock.systemUTC(),
+                    poll != null ? poll : RedisLocation.DEFAULT_POLL,
+                    RedisLocation.DEFAULT_TIMEOUT,
+                    barge != null ? barge : Barging.DEFAULT,
+                    () -> {});
         }
     }
 }

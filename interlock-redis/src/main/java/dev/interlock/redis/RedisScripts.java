@@ -31,8 +31,10 @@ enum RedisScripts {
         String body = read(file);
         int at = body.indexOf(LIBRARY);
         String library = read("library");
-        this.source = read("prelude") + "\n" + (at < 0 ? library + "\n" + body
-                : body.substring(0, at) + library + "\n" + body.substring(at + LIBRARY.length()));
+        this.source = read("prelude") + "\n"
+                + (at < 0
+                        ? library + "\n" + body
+                        : body.substring(0, at) + library + "\n" + body.substring(at + LIBRARY.length()));
         this.sha = sha1(source);
     }
 
@@ -49,7 +51,8 @@ enum RedisScripts {
 
     private static String sha1(String s) {
         try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(s.getBytes(StandardCharsets.UTF_8)));
+            return HexFormat.of()
+                    .formatHex(MessageDigest.getInstance("SHA-1").digest(s.getBytes(StandardCharsets.UTF_8)));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }

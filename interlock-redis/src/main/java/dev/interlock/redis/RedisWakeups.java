@@ -40,17 +40,20 @@ final class RedisWakeups implements AutoCloseable {
     private static final Log log = Log.of(RedisWakeups.class);
     /** The mean wait before the subscriber connects again, doubling after each failure up to {@link #MAX_RECONNECT}. */
     private static final Duration FIRST_RECONNECT = Duration.ofMillis(50);
+
     private static final Duration MAX_RECONNECT = Duration.ofSeconds(2);
 
     private final UnifiedJedis client;
     private final String description;
     /** A channel nobody publishes on: keeps the connection subscribed while no lock is waited for. */
     private final String control;
+
     private final Object lock = new Object();
     /** Channels waited for, by name; guarded by {@link #lock}. */
     private final Map<String, Channel> channels = new HashMap<>();
     /** The live subscription, once its control channel is confirmed; guarded by {@link #lock}. */
     private Subscriber ready;
+
     private Thread thread;
     private volatile boolean closed;
 

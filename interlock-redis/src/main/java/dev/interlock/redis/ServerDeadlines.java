@@ -30,6 +30,7 @@ final class ServerDeadlines {
     private final LongSupplier nanoTime;
     /** Server ms minus local monotonic ms at the latest answer; valid once {@link #known}. */
     private volatile long offsetMs;
+
     private volatile boolean known;
 
     /**

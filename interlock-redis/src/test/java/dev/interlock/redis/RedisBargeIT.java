@@ -32,7 +32,7 @@ class RedisBargeIT {
     RedisBargeIT() {
         RedisClient admin = redis.admin();
         open.add(admin);
-        store = new RedisLockStore(admin, new RedisKeys(prefix), "test", () -> { });
+        store = new RedisLockStore(admin, new RedisKeys(prefix), "test", () -> {});
     }
 
     @AfterEach
@@ -55,7 +55,8 @@ class RedisBargeIT {
 
     private void waiterGetsItsTurn() {
         assertThat(waiterTries()).as("the queued waiter's turn").isTrue();
-        assertThat(store.release("w", WAITER, store.inspect("w").lastToken().orElseThrow())).isTrue();
+        assertThat(store.release("w", WAITER, store.inspect("w").lastToken().orElseThrow()))
+                .isTrue();
     }
 
     @Test
@@ -69,16 +70,21 @@ class RedisBargeIT {
             held = mine.tryAcquire("w").orElseThrow(() -> new AssertionError("taken back ahead of the waiter"));
             assertThat(held.token()).isGreaterThan(lastToken);
             lastToken = held.token();
-            assertThat(mine.status("w").waiters()).as("the waiter keeps its place").isEqualTo(1);
+            assertThat(mine.status("w").waiters())
+                    .as("the waiter keeps its place")
+                    .isEqualTo(1);
         }
         held.close();
-        assertThat(mine.tryAcquire("w")).as("the fourth time in a row gives way").isEmpty();
+        assertThat(mine.tryAcquire("w"))
+                .as("the fourth time in a row gives way")
+                .isEmpty();
         waiterGetsItsTurn();
         // Having had its turn behind the waiter, the space may take its own releases back again.
         Lease again = mine.tryAcquire("w").orElseThrow();
         assertThat(waiterTries()).isFalse();
         again.close();
-        Lease back = mine.tryAcquire("w").orElseThrow(() -> new AssertionError("a new run of takes after a turn in the queue"));
+        Lease back = mine.tryAcquire("w")
+                .orElseThrow(() -> new AssertionError("a new run of takes after a turn in the queue"));
         assertThat(waiterTries()).isFalse();
         back.close();
         waiterGetsItsTurn();
@@ -101,7 +107,9 @@ class RedisBargeIT {
         Lease held = holder.tryAcquire("w").orElseThrow();
         assertThat(waiterTries()).isFalse();
         held.close();
-        assertThat(newcomer.tryAcquire("w")).as("another space's release is not ours to take back").isEmpty();
+        assertThat(newcomer.tryAcquire("w"))
+                .as("another space's release is not ours to take back")
+                .isEmpty();
         waiterGetsItsTurn();
     }
 
@@ -113,7 +121,9 @@ class RedisBargeIT {
         Lease theirs = other.tryAcquire("w").orElseThrow(); // someone had it after our release
         assertThat(waiterTries()).isFalse();
         theirs.close();
-        assertThat(mine.tryAcquire("w")).as("the fence value is not the one our release left").isEmpty();
+        assertThat(mine.tryAcquire("w"))
+                .as("the fence value is not the one our release left")
+                .isEmpty();
         waiterGetsItsTurn();
     }
 
@@ -123,7 +133,9 @@ class RedisBargeIT {
         Lease held = mine.tryAcquire("w").orElseThrow();
         assertThat(waiterTries()).isFalse();
         held.close();
-        assertThat(mine.tryAcquire("w", Mode.SHARED)).as("a reader waits behind the queued writer").isEmpty();
+        assertThat(mine.tryAcquire("w", Mode.SHARED))
+                .as("a reader waits behind the queued writer")
+                .isEmpty();
         waiterGetsItsTurn();
     }
 
@@ -133,7 +145,8 @@ class RedisBargeIT {
                 .hasMessage("redis URI option barge must be a whole number from 0 (strictly in turn) to 1000, was -1");
         assertThatThrownBy(() -> RedisLocation.parse("redis://localhost?barge=many", k -> null))
                 .hasMessageContaining("barge must be a whole number from 0");
-        assertThat(RedisLocation.parse("redis://localhost?barge=0", k -> null).description()).isEqualTo("redis://localhost:6379/0?barge=0");
+        assertThat(RedisLocation.parse("redis://localhost?barge=0", k -> null).description())
+                .isEqualTo("redis://localhost:6379/0?barge=0");
         RedisClient client = redis.admin();
         open.add(client);
         assertThatThrownBy(() -> RedisLocks.builder(client).barge(1001)).hasMessageContaining("to 1000, was 1001");

@@ -2,8 +2,8 @@ package dev.interlock.redis;
 
 import dev.interlock.Interlock;
 import dev.interlock.LockSpace;
-import dev.interlock.testkit.LockSpaceContract;
 import dev.interlock.spi.support.Spaces;
+import dev.interlock.testkit.LockSpaceContract;
 
 /** The behaviour every backend shares, on a real Redis server, each test under its own key prefix. */
 class RedisContractIT extends LockSpaceContract {
@@ -29,7 +29,8 @@ class RedisContractIT extends LockSpaceContract {
                 // that is found at the next renewal instead): break once the subscription is confirmed.
                 RedisLockBackend backend = (RedisLockBackend) Spaces.backend(locks);
                 String channel = backend.store.lostChannel(lease.owner().id());
-                org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
+                org.awaitility.Awaitility.await()
+                        .atMost(java.time.Duration.ofSeconds(10))
                         .until(() -> backend.wakeups.subscribed(channel));
                 try (LockSpace admin = openSpace()) {
                     return admin.breakLock(lease.name(), lease.owner().id());

@@ -32,13 +32,17 @@ class RedisFailuresTest {
             new JedisConnectionException("Failed to connect", new ConnectException("Connection refused")),
             new JedisConnectionException(new SocketTimeoutException("Read timed out")),
             new JedisConnectionException(new UnknownHostException("nowhere")),
-            new JedisConnectionException(new SSLHandshakeException("PKIX path building failed: sun.security.provider.certpath."
-                    + "SunCertPathBuilderException: unable to find valid certification path to requested target")),
+            new JedisConnectionException(
+                    new SSLHandshakeException(
+                            "PKIX path building failed: sun.security.provider.certpath."
+                                    + "SunCertPathBuilderException: unable to find valid certification path to requested target")),
             new JedisConnectionException("Unexpected end of stream."),
         };
         for (RuntimeException f : failures) {
             LockBackendException e = translate(f);
-            assertThat(e.getMessage()).startsWith("redis://h:6379/0 - 'job': ").doesNotContainPattern("[a-z]+\\.[a-z]+\\.[A-Z]\\w*")
+            assertThat(e.getMessage())
+                    .startsWith("redis://h:6379/0 - 'job': ")
+                    .doesNotContainPattern("[a-z]+\\.[a-z]+\\.[A-Z]\\w*")
                     .doesNotContain("Exception");
             assertThat(e.getCause()).isSameAs(f);
         }
@@ -46,24 +50,39 @@ class RedisFailuresTest {
 
     @Test
     void messages_sayWhatToFix() {
-        assertThat(translate(new JedisAccessControlException("WRONGPASS invalid username-password pair")).getMessage())
+        assertThat(translate(new JedisAccessControlException("WRONGPASS invalid username-password pair"))
+                        .getMessage())
                 .contains("password in the URI is wrong");
-        assertThat(translate(new JedisAccessControlException("NOAUTH Authentication required.")).getMessage())
-                .contains("requires a password").contains("REDISCLI_AUTH");
-        assertThat(translate(new JedisDataException("READONLY You can't write against a read only replica.")).getMessage())
+        assertThat(translate(new JedisAccessControlException("NOAUTH Authentication required."))
+                        .getMessage())
+                .contains("requires a password")
+                .contains("REDISCLI_AUTH");
+        assertThat(translate(new JedisDataException("READONLY You can't write against a read only replica."))
+                        .getMessage())
                 .contains("point the URI at the primary");
-        assertThat(translate(new JedisDataException("INTERLOCK-WRONGTYPE app:{job}")).getMessage())
-                .contains("the key 'app:{job}' holds a Redis string").contains("Nothing was granted");
-        assertThat(translate(new JedisConnectionException(new SSLHandshakeException("PKIX path building failed"))).getMessage())
-                .contains("not trusted").contains("trustStore");
-        assertThat(translate(new JedisConnectionException("Unexpected end of stream.")).getMessage()).contains("rediss://");
+        assertThat(translate(new JedisDataException("INTERLOCK-WRONGTYPE app:{job}"))
+                        .getMessage())
+                .contains("the key 'app:{job}' holds a Redis string")
+                .contains("Nothing was granted");
+        assertThat(translate(new JedisConnectionException(new SSLHandshakeException("PKIX path building failed")))
+                        .getMessage())
+                .contains("not trusted")
+                .contains("trustStore");
+        assertThat(translate(new JedisConnectionException("Unexpected end of stream."))
+                        .getMessage())
+                .contains("rediss://");
     }
 
     @Test
     void connectionFailures_areTransient_configurationFailuresAreNot() {
-        assertThat(translate(new JedisConnectionException(new ConnectException("refused"))).isTransient()).isTrue();
-        assertThat(translate(new JedisDataException("LOADING Redis is loading")).isTransient()).isTrue();
-        assertThat(translate(new JedisAccessControlException("WRONGPASS x")).isTransient()).isFalse();
-        assertThat(translate(new JedisDataException("INTERLOCK-WRONGTYPE k")).isTransient()).isFalse();
+        assertThat(translate(new JedisConnectionException(new ConnectException("refused")))
+                        .isTransient())
+                .isTrue();
+        assertThat(translate(new JedisDataException("LOADING Redis is loading")).isTransient())
+                .isTrue();
+        assertThat(translate(new JedisAccessControlException("WRONGPASS x")).isTransient())
+                .isFalse();
+        assertThat(translate(new JedisDataException("INTERLOCK-WRONGTYPE k")).isTransient())
+                .isFalse();
     }
 }

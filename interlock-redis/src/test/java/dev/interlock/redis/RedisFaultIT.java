@@ -57,11 +57,15 @@ class RedisFaultIT {
     void wrongOrMissingPassword_isAClearError_thatNeverShowsThePassword() {
         TestRedis redis = closeLater(TestRedis.privateServer("requirepass Hunter2pw"));
         String at = "127.0.0.1:" + redis.port() + "/0?prefix=" + prefix;
-        assertThatThrownBy(() -> Interlock.open("redis://:Wr0ngpw@" + at)).isInstanceOf(LockBackendException.class)
-                .hasMessageContaining("authentication failed").hasMessageContaining("redis://****@127.0.0.1:" + redis.port())
+        assertThatThrownBy(() -> Interlock.open("redis://:Wr0ngpw@" + at))
+                .isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("authentication failed")
+                .hasMessageContaining("redis://****@127.0.0.1:" + redis.port())
                 .hasMessageNotContaining("Wr0ngpw")
-                .satisfies(e -> assertThat(((LockBackendException) e).isTransient()).isFalse());
-        assertThatThrownBy(() -> Interlock.open("redis://" + at)).isInstanceOf(LockBackendException.class)
+                .satisfies(e ->
+                        assertThat(((LockBackendException) e).isTransient()).isFalse());
+        assertThatThrownBy(() -> Interlock.open("redis://" + at))
+                .isInstanceOf(LockBackendException.class)
                 .hasMessageContaining("requires a password");
         try (LockSpace locks = Interlock.open("redis://:Hunter2pw@" + at)) {
             assertThat(locks.uri()).doesNotContain("Hunter2pw").contains("****@");
@@ -74,9 +78,13 @@ class RedisFaultIT {
     void passwordForAServerWithoutOne_isRefused_sayingToRemoveIt() {
         TestRedis redis = closeLater(TestRedis.privateServer());
         String at = "127.0.0.1:" + redis.port() + "/0?prefix=" + prefix;
-        assertThatThrownBy(() -> Interlock.open("redis://:Sp4repw@" + at)).isInstanceOf(LockBackendException.class)
-                .hasMessageContaining("has none configured").hasMessageContaining("remove it").hasMessageNotContaining("Sp4repw")
-                .satisfies(e -> assertThat(((LockBackendException) e).isTransient()).isFalse());
+        assertThatThrownBy(() -> Interlock.open("redis://:Sp4repw@" + at))
+                .isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("has none configured")
+                .hasMessageContaining("remove it")
+                .hasMessageNotContaining("Sp4repw")
+                .satisfies(e ->
+                        assertThat(((LockBackendException) e).isTransient()).isFalse());
     }
 
     @Test
@@ -86,9 +94,11 @@ class RedisFaultIT {
             port = s.getLocalPort();
         }
         long start = System.nanoTime();
-        assertThatThrownBy(() -> Interlock.open("redis://127.0.0.1:" + port + "?timeout=500ms")).isInstanceOf(LockBackendException.class)
+        assertThatThrownBy(() -> Interlock.open("redis://127.0.0.1:" + port + "?timeout=500ms"))
+                .isInstanceOf(LockBackendException.class)
                 .hasMessageContaining("cannot reach the Redis server: connection refused")
-                .satisfies(e -> assertThat(((LockBackendException) e).isTransient()).isTrue());
+                .satisfies(e ->
+                        assertThat(((LockBackendException) e).isTransient()).isTrue());
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Timing.seconds(5));
     }
 
@@ -96,8 +106,10 @@ class RedisFaultIT {
     void tlsToAPlainServer_saysSo() {
         TestRedis redis = TestRedis.shared();
         String plain = redis.uri(prefix, "timeout=1s");
-        assertThatThrownBy(() -> Interlock.open(plain.replaceFirst("^redis://", "rediss://"))).isInstanceOf(LockBackendException.class)
-                .hasMessageContaining("TLS").hasMessageContaining("redis://");
+        assertThatThrownBy(() -> Interlock.open(plain.replaceFirst("^redis://", "rediss://")))
+                .isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("TLS")
+                .hasMessageContaining("redis://");
     }
 
     @Test
@@ -107,11 +119,16 @@ class RedisFaultIT {
         long lease = 1500;
         AtomicLong lostAt = new AtomicLong();
         long start = System.nanoTime();
-        Lease l = locks.lock("outage").lease(Duration.ofMillis(lease)).onLost(e -> lostAt.set(System.nanoTime())).tryAcquire()
+        Lease l = locks.lock("outage")
+                .lease(Duration.ofMillis(lease))
+                .onLost(e -> lostAt.set(System.nanoTime()))
+                .tryAcquire()
                 .orElseThrow();
         redis.stop();
         await().atMost(Timing.seconds(10)).until(() -> lostAt.get() != 0);
-        assertThat(Duration.ofNanos(lostAt.get() - start)).as("told before the lease ran out").isLessThan(Duration.ofMillis(lease));
+        assertThat(Duration.ofNanos(lostAt.get() - start))
+                .as("told before the lease ran out")
+                .isLessThan(Duration.ofMillis(lease));
         assertThat(l.isValid()).isFalse();
         redis.restart(); // without persistence: the lock and its fence counter are gone
         try (Lease again = locks.tryAcquire("outage").orElseThrow()) {
@@ -123,7 +140,8 @@ class RedisFaultIT {
     void serverRestartedWithoutItsData_underAHeldLease_theNextRenewalSaysLost() throws Exception {
         TestRedis redis = closeLater(TestRedis.privateServer());
         LockSpace locks = closeLater(Interlock.open(redis.uri(prefix, "")));
-        Lease l = locks.lock("restart").lease(Duration.ofSeconds(30)).tryAcquire().orElseThrow();
+        Lease l =
+                locks.lock("restart").lease(Duration.ofSeconds(30)).tryAcquire().orElseThrow();
         redis.stop();
         redis.restart();
         // The pooled connections died with the server: the renewal gets a fresh one and the truth.
@@ -160,10 +178,14 @@ class RedisFaultIT {
         AtomicReference<LockLostException> lost = new AtomicReference<>();
         AtomicLong lostAt = new AtomicLong();
         long start = System.nanoTime();
-        Lease l = locks.lock("hung").lease(Duration.ofMillis(lease)).onLost(e -> {
-            lostAt.set(System.nanoTime());
-            lost.set(e);
-        }).tryAcquire().orElseThrow();
+        Lease l = locks.lock("hung")
+                .lease(Duration.ofMillis(lease))
+                .onLost(e -> {
+                    lostAt.set(System.nanoTime());
+                    lost.set(e);
+                })
+                .tryAcquire()
+                .orElseThrow();
         signal("-STOP", pid);
         try {
             await().atMost(Timing.seconds(10)).until(() -> lostAt.get() != 0);
@@ -187,12 +209,16 @@ class RedisFaultIT {
         LockSpace holder = closeLater(Interlock.open(redis.uri(prefix, "")));
         LockSpace giving = closeLater(Interlock.open(redis.uri(prefix, "timeout=200ms&poll=50ms")));
         LockSpace next = closeLater(Interlock.open(redis.uri(prefix, "")));
-        Lease held = holder.lock("ghost").lease(Duration.ofSeconds(30)).tryAcquire().orElseThrow();
-        Future<Lease> givesUp = pool.submit(() -> giving.lock("ghost").lease(Duration.ofSeconds(30)).acquire(Duration.ofMillis(1500)));
+        Lease held =
+                holder.lock("ghost").lease(Duration.ofSeconds(30)).tryAcquire().orElseThrow();
+        Future<Lease> givesUp = pool.submit(
+                () -> giving.lock("ghost").lease(Duration.ofSeconds(30)).acquire(Duration.ofMillis(1500)));
         await().atMost(Timing.seconds(10)).until(() -> holder.status("ghost").waiters() == 1);
         // Its tries get no answer while the server is stopped; it gives up.
         long resumedAt = pausedUntil(pid, givesUp::isDone);
-        assertThatThrownBy(givesUp::get).as("the waiter got no lease").hasCauseInstanceOf(dev.interlock.LockException.class);
+        assertThatThrownBy(givesUp::get)
+                .as("the waiter got no lease")
+                .hasCauseInstanceOf(dev.interlock.LockException.class);
         held.close();
         assertGrantedSoonAfter(next, "ghost", resumedAt);
     }
@@ -206,18 +232,26 @@ class RedisFaultIT {
         TestRedis redis = closeLater(TestRedis.privateServer());
         long pid = pid(redis);
         RedisClient admin = closeLater(redis.admin());
-        RedisLockStore elsewhere = new RedisLockStore(admin, new RedisKeys(prefix), "test", () -> { });
+        RedisLockStore elsewhere = new RedisLockStore(admin, new RedisKeys(prefix), "test", () -> {});
         LockSpace giving = closeLater(Interlock.open(redis.uri(prefix, "timeout=200ms&poll=50ms")));
         LockSpace next = closeLater(Interlock.open(redis.uri(prefix, "")));
         long lease = 1000;
         long grantedAt = System.nanoTime();
-        assertThat(elsewhere.acquire("ghost", dev.interlock.Mode.EXCLUSIVE, "elsewhere:1:2:x", lease, false, lease).granted()).isTrue();
-        Future<Lease> givesUp = pool.submit(() -> giving.lock("ghost").lease(Duration.ofSeconds(30)).acquire(Duration.ofMillis(1500)));
+        assertThat(elsewhere
+                        .acquire("ghost", dev.interlock.Mode.EXCLUSIVE, "elsewhere:1:2:x", lease, false, lease)
+                        .granted())
+                .isTrue();
+        Future<Lease> givesUp = pool.submit(
+                () -> giving.lock("ghost").lease(Duration.ofSeconds(30)).acquire(Duration.ofMillis(1500)));
         await().atMost(Timing.seconds(10)).until(() -> next.status("ghost").waiters() == 1);
         // The server's clock goes on while it is stopped: once the lease has run out there, the
         // try it runs at the resume finds the lock free.
-        long resumedAt = pausedUntil(pid, () -> givesUp.isDone() && System.nanoTime() - grantedAt > TimeUnit.MILLISECONDS.toNanos(lease + 200));
-        assertThatThrownBy(givesUp::get).as("the waiter got no lease").hasCauseInstanceOf(dev.interlock.LockException.class);
+        long resumedAt = pausedUntil(
+                pid,
+                () -> givesUp.isDone() && System.nanoTime() - grantedAt > TimeUnit.MILLISECONDS.toNanos(lease + 200));
+        assertThatThrownBy(givesUp::get)
+                .as("the waiter got no lease")
+                .hasCauseInstanceOf(dev.interlock.LockException.class);
         assertGrantedSoonAfter(next, "ghost", resumedAt);
     }
 
@@ -233,9 +267,12 @@ class RedisFaultIT {
     }
 
     /** The next acquire is granted within a second of the resume: nothing left behind holds it up. */
-    private static void assertGrantedSoonAfter(LockSpace space, String name, long resumedAt) throws InterruptedException {
+    private static void assertGrantedSoonAfter(LockSpace space, String name, long resumedAt)
+            throws InterruptedException {
         try (Lease l = space.acquire(name, Timing.seconds(20))) {
-            assertThat(Duration.ofNanos(System.nanoTime() - resumedAt)).as("granted soon after the resume").isLessThan(Duration.ofSeconds(1));
+            assertThat(Duration.ofNanos(System.nanoTime() - resumedAt))
+                    .as("granted soon after the resume")
+                    .isLessThan(Duration.ofSeconds(1));
         }
     }
 
@@ -250,7 +287,9 @@ class RedisFaultIT {
         TestRedis redis = closeLater(TestRedis.privateServer());
         long pid = pid(redis);
         AtomicLong jump = new AtomicLong();
-        LockSpace locks = closeLater(Interlock.builder(redis.uri(prefix, "")).ticker(() -> System.nanoTime() + jump.get()).open());
+        LockSpace locks = closeLater(Interlock.builder(redis.uri(prefix, ""))
+                .ticker(() -> System.nanoTime() + jump.get())
+                .open());
         Duration lease = Duration.ofSeconds(2);
         AtomicReference<Thread> acquiring = new AtomicReference<>();
         Future<Lease> acquired;
@@ -260,7 +299,8 @@ class RedisFaultIT {
                 acquiring.set(Thread.currentThread());
                 return locks.lock("late").lease(lease).acquire(Timing.seconds(30));
             });
-            await().atMost(Timing.seconds(10)).until(() -> Stacks.inCall(acquiring.get(), "dev.interlock.redis.RedisLockStore"));
+            await().atMost(Timing.seconds(10))
+                    .until(() -> Stacks.inCall(acquiring.get(), "dev.interlock.redis.RedisLockStore"));
             jump.addAndGet(2 * lease.toNanos());
         } finally {
             signal("-CONT", pid);
@@ -269,7 +309,9 @@ class RedisFaultIT {
             assertThat(l.isValid()).as("a live lease, not one already lost").isTrue();
             assertThat(l.validUntil()).isAfter(java.time.Instant.now());
         }
-        assertThat(locks.status("late").holders()).as("the late grant was given back").isEmpty();
+        assertThat(locks.status("late").holders())
+                .as("the late grant was given back")
+                .isEmpty();
     }
 
     /**
@@ -282,7 +324,8 @@ class RedisFaultIT {
         long pid = pid(redis);
         LockSpace holder = closeLater(Interlock.open(redis.uri(prefix, "")));
         LockSpace waiting = closeLater(Interlock.open(redis.uri(prefix, "timeout=200ms&poll=50ms")));
-        Lease held = holder.lock("blip").lease(Duration.ofSeconds(30)).tryAcquire().orElseThrow();
+        Lease held =
+                holder.lock("blip").lease(Duration.ofSeconds(30)).tryAcquire().orElseThrow();
         AtomicReference<Thread> acquiring = new AtomicReference<>();
         Future<Lease> waiter = pool.submit(() -> {
             acquiring.set(Thread.currentThread());
@@ -312,7 +355,8 @@ class RedisFaultIT {
 
     /** Stops or continues the Redis server this test started (by its pid, never by name). */
     private static void signal(String sig, long pid) throws Exception {
-        Process p = new ProcessBuilder("kill", sig, Long.toString(pid)).inheritIO().start();
+        Process p =
+                new ProcessBuilder("kill", sig, Long.toString(pid)).inheritIO().start();
         assertThat(p.waitFor(10, TimeUnit.SECONDS)).isTrue();
         assertThat(p.exitValue()).isZero();
     }

@@ -12,8 +12,8 @@ import dev.interlock.LockInfo;
 import dev.interlock.LockLostException;
 import dev.interlock.LockSpace;
 import dev.interlock.Mode;
-import dev.interlock.testkit.Timing;
 import dev.interlock.spi.support.Spaces;
+import dev.interlock.testkit.Timing;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -64,12 +64,19 @@ class RedisIT {
         LockSpace locks = space("");
         RedisClient admin = admin();
         admin.set(keys.lock("job"), "someone else's value");
-        assertThatThrownBy(() -> locks.tryAcquire("job")).isInstanceOf(LockBackendException.class)
-                .hasMessageContaining("'job'").hasMessageContaining("the key '" + keys.lock("job") + "' holds a Redis string")
-                .hasMessageContaining("Nothing was granted").hasMessageContaining("prefix=")
-                .satisfies(e -> assertThat(((LockBackendException) e).isTransient()).isFalse());
-        assertThatThrownBy(() -> locks.acquire("job", Mode.SHARED, Duration.ofMillis(50))).isInstanceOf(LockBackendException.class);
-        assertThatThrownBy(() -> locks.status("job")).isInstanceOf(LockBackendException.class).hasMessageContaining("holds a Redis string");
+        assertThatThrownBy(() -> locks.tryAcquire("job"))
+                .isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("'job'")
+                .hasMessageContaining("the key '" + keys.lock("job") + "' holds a Redis string")
+                .hasMessageContaining("Nothing was granted")
+                .hasMessageContaining("prefix=")
+                .satisfies(e ->
+                        assertThat(((LockBackendException) e).isTransient()).isFalse());
+        assertThatThrownBy(() -> locks.acquire("job", Mode.SHARED, Duration.ofMillis(50)))
+                .isInstanceOf(LockBackendException.class);
+        assertThatThrownBy(() -> locks.status("job"))
+                .isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("holds a Redis string");
         assertThat(admin.get(keys.lock("job"))).as("left alone").isEqualTo("someone else's value");
         assertThat(admin.exists(keys.fence("job"))).as("no token issued").isFalse();
         admin.del(keys.lock("job"));
@@ -81,12 +88,14 @@ class RedisIT {
         LockSpace locks = space("");
         RedisClient admin = admin();
         admin.hset(keys.fence("job"), "a", "b");
-        assertThatThrownBy(() -> locks.tryAcquire("job")).isInstanceOf(LockBackendException.class)
+        assertThatThrownBy(() -> locks.tryAcquire("job"))
+                .isInstanceOf(LockBackendException.class)
                 .hasMessageContaining("holds a Redis hash");
         assertThat(admin.exists(keys.lock("job"))).isFalse();
         admin.del(keys.fence("job"));
         admin.set(keys.fence("job"), "not a number");
-        assertThatThrownBy(() -> locks.tryAcquire("job")).isInstanceOf(LockBackendException.class)
+        assertThatThrownBy(() -> locks.tryAcquire("job"))
+                .isInstanceOf(LockBackendException.class)
                 .hasMessageContaining("did not write");
         assertThat(admin.exists(keys.lock("job"))).isFalse();
     }
@@ -95,7 +104,8 @@ class RedisIT {
     void tamperedLockHash_isAClearError() {
         LockSpace locks = space("");
         admin().hset(keys.lock("job"), "h:x", "garbage");
-        assertThatThrownBy(() -> locks.tryAcquire("job")).isInstanceOf(LockBackendException.class)
+        assertThatThrownBy(() -> locks.tryAcquire("job"))
+                .isInstanceOf(LockBackendException.class)
                 .hasMessageContaining("holds entries Interlock did not write");
     }
 
@@ -109,7 +119,8 @@ class RedisIT {
         Lease first = locks.tryAcquire("cycle").orElseThrow(); // scripts loaded
         RedisLockBackend backend = (RedisLockBackend) Spaces.backend(locks);
         String channel = keys.lostChannel(first.owner().id());
-        await().atMost(Timing.seconds(10)).until(() -> backend.wakeups.subscribed(channel)); // the subscriber's connection is up
+        await().atMost(Timing.seconds(10))
+                .until(() -> backend.wakeups.subscribed(channel)); // the subscriber's connection is up
         first.close();
         Map<String, Long> before = commandCalls(admin);
         int cycles = 50;
@@ -122,8 +133,10 @@ class RedisIT {
         calls.remove("info");
         // Per cycle: the acquire script (TIME, EXISTS, GET, SET, HSET, PEXPIRE) and the release
         // script (TIME, HGET, HLEN, DEL); no SUBSCRIBE, no HGETALL of the whole hash.
-        assertThat(calls).as("commands run by %d cycles", cycles).containsOnlyKeys("evalsha", "time", "exists", "get", "set", "hset",
-                "pexpire", "hget", "hlen", "del").containsEntry("evalsha", 2L * cycles);
+        assertThat(calls)
+                .as("commands run by %d cycles", cycles)
+                .containsOnlyKeys("evalsha", "time", "exists", "get", "set", "hset", "pexpire", "hget", "hlen", "del")
+                .containsEntry("evalsha", 2L * cycles);
     }
 
     /** Issue 25: the grant tells the core whether its owner-checked release freed anything, so a release that did not is never logged as one. */
@@ -141,16 +154,21 @@ class RedisIT {
             assertThat(old.releaseIfOwned()).as("the old holder's release").isFalse();
             assertThat(a.tryAcquire("told")).as("the next holder keeps it").isEmpty();
             next.close();
-            assertThat(second.tryAcquire().orElseThrow().releaseIfOwned()).as("a holder's own release").isTrue();
+            assertThat(second.tryAcquire().orElseThrow().releaseIfOwned())
+                    .as("a holder's own release")
+                    .isTrue();
         }
     }
 
     private static dev.interlock.spi.AcquireSpec spec(String name) {
-        return dev.interlock.spi.AcquireSpec.builder(name, dev.interlock.Mode.EXCLUSIVE, dev.interlock.Owner.newAcquisition())
-                .lease(java.time.Duration.ofMinutes(10)).build();
+        return dev.interlock.spi.AcquireSpec.builder(
+                        name, dev.interlock.Mode.EXCLUSIVE, dev.interlock.Owner.newAcquisition())
+                .lease(java.time.Duration.ofMinutes(10))
+                .build();
     }
 
-    private static final java.util.regex.Pattern CMDSTAT = java.util.regex.Pattern.compile("^cmdstat_([^:]+):calls=(\\d+),");
+    private static final java.util.regex.Pattern CMDSTAT =
+            java.util.regex.Pattern.compile("^cmdstat_([^:]+):calls=(\\d+),");
 
     /** Calls per command (lower case) since the server started, from INFO commandstats. */
     private static Map<String, Long> commandCalls(RedisClient admin) {
@@ -173,25 +191,45 @@ class RedisIT {
         Lease l = locks.tryAcquire("solo").orElseThrow();
         String key = keys.lock("solo");
         String field = "h:" + l.owner().id();
-        assertThat(backend.store.release("solo", l.owner().id(), l.token() + 1)).as("another token").isFalse();
-        assertThat(backend.store.release("solo", "someone-else", l.token())).as("another owner").isFalse();
+        assertThat(backend.store.release("solo", l.owner().id(), l.token() + 1))
+                .as("another token")
+                .isFalse();
+        assertThat(backend.store.release("solo", "someone-else", l.token()))
+                .as("another owner")
+                .isFalse();
         assertThat(admin.hexists(key, field)).isTrue();
         // The grant's deadline has passed on the server, the hash still lives: not released, pruned.
         String[] v = admin.hget(key, field).split(" ");
         v[2] = "1";
         admin.hset(key, field, String.join(" ", v));
         admin.pexpire(key, 60_000);
-        assertThat(backend.store.release("solo", l.owner().id(), l.token())).as("a grant whose lease ran out").isFalse();
-        assertThat(admin.exists(key)).as("the dead entry pruned, the empty hash gone").isFalse();
+        assertThat(backend.store.release("solo", l.owner().id(), l.token()))
+                .as("a grant whose lease ran out")
+                .isFalse();
+        assertThat(admin.exists(key))
+                .as("the dead entry pruned, the empty hash gone")
+                .isFalse();
         Lease again = locks.tryAcquire("solo").orElseThrow();
-        assertThat(backend.store.release("solo", again.owner().id(), again.token())).isTrue();
+        assertThat(backend.store.release("solo", again.owner().id(), again.token()))
+                .isTrue();
         assertThat(admin.exists(key)).isFalse();
     }
 
     @Test
     void namesWithBracesSpacesAndFullLength_areDistinctLocks_inOneSlotEach_andListedBack() {
         LockSpace locks = space("");
-        List<String> names = List.of("{a}", "a}", "{a", "}{", "{}", "%7B", "%", "a b", " ", "a", "{" + "}".repeat(1022) + "{",
+        List<String> names = List.of(
+                "{a}",
+                "a}",
+                "{a",
+                "}{",
+                "{}",
+                "%7B",
+                "%",
+                "a b",
+                " ",
+                "a",
+                "{" + "}".repeat(1022) + "{",
                 "é".repeat(1024));
         List<Lease> held = new ArrayList<>();
         for (String n : names) {
@@ -204,7 +242,9 @@ class RedisIT {
         }
         assertThat(other.list()).extracting(LockInfo::name).containsExactlyInAnyOrderElementsOf(names);
         held.forEach(Lease::close);
-        assertThat(other.list()).as("names stay listed: their fence counter stays").hasSize(names.size())
+        assertThat(other.list())
+                .as("names stay listed: their fence counter stays")
+                .hasSize(names.size())
                 .allSatisfy(i -> assertThat(i.isFree()).isTrue());
     }
 
@@ -216,7 +256,9 @@ class RedisIT {
         try (Lease l = locks.tryAcquire("fenced").orElseThrow()) {
             first = l.token();
         }
-        assertThat(admin.exists(keys.lock("fenced"))).as("a free lock leaves no hash").isFalse();
+        assertThat(admin.exists(keys.lock("fenced")))
+                .as("a free lock leaves no hash")
+                .isFalse();
         assertThat(admin.ttl(keys.fence("fenced"))).as("the counter has no TTL").isEqualTo(-1L);
         long second;
         try (Lease l = locks.tryAcquire("fenced").orElseThrow()) {
@@ -239,14 +281,32 @@ class RedisIT {
     void readersLeftUnread_byAnotherReadersReleaseOrRenewal_keepTheirHoldAndTheHashTtl() {
         LockSpace locks = space("");
         RedisClient admin = admin();
-        Lease longOne = locks.lock("readers").mode(Mode.SHARED).lease(Duration.ofMinutes(10)).fixedLease().tryAcquire().orElseThrow();
-        Lease shortOne = locks.lock("readers").mode(Mode.SHARED).lease(Duration.ofMinutes(1)).fixedLease().tryAcquire().orElseThrow();
+        Lease longOne = locks.lock("readers")
+                .mode(Mode.SHARED)
+                .lease(Duration.ofMinutes(10))
+                .fixedLease()
+                .tryAcquire()
+                .orElseThrow();
+        Lease shortOne = locks.lock("readers")
+                .mode(Mode.SHARED)
+                .lease(Duration.ofMinutes(1))
+                .fixedLease()
+                .tryAcquire()
+                .orElseThrow();
         shortOne.renew(Duration.ofSeconds(30));
-        assertThat(admin.pttl(keys.lock("readers"))).as("renewal of the shorter kept the longer one's TTL").isGreaterThan(300_000L);
+        assertThat(admin.pttl(keys.lock("readers")))
+                .as("renewal of the shorter kept the longer one's TTL")
+                .isGreaterThan(300_000L);
         shortOne.close();
-        assertThat(admin.pttl(keys.lock("readers"))).as("release of the other kept the longer one's TTL").isGreaterThan(300_000L);
-        assertThat(locks.status("readers").holders()).extracting(HolderInfo::token).containsExactly(java.util.OptionalLong.of(longOne.token()));
-        assertThat(locks.tryAcquire("readers")).as("a writer still sees the reader").isEmpty();
+        assertThat(admin.pttl(keys.lock("readers")))
+                .as("release of the other kept the longer one's TTL")
+                .isGreaterThan(300_000L);
+        assertThat(locks.status("readers").holders())
+                .extracting(HolderInfo::token)
+                .containsExactly(java.util.OptionalLong.of(longOne.token()));
+        assertThat(locks.tryAcquire("readers"))
+                .as("a writer still sees the reader")
+                .isEmpty();
         longOne.close();
         assertThat(locks.tryAcquire("readers")).isPresent();
     }
@@ -256,15 +316,31 @@ class RedisIT {
     void deadReaders_areIgnoredAndPrunedByAWriter() {
         LockSpace locks = space("");
         RedisClient admin = admin();
-        Lease live = locks.lock("pruned").mode(Mode.SHARED).lease(Duration.ofMinutes(10)).fixedLease().tryAcquire().orElseThrow();
+        Lease live = locks.lock("pruned")
+                .mode(Mode.SHARED)
+                .lease(Duration.ofMinutes(10))
+                .fixedLease()
+                .tryAcquire()
+                .orElseThrow();
         admin.hset(keys.lock("pruned"), "h:dead:1:1:x", "SH 1 1 1000 1"); // a reader whose deadline passed long ago
-        Lease other = locks.lock("pruned").mode(Mode.SHARED).lease(Duration.ofMinutes(10)).fixedLease().tryAcquire().orElseThrow();
+        Lease other = locks.lock("pruned")
+                .mode(Mode.SHARED)
+                .lease(Duration.ofMinutes(10))
+                .fixedLease()
+                .tryAcquire()
+                .orElseThrow();
         other.close();
-        assertThat(admin.hexists(keys.lock("pruned"), "h:dead:1:1:x")).as("left unread by readers").isTrue();
-        assertThat(locks.status("pruned").holders()).extracting(HolderInfo::token).containsExactly(java.util.OptionalLong.of(live.token()));
+        assertThat(admin.hexists(keys.lock("pruned"), "h:dead:1:1:x"))
+                .as("left unread by readers")
+                .isTrue();
+        assertThat(locks.status("pruned").holders())
+                .extracting(HolderInfo::token)
+                .containsExactly(java.util.OptionalLong.of(live.token()));
         live.close();
         try (Lease w = locks.tryAcquire("pruned").orElseThrow()) {
-            assertThat(admin.hexists(keys.lock("pruned"), "h:dead:1:1:x")).as("pruned by the writer").isFalse();
+            assertThat(admin.hexists(keys.lock("pruned"), "h:dead:1:1:x"))
+                    .as("pruned by the writer")
+                    .isFalse();
         }
     }
 
@@ -272,7 +348,12 @@ class RedisIT {
     void leaseRunsOutOnTheServer_othersMayTakeTheLock_andTheHolderIsLost() throws Exception {
         LockSpace locks = space("");
         AtomicReference<LockLostException> lost = new AtomicReference<>();
-        Lease l = locks.lock("short").lease(Duration.ofMillis(400)).fixedLease().onLost(lost::set).tryAcquire().orElseThrow();
+        Lease l = locks.lock("short")
+                .lease(Duration.ofMillis(400))
+                .fixedLease()
+                .onLost(lost::set)
+                .tryAcquire()
+                .orElseThrow();
         LockSpace other = space("");
         Lease taken = other.acquire("short", Timing.seconds(10));
         assertThat(taken.token()).isGreaterThan(l.token());
@@ -289,11 +370,14 @@ class RedisIT {
         Lease a = locks.lock("taken").fixedLease().tryAcquire().orElseThrow();
         admin().del(keys.lock("taken")); // a's lease ran out on the server
         Lease b = space("").tryAcquire("taken").orElseThrow();
-        assertThatThrownBy(a::renew).isInstanceOf(LockLostException.class)
+        assertThatThrownBy(a::renew)
+                .isInstanceOf(LockLostException.class)
                 .hasMessageContaining("lost 'taken' (token " + a.token() + ")")
                 .hasMessageContaining("now held EX by " + b.owner().id());
         a.close();
-        assertThat(locks.status("taken").holders()).extracting(h -> h.ownerId().orElseThrow()).containsExactly(b.owner().id());
+        assertThat(locks.status("taken").holders())
+                .extracting(h -> h.ownerId().orElseThrow())
+                .containsExactly(b.owner().id());
         Lease c = locks.lock("taken2").fixedLease().tryAcquire().orElseThrow();
         admin().del(keys.lock("taken2"));
         Lease d = space("").tryAcquire("taken2").orElseThrow();
@@ -324,13 +408,17 @@ class RedisIT {
         LockSpace locks = space("");
         AtomicReference<LockLostException> lost = new AtomicReference<>();
         // A 5-minute lease renews only every 100s: being told within seconds proves the push.
-        Lease l = locks.lock("pushed").lease(Duration.ofMinutes(5)).onLost(lost::set).tryAcquire().orElseThrow();
+        Lease l = locks.lock("pushed")
+                .lease(Duration.ofMinutes(5))
+                .onLost(lost::set)
+                .tryAcquire()
+                .orElseThrow();
         LockSpace admin = space("");
         RedisClient a = admin();
         String channel = keys.lostChannel(l.owner().id());
         // The holder subscribes to its loss channel asynchronously; break only once it listens.
-        await().atMost(Timing.seconds(10)).until(() ->
-                (Long) a.eval("return redis.call('PUBSUB', 'NUMSUB', ARGV[1])[2]", 0, channel) > 0);
+        await().atMost(Timing.seconds(10))
+                .until(() -> (Long) a.eval("return redis.call('PUBSUB', 'NUMSUB', ARGV[1])[2]", 0, channel) > 0);
         assertThat(admin.breakLock("pushed", l.owner().id())).isTrue();
         await().atMost(Timing.seconds(5)).until(() -> lost.get() != null);
         assertThat(lost.get()).hasMessageContaining("broken on the server");
@@ -350,26 +438,36 @@ class RedisIT {
         String channel = keys.lostChannel(first.owner().id());
         await().atMost(Timing.seconds(10)).until(() -> backend.wakeups.subscribed(channel));
         first.close();
-        assertThat(backend.wakeups.subscribed(channel)).as("still subscribed after the last holder left").isTrue();
+        assertThat(backend.wakeups.subscribed(channel))
+                .as("still subscribed after the last holder left")
+                .isTrue();
         long subscribes = backend.wakeups.subscribes.get();
         for (int i = 0; i < 20; i++) {
             locks.tryAcquire("loop").orElseThrow().close();
             assertThat(backend.wakeups.subscribed(channel)).isTrue();
         }
-        assertThat(backend.wakeups.subscribes.get() - subscribes).as("SUBSCRIBEs sent by the 20 holds that followed").isZero();
+        assertThat(backend.wakeups.subscribes.get() - subscribes)
+                .as("SUBSCRIBEs sent by the 20 holds that followed")
+                .isZero();
     }
 
     @Test
     void status_showsLeaseToken_andQueuedWaitersInOrder() throws Exception {
         LockSpace locks = space("");
-        try (Lease held = locks.lock("q").mode(Mode.SHARED).lease(Duration.ofSeconds(42)).tryAcquire().orElseThrow()) {
+        try (Lease held = locks.lock("q")
+                .mode(Mode.SHARED)
+                .lease(Duration.ofSeconds(42))
+                .tryAcquire()
+                .orElseThrow()) {
             HolderInfo h = locks.status("q").holders().get(0);
             assertThat(h.lease()).contains(Duration.ofSeconds(42));
             assertThat(h.token()).hasValue(held.token());
-            assertThat(h.validUntil().orElseThrow()).isAfter(java.time.Instant.now().plusSeconds(30));
+            assertThat(h.validUntil().orElseThrow())
+                    .isAfter(java.time.Instant.now().plusSeconds(30));
             assertThat(h.host()).contains(held.owner().host());
             Future<Lease> writer = pool.submit(() -> space("").acquire("q", Timing.seconds(30)));
-            await().atMost(Timing.seconds(10)).until(() -> locks.status("q").queued().size() == 1);
+            await().atMost(Timing.seconds(10))
+                    .until(() -> locks.status("q").queued().size() == 1);
             LockInfo info = locks.status("q");
             assertThat(info.waiters()).isEqualTo(1);
             assertThat(info.queued().get(0).waiting()).isTrue();
@@ -387,7 +485,8 @@ class RedisIT {
         for (int i = 0; i < 3; i++) {
             Lease held = holder.tryAcquire("notice").orElseThrow();
             Future<Lease> waiter = pool.submit(() -> waiting.acquire("notice", Timing.seconds(60)));
-            await().atMost(Timing.seconds(10)).until(() -> holder.status("notice").waiters() == 1);
+            await().atMost(Timing.seconds(10))
+                    .until(() -> holder.status("notice").waiters() == 1);
             long released = System.nanoTime();
             held.close();
             waiter.get(Timing.seconds(5).toMillis(), TimeUnit.MILLISECONDS).close();
@@ -401,7 +500,7 @@ class RedisIT {
         // Four writers of one space queue behind a holder; each release should cost one try (the next
         // writer's), not one per waiter: with every waiter woken, the four handoffs took 4+3+2+1 tries.
         LockSpace waiting = space("poll=10m");
-        RedisLockStore store = new RedisLockStore(admin(), keys, "test", () -> { });
+        RedisLockStore store = new RedisLockStore(admin(), keys, "test", () -> {});
         RedisLockStore.Acquired held = store.acquire("herd", Mode.EXCLUSIVE, "holder:1:2:x", 60_000, false, 5000);
         assertThat(held.granted()).isTrue();
         List<Future<Lease>> writers = new ArrayList<>();
@@ -412,7 +511,8 @@ class RedisIT {
                 return l;
             }));
             int queued = i;
-            await().atMost(Timing.seconds(10)).until(() -> waiting.status("herd").waiters() == queued);
+            await().atMost(Timing.seconds(10))
+                    .until(() -> waiting.status("herd").waiters() == queued);
         }
         RedisClient admin = admin();
         long before = scriptsRun(admin);
@@ -432,7 +532,7 @@ class RedisIT {
     @Test
     void waiter_queuesAtItsFirstTry_whenAnotherWaiterOfItsProcessKeepsTheChannelSubscribed() throws Exception {
         LockSpace waiting = space("poll=10m");
-        RedisLockStore store = new RedisLockStore(admin(), keys, "test", () -> { });
+        RedisLockStore store = new RedisLockStore(admin(), keys, "test", () -> {});
         RedisLockStore.Acquired held = store.acquire("second", Mode.EXCLUSIVE, "holder:1:2:x", 60_000, false, 5000);
         assertThat(held.granted()).isTrue();
         RedisClient admin = admin();
@@ -448,7 +548,9 @@ class RedisIT {
         long before = scriptsRun(admin);
         Future<Lease> second = pool.submit(() -> waiting.acquire("second", Timing.seconds(30)));
         await().atMost(Timing.seconds(10)).until(() -> queuedFields(admin, lock) == 2);
-        assertThat(scriptsRun(admin) - before).as("scripts run until the second waiter was queued").isEqualTo(1);
+        assertThat(scriptsRun(admin) - before)
+                .as("scripts run until the second waiter was queued")
+                .isEqualTo(1);
         store.release("second", "holder:1:2:x", held.token());
         first.get(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS);
         second.get(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS).close();
@@ -458,7 +560,7 @@ class RedisIT {
     @Test
     void singleTry_isNeverQueued_evenWhenTheChannelIsSubscribed() throws Exception {
         LockSpace waiting = space("poll=10m");
-        RedisLockStore store = new RedisLockStore(admin(), keys, "test", () -> { });
+        RedisLockStore store = new RedisLockStore(admin(), keys, "test", () -> {});
         RedisLockStore.Acquired held = store.acquire("single", Mode.EXCLUSIVE, "holder:1:2:x", 60_000, false, 5000);
         RedisClient admin = admin();
         String lock = keys.lock("single");
@@ -466,7 +568,9 @@ class RedisIT {
         await().atMost(Timing.seconds(10)).until(() -> queuedFields(admin, lock) == 1);
         long before = scriptsRun(admin);
         assertThat(waiting.tryAcquire("single")).isEmpty();
-        assertThat(scriptsRun(admin) - before).as("a single try is one script, with nothing to leave").isEqualTo(1);
+        assertThat(scriptsRun(admin) - before)
+                .as("a single try is one script, with nothing to leave")
+                .isEqualTo(1);
         assertThat(queuedFields(admin, lock)).isEqualTo(1);
         store.release("single", "holder:1:2:x", held.token());
         first.get(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS).close();
@@ -477,20 +581,26 @@ class RedisIT {
         LockSpace space = space("poll=10m");
         RedisClient admin = admin();
         String lock = keys.lock("hand");
-        space.tryAcquire("hand-warm-up").orElseThrow().close(); // the scripts loaded (a first EVALSHA fails with NOSCRIPT)
+        space.tryAcquire("hand-warm-up")
+                .orElseThrow()
+                .close(); // the scripts loaded (a first EVALSHA fails with NOSCRIPT)
         Lease held = space.lock("hand").lease(Duration.ofSeconds(30)).acquire(Timing.seconds(5));
-        Future<Lease> waiter = pool.submit(() -> space.lock("hand").lease(Duration.ofSeconds(30)).acquire(Timing.seconds(30)));
+        Future<Lease> waiter = pool.submit(
+                () -> space.lock("hand").lease(Duration.ofSeconds(30)).acquire(Timing.seconds(30)));
         await().atMost(Timing.seconds(10)).until(() -> queuedFields(admin, lock) == 1);
         long before = scriptsRun(admin);
         held.close();
         Lease next = waiter.get(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS);
-        assertThat(scriptsRun(admin) - before).as("scripts for the hand-off: the release alone").isEqualTo(1);
+        assertThat(scriptsRun(admin) - before)
+                .as("scripts for the hand-off: the release alone")
+                .isEqualTo(1);
         assertThat(next.token()).isGreaterThan(held.token());
         assertThat(space.status("hand").holders()).singleElement().satisfies(h -> {
             assertThat(h.ownerId()).hasValue(next.owner().id());
             assertThat(h.token()).hasValue(next.token());
         });
-        assertThat(Duration.between(java.time.Instant.now(), next.validUntil())).isBetween(Duration.ofSeconds(20), Duration.ofSeconds(30));
+        assertThat(Duration.between(java.time.Instant.now(), next.validUntil()))
+                .isBetween(Duration.ofSeconds(20), Duration.ofSeconds(30));
         next.renew();
         next.close();
         assertThat(admin.exists(lock)).as("released with the handed token").isFalse();
@@ -510,7 +620,8 @@ class RedisIT {
             fs.add(pool.submit(() -> {
                 long bad = 0;
                 for (int i = 0; i < rounds; i++) {
-                    try (Lease l = space.lock("passed").lease(Duration.ofSeconds(30)).acquire(Timing.seconds(60))) {
+                    try (Lease l =
+                            space.lock("passed").lease(Duration.ofSeconds(30)).acquire(Timing.seconds(60))) {
                         if (inside.incrementAndGet() != 1) {
                             bad++;
                         }
@@ -526,7 +637,9 @@ class RedisIT {
             }));
         }
         for (Future<Long> f : fs) {
-            assertThat(f.get(Timing.seconds(120).toMillis(), TimeUnit.MILLISECONDS)).as("overlaps and tokens out of order").isZero();
+            assertThat(f.get(Timing.seconds(120).toMillis(), TimeUnit.MILLISECONDS))
+                    .as("overlaps and tokens out of order")
+                    .isZero();
         }
         // Each cycle is a release and, unless its grant was handed over, a try or two: well under
         // the three scripts a cycle took without hand-offs.
@@ -536,12 +649,15 @@ class RedisIT {
 
     @Test
     void handedGrant_ofAnAttemptThatStoppedWaiting_isDroppedByItsLeave() {
-        RedisLockStore store = new RedisLockStore(admin(), keys, "test", () -> { });
+        RedisLockStore store = new RedisLockStore(admin(), keys, "test", () -> {});
         RedisClient admin = admin();
         String lock = keys.lock("dropped");
         RedisLockStore.Acquired held = store.acquire("dropped", Mode.EXCLUSIVE, "holder:1:2:x", 60_000, false, 5000);
-        assertThat(store.acquire("dropped", Mode.EXCLUSIVE, "waiter:1:2:y", 60_000, true, 5000).granted()).isFalse();
-        RedisLockStore.Released r = store.release("dropped", "holder:1:2:x", held.token(), List.of("waiter:1:2:y", "60000"));
+        assertThat(store.acquire("dropped", Mode.EXCLUSIVE, "waiter:1:2:y", 60_000, true, 5000)
+                        .granted())
+                .isFalse();
+        RedisLockStore.Released r =
+                store.release("dropped", "holder:1:2:x", held.token(), List.of("waiter:1:2:y", "60000"));
         assertThat(r.released()).isTrue();
         assertThat(r.handedTo()).isEqualTo("waiter:1:2:y");
         assertThat(r.handedToken()).isGreaterThan(held.token());
@@ -553,14 +669,19 @@ class RedisIT {
 
     @Test
     void handOff_goesOnlyToTheWaiterWhoseTurnItIs() {
-        RedisLockStore store = new RedisLockStore(admin(), keys, "test", () -> { });
+        RedisLockStore store = new RedisLockStore(admin(), keys, "test", () -> {});
         RedisClient admin = admin();
         String lock = keys.lock("turn");
         RedisLockStore.Acquired held = store.acquire("turn", Mode.EXCLUSIVE, "holder:1:2:x", 60_000, false, 5000);
-        assertThat(store.acquire("turn", Mode.EXCLUSIVE, "first:1:2:a", 60_000, true, 5000).granted()).isFalse();
-        assertThat(store.acquire("turn", Mode.EXCLUSIVE, "second:1:2:b", 60_000, true, 5000).granted()).isFalse();
+        assertThat(store.acquire("turn", Mode.EXCLUSIVE, "first:1:2:a", 60_000, true, 5000)
+                        .granted())
+                .isFalse();
+        assertThat(store.acquire("turn", Mode.EXCLUSIVE, "second:1:2:b", 60_000, true, 5000)
+                        .granted())
+                .isFalse();
         // The second is of the releasing process, the first is not: nobody is handed the lock.
-        RedisLockStore.Released r = store.release("turn", "holder:1:2:x", held.token(), List.of("second:1:2:b", "60000"));
+        RedisLockStore.Released r =
+                store.release("turn", "holder:1:2:x", held.token(), List.of("second:1:2:b", "60000"));
         assertThat(r.released()).isTrue();
         assertThat(r.handedTo()).isNull();
         assertThat(admin.hkeys(lock)).containsExactlyInAnyOrder("w:first:1:2:a", "w:second:1:2:b");
@@ -577,8 +698,11 @@ class RedisIT {
 
     /** Scripts the server has run since it started (EVALSHA and EVAL calls, from INFO commandstats). */
     private static long scriptsRun(RedisClient admin) {
-        return admin.info("commandstats").lines().filter(l -> l.startsWith("cmdstat_evalsha:") || l.startsWith("cmdstat_eval:"))
-                .mapToLong(l -> Long.parseLong(l.replaceAll("^cmdstat_\\w+:calls=(\\d+),.*", "$1"))).sum();
+        return admin.info("commandstats")
+                .lines()
+                .filter(l -> l.startsWith("cmdstat_evalsha:") || l.startsWith("cmdstat_eval:"))
+                .mapToLong(l -> Long.parseLong(l.replaceAll("^cmdstat_\\w+:calls=(\\d+),.*", "$1")))
+                .sum();
     }
 
     @Test
@@ -590,7 +714,8 @@ class RedisIT {
         for (int i = 1; i <= 2; i++) {
             readers.add(pool.submit(() -> waiting.acquire("readers", Mode.SHARED, Timing.seconds(30))));
             int queued = i;
-            await().atMost(Timing.seconds(10)).until(() -> holder.status("readers").waiters() == queued);
+            await().atMost(Timing.seconds(10))
+                    .until(() -> holder.status("readers").waiters() == queued);
         }
         long released = System.nanoTime();
         held.close();
@@ -610,7 +735,11 @@ class RedisIT {
     void missedNotice_costsOnlyThePollInterval() throws Exception {
         LockSpace holder = space("");
         LockSpace waiting = space("poll=200ms");
-        Lease held = holder.lock("missed").lease(Duration.ofMinutes(5)).fixedLease().tryAcquire().orElseThrow();
+        Lease held = holder.lock("missed")
+                .lease(Duration.ofMinutes(5))
+                .fixedLease()
+                .tryAcquire()
+                .orElseThrow();
         Future<Lease> waiter = pool.submit(() -> waiting.acquire("missed", Timing.seconds(60)));
         await().atMost(Timing.seconds(10)).until(() -> holder.status("missed").waiters() == 1);
         admin().hdel(keys.lock("missed"), "h:" + held.owner().id()); // gone without a notice
@@ -621,8 +750,10 @@ class RedisIT {
     void deadHolder_isWaitedForOnlyUntilItsLeaseRunsOutOnTheServer() throws Exception {
         LockSpace waiting = space("poll=10m");
         // A holder that died: nothing will release it or publish a notice.
-        RedisLockStore store = new RedisLockStore(admin(), keys, "test", () -> { });
-        assertThat(store.acquire("dead", Mode.EXCLUSIVE, "deadhost:1:2:x", 300, false, 300).granted()).isTrue();
+        RedisLockStore store = new RedisLockStore(admin(), keys, "test", () -> {});
+        assertThat(store.acquire("dead", Mode.EXCLUSIVE, "deadhost:1:2:x", 300, false, 300)
+                        .granted())
+                .isTrue();
         long start = System.nanoTime();
         waiting.acquire("dead", Timing.seconds(30)).close();
         // The busy answer says when the holder's lease runs out; without it the waiter would look again after 1.67s.
@@ -632,14 +763,22 @@ class RedisIT {
     @Test
     void queuedReader_isNotPassedByALaterWriter_evenWhileTheLockIsFree() throws Exception {
         LockSpace locks = space("");
-        RedisLockStore store = new RedisLockStore(admin(), keys, "test", () -> { });
-        assertThat(store.acquire("fair", Mode.EXCLUSIVE, "otherhost:1:2:x", 60_000, false, 5000).granted()).isTrue();
+        RedisLockStore store = new RedisLockStore(admin(), keys, "test", () -> {});
+        assertThat(store.acquire("fair", Mode.EXCLUSIVE, "otherhost:1:2:x", 60_000, false, 5000)
+                        .granted())
+                .isTrue();
         Future<Lease> reader = pool.submit(() -> space("poll=10m").acquire("fair", Mode.SHARED, Timing.seconds(30)));
         await().atMost(Timing.seconds(10)).until(() -> locks.status("fair").waiters() == 1);
         admin().hdel(keys.lock("fair"), "h:otherhost:1:2:x"); // the lock is free, and the reader has not been told
         assertThat(locks.status("fair").isFree()).isTrue();
-        assertThat(locks.tryAcquire("fair")).as("a new writer gives way to the queued reader").isEmpty();
-        assertThat(locks.tryAcquire("fair", Mode.SHARED)).as("a new reader may join").isPresent().get().satisfies(Lease::close);
+        assertThat(locks.tryAcquire("fair"))
+                .as("a new writer gives way to the queued reader")
+                .isEmpty();
+        assertThat(locks.tryAcquire("fair", Mode.SHARED))
+                .as("a new reader may join")
+                .isPresent()
+                .get()
+                .satisfies(Lease::close);
         reader.get(10, TimeUnit.SECONDS).close();
         locks.tryAcquire("fair").orElseThrow().close();
     }
@@ -671,18 +810,30 @@ class RedisIT {
         Lease held = s.tryAcquire("tie").orElseThrow();
         String first = "vm:1:1:ffff";
         String second = "vm:1:1:0000"; // sorts before the first by owner id
-        assertThat(store.acquire("tie", Mode.EXCLUSIVE, first, 30_000, true, 5_000).granted()).isFalse();
+        assertThat(store.acquire("tie", Mode.EXCLUSIVE, first, 30_000, true, 5_000)
+                        .granted())
+                .isFalse();
         // As if the second came in the same millisecond (or the clock stepped back): the first's place is now "later".
         String key = keys.lock("tie");
         String[] f = admin.hget(key, "w:" + first).split(" ");
         long firstSince = Long.parseLong(f[2]) + 60_000;
         admin.hset(key, "w:" + first, f[0] + " " + f[1] + " " + firstSince);
-        assertThat(store.acquire("tie", Mode.EXCLUSIVE, second, 30_000, true, 5_000).granted()).isFalse();
+        assertThat(store.acquire("tie", Mode.EXCLUSIVE, second, 30_000, true, 5_000)
+                        .granted())
+                .isFalse();
         long secondSince = Long.parseLong(admin.hget(key, "w:" + second).split(" ")[2]);
-        assertThat(secondSince).as("the newcomer's place comes after the first's").isGreaterThan(firstSince);
+        assertThat(secondSince)
+                .as("the newcomer's place comes after the first's")
+                .isGreaterThan(firstSince);
         held.close();
-        assertThat(store.acquire("tie", Mode.EXCLUSIVE, second, 30_000, true, 5_000).granted()).as("not the second's turn").isFalse();
-        assertThat(store.acquire("tie", Mode.EXCLUSIVE, first, 30_000, true, 5_000).granted()).as("the first's turn").isTrue();
+        assertThat(store.acquire("tie", Mode.EXCLUSIVE, second, 30_000, true, 5_000)
+                        .granted())
+                .as("not the second's turn")
+                .isFalse();
+        assertThat(store.acquire("tie", Mode.EXCLUSIVE, first, 30_000, true, 5_000)
+                        .granted())
+                .as("the first's turn")
+                .isTrue();
     }
 
     @Test
@@ -700,7 +851,10 @@ class RedisIT {
                 events.add("released " + backend + " " + name);
             }
         };
-        try (LockSpace s = Interlock.builder(RedisLocks.builder(client).prefix(prefix).backend()).metrics(metrics).open()) {
+        try (LockSpace s = Interlock.builder(
+                        RedisLocks.builder(client).prefix(prefix).backend())
+                .metrics(metrics)
+                .open()) {
             s.tryAcquire("metered").orElseThrow().close();
         }
         assertThat(events).containsExactly("acquired redis metered", "released redis metered");
@@ -712,7 +866,8 @@ class RedisIT {
         LockSpace locks = space("");
         assertThat(locks.uri()).startsWith("redis://").contains("?prefix=" + prefix);
         try (Lease held = locks.tryAcquire("busy").orElseThrow()) {
-            assertThatThrownBy(() -> locks.acquire("busy", Duration.ofMillis(100))).hasMessageStartingWith(locks.uri() + " - 'busy'");
+            assertThatThrownBy(() -> locks.acquire("busy", Duration.ofMillis(100)))
+                    .hasMessageStartingWith(locks.uri() + " - 'busy'");
         }
     }
 }

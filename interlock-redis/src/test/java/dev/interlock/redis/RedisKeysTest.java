@@ -10,8 +10,29 @@ import org.junit.jupiter.api.Test;
 import redis.clients.jedis.util.JedisClusterCRC16;
 
 class RedisKeysTest {
-    private static final List<String> NAMES = List.of("a", "{a}", "a}", "{a", "}{", "{}", "}", "{", "%", "%7B", "%7D", "%25",
-            "a b", " ", "a{b}c", "x".repeat(1024), "}".repeat(1024), "{".repeat(1024), "données/日本語 🔒", "*", "?", "[a]");
+    private static final List<String> NAMES = List.of(
+            "a",
+            "{a}",
+            "a}",
+            "{a",
+            "}{",
+            "{}",
+            "}",
+            "{",
+            "%",
+            "%7B",
+            "%7D",
+            "%25",
+            "a b",
+            " ",
+            "a{b}c",
+            "x".repeat(1024),
+            "}".repeat(1024),
+            "{".repeat(1024),
+            "données/日本語 🔒",
+            "*",
+            "?",
+            "[a]");
 
     private final RedisKeys keys = new RedisKeys("app:");
 
@@ -32,8 +53,12 @@ class RedisKeysTest {
         Set<String> locks = new HashSet<>();
         for (String n : NAMES) {
             int slot = JedisClusterCRC16.getSlot(keys.lock(n));
-            assertThat(JedisClusterCRC16.getSlot(keys.fence(n))).as("fence of '%s'", n).isEqualTo(slot);
-            assertThat(JedisClusterCRC16.getSlot(keys.channel(n))).as("channel of '%s'", n).isEqualTo(slot);
+            assertThat(JedisClusterCRC16.getSlot(keys.fence(n)))
+                    .as("fence of '%s'", n)
+                    .isEqualTo(slot);
+            assertThat(JedisClusterCRC16.getSlot(keys.channel(n)))
+                    .as("channel of '%s'", n)
+                    .isEqualTo(slot);
             // The hash tag is the whole encoded name: the slot is that of the name alone, not of the prefix.
             assertThat(slot).isEqualTo(JedisClusterCRC16.getSlot(RedisKeys.encode(n)));
             assertThat(locks.add(keys.lock(n))).isTrue();
@@ -63,7 +88,9 @@ class RedisKeysTest {
 
     @Test
     void prefixWithBrace_isRejectedWithTheReason() {
-        assertThatThrownBy(() -> new RedisKeys("app{x}:")).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("brace").hasMessageContaining("hash tag");
+        assertThatThrownBy(() -> new RedisKeys("app{x}:"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("brace")
+                .hasMessageContaining("hash tag");
     }
 }

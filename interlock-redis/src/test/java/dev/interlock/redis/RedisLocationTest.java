@@ -27,7 +27,8 @@ class RedisLocationTest {
 
     @Test
     void parse_everything_andDescriptionHidesCredentials() {
-        RedisLocation l = RedisLocation.parse("rediss://alice:p%40ss%3Aw0rd@[::1]:6380/3?prefix=app%3Alocks:&timeout=500ms&poll=250ms&pool=4",
+        RedisLocation l = RedisLocation.parse(
+                "rediss://alice:p%40ss%3Aw0rd@[::1]:6380/3?prefix=app%3Alocks:&timeout=500ms&poll=250ms&pool=4",
                 NO_ENV);
         assertThat(l.tls).isTrue();
         assertThat(l.host).isEqualTo("::1");
@@ -39,8 +40,10 @@ class RedisLocationTest {
         assertThat(l.timeout).isEqualTo(Duration.ofMillis(500));
         assertThat(l.poll).isEqualTo(Duration.ofMillis(250));
         assertThat(l.pool).isEqualTo(4);
-        assertThat(l.description()).isEqualTo("rediss://****@[::1]:6380/3?prefix=app:locks:&timeout=500ms&poll=250ms&pool=4")
-                .doesNotContain("alice").doesNotContain("p@ss");
+        assertThat(l.description())
+                .isEqualTo("rediss://****@[::1]:6380/3?prefix=app:locks:&timeout=500ms&poll=250ms&pool=4")
+                .doesNotContain("alice")
+                .doesNotContain("p@ss");
         assertThat(l.toString()).isEqualTo(l.description());
     }
 
@@ -64,27 +67,41 @@ class RedisLocationTest {
 
     @Test
     void badUris_sayWhatToFix_withoutRepeatingThePassword() {
-        assertThatThrownBy(() -> RedisLocation.parse("redis://:Hunter2pw@h/x", NO_ENV)).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("database number").hasMessageNotContaining("Hunter2pw");
+        assertThatThrownBy(() -> RedisLocation.parse("redis://:Hunter2pw@h/x", NO_ENV))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("database number")
+                .hasMessageNotContaining("Hunter2pw");
         assertThatThrownBy(() -> RedisLocation.parse("redis://:Hunter2pw@h?colour=red", NO_ENV))
-                .hasMessageContaining("unknown option 'colour'").hasMessageContaining("prefix=...").hasMessageNotContaining("Hunter2pw");
+                .hasMessageContaining("unknown option 'colour'")
+                .hasMessageContaining("prefix=...")
+                .hasMessageNotContaining("Hunter2pw");
         assertThatThrownBy(() -> RedisLocation.parse("redis://:Hunter2pw@h?prefx=a", NO_ENV))
-                .hasMessageContaining("did you mean 'prefix'?").hasMessageNotContaining("Hunter2pw");
+                .hasMessageContaining("did you mean 'prefix'?")
+                .hasMessageNotContaining("Hunter2pw");
         assertThatThrownBy(() -> RedisLocation.parse("redis://:Hunter2pw@h?timeout=soon", NO_ENV))
-                .hasMessageContaining("timeout must be a duration").hasMessageNotContaining("Hunter2pw");
+                .hasMessageContaining("timeout must be a duration")
+                .hasMessageNotContaining("Hunter2pw");
         assertThatThrownBy(() -> RedisLocation.parse("redis://:Hunter2pw@h?timeout=0ms", NO_ENV))
-                .hasMessageContaining("between").hasMessageNotContaining("Hunter2pw");
+                .hasMessageContaining("between")
+                .hasMessageNotContaining("Hunter2pw");
         assertThatThrownBy(() -> RedisLocation.parse("redis://:Hunter2pw@h?prefix=a%7Bb%7D", NO_ENV))
-                .hasMessageContaining("brace").hasMessageNotContaining("Hunter2pw");
+                .hasMessageContaining("brace")
+                .hasMessageNotContaining("Hunter2pw");
         // Issue 25: a raw brace is no password problem.
         assertThatThrownBy(() -> RedisLocation.parse("redis://:Hunter2pw@h?prefix=a{b}", NO_ENV))
-                .hasMessageContaining("prefix").hasMessageContaining("brace").hasMessageNotContaining("password")
+                .hasMessageContaining("prefix")
+                .hasMessageContaining("brace")
+                .hasMessageNotContaining("password")
                 .hasMessageNotContaining("Hunter2pw");
         assertThatThrownBy(() -> RedisLocation.parse("redis://h?prefix=a|b", NO_ENV))
-                .hasMessageContaining("the character '|' in its options").hasMessageNotContaining("password");
+                .hasMessageContaining("the character '|' in its options")
+                .hasMessageNotContaining("password");
         assertThatThrownBy(() -> RedisLocation.parse("redis://:Hunter 2pw@h", NO_ENV))
-                .hasMessageContaining("malformed redis URI").hasMessageContaining("percent-encoded").hasMessageNotContaining("Hunter");
+                .hasMessageContaining("malformed redis URI")
+                .hasMessageContaining("percent-encoded")
+                .hasMessageNotContaining("Hunter");
         assertThatThrownBy(() -> RedisLocation.parse("redis:///0", NO_ENV)).hasMessageContaining("names no host");
-        assertThatThrownBy(() -> RedisLocation.parse("redis://h?pool=1", NO_ENV)).hasMessageContaining("pool must be");
+        assertThatThrownBy(() -> RedisLocation.parse("redis://h?pool=1", NO_ENV))
+                .hasMessageContaining("pool must be");
     }
 }

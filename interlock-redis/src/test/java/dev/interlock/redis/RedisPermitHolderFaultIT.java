@@ -40,7 +40,8 @@ class RedisPermitHolderFaultIT {
 
     private BufferedReader startHolder() throws Exception {
         child = ChildJvm.builder(PermitHolder.class, List.of(), uri, "gpu", "2", Long.toString(LEASE_MS))
-                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+                .redirectError(ProcessBuilder.Redirect.INHERIT)
+                .start();
         BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
         String line = out.readLine();
         assertThat(line).as("the holder's first line").startsWith("HELD ");
@@ -94,7 +95,8 @@ class RedisPermitHolderFaultIT {
     }
 
     private static void signal(String sig, long pid) throws Exception {
-        Process p = new ProcessBuilder("kill", sig, Long.toString(pid)).inheritIO().start();
+        Process p =
+                new ProcessBuilder("kill", sig, Long.toString(pid)).inheritIO().start();
         assertThat(p.waitFor(10, TimeUnit.SECONDS)).isTrue();
         assertThat(p.exitValue()).isZero();
     }

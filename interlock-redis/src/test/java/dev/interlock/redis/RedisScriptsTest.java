@@ -31,15 +31,21 @@ class RedisScriptsTest {
     void shortPaths_comeBeforeTheLibrary_soThatTheyCreateNoFunctions() {
         String acquire = RedisScripts.ACQUIRE.source;
         int fast = acquire.indexOf("if redis.call('EXISTS', lock) == 0 then");
-        assertTrue(fast > 0 && fast < acquire.indexOf("local function load("), "acquire's short path is after the library");
+        assertTrue(
+                fast > 0 && fast < acquire.indexOf("local function load("),
+                "acquire's short path is after the library");
         String release = RedisScripts.RELEASE.source;
         int only = release.indexOf("local only = redis.pcall('HGET'");
-        assertTrue(only > 0 && only < release.indexOf("local function load("), "release's short path is after the library");
+        assertTrue(
+                only > 0 && only < release.indexOf("local function load("),
+                "release's short path is after the library");
     }
 
     @Test
     void scriptsWithoutShortPaths_haveTheLibraryBeforeTheirBody() {
         String renew = RedisScripts.RENEW.source;
-        assertTrue(renew.indexOf("local function load(") < renew.indexOf("-- renew"), "renew's body comes before the library");
+        assertTrue(
+                renew.indexOf("local function load(") < renew.indexOf("-- renew"),
+                "renew's body comes before the library");
     }
 }

@@ -34,19 +34,27 @@ class RedisSemaphoreIT {
     @Test
     void aFreedPermit_isKeptForTheQueuedWaiter_notTakenByANewcomer() {
         admin = TestRedis.shared().admin();
-        RedisLockStore store = new RedisLockStore(admin, keys, "test", () -> { });
+        RedisLockStore store = new RedisLockStore(admin, keys, "test", () -> {});
         RedisLockStore.Acquired a = store.acquire("sem", Mode.EXCLUSIVE, 2, "a:1:2:a", 60_000, false, 5000, null);
         RedisLockStore.Acquired b = store.acquire("sem", Mode.EXCLUSIVE, 2, "b:1:2:b", 60_000, false, 5000, null);
         assertThat(a.granted()).isTrue();
         assertThat(b.granted()).isTrue();
-        assertThat(store.acquire("sem", Mode.EXCLUSIVE, 2, "w:1:2:w", 60_000, true, 5000, null).granted()).as("queued").isFalse();
-        assertThat(store.release("sem", "a:1:2:a", a.token(), List.of()).released()).isTrue();
-        assertThat(store.acquire("sem", Mode.EXCLUSIVE, 2, "n:1:2:n", 60_000, false, 5000, null).granted())
-                .as("a newcomer while the waiter is due").isFalse();
+        assertThat(store.acquire("sem", Mode.EXCLUSIVE, 2, "w:1:2:w", 60_000, true, 5000, null)
+                        .granted())
+                .as("queued")
+                .isFalse();
+        assertThat(store.release("sem", "a:1:2:a", a.token(), List.of()).released())
+                .isTrue();
+        assertThat(store.acquire("sem", Mode.EXCLUSIVE, 2, "n:1:2:n", 60_000, false, 5000, null)
+                        .granted())
+                .as("a newcomer while the waiter is due")
+                .isFalse();
         RedisLockStore.Acquired waiter = store.acquire("sem", Mode.EXCLUSIVE, 2, "w:1:2:w", 60_000, true, 5000, null);
         assertThat(waiter.granted()).isTrue();
         assertThat(waiter.token()).isGreaterThan(b.token());
-        assertThat(store.inspect("sem").holders()).extracting(RedisLockStore.Entry::limit).containsOnly(2);
+        assertThat(store.inspect("sem").holders())
+                .extracting(RedisLockStore.Entry::limit)
+                .containsOnly(2);
     }
 
     @Test

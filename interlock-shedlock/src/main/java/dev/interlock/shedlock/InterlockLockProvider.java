@@ -134,8 +134,9 @@ public final class InterlockLockProvider implements ExtensibleLockProvider {
 
     private static void requirePositive(String name, Duration atMost) {
         if (atMost.isNegative() || atMost.isZero()) {
-            throw new IllegalArgumentException("ShedLock lock '" + name + "': lockAtMostFor must be positive (it is the lease of"
-                    + " the lock), was " + atMost + "; set lockAtMostFor, or defaultLockAtMostFor in @EnableSchedulerLock");
+            throw new IllegalArgumentException("ShedLock lock '" + name
+                    + "': lockAtMostFor must be positive (it is the lease of" + " the lock), was " + atMost
+                    + "; set lockAtMostFor, or defaultLockAtMostFor in @EnableSchedulerLock");
         }
     }
 
@@ -180,8 +181,9 @@ public final class InterlockLockProvider implements ExtensibleLockProvider {
 
         private synchronized void invalidate(String op) {
             if (!valid) {
-                throw new IllegalStateException("ShedLock lock '" + held.lease.name() + "' was already unlocked or extended: "
-                        + op + " the lock returned by the last extend() instead");
+                throw new IllegalStateException(
+                        "ShedLock lock '" + held.lease.name() + "' was already unlocked or extended: " + op
+                                + " the lock returned by the last extend() instead");
             }
             valid = false;
         }
@@ -227,8 +229,11 @@ public final class InterlockLockProvider implements ExtensibleLockProvider {
                 return Optional.empty();
             }
             if (!held.lease.holdAtLeastFromNow(lockAtLeastFor)) {
-                log.warn("ShedLock lock '{}' extended, but its lockAtLeastFor stays the first one: the lock space {} is not"
-                        + " Interlock's own", name, held.lease);
+                log.warn(
+                        "ShedLock lock '{}' extended, but its lockAtLeastFor stays the first one: the lock space {} is not"
+                                + " Interlock's own",
+                        name,
+                        held.lease);
             }
             return Optional.of(new InterlockSimpleLock(held));
         }

@@ -57,9 +57,10 @@ public final class InterlockShedLock {
     public static long requireToken() {
         InterlockLockProvider.Held h = innermost(null);
         if (h == null) {
-            throw new IllegalStateException("no ShedLock lock from InterlockLockProvider is held on this thread: run the task"
-                    + " through ShedLock (@SchedulerLock, LockingTaskExecutor) with an InterlockLockProvider and ask on the"
-                    + " thread that runs it; a lock that ran out (lockAtMostFor) or was lost is no longer held");
+            throw new IllegalStateException(
+                    "no ShedLock lock from InterlockLockProvider is held on this thread: run the task"
+                            + " through ShedLock (@SchedulerLock, LockingTaskExecutor) with an InterlockLockProvider and ask on the"
+                            + " thread that runs it; a lock that ran out (lockAtMostFor) or was lost is no longer held");
         }
         return h.lease.token();
     }

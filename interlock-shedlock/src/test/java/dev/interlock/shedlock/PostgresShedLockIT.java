@@ -12,8 +12,8 @@ class PostgresShedLockIT extends ServerClockShedLockContract {
     private final String uri = withTable(PostgresServer.sharedUrl());
 
     private static String withTable(String base) {
-        return base + (base.contains("?") ? "&" : "?") + "table=s" + UUID.randomUUID().toString().replace("-", "").substring(0, 20)
-                + "&create=true";
+        return base + (base.contains("?") ? "&" : "?") + "table=s"
+                + UUID.randomUUID().toString().replace("-", "").substring(0, 20) + "&create=true";
     }
 
     @Override

@@ -30,7 +30,9 @@ class ReadmeMigrationTest {
         try (AnnotationConfigApplicationContext ctx = new AnnotationConfigApplicationContext(App.class)) {
             await().atMost(Timing.seconds(60)).until(() -> !tokens.isEmpty());
             assertThat(tokens.get(0)).isPositive();
-            assertThat(ctx.getBean(LockSpace.class).status("readme-job").holders()).as("lockAtLeastFor keeps it").isNotEmpty();
+            assertThat(ctx.getBean(LockSpace.class).status("readme-job").holders())
+                    .as("lockAtLeastFor keeps it")
+                    .isNotEmpty();
         }
     }
 
@@ -46,10 +48,20 @@ class ReadmeMigrationTest {
         }
 
         // --- as in the README
-        @Bean(destroyMethod = "close") LockSpace lockSpace(DataSource ds) {
-            return JdbcLockSpaces.open(ds, JdbcOptions.builder().table("interlock_locks").createTable(true).build());
+        @Bean(destroyMethod = "close")
+        LockSpace lockSpace(DataSource ds) {
+            return JdbcLockSpaces.open(
+                    ds,
+                    JdbcOptions.builder()
+                            .table("interlock_locks")
+                            .createTable(true)
+                            .build());
         }
-        @Bean LockProvider lockProvider(LockSpace locks) { return new InterlockLockProvider(locks); }
+
+        @Bean
+        LockProvider lockProvider(LockSpace locks) {
+            return new InterlockLockProvider(locks);
+        }
         // ---
 
         @Bean

@@ -79,8 +79,12 @@ public final class ScheduledJobNode {
             long token = InterlockShedLock.requireToken();
             long exit = System.nanoTime();
             try {
-                Files.writeString(log, "EX " + token + " " + enter + " " + exit + "\n",
-                        StandardOpenOption.CREATE, StandardOpenOption.APPEND, StandardOpenOption.SYNC);
+                Files.writeString(
+                        log,
+                        "EX " + token + " " + enter + " " + exit + "\n",
+                        StandardOpenOption.CREATE,
+                        StandardOpenOption.APPEND,
+                        StandardOpenOption.SYNC);
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }

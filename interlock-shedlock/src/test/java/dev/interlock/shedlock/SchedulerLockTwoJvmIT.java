@@ -46,7 +46,8 @@ class SchedulerLockTwoJvmIT {
                 List<String> lines = new CopyOnWriteArrayList<>();
                 out.add(lines);
                 Thread reader = new Thread(() -> {
-                    try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+                    try (BufferedReader r =
+                            new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
                         for (String l; (l = r.readLine()) != null; ) {
                             lines.add(l);
                         }
@@ -57,8 +58,9 @@ class SchedulerLockTwoJvmIT {
                 reader.setDaemon(true);
                 reader.start();
             }
-            await().atMost(Timing.seconds(90)).until(() -> out.stream().allMatch(l -> attempts(l) >= 5)
-                    || nodes.stream().anyMatch(p -> !p.isAlive()));
+            await().atMost(Timing.seconds(90))
+                    .until(() -> out.stream().allMatch(l -> attempts(l) >= 5)
+                            || nodes.stream().anyMatch(p -> !p.isAlive()));
             assertThat(nodes).as("both nodes still run").allMatch(Process::isAlive);
         } finally {
             for (Process p : nodes) {
@@ -66,8 +68,13 @@ class SchedulerLockTwoJvmIT {
                 p.waitFor(30, TimeUnit.SECONDS);
             }
         }
-        long granted = out.stream().flatMap(List::stream).filter("attempt granted"::equals).count();
-        assertThat(granted).as("lock granted once in both JVMs together: %s", out).isEqualTo(1);
+        long granted = out.stream()
+                .flatMap(List::stream)
+                .filter("attempt granted"::equals)
+                .count();
+        assertThat(granted)
+                .as("lock granted once in both JVMs together: %s", out)
+                .isEqualTo(1);
         List<ExclusionChecker.Interval> runs = ExclusionChecker.read(logs);
         assertThat(runs).as("the job ran once").hasSize(1);
         assertThat(runs.get(0).token()).as("with a fencing token").isPositive();

@@ -71,8 +71,16 @@ abstract class ShedLockProviderContract {
 
     @BeforeEach
     void open() {
-        spaceA = Interlock.builder(uri()).ticker(ticker).scheduler(timer).executor(timer).open();
-        spaceB = Interlock.builder(uri()).ticker(ticker).scheduler(timer).executor(timer).open();
+        spaceA = Interlock.builder(uri())
+                .ticker(ticker)
+                .scheduler(timer)
+                .executor(timer)
+                .open();
+        spaceB = Interlock.builder(uri())
+                .ticker(ticker)
+                .scheduler(timer)
+                .executor(timer)
+                .open();
         a = new InterlockLockProvider(spaceA);
         b = new InterlockLockProvider(spaceB);
     }
@@ -99,7 +107,9 @@ abstract class ShedLockProviderContract {
     }
 
     protected void assertHeld(String name) {
-        assertThat(b.lock(cfg(name))).as("'%s' is still held: node B is refused", name).isEmpty();
+        assertThat(b.lock(cfg(name)))
+                .as("'%s' is still held: node B is refused", name)
+                .isEmpty();
     }
 
     /**
@@ -122,9 +132,17 @@ abstract class ShedLockProviderContract {
         SimpleLock l = a.lock(cfg("job")).orElseThrow();
         long t0 = System.nanoTime();
         assertThat(b.lock(cfg("job"))).as("another node").isEmpty();
-        assertThat(a.lock(cfg("job"))).as("the same node again: ShedLock locks are not reentrant").isEmpty();
-        assertThat(Duration.ofNanos(System.nanoTime() - t0)).as("a busy lock is not waited for").isLessThan(Duration.ofSeconds(5));
-        assertThat(b.lock(cfg("other-job"))).as("other names are independent").isPresent().get().satisfies(SimpleLock::unlock);
+        assertThat(a.lock(cfg("job")))
+                .as("the same node again: ShedLock locks are not reentrant")
+                .isEmpty();
+        assertThat(Duration.ofNanos(System.nanoTime() - t0))
+                .as("a busy lock is not waited for")
+                .isLessThan(Duration.ofSeconds(5));
+        assertThat(b.lock(cfg("other-job")))
+                .as("other names are independent")
+                .isPresent()
+                .get()
+                .satisfies(SimpleLock::unlock);
         l.unlock();
         assertFree("job");
     }
@@ -134,7 +152,9 @@ abstract class ShedLockProviderContract {
         for (int i = 0; i < 10; i++) {
             SimpleLock l = a.lock(cfg("job")).orElseThrow();
             assertThat(a.lock(cfg("job"))).as("round %d: held", i).isEmpty();
-            assertThat(b.lock(cfg("job"))).as("round %d: held, for node B too", i).isEmpty();
+            assertThat(b.lock(cfg("job")))
+                    .as("round %d: held, for node B too", i)
+                    .isEmpty();
             l.unlock();
         }
         assertFree("job");
@@ -205,7 +225,9 @@ abstract class ShedLockProviderContract {
         timer.advance(times(d(), 0.45)); // past the holder's loss point (4/5), before the end
         assertHeld("hung");
         if (locksExpire()) {
-            assertThat(InterlockShedLock.currentToken()).as("the holder knows it can no longer count on the lock").isEmpty();
+            assertThat(InterlockShedLock.currentToken())
+                    .as("the holder knows it can no longer count on the lock")
+                    .isEmpty();
             assertFreedAfter(times(d(), 0.05).plusMillis(2), "hung");
         } else {
             timer.advance(d());
@@ -250,7 +272,9 @@ abstract class ShedLockProviderContract {
      * backend whose server clock runs the lock out.
      */
     private void awaitFree(String name, Duration atMost) {
-        org.awaitility.Awaitility.await().atMost(dev.interlock.testkit.Timing.seconds(15)).pollInterval(Duration.ofMillis(20))
+        org.awaitility.Awaitility.await()
+                .atMost(dev.interlock.testkit.Timing.seconds(15))
+                .pollInterval(Duration.ofMillis(20))
                 .until(() -> {
                     SimpleLock l = b.lock(cfg(name, atMost, Duration.ZERO)).orElse(null);
                     if (l != null) {
@@ -309,7 +333,8 @@ abstract class ShedLockProviderContract {
     void lockAtMostFor_mustBePositive_withAMessageSayingWhatToSet() {
         assertThatThrownBy(() -> a.lock(cfg("job", Duration.ZERO, Duration.ZERO)))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("'job'").hasMessageContaining("lockAtMostFor must be positive");
+                .hasMessageContaining("'job'")
+                .hasMessageContaining("lockAtMostFor must be positive");
         assertFree("job");
     }
 
@@ -319,7 +344,9 @@ abstract class ShedLockProviderContract {
     void unlock_twice_throwsIllegalState() {
         SimpleLock l = a.lock(cfg("job")).orElseThrow();
         l.unlock();
-        assertThatThrownBy(l::unlock).isInstanceOf(IllegalStateException.class).hasMessageContaining("already unlocked or extended");
+        assertThatThrownBy(l::unlock)
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("already unlocked or extended");
         assertThatThrownBy(() -> l.extend(d(), Duration.ZERO)).isInstanceOf(IllegalStateException.class);
     }
 
@@ -330,7 +357,9 @@ abstract class ShedLockProviderContract {
         t.start();
         t.join(30_000);
         assertFree("job");
-        assertThat(InterlockShedLock.currentToken()).as("the taker's thread forgets it too").isEmpty();
+        assertThat(InterlockShedLock.currentToken())
+                .as("the taker's thread forgets it too")
+                .isEmpty();
     }
 
     // ------------------------------------------------------------------ SimpleLock.extend
@@ -354,7 +383,9 @@ abstract class ShedLockProviderContract {
         SimpleLock second = first.extend(d(), Duration.ZERO).orElseThrow();
         timer.advance(times(d(), 0.7)); // 1.2 lockAtMostFor after the lock: only the extension holds it
         assertHeld("job");
-        assertThat(InterlockShedLock.currentLease()).get().satisfies(l -> assertThat(l.isValid()).isTrue());
+        assertThat(InterlockShedLock.currentLease())
+                .get()
+                .satisfies(l -> assertThat(l.isValid()).isTrue());
         second.unlock();
         assertFree("job");
     }
@@ -405,9 +436,11 @@ abstract class ShedLockProviderContract {
     @Test
     void extend_badDurations_throwAndLeaveTheLockUsable() {
         SimpleLock l = a.lock(cfg("job")).orElseThrow();
-        assertThatThrownBy(() -> l.extend(Duration.ZERO, Duration.ZERO)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> l.extend(Duration.ZERO, Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("lockAtMostFor must be positive");
-        assertThatThrownBy(() -> l.extend(d(), d().plusSeconds(1))).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> l.extend(d(), d().plusSeconds(1)))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("must be between zero and lockAtMostFor");
         l.unlock();
         assertFree("job");
@@ -418,20 +451,25 @@ abstract class ShedLockProviderContract {
     @Test
     void currentToken_isTheLeaseToken_whileHeldOnThisThread_andIncreases() {
         assertThat(InterlockShedLock.currentToken()).isEmpty();
-        assertThatThrownBy(InterlockShedLock::requireToken).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(InterlockShedLock::requireToken)
+                .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("no ShedLock lock from InterlockLockProvider is held on this thread");
         SimpleLock l = a.lock(cfg("job")).orElseThrow();
         long first = InterlockShedLock.requireToken();
         assertThat(first).isPositive();
         assertThat(InterlockShedLock.currentLease().orElseThrow().token()).isEqualTo(first);
         SimpleLock extended = l.extend(d(), Duration.ZERO).orElseThrow();
-        assertThat(InterlockShedLock.currentToken()).as("same lease after extend").hasValue(first);
+        assertThat(InterlockShedLock.currentToken())
+                .as("same lease after extend")
+                .hasValue(first);
         extended.unlock();
         assertThat(InterlockShedLock.currentToken()).isEmpty();
 
         b.lock(cfg("job")).orElseThrow().unlock();
         SimpleLock again = a.lock(cfg("job")).orElseThrow();
-        assertThat(InterlockShedLock.requireToken()).as("two acquisitions later").isGreaterThan(first);
+        assertThat(InterlockShedLock.requireToken())
+                .as("two acquisitions later")
+                .isGreaterThan(first);
         again.unlock();
     }
 
@@ -478,7 +516,9 @@ abstract class ShedLockProviderContract {
 
     @Test
     void renewingInBackground_lockAtMostForTooShortToRenew_isAFixedLock() {
-        SimpleLock l = a.renewingInBackground().lock(cfg("short", Duration.ofMillis(50), Duration.ZERO)).orElseThrow();
+        SimpleLock l = a.renewingInBackground()
+                .lock(cfg("short", Duration.ofMillis(50), Duration.ZERO))
+                .orElseThrow();
         assertThat(b.lock(cfg("short", Duration.ofMillis(50), Duration.ZERO))).isEmpty();
         l.unlock();
         assertFree("short");
@@ -488,7 +528,9 @@ abstract class ShedLockProviderContract {
     void keepAliveLockProvider_extendsThroughExtend_pastLockAtMostFor() {
         // ShedLock's own keep-alive wrapper (needs lockAtMostFor of 30s or more) extends at half of it.
         Duration atMost = Duration.ofMinutes(1);
-        SimpleLock l = new KeepAliveLockProvider(a, timer).lock(cfg("kept", atMost, Duration.ZERO)).orElseThrow();
+        SimpleLock l = new KeepAliveLockProvider(a, timer)
+                .lock(cfg("kept", atMost, Duration.ZERO))
+                .orElseThrow();
         for (int i = 0; i < 6; i++) {
             timer.advance(Duration.ofSeconds(20));
         }
@@ -505,22 +547,27 @@ abstract class ShedLockProviderContract {
         AtomicInteger runs = new AtomicInteger();
         AtomicLong token = new AtomicLong();
         AtomicLong afterExtend = new AtomicLong();
-        LockingTaskExecutor.TaskResult<Boolean> r = exec.executeWithLock(() -> {
-            LockAssert.assertLocked();
-            token.set(InterlockShedLock.requireToken());
-            LockExtender.extendActiveLock(d(), Duration.ZERO);
-            afterExtend.set(InterlockShedLock.requireToken());
-            // another node fires the same job meanwhile (another thread: ShedLock runs a nested call of
-            // a lock this thread holds without locking): it is skipped
-            Thread other = new Thread(() -> new DefaultLockingTaskExecutor(b).executeWithLock((Runnable) runs::incrementAndGet, cfg("export")));
-            other.start();
-            other.join(30_000);
-            return true;
-        }, cfg("export"));
+        LockingTaskExecutor.TaskResult<Boolean> r = exec.executeWithLock(
+                () -> {
+                    LockAssert.assertLocked();
+                    token.set(InterlockShedLock.requireToken());
+                    LockExtender.extendActiveLock(d(), Duration.ZERO);
+                    afterExtend.set(InterlockShedLock.requireToken());
+                    // another node fires the same job meanwhile (another thread: ShedLock runs a nested call of
+                    // a lock this thread holds without locking): it is skipped
+                    Thread other = new Thread(() -> new DefaultLockingTaskExecutor(b)
+                            .executeWithLock((Runnable) runs::incrementAndGet, cfg("export")));
+                    other.start();
+                    other.join(30_000);
+                    return true;
+                },
+                cfg("export"));
         assertThat(r.wasExecuted()).isTrue();
         assertThat(runs).as("the second node skipped").hasValue(0);
         assertThat(token.get()).isPositive();
-        assertThat(afterExtend.get()).as("the token is the lease's, unchanged by extend").isEqualTo(token.get());
+        assertThat(afterExtend.get())
+                .as("the token is the lease's, unchanged by extend")
+                .isEqualTo(token.get());
         assertThat(InterlockShedLock.currentToken()).isEmpty();
         assertFree("export");
     }

@@ -94,11 +94,14 @@ public final class ExampleBackend implements LockBackend {
         int q = location.indexOf('?');
         String namespace = q < 0 ? location : location.substring(0, q);
         if (namespace.isEmpty()) {
-            throw new IllegalArgumentException("example: needs a namespace, e.g. example:test (got '" + config.maskedUri() + "')");
+            throw new IllegalArgumentException(
+                    "example: needs a namespace, e.g. example:test (got '" + config.maskedUri() + "')");
         }
-        Map<String, String> options = UriOptions.parse(q < 0 ? null : location.substring(q + 1), "example:", List.of("poll"), v -> v);
+        Map<String, String> options =
+                UriOptions.parse(q < 0 ? null : location.substring(q + 1), "example:", List.of("poll"), v -> v);
         Duration poll = options.containsKey("poll")
-                ? UriOptions.duration("example URI option ", "poll", options.get("poll"), Duration.ofMillis(1), Duration.ofHours(1))
+                ? UriOptions.duration(
+                        "example URI option ", "poll", options.get("poll"), Duration.ofMillis(1), Duration.ofHours(1))
                 : Duration.ofSeconds(1);
         Table table = TABLES.computeIfAbsent(namespace, n -> new Table(config.ticker()));
         return new ExampleBackend(table, "example:" + namespace, config.clock(), poll);
@@ -125,7 +128,8 @@ public final class ExampleBackend implements LockBackend {
         try {
             long now = table.ticker.read();
             for (Row r : table.rows.values()) {
-                if (r.holders.values().removeIf(h -> now - h.expires >= 0) | r.queue.values().removeIf(h -> now - h.expires >= 0)) {
+                if (r.holders.values().removeIf(h -> now - h.expires >= 0)
+                        | r.queue.values().removeIf(h -> now - h.expires >= 0)) {
                     table.changes.signal();
                 }
             }
@@ -142,7 +146,8 @@ public final class ExampleBackend implements LockBackend {
     @Override
     public Attempt attempt(AcquireSpec spec) {
         if (spec.permits() != 1) {
-            throw new IllegalArgumentException(description + " - semaphores (permits " + spec.permits() + ") are not supported");
+            throw new IllegalArgumentException(
+                    description + " - semaphores (permits " + spec.permits() + ") are not supported");
         }
         return new ExampleAttempt(spec);
     }
@@ -207,7 +212,11 @@ public final class ExampleBackend implements LockBackend {
                 }
                 row.queue.remove(owner);
                 place.granted();
-                Held mine = new Held(spec, ++row.lastToken, clock.instant(), now + spec.lease().toNanos());
+                Held mine = new Held(
+                        spec,
+                        ++row.lastToken,
+                        clock.instant(),
+                        now + spec.lease().toNanos());
                 row.holders.put(owner, mine);
                 return Optional.of(new ExampleGrant(mine));
             });
@@ -258,8 +267,11 @@ public final class ExampleBackend implements LockBackend {
         public void renew(Duration lease) {
             atomically(now -> {
                 if (!ours()) {
-                    throw failures.lost(mine.spec.name(), mine.token, "no longer held by " + mine.spec.owner().id()
-                            + " (its lease ran out, or it was broken)", null);
+                    throw failures.lost(
+                            mine.spec.name(),
+                            mine.token,
+                            "no longer held by " + mine.spec.owner().id() + " (its lease ran out, or it was broken)",
+                            null);
                 }
                 mine.expires = now + lease.toNanos();
                 return null;
@@ -277,7 +289,10 @@ public final class ExampleBackend implements LockBackend {
                 if (!ours()) {
                     return false;
                 }
-                table.rows.get(mine.spec.name()).holders.remove(mine.spec.owner().id());
+                table.rows
+                        .get(mine.spec.name())
+                        .holders
+                        .remove(mine.spec.owner().id());
                 table.changes.signal();
                 return true;
             });
@@ -292,8 +307,13 @@ public final class ExampleBackend implements LockBackend {
 
     private HolderInfo info(Held h, boolean waiting) {
         long left = h.expires - table.ticker.read();
-        HolderInfo.Builder b = HolderInfo.builder(h.spec.mode()).ownerId(h.spec.owner().id()).host(h.spec.owner().host())
-                .pid(h.spec.owner().pid()).since(h.since).lease(h.spec.lease()).waiting(waiting);
+        HolderInfo.Builder b = HolderInfo.builder(h.spec.mode())
+                .ownerId(h.spec.owner().id())
+                .host(h.spec.owner().host())
+                .pid(h.spec.owner().pid())
+                .since(h.since)
+                .lease(h.spec.lease())
+                .waiting(waiting);
         if (!waiting) {
             b.token(h.token).validUntil(clock.instant().plusNanos(Math.max(0, left)));
         }
@@ -311,7 +331,11 @@ public final class ExampleBackend implements LockBackend {
             row.holders.values().forEach(h -> holders.add(info(h, false)));
             List<HolderInfo> queued = new ArrayList<>();
             row.queue.values().forEach(h -> queued.add(info(h, true)));
-            return LockInfo.builder(name).holders(holders).waiters(queued.size()).queued(queued).build();
+            return LockInfo.builder(name)
+                    .holders(holders)
+                    .waiters(queued.size())
+                    .queued(queued)
+                    .build();
         });
     }
 

@@ -88,7 +88,8 @@ class ExampleBackendTest {
 
     @Test
     void aMisspeltOption_isRefusedInWords() {
-        assertThatThrownBy(() -> Interlock.open("example:x?pol=1s")).hasMessageContaining("unknown option 'pol' (did you mean 'poll'?)");
+        assertThatThrownBy(() -> Interlock.open("example:x?pol=1s"))
+                .hasMessageContaining("unknown option 'pol' (did you mean 'poll'?)");
         assertThatThrownBy(() -> Interlock.open("example:x?poll=soon")).hasMessageContaining("poll must be a duration");
     }
 }

@@ -87,7 +87,8 @@ import org.springframework.integration.support.locks.RenewableLockRegistry;
  * it.
  */
 public final class InterlockLockRegistry
-        implements ExpirableLockRegistry<InterlockLockRegistry.InterlockLock>, RenewableLockRegistry<InterlockLockRegistry.InterlockLock> {
+        implements ExpirableLockRegistry<InterlockLockRegistry.InterlockLock>,
+                RenewableLockRegistry<InterlockLockRegistry.InterlockLock> {
     private final LockSpace space;
     private final Ticker ticker;
     private final ConcurrentMap<String, InterlockLock> locks = new ConcurrentHashMap<>();
@@ -176,7 +177,9 @@ public final class InterlockLockRegistry
             return s;
         }
         throw new IllegalArgumentException("lock keys are lock names: pass a String, not "
-                + (lockKey == null ? "null" : "a " + lockKey.getClass().getName() + " (use its toString() if that names the lock)"));
+                + (lockKey == null
+                        ? "null"
+                        : "a " + lockKey.getClass().getName() + " (use its toString() if that names the lock)"));
     }
 
     /**
@@ -241,8 +244,8 @@ public final class InterlockLockRegistry
         String name = name(lockKey);
         InterlockLock l = locks.get(name);
         Optional<Lease> lease = l == null ? Optional.empty() : l.lease();
-        return lease.orElseThrow(() -> new IllegalMonitorStateException(
-                "cannot renew lock '" + name + "': this thread does not hold it (lock it first, on the object obtain() returned)"));
+        return lease.orElseThrow(() -> new IllegalMonitorStateException("cannot renew lock '" + name
+                + "': this thread does not hold it (lock it first, on the object obtain() returned)"));
     }
 
     private static Duration positive(Duration d, String what) {
@@ -296,7 +299,7 @@ public final class InterlockLockRegistry
         /** The bit of {@link #state} set once the registry has forgotten this object. */
         private static final int RETIRED = 1 << 30;
         /** The options of an acquisition that sets nothing. */
-        private static final Consumer<LockRequest> NO_OPTIONS = r -> { };
+        private static final Consumer<LockRequest> NO_OPTIONS = r -> {};
 
         static {
             try {
@@ -319,6 +322,7 @@ public final class InterlockLockRegistry
         private int uses;
         /** The registry's view of the last use, guarded by the registry's expiry (synchronized). */
         private int seenUses;
+
         private long seenAt;
 
         private InterlockLock(InterlockLockRegistry registry, String name) {

@@ -51,23 +51,34 @@ class LeaderElectionIT {
         }
 
         Node(String uri, String lease) throws IOException {
-            process = ChildJvm.builder(LeaderWorker.class, List.of(), uri, "leader", Long.toString(TTL_MS), Long.toString(HEARTBEAT_MS),
-                    lease).redirectError(ProcessBuilder.Redirect.INHERIT).start();
-            Thread reader = new Thread(() -> {
-                try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-                    for (String line; (line = r.readLine()) != null; ) {
-                        String[] f = line.split(" ");
-                        switch (f[0]) {
-                            case "ready" -> events.add(new long[] {2, System.nanoTime()});
-                            case "granted" -> events.add(new long[] {1, Long.parseLong(f[1])});
-                            case "revoked" -> events.add(new long[] {0, Long.parseLong(f[1])});
-                            default -> { }
+            process = ChildJvm.builder(
+                            LeaderWorker.class,
+                            List.of(),
+                            uri,
+                            "leader",
+                            Long.toString(TTL_MS),
+                            Long.toString(HEARTBEAT_MS),
+                            lease)
+                    .redirectError(ProcessBuilder.Redirect.INHERIT)
+                    .start();
+            Thread reader = new Thread(
+                    () -> {
+                        try (BufferedReader r = new BufferedReader(
+                                new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                            for (String line; (line = r.readLine()) != null; ) {
+                                String[] f = line.split(" ");
+                                switch (f[0]) {
+                                    case "ready" -> events.add(new long[] {2, System.nanoTime()});
+                                    case "granted" -> events.add(new long[] {1, Long.parseLong(f[1])});
+                                    case "revoked" -> events.add(new long[] {0, Long.parseLong(f[1])});
+                                    default -> {}
+                                }
+                            }
+                        } catch (IOException e) {
+                            // the process ended
                         }
-                    }
-                } catch (IOException e) {
-                    // the process ended
-                }
-            }, "leader-node-reader");
+                    },
+                    "leader-node-reader");
             reader.setDaemon(true);
             reader.start();
         }
@@ -109,8 +120,12 @@ class LeaderElectionIT {
         }
 
         void signal(String sig) throws Exception {
-            Process kill = new ProcessBuilder("kill", "-" + sig, Long.toString(process.pid())).inheritIO().start();
-            assertThat(kill.waitFor(10, TimeUnit.SECONDS) && kill.exitValue() == 0).as("kill -" + sig).isTrue();
+            Process kill = new ProcessBuilder("kill", "-" + sig, Long.toString(process.pid()))
+                    .inheritIO()
+                    .start();
+            assertThat(kill.waitFor(10, TimeUnit.SECONDS) && kill.exitValue() == 0)
+                    .as("kill -" + sig)
+                    .isTrue();
         }
 
         @Override
@@ -127,8 +142,8 @@ class LeaderElectionIT {
 
     @ParameterizedTest
     @ValueSource(strings = {"dir", "postgres", "redis"})
-    void aLeaderStoppedPastItsTimeToLive_stepsDownAtItsNextHeartbeat_andTheOtherIsElectedOnlyAfterItsLease(String backend,
-            @TempDir Path work) throws Exception {
+    void aLeaderStoppedPastItsTimeToLive_stepsDownAtItsNextHeartbeat_andTheOtherIsElectedOnlyAfterItsLease(
+            String backend, @TempDir Path work) throws Exception {
         String uri = switch (backend) {
             case "postgres" -> TestServers.postgresUri();
             case "redis" -> TestServers.redisUri();
@@ -161,16 +176,29 @@ class LeaderElectionIT {
                         both += Math.max(0, to - from);
                     }
                 }
-                System.out.printf("leader election on %s (ttl %dms, heartbeat %dms): other elected %dms after the stop;"
-                        + " old leader stepped down %dms after its resume (two leaders for %dms); failover after kill -9 %dms%n",
-                        backend, TTL_MS, HEARTBEAT_MS, ms(elected - stopped), ms(steppedDown - resumed), ms(both), ms(failover));
+                System.out.printf(
+                        "leader election on %s (ttl %dms, heartbeat %dms): other elected %dms after the stop;"
+                                + " old leader stepped down %dms after its resume (two leaders for %dms); failover after kill -9 %dms%n",
+                        backend,
+                        TTL_MS,
+                        HEARTBEAT_MS,
+                        ms(elected - stopped),
+                        ms(steppedDown - resumed),
+                        ms(both),
+                        ms(failover));
 
-                assertThat(ms(elected - stopped)).as("elected no sooner than the end of the stopped leader's lease (renewed"
-                        + " at most a third of it before the stop)").isGreaterThanOrEqualTo(TTL_MS * 2 / 3);
-                assertThat(ms(steppedDown - resumed)).as("the old leader steps down within one heartbeat")
+                assertThat(ms(elected - stopped))
+                        .as("elected no sooner than the end of the stopped leader's lease (renewed"
+                                + " at most a third of it before the stop)")
+                        .isGreaterThanOrEqualTo(TTL_MS * 2 / 3);
+                assertThat(ms(steppedDown - resumed))
+                        .as("the old leader steps down within one heartbeat")
                         .isLessThanOrEqualTo(HEARTBEAT_MS + SLACK_MS);
-                assertThat(a.count(1)).as("the old leader is not elected again while the other lives").isEqualTo(2);
-                assertThat(ms(failover)).as("a killed leader is replaced within its time to live and a heartbeat")
+                assertThat(a.count(1))
+                        .as("the old leader is not elected again while the other lives")
+                        .isEqualTo(2);
+                assertThat(ms(failover))
+                        .as("a killed leader is replaced within its time to live and a heartbeat")
                         .isLessThanOrEqualTo(TTL_MS + HEARTBEAT_MS + SLACK_MS);
             }
         }
@@ -188,7 +216,8 @@ class LeaderElectionIT {
             await().atMost(Timing.seconds(60)).until(a::leader);
             try (Node b = new Node(uri, "fixed")) {
                 await().atMost(Timing.seconds(60)).until(() -> b.count(2) == 1);
-                await().during(Duration.ofMillis(TTL_MS * 3)).atMost(Duration.ofMillis(TTL_MS * 4))
+                await().during(Duration.ofMillis(TTL_MS * 3))
+                        .atMost(Duration.ofMillis(TTL_MS * 4))
                         .until(() -> a.leader() && !b.leader());
                 assertThat(a.count(0)).as("never stepped down").isZero();
                 assertThat(b.count(1)).as("never elected").isZero();

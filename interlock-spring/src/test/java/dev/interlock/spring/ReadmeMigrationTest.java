@@ -24,14 +24,18 @@ class ReadmeMigrationTest {
             @SuppressWarnings("unchecked")
             LockRegistry<InterlockLock> registry = ctx.getBean(LockRegistry.class);
             LockSpace space = ctx.getBean(LockSpace.class);
-            long token = registry.executeLocked("readme-job", () -> registry.obtain("readme-job").lease().orElseThrow().token());
+            long token = registry.executeLocked(
+                    "readme-job",
+                    () -> registry.obtain("readme-job").lease().orElseThrow().token());
             assertThat(token).isPositive();
             assertThat(space.status("readme-job").isFree()).isTrue();
             left = registry.obtain("left-held");
             left.lock();
             assertThat(space.status("left-held").isFree()).isFalse();
         }
-        assertThat(left.lease().orElseThrow().isValid()).as("the context's shutdown closed the space, which released it").isFalse();
+        assertThat(left.lease().orElseThrow().isValid())
+                .as("the context's shutdown closed the space, which released it")
+                .isFalse();
     }
 
     @Configuration
@@ -44,11 +48,16 @@ class ReadmeMigrationTest {
         }
 
         // --- as in the README
-        @Bean(destroyMethod = "close") LockSpace lockSpace(DataSource ds) {   // releases what is still held
-            return JdbcLockSpaces.open(ds, JdbcOptions.builder().table("app_locks").createTable(true).build());
+        @Bean(destroyMethod = "close")
+        LockSpace lockSpace(DataSource ds) { // releases what is still held
+            return JdbcLockSpaces.open(
+                    ds,
+                    JdbcOptions.builder().table("app_locks").createTable(true).build());
         }
-        @Bean InterlockLockRegistry lockRegistry(LockSpace space) {
-            return new InterlockLockRegistry(space);                          // keys are lock names (Strings)
+
+        @Bean
+        InterlockLockRegistry lockRegistry(LockSpace space) {
+            return new InterlockLockRegistry(space); // keys are lock names (Strings)
         }
         // ---
     }

@@ -53,9 +53,11 @@ abstract class RegistryContract {
     void obtain_givesOneObjectPerKey_andTakesOnlyStrings() {
         assertThat(registry.obtain("job")).isSameAs(registry.obtain("job"));
         assertThat(registry.obtain("job")).isNotSameAs(registry.obtain("job2"));
-        assertThatThrownBy(() -> registry.obtain(UUID.randomUUID())).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> registry.obtain(UUID.randomUUID()))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("pass a String, not a java.util.UUID");
-        assertThatThrownBy(() -> registry.obtain(null)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> registry.obtain(null))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("not null");
         assertThat(space.status("job").isFree()).as("obtain acquires nothing").isTrue();
     }
@@ -71,7 +73,9 @@ abstract class RegistryContract {
         lock.unlock();
         lock.unlock();
         assertThat(space.status("job").isFree()).as("one hold left").isFalse();
-        assertThat(lock.lease().orElseThrow().token()).as("reentry makes no acquisition").isEqualTo(token);
+        assertThat(lock.lease().orElseThrow().token())
+                .as("reentry makes no acquisition")
+                .isEqualTo(token);
         lock.unlock();
         assertThat(space.status("job").isFree()).isTrue();
         assertThat(lock.isHeldByCurrentThread()).isFalse();
@@ -90,7 +94,9 @@ abstract class RegistryContract {
                 return x;
             }
         });
-        assertThat(e).isInstanceOf(IllegalMonitorStateException.class).hasMessageContaining("'job' is not held by this thread");
+        assertThat(e)
+                .isInstanceOf(IllegalMonitorStateException.class)
+                .hasMessageContaining("'job' is not held by this thread");
         assertThat(inOtherThread(() -> registry.obtain("job").tryLock())).isFalse();
         assertThat(lock.isLocked()).isTrue();
         lock.unlock();
@@ -110,7 +116,9 @@ abstract class RegistryContract {
             return null;
         });
         assertThat(held.await(10, TimeUnit.SECONDS)).isTrue();
-        assertThat(lock.tryLock(100, TimeUnit.MILLISECONDS)).as("busy for the whole wait").isFalse();
+        assertThat(lock.tryLock(100, TimeUnit.MILLISECONDS))
+                .as("busy for the whole wait")
+                .isFalse();
         assertThat(lock.getHoldCount()).isZero();
         Future<Boolean> waiter = pool.submit(() -> {
             boolean got = lock.tryLock(Timing.seconds(30), Duration.ofSeconds(20));
@@ -121,7 +129,8 @@ abstract class RegistryContract {
         });
         release.countDown();
         holder.get(10, TimeUnit.SECONDS);
-        assertThat(waiter.get(Timing.seconds(30).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(waiter.get(Timing.seconds(30).toMillis(), TimeUnit.MILLISECONDS))
+                .isTrue();
     }
 
     @Test
@@ -151,7 +160,7 @@ abstract class RegistryContract {
             return null;
         });
         assertThat(held.await(10, TimeUnit.SECONDS)).isTrue();
-        assertThatThrownBy(() -> registry.executeLocked("job", Duration.ofMillis(50), () -> { }))
+        assertThatThrownBy(() -> registry.executeLocked("job", Duration.ofMillis(50), () -> {}))
                 .isInstanceOf(TimeoutException.class);
         holding.complete(null);
     }
@@ -184,21 +193,24 @@ abstract class RegistryContract {
 
     @Test
     void renewLock_needsTheCallingThreadToHoldTheLock() throws Exception {
-        assertThatThrownBy(() -> registry.renewLock("job")).isInstanceOf(IllegalMonitorStateException.class)
+        assertThatThrownBy(() -> registry.renewLock("job"))
+                .isInstanceOf(IllegalMonitorStateException.class)
                 .hasMessageContaining("this thread does not hold it");
         InterlockLock lock = registry.obtain("job");
         lock.lock();
         assertThat(inOtherThread(() -> {
-            try {
-                registry.renewLock("job");
-                return null;
-            } catch (IllegalMonitorStateException e) {
-                return e;
-            }
-        })).isInstanceOf(IllegalMonitorStateException.class);
+                    try {
+                        registry.renewLock("job");
+                        return null;
+                    } catch (IllegalMonitorStateException e) {
+                        return e;
+                    }
+                }))
+                .isInstanceOf(IllegalMonitorStateException.class);
         registry.renewLock("job");
         assertThat(lock.lease().orElseThrow().isValid()).isTrue();
-        assertThatThrownBy(() -> registry.renewLock("job", Duration.ZERO)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> registry.renewLock("job", Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("time to live must be positive");
         lock.unlock();
     }
@@ -218,7 +230,9 @@ abstract class RegistryContract {
             kept[0] = Thread.currentThread().isInterrupted();
             lock.unlock();
             kept[1] = Thread.currentThread().isInterrupted();
-            assertThat(lock.tryLock()).as("a free lock is taken by tryLock() whatever the interrupt").isTrue();
+            assertThat(lock.tryLock())
+                    .as("a free lock is taken by tryLock() whatever the interrupt")
+                    .isTrue();
             lock.unlock();
             kept[2] = Thread.currentThread().isInterrupted();
         } finally {
@@ -226,12 +240,15 @@ abstract class RegistryContract {
         }
         assertThat(kept).as("the interrupt after lock(), unlock(), tryLock()").containsOnly(true);
         assertThat(lock.isLocked()).isFalse();
-        assertThat(space.status("job").isFree()).as("released by the interrupted thread").isTrue();
+        assertThat(space.status("job").isFree())
+                .as("released by the interrupted thread")
+                .isTrue();
         assertThat(inOtherThread(() -> {
-            boolean got = registry.obtain("job").tryLock();
-            registry.obtain("job").unlock();
-            return got;
-        })).isTrue();
+                    boolean got = registry.obtain("job").tryLock();
+                    registry.obtain("job").unlock();
+                    return got;
+                }))
+                .isTrue();
     }
 
     /** {@link java.util.concurrent.locks.Lock#lockInterruptibly()}: an interrupted thread does not acquire, even a free lock. */
@@ -243,7 +260,8 @@ abstract class RegistryContract {
             Thread.currentThread().interrupt();
             assertThatThrownBy(lock::lockInterruptibly).isInstanceOf(InterruptedException.class);
             Thread.currentThread().interrupt();
-            assertThatThrownBy(() -> registry.executeLocked("job", () -> ran[0] = true)).isInstanceOf(InterruptedException.class);
+            assertThatThrownBy(() -> registry.executeLocked("job", () -> ran[0] = true))
+                    .isInstanceOf(InterruptedException.class);
         } finally {
             Thread.interrupted();
         }
@@ -254,7 +272,8 @@ abstract class RegistryContract {
 
     @Test
     void conditions_areRefusedWithAReason() {
-        assertThatThrownBy(() -> registry.obtain("job").newCondition()).isInstanceOf(UnsupportedOperationException.class)
+        assertThatThrownBy(() -> registry.obtain("job").newCondition())
+                .isInstanceOf(UnsupportedOperationException.class)
                 .hasMessageContaining("no conditions");
     }
 }

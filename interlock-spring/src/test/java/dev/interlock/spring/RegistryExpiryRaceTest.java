@@ -63,12 +63,15 @@ class RegistryExpiryRaceTest {
                     try {
                         for (int i = 0; i < ITERATIONS; i++) {
                             int k = (i * 7 + id * 3) % KEYS; // keys idle now and then, so that they are forgotten
-                            InterlockLock outer = (i + id) % 3 == 0 ? first[k] : registry.obtain("k" + k); // old objects too
+                            InterlockLock outer =
+                                    (i + id) % 3 == 0 ? first[k] : registry.obtain("k" + k); // old objects too
                             outer.lock();
                             try {
                                 InterlockLock inner = registry.obtain("k" + k);
                                 seen.add(inner);
-                                assertThat(inner.tryLock()).as("a reentry through the current object").isTrue();
+                                assertThat(inner.tryLock())
+                                        .as("a reentry through the current object")
+                                        .isTrue();
                                 try {
                                     counters[k] = counters[k] + 1;
                                 } finally {
@@ -88,10 +91,13 @@ class RegistryExpiryRaceTest {
                 w.get(Timing.seconds(60).toMillis(), TimeUnit.MILLISECONDS);
             }
             done.set(true);
-            assertThat(sweeper.get(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS)).isPositive();
+            assertThat(sweeper.get(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS))
+                    .isPositive();
             assertThat(failures).isEmpty();
             assertThat(java.util.Arrays.stream(counters).sum()).isEqualTo(THREADS * ITERATIONS);
-            assertThat(seen.size()).as("objects were forgotten and made again meanwhile").isGreaterThan(KEYS);
+            assertThat(seen.size())
+                    .as("objects were forgotten and made again meanwhile")
+                    .isGreaterThan(KEYS);
             for (int k = 0; k < KEYS; k++) {
                 assertThat(registry.obtain("k" + k).isLocked()).isFalse();
                 assertThat(space.status("k" + k).isFree()).isTrue();

@@ -45,8 +45,12 @@ abstract class RegistryLeaseContract {
     @BeforeEach
     void open() {
         String uri = newUri();
-        space = Interlock.builder(uri).ticker(ticker).scheduler(scheduler).executor(scheduler)
-                .defaultLease(Duration.ofSeconds(30)).open();
+        space = Interlock.builder(uri)
+                .ticker(ticker)
+                .scheduler(scheduler)
+                .executor(scheduler)
+                .defaultLease(Duration.ofSeconds(30))
+                .open();
         other = Interlock.open(uri);
         registry = new InterlockLockRegistry(space, ticker);
         registry.setLockLostListener(told::add);
@@ -64,7 +68,8 @@ abstract class RegistryLeaseContract {
 
     /** The lock is held in the store by {@code lease}'s owner: the other process is refused. */
     private void assertHeldBy(Lease lease, String name) {
-        assertThat(other.status(name).holders()).as("holders of '%s' in the store", name)
+        assertThat(other.status(name).holders())
+                .as("holders of '%s' in the store", name)
                 .anySatisfy(h -> assertThat(h.ownerId()).contains(lease.owner().id()));
         assertThat(other.tryAcquire(name)).as("the other process is refused").isEmpty();
     }
@@ -80,7 +85,11 @@ abstract class RegistryLeaseContract {
         assertHeldBy(lease(lock), "job");
         assertThat(told).isEmpty();
         lock.unlock();
-        assertThat(other.tryAcquire("job")).as("free after unlock").isPresent().get().satisfies(Lease::close);
+        assertThat(other.tryAcquire("job"))
+                .as("free after unlock")
+                .isPresent()
+                .get()
+                .satisfies(Lease::close);
     }
 
     @Test
@@ -93,11 +102,15 @@ abstract class RegistryLeaseContract {
         assertThat(lease(lock).isValid()).isTrue();
         assertHeldBy(lease(lock), "job");
         scheduler.advance(Duration.ofSeconds(2));
-        assertThat(lease(lock).isValid()).as("5s time to live, unrenewed (declared lost a fifth before its end)").isFalse();
+        assertThat(lease(lock).isValid())
+                .as("5s time to live, unrenewed (declared lost a fifth before its end)")
+                .isFalse();
         assertThat(told).as("the listener was told").hasSize(1);
-        Lease next = other.tryAcquire("job").orElseThrow(() -> new AssertionError("the other process should get the lock"));
+        Lease next =
+                other.tryAcquire("job").orElseThrow(() -> new AssertionError("the other process should get the lock"));
         assertThat(next.token()).isGreaterThan(token);
-        assertThatThrownBy(lock::unlock).isInstanceOf(ConcurrentModificationException.class)
+        assertThatThrownBy(lock::unlock)
+                .isInstanceOf(ConcurrentModificationException.class)
                 .hasMessageContaining("lock 'job' in " + space.uri() + " was lost before unlock")
                 .hasMessageContaining("fencing token " + token);
         assertThat(lock.getHoldCount()).as("the hold is freed all the same").isZero();
@@ -114,7 +127,9 @@ abstract class RegistryLeaseContract {
         scheduler.advance(Duration.ofSeconds(6));
         registry.renewLock("job");
         scheduler.advance(Duration.ofSeconds(6));
-        assertThat(lease(lock).isValid()).as("12s after acquisition, renewed at 6s").isTrue();
+        assertThat(lease(lock).isValid())
+                .as("12s after acquisition, renewed at 6s")
+                .isTrue();
         registry.renewLock("job", Duration.ofSeconds(20));
         scheduler.advance(Duration.ofSeconds(15));
         assertThat(lease(lock).isValid()).isTrue();
@@ -165,7 +180,8 @@ abstract class RegistryLeaseContract {
         lock.lock();
         Lease mine = lease(lock);
         assertThat(other.breakLock("job", mine.owner().id())).isTrue();
-        Lease theirs = other.tryAcquire("job").orElseThrow(() -> new AssertionError("the other process should get the broken lock"));
+        Lease theirs = other.tryAcquire("job")
+                .orElseThrow(() -> new AssertionError("the other process should get the broken lock"));
         Optional<Throwable> thrown = Optional.empty();
         try {
             lock.unlock();
@@ -173,13 +189,18 @@ abstract class RegistryLeaseContract {
             thrown = Optional.of(e);
         }
         if (!toldOfBreaks()) {
-            assertThat(thrown).as("nothing told this process of the break: unlock cannot know").isEmpty();
+            assertThat(thrown)
+                    .as("nothing told this process of the break: unlock cannot know")
+                    .isEmpty();
         }
         assertThat(lock.getHoldCount()).isZero();
         assertThat(theirs.isValid()).isTrue();
-        assertThat(other.status("job").holders()).as("the new holder keeps the lock")
+        assertThat(other.status("job").holders())
+                .as("the new holder keeps the lock")
                 .anySatisfy(h -> assertThat(h.ownerId()).contains(theirs.owner().id()));
-        assertThat(registry.obtain("job").tryLock()).as("and this process is refused").isFalse();
+        assertThat(registry.obtain("job").tryLock())
+                .as("and this process is refused")
+                .isFalse();
         theirs.close();
         assertThat(registry.obtain("job").tryLock()).isTrue();
         registry.obtain("job").unlock();

@@ -34,8 +34,12 @@ class RegistryLeaseTest {
 
     @BeforeEach
     void open() {
-        space = Interlock.builder("mem:" + ns).ticker(ticker).scheduler(scheduler).executor(scheduler)
-                .defaultLease(Duration.ofSeconds(30)).open();
+        space = Interlock.builder("mem:" + ns)
+                .ticker(ticker)
+                .scheduler(scheduler)
+                .executor(scheduler)
+                .defaultLease(Duration.ofSeconds(30))
+                .open();
         backend = MemoryBackend.of(ns).orElseThrow();
         registry = new InterlockLockRegistry(space, ticker);
     }
@@ -58,7 +62,9 @@ class RegistryLeaseTest {
             scheduler.advance(Duration.ofSeconds(5));
         }
         assertThat(lease(lock).isValid()).isTrue();
-        assertThat(backend.calls().renewals()).as("renewed about every third of the 10s time to live").isGreaterThanOrEqualTo(15);
+        assertThat(backend.calls().renewals())
+                .as("renewed about every third of the 10s time to live")
+                .isGreaterThanOrEqualTo(15);
         lock.unlock();
         assertThat(space.status("job").isFree()).isTrue();
     }
@@ -71,10 +77,17 @@ class RegistryLeaseTest {
         scheduler.advance(Duration.ofMillis(3900));
         assertThat(lease(lock).isValid()).isTrue();
         scheduler.advance(Duration.ofSeconds(2));
-        assertThat(lease(lock).isValid()).as("5s time to live, unrenewed (declared lost a fifth before its end)").isFalse();
+        assertThat(lease(lock).isValid())
+                .as("5s time to live, unrenewed (declared lost a fifth before its end)")
+                .isFalse();
         assertThat(backend.calls().renewals()).isZero();
-        assertThat(space.tryAcquire("job")).as("another holder gets it").isPresent().get().satisfies(Lease::close);
-        assertThatThrownBy(lock::unlock).isInstanceOf(ConcurrentModificationException.class)
+        assertThat(space.tryAcquire("job"))
+                .as("another holder gets it")
+                .isPresent()
+                .get()
+                .satisfies(Lease::close);
+        assertThatThrownBy(lock::unlock)
+                .isInstanceOf(ConcurrentModificationException.class)
                 .hasMessageContaining("lock 'job' in mem:" + ns + " was lost before unlock")
                 .hasMessageContaining("fencing token 1");
         assertThat(lock.getHoldCount()).as("the hold is freed all the same").isZero();
@@ -89,11 +102,13 @@ class RegistryLeaseTest {
         scheduler.advance(Duration.ofSeconds(6));
         assertThat(lease(lock).isValid()).isFalse();
         assertThatThrownBy(lock::unlock).isInstanceOf(ConcurrentModificationException.class);
-        assertThatThrownBy(() -> registry.setDefaultTtl(Duration.ZERO)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> registry.setDefaultTtl(Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("default time to live must be positive");
     }
 
-    // ---------------------------------------------------------------- reentry as a heartbeat (LockRegistryLeaderInitiator)
+    // ---------------------------------------------------------------- reentry as a heartbeat
+    // (LockRegistryLeaderInitiator)
 
     /**
      * Spring's leader initiator calls {@code tryLock()} again on the lock it holds as its
@@ -109,15 +124,22 @@ class RegistryLeaseTest {
         scheduler.advance(Duration.ofSeconds(5));
         assertThat(leader.tryLock()).as("a heartbeat of a live leader").isTrue();
         leader.unlock();
-        ticker.advance(Duration.ofMillis(7500)); // stopped until 12.5s: renewed last at 3.3s, its loss point is 11.3s, its end 13.3s
-        assertThat(otherNode.obtain("leader").tryLock()).as("before the end of the stopped leader's lease").isFalse();
+        ticker.advance(Duration.ofMillis(
+                7500)); // stopped until 12.5s: renewed last at 3.3s, its loss point is 11.3s, its end 13.3s
+        assertThat(otherNode.obtain("leader").tryLock())
+                .as("before the end of the stopped leader's lease")
+                .isFalse();
         assertThat(leader.tryLock()).as("the stopped leader's first heartbeat").isFalse();
         assertThat(leader.isHeldByCurrentThread()).isFalse();
         assertThatThrownBy(leader::unlock).isInstanceOf(IllegalMonitorStateException.class);
-        assertThat(otherNode.obtain("leader").tryLock()).as("still before the end").isFalse();
+        assertThat(otherNode.obtain("leader").tryLock())
+                .as("still before the end")
+                .isFalse();
         scheduler.advance(Duration.ofMillis(900)); // the timer runs again: the loss, then the release at the end
         InterlockLock second = otherNode.obtain("leader");
-        assertThat(second.tryLock()).as("the other node is elected after the end").isTrue();
+        assertThat(second.tryLock())
+                .as("the other node is elected after the end")
+                .isTrue();
         assertThat(leader.tryLock()).as("the old leader stays out").isFalse();
         second.unlock();
     }
@@ -139,7 +161,9 @@ class RegistryLeaseTest {
         assertThat(leader.tryLock(Duration.ZERO, Duration.ofSeconds(5))).isTrue();
         for (int i = 0; i < 20; i++) {
             scheduler.advance(Duration.ofSeconds(2));
-            assertThat(leader.tryLock(0, TimeUnit.MILLISECONDS)).as("heartbeat %d", i).isTrue();
+            assertThat(leader.tryLock(0, TimeUnit.MILLISECONDS))
+                    .as("heartbeat %d", i)
+                    .isTrue();
             leader.unlock();
         }
         assertThat(lease(leader).isValid()).isTrue();

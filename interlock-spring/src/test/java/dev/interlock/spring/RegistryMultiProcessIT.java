@@ -31,8 +31,15 @@ class RegistryMultiProcessIT {
             default -> backend + ":" + locks;
         };
         int sections = PROCESSES * THREADS * ITERATIONS;
-        ExclusionChecker.Report r = MultiProcessChecker.run(RegistryWorker.class, PROCESSES, sections, work, uri, "spring-job",
-                Integer.toString(THREADS), Integer.toString(ITERATIONS));
+        ExclusionChecker.Report r = MultiProcessChecker.run(
+                RegistryWorker.class,
+                PROCESSES,
+                sections,
+                work,
+                uri,
+                "spring-job",
+                Integer.toString(THREADS),
+                Integer.toString(ITERATIONS));
         assertThat(r.exclusive()).isEqualTo(sections);
     }
 }

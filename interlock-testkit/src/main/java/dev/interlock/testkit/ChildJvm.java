@@ -26,6 +26,8 @@ public final class ChildJvm {
     }
 
     public static Process start(Class<?> main, String... args) throws IOException {
-        return builder(main, List.of(), args).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        return builder(main, List.of(), args)
+                .redirectError(ProcessBuilder.Redirect.INHERIT)
+                .start();
     }
 }

@@ -39,7 +39,8 @@ public final class FakeClock extends Clock {
 
     private void requireSettable() {
         if (source != null) {
-            throw new IllegalStateException("this clock reads its time from a supplier; use FakeClock.at(...) to set it");
+            throw new IllegalStateException(
+                    "this clock reads its time from a supplier; use FakeClock.at(...) to set it");
         }
     }
 

@@ -3,16 +3,15 @@ package dev.interlock.testkit;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
-
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.interlock.Capability;
 import dev.interlock.Interlock;
 import dev.interlock.InvalidLockNameException;
-import dev.interlock.LockBackendException;
-import dev.interlock.LockLostException;
 import dev.interlock.Lease;
+import dev.interlock.LockBackendException;
 import dev.interlock.LockInfo;
+import dev.interlock.LockLostException;
 import dev.interlock.LockSpace;
 import dev.interlock.LockTimeoutException;
 import dev.interlock.Mode;
@@ -45,6 +44,7 @@ public abstract class LockSpaceContract {
     protected LockSpace locks;
     /** Thread-safe: a test may open a space on a worker thread while the test thread opens another. */
     private final List<LockSpace> extra = new CopyOnWriteArrayList<>();
+
     private ExecutorService pool;
 
     @BeforeEach
@@ -99,7 +99,11 @@ public abstract class LockSpaceContract {
      */
     private LockSpace openOnFakeTime(FakeTicker ticker, ManualScheduler timer) {
         assumeTrue(uri() != null, "this test needs uri() to open a space on fake time");
-        return Interlock.builder(uri()).ticker(ticker).scheduler(timer).executor(timer).open();
+        return Interlock.builder(uri())
+                .ticker(ticker)
+                .scheduler(timer)
+                .executor(timer)
+                .open();
     }
 
     /** A second, independent space on the same namespace. */
@@ -117,9 +121,12 @@ public abstract class LockSpaceContract {
             assertThat(lease.name()).isEqualTo("job");
             assertThat(lease.mode()).isEqualTo(Mode.EXCLUSIVE);
             assertThat(lease.owner().pid()).isEqualTo(ProcessHandle.current().pid());
-            assertThat(lease.owner().id()).contains(":" + ProcessHandle.current().pid() + ":");
+            assertThat(lease.owner().id())
+                    .contains(":" + ProcessHandle.current().pid() + ":");
             assertThat(lease.token()).isPositive();
-            assertThat(lease.acquiredAt()).isAfter(before).isBefore(Instant.now().plusSeconds(1));
+            assertThat(lease.acquiredAt())
+                    .isAfter(before)
+                    .isBefore(Instant.now().plusSeconds(1));
             assertThat(lease.validUntil()).isAfter(Instant.now());
             assertThat(lease.isValid()).isTrue();
         } finally {
@@ -166,7 +173,9 @@ public abstract class LockSpaceContract {
     void closedLease_renew_throwsIllegalState() {
         Lease lease = locks.tryAcquire("job").orElseThrow();
         lease.close();
-        assertThatThrownBy(lease::renew).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+        assertThatThrownBy(lease::renew)
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
     }
 
     @Test
@@ -202,9 +211,11 @@ public abstract class LockSpaceContract {
                     .isInstanceOf(LockTimeoutException.class)
                     .hasMessageContaining("'busy'")
                     .hasMessageContaining("not acquired after")
-                    .satisfies(e -> assertThat(((LockTimeoutException) e).waited()).isGreaterThanOrEqualTo(Duration.ofMillis(300)));
+                    .satisfies(e -> assertThat(((LockTimeoutException) e).waited())
+                            .isGreaterThanOrEqualTo(Duration.ofMillis(300)));
             // The timed-out writer gave up its place: readers are not kept out by it.
-            assertThatThrownBy(() -> locks.acquire("busy", Mode.SHARED, Duration.ZERO)).isInstanceOf(LockTimeoutException.class);
+            assertThatThrownBy(() -> locks.acquire("busy", Mode.SHARED, Duration.ZERO))
+                    .isInstanceOf(LockTimeoutException.class);
         }
         other().tryAcquire("busy", Mode.SHARED).orElseThrow().close();
         locks.tryAcquire("busy").orElseThrow().close();
@@ -257,7 +268,8 @@ public abstract class LockSpaceContract {
     void acquire_withTheInterruptFlagSet_throwsEvenIfTheLockIsFree_andHoldsNothing() {
         Thread.currentThread().interrupt();
         try {
-            assertThatThrownBy(() -> locks.acquire("intr-free", Timing.seconds(10))).isInstanceOf(InterruptedException.class);
+            assertThatThrownBy(() -> locks.acquire("intr-free", Timing.seconds(10)))
+                    .isInstanceOf(InterruptedException.class);
         } finally {
             Thread.interrupted();
         }
@@ -290,11 +302,13 @@ public abstract class LockSpaceContract {
 
     @Test
     void names_thatCollideWhenMangled_areDistinctLocks() {
-        List<String> names = List.of("a.b", "a_b", "a/b", "../x", "x", "A.B", "a%2Fb", ".x-a%2Fb", "..", ".", " ", "a b", "données/日本語 🔒");
+        List<String> names = List.of(
+                "a.b", "a_b", "a/b", "../x", "x", "A.B", "a%2Fb", ".x-a%2Fb", "..", ".", " ", "a b", "données/日本語 🔒");
         List<Lease> held = new ArrayList<>();
         try {
             for (String n : names) {
-                held.add(locks.tryAcquire(n).orElseThrow(() -> new AssertionError("'" + n + "' was held by another name")));
+                held.add(locks.tryAcquire(n)
+                        .orElseThrow(() -> new AssertionError("'" + n + "' was held by another name")));
             }
             for (String n : names) {
                 assertThat(other().tryAcquire(n)).as("'%s' is held", n).isEmpty();
@@ -306,12 +320,21 @@ public abstract class LockSpaceContract {
 
     @Test
     void badNames_areRejectedWithTheRule() {
-        assertThatThrownBy(() -> locks.tryAcquire("")).isInstanceOf(InvalidLockNameException.class).hasMessageContaining("empty");
-        assertThatThrownBy(() -> locks.tryAcquire("a\0b")).isInstanceOf(InvalidLockNameException.class).hasMessageContaining("NUL");
-        assertThatThrownBy(() -> locks.tryAcquire("a\nb")).isInstanceOf(InvalidLockNameException.class).hasMessageContaining("control");
+        assertThatThrownBy(() -> locks.tryAcquire(""))
+                .isInstanceOf(InvalidLockNameException.class)
+                .hasMessageContaining("empty");
+        assertThatThrownBy(() -> locks.tryAcquire("a\0b"))
+                .isInstanceOf(InvalidLockNameException.class)
+                .hasMessageContaining("NUL");
+        assertThatThrownBy(() -> locks.tryAcquire("a\nb"))
+                .isInstanceOf(InvalidLockNameException.class)
+                .hasMessageContaining("control");
         assertThatThrownBy(() -> locks.tryAcquire("x".repeat(LockSpace.MAX_NAME_LENGTH + 1)))
-                .isInstanceOf(InvalidLockNameException.class).hasMessageContaining("limit is " + LockSpace.MAX_NAME_LENGTH);
-        assertThatThrownBy(() -> locks.tryAcquire("a\uD800b")).isInstanceOf(InvalidLockNameException.class).hasMessageContaining("surrogate");
+                .isInstanceOf(InvalidLockNameException.class)
+                .hasMessageContaining("limit is " + LockSpace.MAX_NAME_LENGTH);
+        assertThatThrownBy(() -> locks.tryAcquire("a\uD800b"))
+                .isInstanceOf(InvalidLockNameException.class)
+                .hasMessageContaining("surrogate");
         assertThatThrownBy(() -> locks.tryAcquire(null)).isInstanceOf(NullPointerException.class);
     }
 
@@ -320,7 +343,10 @@ public abstract class LockSpaceContract {
         String longest = "é".repeat(LockSpace.MAX_NAME_LENGTH);
         try (Lease l = locks.tryAcquire(longest).orElseThrow()) {
             assertThat(other().tryAcquire(longest)).isEmpty();
-            assertThat(other().tryAcquire(longest.substring(1) + "e")).isPresent().get().satisfies(Lease::close);
+            assertThat(other().tryAcquire(longest.substring(1) + "e"))
+                    .isPresent()
+                    .get()
+                    .satisfies(Lease::close);
             assertThat(locks.status(longest).holders()).hasSize(1);
         }
     }
@@ -334,7 +360,8 @@ public abstract class LockSpaceContract {
             assertThat(info.holders().get(0).mode()).isEqualTo(Mode.EXCLUSIVE);
             assertThat(info.holders().get(0).ownerId()).contains(l.owner().id());
             assertThat(info.holders().get(0).token()).hasValue(l.token());
-            assertThat(info.holders().get(0).pid()).isEqualTo(ProcessHandle.current().pid());
+            assertThat(info.holders().get(0).pid())
+                    .isEqualTo(ProcessHandle.current().pid());
         }
         assertThat(locks.status("shown").isFree()).isTrue();
     }
@@ -344,8 +371,11 @@ public abstract class LockSpaceContract {
         try (Lease a = locks.tryAcquire("many", Mode.SHARED).orElseThrow();
                 Lease b = other().tryAcquire("many", Mode.SHARED).orElseThrow()) {
             LockInfo info = locks.status("many");
-            assertThat(info.holders()).hasSize(2).allSatisfy(h -> assertThat(h.mode()).isEqualTo(Mode.SHARED));
-            assertThat(info.holders()).extracting(h -> h.ownerId().orElse("?"))
+            assertThat(info.holders())
+                    .hasSize(2)
+                    .allSatisfy(h -> assertThat(h.mode()).isEqualTo(Mode.SHARED));
+            assertThat(info.holders())
+                    .extracting(h -> h.ownerId().orElse("?"))
                     .containsExactlyInAnyOrder(a.owner().id(), b.owner().id());
         }
     }
@@ -356,7 +386,12 @@ public abstract class LockSpaceContract {
             locks.tryAcquire("listed-two").orElseThrow().close();
             List<LockInfo> all = other().list();
             assertThat(all).extracting(LockInfo::name).contains("listed/one", "listed-two");
-            assertThat(all.stream().filter(i -> i.name().equals("listed/one")).findFirst().orElseThrow().holders()).hasSize(1);
+            assertThat(all.stream()
+                            .filter(i -> i.name().equals("listed/one"))
+                            .findFirst()
+                            .orElseThrow()
+                            .holders())
+                    .hasSize(1);
         }
     }
 
@@ -367,7 +402,9 @@ public abstract class LockSpaceContract {
         s.close();
         assertThat(l.isValid()).isFalse();
         locks.tryAcquire("closing").orElseThrow().close();
-        assertThatThrownBy(() -> s.tryAcquire("closing")).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+        assertThatThrownBy(() -> s.tryAcquire("closing"))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
     }
 
     // ------------------------------------------------------------------ lease loss, on every backend that can show it
@@ -395,7 +432,9 @@ public abstract class LockSpaceContract {
         try (Lease next = other().tryAcquire("late").orElseThrow()) {
             l.close();
             assertThat(next.isValid()).isTrue();
-            assertThat(locks.tryAcquire("late")).as("still held by the new holder").isEmpty();
+            assertThat(locks.tryAcquire("late"))
+                    .as("still held by the new holder")
+                    .isEmpty();
         }
     }
 
@@ -424,7 +463,9 @@ public abstract class LockSpaceContract {
                 assertThat(told).as("still within the lease, renewals retried").isEmpty();
                 assertThat(l.isValid()).isTrue();
                 timer.advance(Duration.ofMillis(1100)); // the loss point of a 10s lease: 8s
-                assertThat(told).singleElement().satisfies(e -> assertThat(e).hasMessageContaining("renewal kept failing"));
+                assertThat(told)
+                        .singleElement()
+                        .satisfies(e -> assertThat(e).hasMessageContaining("renewal kept failing"));
                 assertThat(l.isValid()).as("lost before its deadline").isFalse();
                 assertThatThrownBy(() -> s.tryAcquire("other")).isInstanceOf(LockBackendException.class);
             } finally {
@@ -445,14 +486,20 @@ public abstract class LockSpaceContract {
         FakeTicker ticker = new FakeTicker();
         ManualScheduler timer = new ManualScheduler(ticker);
         try (LockSpace s = openOnFakeTime(ticker, timer)) {
-            Lease l = s.lock("margin").lease(Duration.ofSeconds(30)).fixedLease().tryAcquire().orElseThrow();
+            Lease l = s.lock("margin")
+                    .lease(Duration.ofSeconds(30))
+                    .fixedLease()
+                    .tryAcquire()
+                    .orElseThrow();
             assumeTrue(!l.validUntil().equals(Instant.MAX), "locks of this backend do not expire");
             List<LockLostException> told = new CopyOnWriteArrayList<>();
             l.onLost(told::add);
             timer.advance(Duration.ofSeconds(25));
             assertThat(told).as("told at the loss point, 24s of 30s").hasSize(1);
             assertThat(l.isValid()).isFalse();
-            assertThat(other().tryAcquire("margin")).as("not released before the end of the lease").isEmpty();
+            assertThat(other().tryAcquire("margin"))
+                    .as("not released before the end of the lease")
+                    .isEmpty();
             l.close();
             assertThat(told).hasSize(1);
             other().tryAcquire("margin").orElseThrow().close();
@@ -465,7 +512,11 @@ public abstract class LockSpaceContract {
      */
     @Test
     void fixedLeaseOf50ms_isAccepted_andFreesTheLockAfterIt() {
-        Lease l = locks.lock("short").lease(Duration.ofMillis(50)).fixedLease().tryAcquire().orElseThrow();
+        Lease l = locks.lock("short")
+                .lease(Duration.ofMillis(50))
+                .fixedLease()
+                .tryAcquire()
+                .orElseThrow();
         try {
             assumeTrue(!l.validUntil().equals(Instant.MAX), "locks of this backend do not expire");
             LockSpace o = other();
@@ -485,7 +536,8 @@ public abstract class LockSpaceContract {
         long last = 0;
         for (int i = 0; i < 6; i++) {
             LockSpace s = i % 2 == 0 ? locks : other();
-            try (Lease l = s.tryAcquire("fenced", i % 3 == 0 ? Mode.SHARED : Mode.EXCLUSIVE).orElseThrow()) {
+            try (Lease l = s.tryAcquire("fenced", i % 3 == 0 ? Mode.SHARED : Mode.EXCLUSIVE)
+                    .orElseThrow()) {
                 assertThat(l.token()).as("acquisition %d", i).isGreaterThan(last);
                 last = l.token();
             }

@@ -2,7 +2,6 @@ package dev.interlock.testkit;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
 import java.util.PriorityQueue;
 import java.util.concurrent.AbstractExecutorService;
@@ -137,10 +136,13 @@ public final class ManualScheduler extends AbstractExecutorService implements Sc
 
     @Override
     public ScheduledFuture<?> schedule(Runnable command, long delay, TimeUnit unit) {
-        return add(unit.toNanos(delay), () -> {
-            command.run();
-            return null;
-        }, 0);
+        return add(
+                unit.toNanos(delay),
+                () -> {
+                    command.run();
+                    return null;
+                },
+                0);
     }
 
     @Override
@@ -155,10 +157,13 @@ public final class ManualScheduler extends AbstractExecutorService implements Sc
 
     @Override
     public ScheduledFuture<?> scheduleWithFixedDelay(Runnable command, long initialDelay, long delay, TimeUnit unit) {
-        return add(unit.toNanos(initialDelay), () -> {
-            command.run();
-            return null;
-        }, unit.toNanos(delay));
+        return add(
+                unit.toNanos(initialDelay),
+                () -> {
+                    command.run();
+                    return null;
+                },
+                unit.toNanos(delay));
     }
 
     @Override
@@ -193,5 +198,4 @@ public final class ManualScheduler extends AbstractExecutorService implements Sc
     public boolean awaitTermination(long timeout, TimeUnit unit) {
         return true;
     }
-
 }

@@ -1,5 +1,7 @@
 package dev.interlock.testkit;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import dev.interlock.check.CheckWorker;
 import dev.interlock.check.ExclusionCheck;
 import dev.interlock.check.Section;
@@ -10,7 +12,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Runs N {@link ExclusionWorker} processes against one lock name and proves, with
@@ -21,9 +22,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 public final class MultiProcessChecker {
     private MultiProcessChecker() {}
 
-    public static ExclusionChecker.Report run(String uri, String name, String modes, int processes, int iterations, Path work)
+    public static ExclusionChecker.Report run(
+            String uri, String name, String modes, int processes, int iterations, Path work)
             throws IOException, InterruptedException {
-        return run(ExclusionWorker.class, processes, processes * iterations, work, uri, name, modes, Integer.toString(iterations));
+        return run(
+                ExclusionWorker.class,
+                processes,
+                processes * iterations,
+                work,
+                uri,
+                name,
+                modes,
+                Integer.toString(iterations));
     }
 
     /**
@@ -51,7 +61,9 @@ public final class MultiProcessChecker {
             long deadline = System.nanoTime() + Timing.seconds(120).toNanos();
             for (Process p : procs) {
                 long left = deadline - System.nanoTime();
-                assertThat(p.waitFor(Math.max(left, 0), TimeUnit.NANOSECONDS)).as("worker finished in time").isTrue();
+                assertThat(p.waitFor(Math.max(left, 0), TimeUnit.NANOSECONDS))
+                        .as("worker finished in time")
+                        .isTrue();
                 assertThat(p.exitValue()).as("worker exit status").isZero();
             }
         } finally {

@@ -17,7 +17,9 @@ public final class PermitHolder {
 
     public static void main(String[] args) throws Exception {
         LockSpace locks = Interlock.open(args[0]);
-        Lease held = locks.lock(args[1]).limit(Integer.parseInt(args[2])).lease(Duration.ofMillis(Long.parseLong(args[3])))
+        Lease held = locks.lock(args[1])
+                .limit(Integer.parseInt(args[2]))
+                .lease(Duration.ofMillis(Long.parseLong(args[3])))
                 .onLost(e -> {
                     System.out.println("LOST");
                     System.out.flush();

@@ -36,13 +36,21 @@ public final class SemaphoreChecker {
             for (int i = 0; i < processes; i++) {
                 Path log = work.resolve("permit-worker-" + i + ".log");
                 logs.add(log);
-                procs.add(ChildJvm.start(SemaphoreWorker.class, uri, name, Integer.toString(limit), Integer.toString(iterations),
-                        slots.toString(), go.toString(), log.toString()));
+                procs.add(ChildJvm.start(
+                        SemaphoreWorker.class,
+                        uri,
+                        name,
+                        Integer.toString(limit),
+                        Integer.toString(iterations),
+                        slots.toString(),
+                        go.toString(),
+                        log.toString()));
             }
             await().atMost(Timing.seconds(60)).until(() -> {
                 for (int i = 0; i < procs.size(); i++) {
                     if (!procs.get(i).isAlive()) {
-                        throw new AssertionError("worker " + i + " ended before the start, status " + procs.get(i).exitValue());
+                        throw new AssertionError("worker " + i + " ended before the start, status "
+                                + procs.get(i).exitValue());
                     }
                 }
                 return logs.stream().allMatch(l -> Files.exists(Path.of(l + ".ready")));
@@ -50,7 +58,8 @@ public final class SemaphoreChecker {
             Files.createFile(go);
             long deadline = System.nanoTime() + Timing.seconds(120).toNanos();
             for (Process p : procs) {
-                assertThat(p.waitFor(Math.max(deadline - System.nanoTime(), 0), TimeUnit.NANOSECONDS)).as("worker finished in time")
+                assertThat(p.waitFor(Math.max(deadline - System.nanoTime(), 0), TimeUnit.NANOSECONDS))
+                        .as("worker finished in time")
                         .isTrue();
                 assertThat(p.exitValue()).as("worker exit status").isZero();
             }
@@ -65,11 +74,17 @@ public final class SemaphoreChecker {
             assertThat(lines).as("every turn of %s", log.getFileName()).hasSize(iterations);
             for (String line : lines) {
                 String[] f = line.split(" ");
-                all.add(new Held(log.getFileName().toString(), Long.parseLong(f[0]), Integer.parseInt(f[1]), Long.parseLong(f[2]),
-                        Long.parseLong(f[3]), Long.parseLong(f[4])));
+                all.add(new Held(
+                        log.getFileName().toString(),
+                        Long.parseLong(f[0]),
+                        Integer.parseInt(f[1]),
+                        Long.parseLong(f[2]),
+                        Long.parseLong(f[3]),
+                        Long.parseLong(f[4])));
             }
         }
-        assertThat(all).as("holders that found all %d slots taken: more than %d inside at once", limit, limit)
+        assertThat(all)
+                .as("holders that found all %d slots taken: more than %d inside at once", limit, limit)
                 .noneMatch(h -> h.slot() < 0);
         Set<Long> tokens = new HashSet<>();
         assertThat(all).as("tokens unique").allMatch(h -> tokens.add(h.token()));
@@ -77,7 +92,8 @@ public final class SemaphoreChecker {
             for (Held b : all) {
                 // b asked after a was released: b's grant came after a's, whenever each process got to run.
                 if (a.exit() < b.asked() && a.token() >= b.token()) {
-                    throw new AssertionError("token order: " + a + " ended before " + b + " was asked for but has the greater token");
+                    throw new AssertionError(
+                            "token order: " + a + " ended before " + b + " was asked for but has the greater token");
                 }
             }
         }

@@ -96,13 +96,18 @@ public abstract class SemaphoreContract {
     void atMostN_holders_theNextIsRefused_andGetsAPermitOnRelease() throws Exception {
         List<Lease> held = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
-            held.add(tryPermit(i % 2 == 0 ? locks : other(), "imports", 3).orElseThrow(() -> new AssertionError("a permit was free")));
+            held.add(tryPermit(i % 2 == 0 ? locks : other(), "imports", 3)
+                    .orElseThrow(() -> new AssertionError("a permit was free")));
         }
-        assertThat(tryPermit(other(), "imports", 3)).as("the fourth of a semaphore of 3").isEmpty();
+        assertThat(tryPermit(other(), "imports", 3))
+                .as("the fourth of a semaphore of 3")
+                .isEmpty();
         assertThatThrownBy(() -> other().lock("imports").limit(3).acquire(Duration.ofMillis(200)))
-                .isInstanceOf(LockTimeoutException.class).hasMessageContaining("'imports' (a permit of 3) not acquired after");
+                .isInstanceOf(LockTimeoutException.class)
+                .hasMessageContaining("'imports' (a permit of 3) not acquired after");
         LockSpace waiterSpace = other();
-        Future<Lease> waiter = pool.submit(() -> waiterSpace.lock("imports").limit(3).acquire(Timing.seconds(60)));
+        Future<Lease> waiter =
+                pool.submit(() -> waiterSpace.lock("imports").limit(3).acquire(Timing.seconds(60)));
         awaitWaiters("imports", 1);
         assertThat(waiter.isDone()).isFalse();
         held.get(1).close();
@@ -127,7 +132,9 @@ public abstract class SemaphoreContract {
         }
         assertThat(held).extracting(l -> l.owner().id()).doesNotHaveDuplicates();
         held.get(0).close();
-        assertThat(held.get(1).isValid()).as("one permit's release leaves the others held").isTrue();
+        assertThat(held.get(1).isValid())
+                .as("one permit's release leaves the others held")
+                .isTrue();
         held.get(1).renew();
         Lease next = tryPermit(other(), "fenced", 3).orElseThrow();
         assertThat(next.token()).isGreaterThan(last);
@@ -135,7 +142,9 @@ public abstract class SemaphoreContract {
         held.get(1).close();
         held.get(2).close();
         try (Lease plain = locks.tryAcquire("fenced").orElseThrow()) {
-            assertThat(plain.token()).as("one token sequence per name, locks and semaphores alike").isGreaterThan(next.token());
+            assertThat(plain.token())
+                    .as("one token sequence per name, locks and semaphores alike")
+                    .isGreaterThan(next.token());
         }
     }
 
@@ -147,7 +156,8 @@ public abstract class SemaphoreContract {
         Future<Lease> first = pool.submit(() -> firstSpace.lock("fifo").limit(2).acquire(Timing.seconds(60)));
         awaitWaiters("fifo", 1);
         LockSpace secondSpace = other();
-        Future<Lease> second = pool.submit(() -> secondSpace.lock("fifo").limit(2).acquire(Timing.seconds(60)));
+        Future<Lease> second =
+                pool.submit(() -> secondSpace.lock("fifo").limit(2).acquire(Timing.seconds(60)));
         awaitWaiters("fifo", 2);
         LockSpace newcomer = other();
         a.close();
@@ -204,7 +214,12 @@ public abstract class SemaphoreContract {
 
     @Test
     void aPermitWhoseLeaseRunsOut_isFreedForOthers() {
-        Lease l = locks.lock("expiring").limit(1).lease(Duration.ofMillis(50)).fixedLease().tryAcquire().orElseThrow();
+        Lease l = locks.lock("expiring")
+                .limit(1)
+                .lease(Duration.ofMillis(50))
+                .fixedLease()
+                .tryAcquire()
+                .orElseThrow();
         try {
             assumeTrue(!l.validUntil().equals(Instant.MAX), "locks of this backend do not expire");
             LockSpace o = other();
@@ -228,15 +243,27 @@ public abstract class SemaphoreContract {
         LockSpace holder = spaces.get().get(0);
         LockSpace others = spaces.get().get(1);
         try {
-            Lease dying = holder.lock("gpu").limit(2).lease(Duration.ofSeconds(10)).fixedLease().tryAcquire().orElseThrow();
-            Lease living = holder.lock("gpu").limit(2).lease(Duration.ofSeconds(10)).tryAcquire().orElseThrow();
+            Lease dying = holder.lock("gpu")
+                    .limit(2)
+                    .lease(Duration.ofSeconds(10))
+                    .fixedLease()
+                    .tryAcquire()
+                    .orElseThrow();
+            Lease living = holder.lock("gpu")
+                    .limit(2)
+                    .lease(Duration.ofSeconds(10))
+                    .tryAcquire()
+                    .orElseThrow();
             timer.advance(Duration.ofSeconds(9));
             assertThat(tryPermit(others, "gpu", 2)).as("both leases still run").isEmpty();
             timer.advance(Duration.ofSeconds(2));
             assertThat(dying.isValid()).isFalse();
             assertThat(living.isValid()).as("renewed in the background").isTrue();
-            Lease freed = tryPermit(others, "gpu", 2).orElseThrow(() -> new AssertionError("the expired permit was not freed"));
-            assertThat(tryPermit(others, "gpu", 2)).as("only the expired permit came back").isEmpty();
+            Lease freed = tryPermit(others, "gpu", 2)
+                    .orElseThrow(() -> new AssertionError("the expired permit was not freed"));
+            assertThat(tryPermit(others, "gpu", 2))
+                    .as("only the expired permit came back")
+                    .isEmpty();
             assertThat(freed.token()).isGreaterThan(living.token());
             freed.close();
             living.close();
@@ -258,8 +285,10 @@ public abstract class SemaphoreContract {
                     .hasMessageNotContaining("Exception");
             long start = System.nanoTime();
             assertThatThrownBy(() -> other().lock("backups").limit(3).acquire(Timing.seconds(60)))
-                    .as("a mistake, not a wait").isInstanceOf(LimitMismatchException.class)
-                    .satisfies(e -> assertThat(((LimitMismatchException) e).limitInForce()).isEqualTo(2));
+                    .as("a mistake, not a wait")
+                    .isInstanceOf(LimitMismatchException.class)
+                    .satisfies(e -> assertThat(((LimitMismatchException) e).limitInForce())
+                            .isEqualTo(2));
             assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Timing.seconds(30));
             assertThat(locks.status("backups").holders()).hasSize(1);
         }
@@ -273,15 +302,19 @@ public abstract class SemaphoreContract {
     void aSemaphoreNameUsedAsALock_andALockNameUsedAsASemaphore_areClearErrors() {
         try (Lease permit = tryPermit(locks, "mixed", 2).orElseThrow()) {
             assertThatThrownBy(() -> other().tryAcquire("mixed"))
-                    .isInstanceOf(LimitMismatchException.class).hasMessageContaining("semaphore of 2")
+                    .isInstanceOf(LimitMismatchException.class)
+                    .hasMessageContaining("semaphore of 2")
                     .hasMessageContaining("plain lock");
             assertThat(locks.status("mixed").holders()).hasSize(1);
         }
         try (Lease lock = locks.tryAcquire("mixed").orElseThrow()) {
             assertThatThrownBy(() -> tryPermit(other(), "mixed", 2))
-                    .isInstanceOf(LimitMismatchException.class).hasMessageContaining("held as a plain lock");
-            assertThat(locks.status("mixed").holders()).singleElement()
-                    .satisfies(h -> assertThat(h.ownerId()).contains(lock.owner().id()));
+                    .isInstanceOf(LimitMismatchException.class)
+                    .hasMessageContaining("held as a plain lock");
+            assertThat(locks.status("mixed").holders())
+                    .singleElement()
+                    .satisfies(
+                            h -> assertThat(h.ownerId()).contains(lock.owner().id()));
         }
     }
 
@@ -289,11 +322,14 @@ public abstract class SemaphoreContract {
     void badLimits_areClearErrors() {
         for (int bad : new int[] {0, -1, Integer.MIN_VALUE, LockRequest.MAX_LIMIT + 1, Integer.MAX_VALUE}) {
             assertThatThrownBy(() -> locks.lock("bad").limit(bad))
-                    .as("limit %d", bad).isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining("from 1 to " + LockRequest.MAX_LIMIT).hasMessageContaining("was " + bad);
+                    .as("limit %d", bad)
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("from 1 to " + LockRequest.MAX_LIMIT)
+                    .hasMessageContaining("was " + bad);
         }
         assertThatThrownBy(() -> locks.lock("bad").limit(2).shared().tryAcquire())
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("cannot be shared");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("cannot be shared");
         assertThat(locks.status("bad").isFree()).isTrue();
         tryPermit(locks, "bad", LockRequest.MAX_LIMIT).orElseThrow().close();
     }
@@ -305,14 +341,19 @@ public abstract class SemaphoreContract {
         try {
             LockInfo info = other().status("shown");
             assertThat(info.limit()).isEqualTo(4);
-            assertThat(info.holders()).extracting(h -> h.ownerId().orElseThrow())
+            assertThat(info.holders())
+                    .extracting(h -> h.ownerId().orElseThrow())
                     .containsExactlyInAnyOrder(a.owner().id(), b.owner().id());
-            assertThat(info.holders()).extracting(h -> h.token().orElseThrow()).containsExactlyInAnyOrder(a.token(), b.token());
+            assertThat(info.holders())
+                    .extracting(h -> h.token().orElseThrow())
+                    .containsExactlyInAnyOrder(a.token(), b.token());
             assertThat(info.holders()).allSatisfy(h -> {
                 assertThat(h.since()).isPresent();
                 assertThat(h.validUntil().orElseThrow()).isAfter(Instant.now().minusSeconds(1));
             });
-            assertThat(other().list()).filteredOn(i -> i.name().equals("shown")).singleElement()
+            assertThat(other().list())
+                    .filteredOn(i -> i.name().equals("shown"))
+                    .singleElement()
                     .satisfies(i -> assertThat(i.limit()).isEqualTo(4));
         } finally {
             a.close();

@@ -58,7 +58,16 @@ public final class SemaphoreWorker {
                         Files.delete(slots.resolve("slot-" + slot));
                     }
                     long exit = System.nanoTime();
-                    out.append(permit.token()).append(' ').append(slot).append(' ').append(asked).append(' ').append(enter).append(' ').append(exit).append('\n');
+                    out.append(permit.token())
+                            .append(' ')
+                            .append(slot)
+                            .append(' ')
+                            .append(asked)
+                            .append(' ')
+                            .append(enter)
+                            .append(' ')
+                            .append(exit)
+                            .append('\n');
                 }
             }
         }

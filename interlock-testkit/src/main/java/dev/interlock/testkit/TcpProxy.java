@@ -91,26 +91,29 @@ public final class TcpProxy implements AutoCloseable {
     }
 
     private void pump(Socket from, Socket to) {
-        Thread t = new Thread(() -> {
-            byte[] buf = new byte[16384];
-            try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
-                int n;
-                while ((n = in.read(buf)) >= 0) {
-                    gate.await();
-                    out.write(buf, 0, n);
-                    out.flush();
-                }
-            } catch (IOException | InterruptedException e) {
-                // a side closed: close the other
-            } finally {
-                try {
-                    from.close();
-                    to.close();
-                } catch (IOException e) {
-                    // closed already
-                }
-            }
-        }, "proxy-pump");
+        Thread t = new Thread(
+                () -> {
+                    byte[] buf = new byte[16384];
+                    try (InputStream in = from.getInputStream();
+                            OutputStream out = to.getOutputStream()) {
+                        int n;
+                        while ((n = in.read(buf)) >= 0) {
+                            gate.await();
+                            out.write(buf, 0, n);
+                            out.flush();
+                        }
+                    } catch (IOException | InterruptedException e) {
+                        // a side closed: close the other
+                    } finally {
+                        try {
+                            from.close();
+                            to.close();
+                        } catch (IOException e) {
+                            // closed already
+                        }
+                    }
+                },
+                "proxy-pump");
         t.setDaemon(true);
         t.start();
     }

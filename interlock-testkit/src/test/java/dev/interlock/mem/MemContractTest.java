@@ -3,7 +3,6 @@ package dev.interlock.mem;
 import dev.interlock.Interlock;
 import dev.interlock.Lease;
 import dev.interlock.LockSpace;
-import dev.interlock.mem.MemoryBackend;
 import dev.interlock.testkit.BackendHooks;
 import dev.interlock.testkit.LockSpaceContract;
 import java.util.UUID;

@@ -12,7 +12,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 import org.apache.zookeeper.KeeperException;
-import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.ZooKeeper;
 
@@ -30,6 +29,7 @@ final class SessionKeeper implements AutoCloseable {
     private final ZkLocation loc;
     /** The application's client, or null: this space opens its own sessions. */
     private final ZooKeeper given;
+
     private final Ticker ticker;
     private final ZkFailures failures;
     private final ThreadFactory threads;
@@ -105,8 +105,11 @@ final class SessionKeeper implements AutoCloseable {
         try {
             zk = new ZooKeeper(loc.ensemble, (int) Math.min(Integer.MAX_VALUE, loc.session.toMillis()), watcher);
         } catch (IOException | IllegalArgumentException e) {
-            throw failures.failures.refused(null, "cannot use the ZooKeeper servers " + loc.ensemble + " (" + e.getMessage()
-                    + "): check the host names", e);
+            throw failures.failures.refused(
+                    null,
+                    "cannot use the ZooKeeper servers " + loc.ensemble + " (" + e.getMessage()
+                            + "): check the host names",
+                    e);
         }
         boolean ok;
         try {
@@ -117,11 +120,16 @@ final class SessionKeeper implements AutoCloseable {
         }
         if (!ok) {
             closeQuietly(zk);
-            throw failures.failures.unreachable(null, "could not reach the ZooKeeper ensemble at " + loc.ensemble + " within "
-                    + loc.connect.toMillis() + "ms: check the addresses, and that a majority of its servers runs (the URI option"
-                    + " connect= sets how long to wait)", null);
+            throw failures.failures.unreachable(
+                    null,
+                    "could not reach the ZooKeeper ensemble at " + loc.ensemble + " within "
+                            + loc.connect.toMillis()
+                            + "ms: check the addresses, and that a majority of its servers runs (the URI option"
+                            + " connect= sets how long to wait)",
+                    null);
         }
-        ZkSession s = new ZkSession(zk, true, new SessionDeadline(TimeUnit.MILLISECONDS.toNanos(zk.getSessionTimeout()), start));
+        ZkSession s = new ZkSession(
+                zk, true, new SessionDeadline(TimeUnit.MILLISECONDS.toNanos(zk.getSessionTimeout()), start));
         made.set(s);
         if (!zk.getState().isAlive()) {
             s.end("the ZooKeeper session expired before it was used");
@@ -133,25 +141,36 @@ final class SessionKeeper implements AutoCloseable {
     /** The application's client: one sync proves it answers, and starts its deadline. */
     private ZkSession adopt() {
         if (!given.getState().isAlive()) {
-            throw failures.failures.refused(null, "the ZooKeeper client given to this space has no session any more (it was closed,"
-                    + " or its session expired): open the space on a new client", null);
+            throw failures.failures.refused(
+                    null,
+                    "the ZooKeeper client given to this space has no session any more (it was closed,"
+                            + " or its session expired): open the space on a new client",
+                    null);
         }
         long start = ticker.read();
         CountDownLatch answered = new CountDownLatch(1);
         int[] rc = {-1};
-        given.sync("/", (code, path, ctx) -> {
-            rc[0] = code;
-            answered.countDown();
-        }, null);
+        given.sync(
+                "/",
+                (code, path, ctx) -> {
+                    rc[0] = code;
+                    answered.countDown();
+                },
+                null);
         try {
-            if (!answered.await(loc.connect.toNanos(), TimeUnit.NANOSECONDS) || rc[0] != KeeperException.Code.OK.intValue()) {
-                throw failures.failures.unreachable(null, "the ZooKeeper client given to this space did not reach its ensemble within "
-                        + loc.connect.toMillis() + "ms", null);
+            if (!answered.await(loc.connect.toNanos(), TimeUnit.NANOSECONDS)
+                    || rc[0] != KeeperException.Code.OK.intValue()) {
+                throw failures.failures.unreachable(
+                        null,
+                        "the ZooKeeper client given to this space did not reach its ensemble within "
+                                + loc.connect.toMillis() + "ms",
+                        null);
             }
         } catch (InterruptedException e) {
             throw failures.interrupted(null, "checking the given ZooKeeper client", e);
         }
-        return new ZkSession(given, false, new SessionDeadline(TimeUnit.MILLISECONDS.toNanos(given.getSessionTimeout()), start));
+        return new ZkSession(
+                given, false, new SessionDeadline(TimeUnit.MILLISECONDS.toNanos(given.getSessionTimeout()), start));
     }
 
     private void tick() {
@@ -194,20 +213,27 @@ final class SessionKeeper implements AutoCloseable {
         if (!s.deadline.pastLossPoint(now)) {
             return false;
         }
-        endAndClose(s, "no answer from the ZooKeeper ensemble for " + TimeUnit.NANOSECONDS.toMillis(s.deadline.silenceNanos(now))
-                + "ms, so the session (timeout " + TimeUnit.NANOSECONDS.toMillis(s.deadline.timeoutNanos())
-                + "ms) may expire in " + TimeUnit.NANOSECONDS.toMillis(Math.max(0, s.deadline.earliestExpiry() - now))
-                + "ms: its locks are declared lost before it can");
+        endAndClose(
+                s,
+                "no answer from the ZooKeeper ensemble for "
+                        + TimeUnit.NANOSECONDS.toMillis(s.deadline.silenceNanos(now))
+                        + "ms, so the session (timeout " + TimeUnit.NANOSECONDS.toMillis(s.deadline.timeoutNanos())
+                        + "ms) may expire in "
+                        + TimeUnit.NANOSECONDS.toMillis(Math.max(0, s.deadline.earliestExpiry() - now))
+                        + "ms: its locks are declared lost before it can");
         return true;
     }
 
     private void heartbeat(ZkSession s) {
         long sent = ticker.read();
-        s.zk.sync("/", (rc, path, ctx) -> {
-            if (rc == KeeperException.Code.OK.intValue()) {
-                s.deadline.confirmed(sent);
-            }
-        }, null);
+        s.zk.sync(
+                "/",
+                (rc, path, ctx) -> {
+                    if (rc == KeeperException.Code.OK.intValue()) {
+                        s.deadline.confirmed(sent);
+                    }
+                },
+                null);
     }
 
     /** Ends {@code s}, telling its grants, and closes it if this space opened it. */

@@ -39,9 +39,11 @@ final class ZkAttempt implements Attempt, Watcher {
     private ZkSession session;
     /** The full path of this attempt's place, or null. */
     private String node;
+
     private long czxid;
     /** A create's answer was lost: the place may exist, under this attempt's id. */
     private boolean maybeCreated;
+
     private boolean granted;
     private List<ZkNodes.Place> queue = List.of();
     private List<ZkNodes.Place> blockedBy = List.of();
@@ -89,7 +91,8 @@ final class ZkAttempt implements Attempt, Watcher {
         }
         List<ZkNodes.Place> blockers = ZkNodes.blockers(queue, at);
         if (blockers.isEmpty()) {
-            if (backend.keeper.endIfPastLossPoint(s)) { // a grant on it would be lost at birth: try again on a new session
+            if (backend.keeper.endIfPastLossPoint(
+                    s)) { // a grant on it would be lost at birth: try again on a new session
                 changes.signal();
                 return Optional.empty();
             }
@@ -120,17 +123,23 @@ final class ZkAttempt implements Attempt, Watcher {
     }
 
     /** Creates this attempt's place and lists the queue, in one round trip; makes the parents if missing. */
-    private List<String> createAndList(ZkSession s, boolean mayMakeParents) throws KeeperException, InterruptedException {
+    private List<String> createAndList(ZkSession s, boolean mayMakeParents)
+            throws KeeperException, InterruptedException {
         CompletableFuture<Integer> created = new CompletableFuture<>();
         Stat stat = new Stat();
-        s.zk.create(lockPath + "/" + ZkNodes.prefix(spec.mode(), id), ZkNodes.data(spec.owner().id(), spec.mode()),
-                ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.EPHEMERAL_SEQUENTIAL, (rc, path, ctx, name, st) -> {
+        s.zk.create(
+                lockPath + "/" + ZkNodes.prefix(spec.mode(), id),
+                ZkNodes.data(spec.owner().id(), spec.mode()),
+                ZooDefs.Ids.OPEN_ACL_UNSAFE,
+                CreateMode.EPHEMERAL_SEQUENTIAL,
+                (rc, path, ctx, name, st) -> {
                     if (rc == KeeperException.Code.OK.intValue()) {
                         node = name;
                         czxid = st.getCzxid();
                     }
                     created.complete(rc);
-                }, null);
+                },
+                null);
         List<String> children = null;
         Exception listing = null;
         try {

@@ -35,9 +35,11 @@ public final class ZkBackendProvider implements LockBackendProvider {
         ZooKeeper given = config.option(ZkOptions.CLIENT).orElse(null);
         String description = loc.description();
         BackendFailures failures = new BackendFailures(description);
-        SessionKeeper keeper = new SessionKeeper(loc, given, config.ticker(), new ZkFailures(failures, description), threads(config.threadFactory()));
+        SessionKeeper keeper = new SessionKeeper(
+                loc, given, config.ticker(), new ZkFailures(failures, description), threads(config.threadFactory()));
         try {
-            ZkLockBackend backend = new ZkLockBackend(loc, keeper, failures, description, config.clock(), config.ticker());
+            ZkLockBackend backend =
+                    new ZkLockBackend(loc, keeper, failures, description, config.clock(), config.ticker());
             backend.checkRoot(keeper.session());
             return backend;
         } catch (RuntimeException e) {

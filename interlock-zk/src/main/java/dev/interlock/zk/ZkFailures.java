@@ -25,8 +25,11 @@ final class ZkFailures {
      * 'name' (token 7): why"}, the form in which the core words its own losses.
      */
     LockLostException lost(String name, long token, String why, Throwable cause) {
-        return new LockLostException(description, name, description + " - lost " + LockNames.quote(name) + " (token " + token + "): "
-                + why, cause);
+        return new LockLostException(
+                description,
+                name,
+                description + " - lost " + LockNames.quote(name) + " (token " + token + "): " + why,
+                cause);
     }
 
     /** {@code e} from an operation on {@code path} about lock {@code name} (null: the whole space). */
@@ -38,20 +41,32 @@ final class ZkFailures {
             case SESSIONMOVED:
             case NOTREADONLY:
             case RECONFIGINPROGRESS:
-                return failures.unreachable(name, doing + ": the ZooKeeper ensemble did not answer (connection lost); check that a majority of"
-                        + " its servers runs and is reachable", e);
+                return failures.unreachable(
+                        name,
+                        doing + ": the ZooKeeper ensemble did not answer (connection lost); check that a majority of"
+                                + " its servers runs and is reachable",
+                        e);
             case SESSIONEXPIRED:
-                return failures.unreachable(name, doing + ": the ZooKeeper session expired; a new one is made at the next try", e);
+                return failures.unreachable(
+                        name, doing + ": the ZooKeeper session expired; a new one is made at the next try", e);
             case NOAUTH:
             case AUTHFAILED:
-                return failures.refused(name, doing + ": ZooKeeper refused access" + path + " (its ACL does not allow this client); grant"
-                        + " create, read and delete there, or choose another path", e);
+                return failures.refused(
+                        name,
+                        doing + ": ZooKeeper refused access" + path + " (its ACL does not allow this client); grant"
+                                + " create, read and delete there, or choose another path",
+                        e);
             case NOCHILDRENFOREPHEMERALS:
-                return failures.refused(name, doing + ": the node" + path + " is ephemeral, so no lock can live under it: it was not made"
-                        + " by Interlock; remove it or choose another path", e);
+                return failures.refused(
+                        name,
+                        doing + ": the node" + path + " is ephemeral, so no lock can live under it: it was not made"
+                                + " by Interlock; remove it or choose another path",
+                        e);
             default:
-                return failures.refused(name, doing + ": ZooKeeper answered '" + e.code().name().toLowerCase(Locale.ROOT)
-                        + "'" + path, e);
+                return failures.refused(
+                        name,
+                        doing + ": ZooKeeper answered '" + e.code().name().toLowerCase(Locale.ROOT) + "'" + path,
+                        e);
         }
     }
 

@@ -61,11 +61,15 @@ final class ZkGrant implements Grant, Watcher {
             return;
         }
         watching = true;
-        session.zk.exists(node, this, (rc, path, ctx, stat) -> {
-            if (rc == KeeperException.Code.OK.intValue() && stat == null) {
-                lost("its lock node " + node + " was deleted (broken)");
-            }
-        }, null);
+        session.zk.exists(
+                node,
+                this,
+                (rc, path, ctx, stat) -> {
+                    if (rc == KeeperException.Code.OK.intValue() && stat == null) {
+                        lost("its lock node " + node + " was deleted (broken)");
+                    }
+                },
+                null);
     }
 
     /** The session ended: the lock is gone with it, or goes before anyone else can take it. */
@@ -108,8 +112,8 @@ final class ZkGrant implements Grant, Watcher {
             throw backend.failures.interrupted(spec.name(), "checking the lock", e);
         }
         if (st == null || st.getEphemeralOwner() != session.id) {
-            throw backend.failures.lost(spec.name(), token, "its lock node " + node + " is gone (broken, or its session ended)",
-                    null);
+            throw backend.failures.lost(
+                    spec.name(), token, "its lock node " + node + " is gone (broken, or its session ended)", null);
         }
     }
 
@@ -139,7 +143,8 @@ final class ZkGrant implements Grant, Watcher {
             } catch (KeeperException.NoNodeException | KeeperException.SessionExpiredException e) {
                 return false;
             } catch (KeeperException e) {
-                boolean connection = e.code() == KeeperException.Code.CONNECTIONLOSS || e.code() == KeeperException.Code.OPERATIONTIMEOUT;
+                boolean connection = e.code() == KeeperException.Code.CONNECTIONLOSS
+                        || e.code() == KeeperException.Code.OPERATIONTIMEOUT;
                 if (connection && session.ended() && session.owned) {
                     return false; // it ended meanwhile: closed, its nodes go with it
                 }

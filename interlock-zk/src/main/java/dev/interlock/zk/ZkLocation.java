@@ -29,6 +29,7 @@ final class ZkLocation {
     final String ensemble;
     /** The space's root node, such as {@code /interlock}. */
     final String path;
+
     final Duration session;
     final Duration connect;
     final Duration poll;
@@ -60,8 +61,9 @@ final class ZkLocation {
         String hosts = slash < 0 ? rest : rest.substring(0, slash);
         String path = slash < 0 ? DEFAULT_PATH : rest.substring(slash);
         if (hosts.indexOf('@') >= 0) {
-            throw bad("zk: takes no user or password in the URI (ZooKeeper authentication is not supported yet)", "zk://"
-                    + hosts.substring(hosts.indexOf('@') + 1) + "/...");
+            throw bad(
+                    "zk: takes no user or password in the URI (ZooKeeper authentication is not supported yet)",
+                    "zk://" + hosts.substring(hosts.indexOf('@') + 1) + "/...");
         }
         String ensemble = ensemble(hosts, location);
         path = path(path, location);
@@ -73,10 +75,12 @@ final class ZkLocation {
         }
         String where = "zk URI option ";
         Duration session = options.containsKey("session")
-                ? UriOptions.duration(where, "session", options.get("session"), Duration.ofMillis(100), Duration.ofMinutes(10))
+                ? UriOptions.duration(
+                        where, "session", options.get("session"), Duration.ofMillis(100), Duration.ofMinutes(10))
                 : DEFAULT_SESSION;
         Duration connect = options.containsKey("connect")
-                ? UriOptions.duration(where, "connect", options.get("connect"), Duration.ofMillis(100), Duration.ofHours(1))
+                ? UriOptions.duration(
+                        where, "connect", options.get("connect"), Duration.ofMillis(100), Duration.ofHours(1))
                 : DEFAULT_CONNECT;
         Duration poll = options.containsKey("poll")
                 ? UriOptions.duration(where, "poll", options.get("poll"), Duration.ofMillis(10), Duration.ofMinutes(10))
@@ -117,7 +121,9 @@ final class ZkLocation {
 
     private static String path(String path, String location) {
         if (path.equals("/")) {
-            throw bad("the locks need a path of their own, not the root node: e.g. zk://host:2181" + DEFAULT_PATH, location);
+            throw bad(
+                    "the locks need a path of their own, not the root node: e.g. zk://host:2181" + DEFAULT_PATH,
+                    location);
         }
         if (path.endsWith("/")) {
             throw bad("the path must not end with '/'", location);

@@ -45,7 +45,13 @@ final class ZkLockBackend implements LockBackend {
     /** The root's shape was checked and is ours (or absent then: checked again until made). */
     private volatile boolean rootIsOurs;
 
-    ZkLockBackend(ZkLocation loc, SessionKeeper keeper, BackendFailures failures, String description, Clock clock, Ticker ticker) {
+    ZkLockBackend(
+            ZkLocation loc,
+            SessionKeeper keeper,
+            BackendFailures failures,
+            String description,
+            Clock clock,
+            Ticker ticker) {
         this.loc = loc;
         this.keeper = keeper;
         this.failures = new ZkFailures(failures, description);
@@ -67,14 +73,15 @@ final class ZkLockBackend implements LockBackend {
 
     @Override
     public Set<Capability> capabilities() {
-        return Collections.unmodifiableSet(EnumSet.of(Capability.BREAK, Capability.STRICT_FENCING, Capability.WAITER_COUNT,
-                Capability.QUEUE));
+        return Collections.unmodifiableSet(
+                EnumSet.of(Capability.BREAK, Capability.STRICT_FENCING, Capability.WAITER_COUNT, Capability.QUEUE));
     }
 
     @Override
     public Attempt attempt(AcquireSpec spec) {
         if (spec.permits() != 1) {
-            throw new IllegalArgumentException(description + " - semaphores (permits " + spec.permits() + ") are not supported yet");
+            throw new IllegalArgumentException(
+                    description + " - semaphores (permits " + spec.permits() + ") are not supported yet");
         }
         return new ZkAttempt(this, spec);
     }
@@ -109,11 +116,18 @@ final class ZkLockBackend implements LockBackend {
             throw failures.interrupted(null, "reading " + loc.path, e);
         }
         boolean empty = data == null || data.length == 0;
-        if (st.getEphemeralOwner() != 0 || !(empty || Arrays.equals(data, MARKER)) || (empty && st.getNumChildren() > 0)) {
-            throw failures.failures.refused(null, "the node " + loc.path + " exists and is not an Interlock lock space (it holds "
-                    + (data == null ? 0 : data.length) + " bytes of data and " + st.getNumChildren() + " children"
-                    + (st.getEphemeralOwner() != 0 ? ", and is ephemeral or a container" : "") + "): point the URI at a path of its own, e.g. "
-                    + loc.path + "/locks", null);
+        if (st.getEphemeralOwner() != 0
+                || !(empty || Arrays.equals(data, MARKER))
+                || (empty && st.getNumChildren() > 0)) {
+            throw failures.failures.refused(
+                    null,
+                    "the node " + loc.path + " exists and is not an Interlock lock space (it holds "
+                            + (data == null ? 0 : data.length) + " bytes of data and " + st.getNumChildren()
+                            + " children"
+                            + (st.getEphemeralOwner() != 0 ? ", and is ephemeral or a container" : "")
+                            + "): point the URI at a path of its own, e.g. "
+                            + loc.path + "/locks",
+                    null);
         }
         rootIsOurs = true;
         return true;
@@ -128,8 +142,11 @@ final class ZkLockBackend implements LockBackend {
             String ancestor = loc.path.substring(0, at);
             try {
                 if (Arrays.equals(s.zk.getData(ancestor, false, null), MARKER)) {
-                    throw failures.failures.refused(null, loc.path + " would be inside the lock space " + ancestor
-                            + ", whose locks it would disturb: choose a path outside it", null);
+                    throw failures.failures.refused(
+                            null,
+                            loc.path + " would be inside the lock space " + ancestor
+                                    + ", whose locks it would disturb: choose a path outside it",
+                            null);
                 }
             } catch (KeeperException.NoNodeException e) {
                 // no such ancestor: nothing above it either is checked, which costs one read per level
@@ -149,7 +166,8 @@ final class ZkLockBackend implements LockBackend {
                 StringBuilder at = new StringBuilder();
                 for (int i = 0; i < parts.length; i++) {
                     at.append('/').append(parts[i]);
-                    createIfAbsent(s, at.toString(), i == parts.length - 1 ? MARKER : new byte[0], CreateMode.PERSISTENT);
+                    createIfAbsent(
+                            s, at.toString(), i == parts.length - 1 ? MARKER : new byte[0], CreateMode.PERSISTENT);
                 }
                 checkRoot(s);
             }
@@ -161,7 +179,8 @@ final class ZkLockBackend implements LockBackend {
         }
     }
 
-    private static void createIfAbsent(ZkSession s, String path, byte[] data, CreateMode mode) throws KeeperException, InterruptedException {
+    private static void createIfAbsent(ZkSession s, String path, byte[] data, CreateMode mode)
+            throws KeeperException, InterruptedException {
         try {
             s.zk.create(path, data, ZooDefs.Ids.OPEN_ACL_UNSAFE, mode);
         } catch (KeeperException.NodeExistsException e) {
@@ -174,8 +193,11 @@ final class ZkLockBackend implements LockBackend {
         try {
             return ZkNodes.queue(children);
         } catch (IllegalStateException e) {
-            throw failures.failures.refused(name, "the node " + lockPath + "/" + e.getMessage() + " is not an Interlock lock node, so"
-                    + " who holds the lock cannot be told: remove it, or point the URI at a path of its own", null);
+            throw failures.failures.refused(
+                    name,
+                    "the node " + lockPath + "/" + e.getMessage() + " is not an Interlock lock node, so"
+                            + " who holds the lock cannot be told: remove it, or point the URI at a path of its own",
+                    null);
         }
     }
 
@@ -196,7 +218,9 @@ final class ZkLockBackend implements LockBackend {
             } catch (InterruptedException e) {
                 throw failures.interrupted(null, "reading " + lockPath, e);
             }
-            HolderInfo.Builder b = HolderInfo.builder(p.mode()).since(Instant.ofEpochMilli(st.getCtime())).token(st.getCzxid())
+            HolderInfo.Builder b = HolderInfo.builder(p.mode())
+                    .since(Instant.ofEpochMilli(st.getCtime()))
+                    .token(st.getCzxid())
                     .waiting(!ZkNodes.blockers(queue, queue.indexOf(p)).isEmpty());
             String owner = ZkNodes.owner(data);
             if (owner != null) {
@@ -237,7 +261,11 @@ final class ZkLockBackend implements LockBackend {
         for (HolderInfo h : all) {
             (h.waiting() ? waiting : holders).add(h);
         }
-        return LockInfo.builder(name).holders(holders).waiters(waiting.size()).queued(waiting).build();
+        return LockInfo.builder(name)
+                .holders(holders)
+                .waiters(waiting.size())
+                .queued(waiting)
+                .build();
     }
 
     @Override

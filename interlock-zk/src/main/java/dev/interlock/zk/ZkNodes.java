@@ -25,6 +25,7 @@ import java.util.List;
 final class ZkNodes {
     /** The data of a space's root node: what tells an Interlock space from another application's node. */
     static final String MARKER = "interlock-zk 1";
+
     private static final char[] HEX = "0123456789ABCDEF".toCharArray();
 
     private ZkNodes() {}
@@ -60,7 +61,11 @@ final class ZkNodes {
                 }
                 out.write(hi << 4 | lo);
                 i += 2;
-            } else if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-') {
+            } else if ((c >= 'A' && c <= 'Z')
+                    || (c >= 'a' && c <= 'z')
+                    || (c >= '0' && c <= '9')
+                    || c == '_'
+                    || c == '-') {
                 out.write(c);
             } else {
                 return null;
@@ -80,7 +85,9 @@ final class ZkNodes {
 
     /** The place node {@code child} stands for, or null if it is not an Interlock lock node. */
     static Place place(String child) {
-        if (child.length() < 2 + 1 + 10 || (child.charAt(0) != 'w' && child.charAt(0) != 'r') || child.charAt(1) != '-') {
+        if (child.length() < 2 + 1 + 10
+                || (child.charAt(0) != 'w' && child.charAt(0) != 'r')
+                || child.charAt(1) != '-') {
             return null;
         }
         int dash = child.lastIndexOf('-');

@@ -19,10 +19,12 @@ final class ZkSession {
     final ZooKeeper zk;
     /** Made by this space (closed when it ends), or the application's (left open). */
     final boolean owned;
+
     final long id;
     final SessionDeadline deadline;
     /** Signalled at every change of the connection's state, and when the session ends. */
     final ChangeSignal connection = new ChangeSignal();
+
     private final Set<ZkGrant> grants = ConcurrentHashMap.newKeySet();
     private final AtomicReference<String> endedBecause = new AtomicReference<>();
     /** Place nodes whose delete found no connection: deleted when the session answers again. */
@@ -84,11 +86,16 @@ final class ZkSession {
 
     /** Deletes {@code path} without waiting; one that finds no connection is tried again by {@link #retryDeletes()}. */
     void deleteLater(String path) {
-        zk.delete(path, -1, (rc, p, ctx) -> {
-            if (rc == KeeperException.Code.CONNECTIONLOSS.intValue() || rc == KeeperException.Code.OPERATIONTIMEOUT.intValue()) {
-                undeleted.add(p);
-            }
-        }, null);
+        zk.delete(
+                path,
+                -1,
+                (rc, p, ctx) -> {
+                    if (rc == KeeperException.Code.CONNECTIONLOSS.intValue()
+                            || rc == KeeperException.Code.OPERATIONTIMEOUT.intValue()) {
+                        undeleted.add(p);
+                    }
+                },
+                null);
     }
 
     /** Tries again the deletes that found no connection. */

@@ -23,7 +23,8 @@ public final class PausedHolder {
 
     public static void main(String[] args) throws Exception {
         Path log = Path.of(args[2]);
-        try (LockSpace locks = Interlock.open(args[0]); Lease lease = locks.acquire(args[1], java.time.Duration.ofSeconds(30))) {
+        try (LockSpace locks = Interlock.open(args[0]);
+                Lease lease = locks.acquire(args[1], java.time.Duration.ofSeconds(30))) {
             lease.onLost(e -> {
                 System.out.println("LOST " + e.getMessage());
                 System.out.flush();
@@ -45,6 +46,7 @@ public final class PausedHolder {
     }
 
     static synchronized void append(Path log, String line) throws IOException {
-        Files.writeString(log, line + "\n", StandardCharsets.US_ASCII, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+        Files.writeString(
+                log, line + "\n", StandardCharsets.US_ASCII, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
     }
 }

@@ -42,6 +42,7 @@ import org.junit.jupiter.api.io.TempDir;
 class ZkClusterFaultIT {
     /** The default session: on this 2-core machine, loaded, a killed server's clients took over 4s to be answered again. */
     private static final String SESSION = "?session=10s&connect=10s";
+
     private static TestingCluster cluster;
     private final String path = TestZk.newPath();
     private final List<LockSpace> spaces = new CopyOnWriteArrayList<>();
@@ -155,7 +156,8 @@ class ZkClusterFaultIT {
     /** The holder's session answers again: a heartbeat sent after {@code since} came back. */
     private static void answersAgain(Holder h, long since) {
         ZkSession s = session(h.space());
-        await().atMost(Duration.ofSeconds(30)).until(() -> s.deadline.silenceNanos(System.nanoTime()) < System.nanoTime() - since);
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> s.deadline.silenceNanos(System.nanoTime()) < System.nanoTime() - since);
         assertThat(session(h.space())).isSameAs(s);
     }
 
@@ -194,7 +196,9 @@ class ZkClusterFaultIT {
         long lastToken = h.lease().token();
         h.lease().close();
         try (Lease next = space().tryAcquire("kept").orElseThrow()) {
-            assertThat(next.token()).as("a token of the new leader's epoch is larger").isGreaterThan(lastToken);
+            assertThat(next.token())
+                    .as("a token of the new leader's epoch is larger")
+                    .isGreaterThan(lastToken);
         }
         ExclusionChecker.Report r = check.get(120, TimeUnit.SECONDS);
         assertThat(r.sections()).isEqualTo(900);
@@ -219,7 +223,8 @@ class ZkClusterFaultIT {
         kill(all.get(1));
         await().atMost(Duration.ofSeconds(30)).until(() -> !h.told().isEmpty());
         long toldMs = TimeUnit.NANOSECONDS.toMillis(h.toldAt().get() - at);
-        assertThat(toldMs).as("ms from losing the quorum to told (session 10s: at most 2/3 + 1/15 of it after the last answer)")
+        assertThat(toldMs)
+                .as("ms from losing the quorum to told (session 10s: at most 2/3 + 1/15 of it after the last answer)")
                 .isLessThan(10_000);
         assertThat(h.told().get(0)).hasMessageContaining("no answer from the ZooKeeper ensemble");
         assertThat(h.lease().isValid()).isFalse();

@@ -22,7 +22,7 @@ class ZkGivenClientTest {
     private final String path = TestZk.newPath();
 
     private static ZooKeeper client() throws Exception {
-        ZooKeeper zk = new ZooKeeper(TestZk.server().getConnectString(), 10_000, e -> { });
+        ZooKeeper zk = new ZooKeeper(TestZk.server().getConnectString(), 10_000, e -> {});
         await().atMost(Duration.ofSeconds(10)).until(() -> zk.getState().isConnected());
         return zk;
     }
@@ -31,17 +31,23 @@ class ZkGivenClientTest {
     void locksInTheGivenSession_andLeavesTheClientOpen() throws Exception {
         ZooKeeper zk = client();
         try {
-            try (LockSpace given = Interlock.builder("zk://ignored:1" + path).option(ZkOptions.CLIENT, zk).open();
+            try (LockSpace given = Interlock.builder("zk://ignored:1" + path)
+                            .option(ZkOptions.CLIENT, zk)
+                            .open();
                     LockSpace other = Interlock.open(TestZk.uri(path, ""))) {
                 try (Lease l = given.tryAcquire("job").orElseThrow()) {
                     assertThat(other.tryAcquire("job")).isEmpty();
                     assertThat(zk.exists(path + "/job", false).getNumChildren()).isEqualTo(1);
-                    assertThat(other.status("job").holders()).singleElement()
-                            .satisfies(h -> assertThat(h.ownerId()).hasValue(l.owner().id()));
+                    assertThat(other.status("job").holders())
+                            .singleElement()
+                            .satisfies(h ->
+                                    assertThat(h.ownerId()).hasValue(l.owner().id()));
                 }
                 other.tryAcquire("job").orElseThrow().close();
             }
-            assertThat(zk.getState().isAlive()).as("the space does not close the application's client").isTrue();
+            assertThat(zk.getState().isAlive())
+                    .as("the space does not close the application's client")
+                    .isTrue();
         } finally {
             zk.close();
         }
@@ -56,7 +62,10 @@ class ZkGivenClientTest {
     void aWaiterWhoseSessionWasDeclaredLost_leavesNoPlaceBehindItself() throws Exception {
         ZooKeeper zk = client();
         FakeTicker ticker = new FakeTicker();
-        try (LockSpace given = Interlock.builder("zk://ignored:1" + path).option(ZkOptions.CLIENT, zk).ticker(ticker).open();
+        try (LockSpace given = Interlock.builder("zk://ignored:1" + path)
+                        .option(ZkOptions.CLIENT, zk)
+                        .ticker(ticker)
+                        .open();
                 LockSpace other = Interlock.open(TestZk.uri(path, ""))) {
             Lease held = other.tryAcquire("job").orElseThrow();
             CompletableFuture<Lease> waiter = CompletableFuture.supplyAsync(() -> {
@@ -66,7 +75,8 @@ class ZkGivenClientTest {
                     throw new IllegalStateException(e);
                 }
             });
-            await().atMost(Duration.ofSeconds(10)).until(() -> zk.getChildren(path + "/job", false).size() == 2);
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> zk.getChildren(path + "/job", false).size() == 2);
             List<String> places = zk.getChildren(path + "/job", false);
             SessionKeeper keeper = ((ZkLockBackend) Spaces.backend(given)).keeper;
             ZkSession before = keeper.currentIfLive();
@@ -74,10 +84,13 @@ class ZkGivenClientTest {
             keeper.keep();
             assertThat(before.ended()).isTrue();
             // The waiter's next try (within its poll) takes a new place and gives the old one up.
-            await().atMost(Duration.ofSeconds(10)).until(() -> keeper.currentIfLive() != null && keeper.currentIfLive() != before);
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> keeper.currentIfLive() != null && keeper.currentIfLive() != before);
             await().atMost(Duration.ofSeconds(10)).until(() -> {
                 List<String> now = zk.getChildren(path + "/job", false);
-                return now.size() == 2 && !now.equals(places) && !new java.util.HashSet<>(now).equals(new java.util.HashSet<>(places));
+                return now.size() == 2
+                        && !now.equals(places)
+                        && !new java.util.HashSet<>(now).equals(new java.util.HashSet<>(places));
             });
             held.close();
             waiter.get(10, TimeUnit.SECONDS).close();
@@ -90,7 +103,9 @@ class ZkGivenClientTest {
     void aClosedClient_isRefusedWithWhatToDo() throws Exception {
         ZooKeeper zk = client();
         zk.close();
-        assertThatThrownBy(() -> Interlock.builder("zk://ignored:1" + path).option(ZkOptions.CLIENT, zk).open())
+        assertThatThrownBy(() -> Interlock.builder("zk://ignored:1" + path)
+                        .option(ZkOptions.CLIENT, zk)
+                        .open())
                 .isInstanceOf(LockBackendException.class)
                 .hasMessageContaining("the ZooKeeper client given to this space has no session any more")
                 .hasMessageContaining("open the space on a new client");

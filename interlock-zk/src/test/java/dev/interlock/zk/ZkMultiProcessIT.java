@@ -15,13 +15,15 @@ class ZkMultiProcessIT {
 
     @Test
     void exclusiveWorkers_neverOverlap() throws Exception {
-        ExclusionChecker.Report r = MultiProcessChecker.run(TestZk.uri(TestZk.newPath(), ""), "counter", "ex", 4, 150, tmp);
+        ExclusionChecker.Report r =
+                MultiProcessChecker.run(TestZk.uri(TestZk.newPath(), ""), "counter", "ex", 4, 150, tmp);
         assertThat(r.exclusive()).isEqualTo(600);
     }
 
     @Test
     void mixedSharedAndExclusiveWorkers_neverOverlap_onANameWithSlashes() throws Exception {
-        ExclusionChecker.Report r = MultiProcessChecker.run(TestZk.uri(TestZk.newPath(), ""), "a/b/../c", "mixed", 4, 150, tmp);
+        ExclusionChecker.Report r =
+                MultiProcessChecker.run(TestZk.uri(TestZk.newPath(), ""), "a/b/../c", "mixed", 4, 150, tmp);
         assertThat(r.sections()).isEqualTo(600);
         assertThat(r.exclusive()).isPositive();
     }

@@ -46,7 +46,10 @@ class ZkPausedHolderIT {
     }
 
     private static void signal(long pid, String sig) throws Exception {
-        assertThat(new ProcessBuilder("kill", "-" + sig, Long.toString(pid)).start().waitFor()).isZero();
+        assertThat(new ProcessBuilder("kill", "-" + sig, Long.toString(pid))
+                        .start()
+                        .waitFor())
+                .isZero();
     }
 
     @Test
@@ -54,10 +57,12 @@ class ZkPausedHolderIT {
         String uri = "zk://" + server.getConnectString() + "/paused?session=3s";
         Path log = tmp.resolve("log");
         Process holder = ChildJvm.builder(PausedHolder.class, List.of(), uri, "job", log.toString())
-                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+                .redirectError(ProcessBuilder.Redirect.INHERIT)
+                .start();
         List<String> said = new CopyOnWriteArrayList<>();
         Thread reader = new Thread(() -> {
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(holder.getInputStream(), StandardCharsets.UTF_8))) {
+            try (BufferedReader r =
+                    new BufferedReader(new InputStreamReader(holder.getInputStream(), StandardCharsets.UTF_8))) {
                 for (String line; (line = r.readLine()) != null; ) {
                     said.add(line);
                 }
@@ -73,7 +78,8 @@ class ZkPausedHolderIT {
             await().atMost(Duration.ofSeconds(10)).until(() -> Files.exists(log));
             signal(holder.pid(), "STOP");
             long newToken;
-            try (Lease next = other.acquire("job", Duration.ofSeconds(30))) { // granted once the stopped holder's session expired
+            try (Lease next =
+                    other.acquire("job", Duration.ofSeconds(30))) { // granted once the stopped holder's session expired
                 newToken = next.token();
                 PausedHolder.append(log, "NEW " + newToken);
                 signal(holder.pid(), "CONT");
@@ -86,10 +92,13 @@ class ZkPausedHolderIT {
             assertThat(at).isNotNegative();
             // After the new grant the old holder may have written only in the instant between its
             // continuation and the keeper's first look: always with its old, smaller token.
-            assertThat(lines.subList(at + 1, lines.size())).allSatisfy(l -> assertThat(l).isEqualTo("WRITE " + oldToken));
+            assertThat(lines.subList(at + 1, lines.size()))
+                    .allSatisfy(l -> assertThat(l).isEqualTo("WRITE " + oldToken));
         } finally {
             if (holder.isAlive()) {
-                new ProcessBuilder("kill", "-CONT", Long.toString(holder.pid())).start().waitFor();
+                new ProcessBuilder("kill", "-CONT", Long.toString(holder.pid()))
+                        .start()
+                        .waitFor();
                 holder.destroyForcibly();
             }
         }

@@ -63,7 +63,9 @@ class ZkSessionLossIT {
 
     private LockSpace viaProxy(FakeTicker ticker) {
         String uri = "zk://127.0.0.1:" + proxy.port() + path + "?session=5s&connect=5s";
-        LockSpace s = ticker == null ? Interlock.open(uri) : Interlock.builder(uri).ticker(ticker).open();
+        LockSpace s = ticker == null
+                ? Interlock.open(uri)
+                : Interlock.builder(uri).ticker(ticker).open();
         spaces.add(s);
         return s;
     }
@@ -100,14 +102,22 @@ class ZkSessionLossIT {
         long cutAt = System.nanoTime();
         proxy.blackhole();
         long granted = grantedAt.get(30, TimeUnit.SECONDS);
-        assertThat(told).singleElement().satisfies(e -> assertThat(e).hasMessageContaining("no answer from the ZooKeeper ensemble"));
-        assertThat(toldAt.get()).as("the holder was told before the next holder was granted").isLessThan(granted);
+        assertThat(told)
+                .singleElement()
+                .satisfies(e -> assertThat(e).hasMessageContaining("no answer from the ZooKeeper ensemble"));
+        assertThat(toldAt.get())
+                .as("the holder was told before the next holder was granted")
+                .isLessThan(granted);
         assertThat(lease.isValid()).isFalse();
         // The session expires 5s (to 5s + a tick) after the last request the server received; the holder
         // is told at most 2/3 + 1/15 of that after the last confirmed heartbeat, so 4/15 of 5s (1.33s) at least
         // goes between the two.
-        assertThat(TimeUnit.NANOSECONDS.toMillis(granted - toldAt.get())).as("ms between told and the next grant").isGreaterThan(1000);
-        assertThat(TimeUnit.NANOSECONDS.toMillis(toldAt.get() - cutAt)).as("ms from the cut to told").isLessThan(5000);
+        assertThat(TimeUnit.NANOSECONDS.toMillis(granted - toldAt.get()))
+                .as("ms between told and the next grant")
+                .isGreaterThan(1000);
+        assertThat(TimeUnit.NANOSECONDS.toMillis(toldAt.get() - cutAt))
+                .as("ms from the cut to told")
+                .isLessThan(5000);
         lease.close();
     }
 
@@ -121,7 +131,8 @@ class ZkSessionLossIT {
         long resetAt = System.nanoTime();
         proxy.dropConnections();
         // Kept: the session answers again (a heartbeat sent after the reset came back).
-        await().atMost(Duration.ofSeconds(10)).until(() -> before.deadline.silenceNanos(System.nanoTime()) < System.nanoTime() - resetAt);
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> before.deadline.silenceNanos(System.nanoTime()) < System.nanoTime() - resetAt);
         assertThat(backend(holder).keeper.currentIfLive()).isSameAs(before);
         assertThat(told).isEmpty();
         assertThat(lease.isValid()).isTrue();

@@ -42,8 +42,11 @@ public final class BackendFailures {
      * words its own losses: {@code "description - lost 'name' (token 7): why"}.
      */
     public LockLostException lost(String name, long token, String why, Throwable cause) {
-        return new LockLostException(description, name, description + " - lost " + LockNames.quote(name) + " (token " + token + "): "
-                + why, cause);
+        return new LockLostException(
+                description,
+                name,
+                description + " - lost " + LockNames.quote(name) + " (token " + token + "): " + why,
+                cause);
     }
 
     /**
@@ -57,8 +60,8 @@ public final class BackendFailures {
         String fix = limitInForce == 0 || limitAsked == 0
                 ? "use the name either as a lock or as a semaphore, never both"
                 : "state the same limit everywhere; a new limit takes effect once no holder remains";
-        return new LimitMismatchException(description, name, where(name) + held + " but " + asked + ": " + fix,
-                limitInForce, limitAsked);
+        return new LimitMismatchException(
+                description, name, where(name) + held + " but " + asked + ": " + fix, limitInForce, limitAsked);
     }
 
     /** An {@code Attempt.await} was interrupted: {@code "description - interrupted while waiting for 'name'"}. */

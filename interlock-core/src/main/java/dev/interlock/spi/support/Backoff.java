@@ -22,12 +22,13 @@ public final class Backoff {
     private final long capNanos;
     /** Draws a number in {@code [0, bound]} for a bound: ThreadLocalRandom, or a test's. */
     private final LongUnaryOperator random;
+
     private long next;
 
     private Backoff(long initialNanos, long capNanos, LongUnaryOperator random) {
         if (initialNanos <= 0 || capNanos < initialNanos) {
-            throw new IllegalArgumentException("a backoff needs 0 < initial <= cap, was initial " + Duration.ofNanos(initialNanos)
-                    + " and cap " + Duration.ofNanos(capNanos));
+            throw new IllegalArgumentException("a backoff needs 0 < initial <= cap, was initial "
+                    + Duration.ofNanos(initialNanos) + " and cap " + Duration.ofNanos(capNanos));
         }
         this.initialNanos = initialNanos;
         this.capNanos = capNanos;
@@ -42,7 +43,10 @@ public final class Backoff {
 
     /** Waits whose mean starts at {@code initial} and doubles after each up to {@code cap}. */
     public static Backoff exponential(Duration initial, Duration cap) {
-        return new Backoff(initial.toNanos(), cap.toNanos(), bound -> ThreadLocalRandom.current().nextLong(bound + 1));
+        return new Backoff(
+                initial.toNanos(),
+                cap.toNanos(),
+                bound -> ThreadLocalRandom.current().nextLong(bound + 1));
     }
 
     /**

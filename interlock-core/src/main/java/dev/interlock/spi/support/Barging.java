@@ -20,6 +20,7 @@ public final class Barging {
     public static final int DEFAULT = 4;
     /** The highest limit accepted. */
     private static final int MAX = 1000;
+
     private static final int MAX_NAMES = 100_000;
 
     private record Entry(String mark, int streak) {}
@@ -51,8 +52,8 @@ public final class Barging {
             n = -1;
         }
         if (n < 0 || n > MAX) {
-            throw new IllegalArgumentException(where + "barge must be a whole number from 0 (strictly in turn) to " + MAX
-                    + ", was " + value);
+            throw new IllegalArgumentException(
+                    where + "barge must be a whole number from 0 (strictly in turn) to " + MAX + ", was " + value);
         }
         return n;
     }

@@ -21,27 +21,33 @@ public final class LockNames {
             throw new InvalidLockNameException(name, "lock name must not be empty");
         }
         if (name.length() > LockSpace.MAX_NAME_LENGTH) {
-            throw new InvalidLockNameException(name, "lock name is " + name.length()
-                    + " characters long; the limit is " + LockSpace.MAX_NAME_LENGTH);
+            throw new InvalidLockNameException(
+                    name,
+                    "lock name is " + name.length() + " characters long; the limit is " + LockSpace.MAX_NAME_LENGTH);
         }
         for (int i = 0; i < name.length(); i++) {
             char c = name.charAt(i);
             if (c == 0) {
-                throw new InvalidLockNameException(name, "lock name must not contain NUL (U+0000), found at index " + i);
+                throw new InvalidLockNameException(
+                        name, "lock name must not contain NUL (U+0000), found at index " + i);
             }
             if (Character.isISOControl(c)) {
-                throw new InvalidLockNameException(name, String.format(
-                        "lock name must not contain control characters, found U+%04X at index %d", (int) c, i));
+                throw new InvalidLockNameException(
+                        name,
+                        String.format(
+                                "lock name must not contain control characters, found U+%04X at index %d", (int) c, i));
             }
             if (Character.isHighSurrogate(c)) {
                 if (i + 1 < name.length() && Character.isLowSurrogate(name.charAt(i + 1))) {
                     i++;
                     continue;
                 }
-                throw new InvalidLockNameException(name, "lock name must be valid Unicode: unpaired surrogate at index " + i);
+                throw new InvalidLockNameException(
+                        name, "lock name must be valid Unicode: unpaired surrogate at index " + i);
             }
             if (Character.isLowSurrogate(c)) {
-                throw new InvalidLockNameException(name, "lock name must be valid Unicode: unpaired surrogate at index " + i);
+                throw new InvalidLockNameException(
+                        name, "lock name must be valid Unicode: unpaired surrogate at index " + i);
             }
         }
         return name;

@@ -135,7 +135,12 @@ public final class ProcessIdentity {
         StringBuilder out = null;
         for (int i = 0; i < h.length(); ) {
             int c = h.codePointAt(i);
-            boolean ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+            boolean ok = (c >= 'A' && c <= 'Z')
+                    || (c >= 'a' && c <= 'z')
+                    || (c >= '0' && c <= '9')
+                    || c == '.'
+                    || c == '_'
+                    || c == '-';
             if (!ok && out == null) {
                 out = new StringBuilder(h.length()).append(h, 0, i);
             }
@@ -149,7 +154,8 @@ public final class ProcessIdentity {
 
     static String readBootId() {
         try {
-            return read("/proc/sys/kernel/random/boot_id", StandardCharsets.US_ASCII).trim();
+            return read("/proc/sys/kernel/random/boot_id", StandardCharsets.US_ASCII)
+                    .trim();
         } catch (IOException | RuntimeException e) {
             return "";
         }
@@ -224,7 +230,9 @@ public final class ProcessIdentity {
                     continue;
                 }
                 Optional<ProcStat> stat = stat(member);
-                if (stat.isPresent() && stat.get().processGroup() == pgid && !stat.get().exited()) {
+                if (stat.isPresent()
+                        && stat.get().processGroup() == pgid
+                        && !stat.get().exited()) {
                     parentOf.put(member, stat.get().parent());
                 }
             }
@@ -241,7 +249,8 @@ public final class ProcessIdentity {
         }
         try {
             String[] f = fieldsAfterName(read("/proc/" + pid + "/stat", StandardCharsets.US_ASCII));
-            return Optional.of(new ProcStat(f[0].charAt(0), Long.parseLong(f[1]), Long.parseLong(f[2]), Long.parseLong(f[19])));
+            return Optional.of(
+                    new ProcStat(f[0].charAt(0), Long.parseLong(f[1]), Long.parseLong(f[2]), Long.parseLong(f[19])));
         } catch (IOException | RuntimeException e) {
             return Optional.empty();
         }

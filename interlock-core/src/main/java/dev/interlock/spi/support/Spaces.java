@@ -30,6 +30,7 @@ public final class Spaces {
         if (space instanceof DefaultLockSpace) {
             return (DefaultLockSpace) space;
         }
-        throw new IllegalArgumentException("this lock space was not opened by Interlock, so it has no backend to show: " + space);
+        throw new IllegalArgumentException(
+                "this lock space was not opened by Interlock, so it has no backend to show: " + space);
     }
 }

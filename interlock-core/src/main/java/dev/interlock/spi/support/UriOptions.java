@@ -39,7 +39,8 @@ public final class UriOptions {
      * @throws IllegalArgumentException for an option not in {@code accepted}, naming the accepted
      *     ones (and the nearest if the name looks misspelt), or an option given twice
      */
-    public static Map<String, String> parse(String query, String scheme, Collection<String> accepted, UnaryOperator<String> decode) {
+    public static Map<String, String> parse(
+            String query, String scheme, Collection<String> accepted, UnaryOperator<String> decode) {
         return parse(query, scheme, accepted, key -> false, null, decode).options();
     }
 
@@ -50,7 +51,12 @@ public final class UriOptions {
      * @param others what else takes options, for the message of an unknown one (e.g. "the JDBC driver
      *     (org.postgresql.Driver)"), or null
      */
-    public static Parsed parse(String query, String scheme, Collection<String> accepted, Predicate<String> passOn, String others,
+    public static Parsed parse(
+            String query,
+            String scheme,
+            Collection<String> accepted,
+            Predicate<String> passOn,
+            String others,
             UnaryOperator<String> decode) {
         Map<String, String> options = new LinkedHashMap<>();
         List<String> passed = new ArrayList<>();
@@ -91,7 +97,8 @@ public final class UriOptions {
         try {
             d = Durations.parse(value);
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(where + option + " must be a duration (" + Durations.FORMS + "), was '" + value + "'");
+            throw new IllegalArgumentException(
+                    where + option + " must be a duration (" + Durations.FORMS + "), was '" + value + "'");
         }
         if (d.compareTo(min) < 0 || d.compareTo(max) > 0) {
             throw new IllegalArgumentException(where + option + " must be between " + Durations.format(min) + " and "

@@ -12,7 +12,8 @@ class BackendFailuresTest {
     @Test
     void messages_nameTheSpaceAndTheQuotedLock_withControlCharactersEscaped() {
         LockBackendException e = f.unreachable("a\nb", "cannot reach the server: connection refused", null);
-        assertThat(e).hasMessage("redis://****@cache:6379/0 - 'a\\u000ab': cannot reach the server: connection refused");
+        assertThat(e)
+                .hasMessage("redis://****@cache:6379/0 - 'a\\u000ab': cannot reach the server: connection refused");
         assertThat(e.isTransient()).isTrue();
         assertThat(e.backend()).isEqualTo("redis://****@cache:6379/0");
         assertThat(e.lockName()).isEqualTo("a\nb");
@@ -30,6 +31,7 @@ class BackendFailuresTest {
     void lossesAndInterrupts_readTheSameWay() {
         LockLostException lost = f.lost("job", 7, "its lease ran out", null);
         assertThat(lost).hasMessage("redis://****@cache:6379/0 - lost 'job' (token 7): its lease ran out");
-        assertThat(f.interruptedWaiting("job")).hasMessage("redis://****@cache:6379/0 - interrupted while waiting for 'job'");
+        assertThat(f.interruptedWaiting("job"))
+                .hasMessage("redis://****@cache:6379/0 - interrupted while waiting for 'job'");
     }
 }

@@ -36,7 +36,8 @@ class BackoffTest {
 
     @Test
     void exponential_doublesItsMeanUpToTheCap_andResetStartsAgain() {
-        Backoff b = Backoff.exponential(Duration.ofMillis(10), Duration.ofMillis(70)).withRandom(bound -> bound / 2);
+        Backoff b = Backoff.exponential(Duration.ofMillis(10), Duration.ofMillis(70))
+                .withRandom(bound -> bound / 2);
         assertThat(b.nextNanos()).isEqualTo(10 * MS);
         assertThat(b.nextNanos()).isEqualTo(20 * MS);
         assertThat(b.nextNanos()).isEqualTo(40 * MS);
@@ -50,7 +51,8 @@ class BackoffTest {
     @Test
     void aCapBelowTheStart_isRefusedInWords() {
         assertThatThrownBy(() -> Backoff.exponential(Duration.ofSeconds(2), Duration.ofSeconds(1)))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("0 < initial <= cap");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("0 < initial <= cap");
         assertThatThrownBy(() -> Backoff.fixed(Duration.ZERO)).isInstanceOf(IllegalArgumentException.class);
     }
 }

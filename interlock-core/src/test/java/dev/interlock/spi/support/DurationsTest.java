@@ -30,7 +30,8 @@ class DurationsTest {
     @Test
     void parse_garbage_namesTheAcceptedForms() {
         for (String bad : new String[] {"", "abc", "5x", "-1s", "1h 30m", "s", "1..2", "1e3", "5 m", "m5"}) {
-            assertThatThrownBy(() -> Durations.parse(bad)).as(bad)
+            assertThatThrownBy(() -> Durations.parse(bad))
+                    .as(bad)
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("500ms, 30s, 5m, 1h");
         }

@@ -24,7 +24,9 @@ class ProcessIdentityTest {
         long[] self = ProcessIdentity.selfStat();
         assertThat(self).isNotNull();
         assertThat(self[0]).isEqualTo(ProcessHandle.current().pid());
-        assertThat(self[1]).isPositive().isEqualTo(ProcessIdentity.startTicks(self[0]).orElseThrow());
+        assertThat(self[1])
+                .isPositive()
+                .isEqualTo(ProcessIdentity.startTicks(self[0]).orElseThrow());
         assertThat(ProcessIdentity.current().pid()).isEqualTo(self[0]);
         assertThat(ProcessIdentity.current().startTicks()).isEqualTo(self[1]);
     }

@@ -34,8 +34,10 @@ class QueuePlaceTest {
 
     @Test
     void theLease_isTheLocksButAtMostFiveSeconds() {
-        assertThat(new QueuePlace(Duration.ofMinutes(1), now::get, keeper).lease()).isEqualTo(Duration.ofSeconds(5));
-        assertThat(new QueuePlace(Duration.ofSeconds(2), now::get, keeper).lease()).isEqualTo(Duration.ofSeconds(2));
+        assertThat(new QueuePlace(Duration.ofMinutes(1), now::get, keeper).lease())
+                .isEqualTo(Duration.ofSeconds(5));
+        assertThat(new QueuePlace(Duration.ofSeconds(2), now::get, keeper).lease())
+                .isEqualTo(Duration.ofSeconds(2));
     }
 
     @Test

@@ -16,14 +16,16 @@ class SecretsTest {
     void passwordLikeParameters_areMasked() {
         assertThat(Secrets.mask("jdbc:mariadb://db/app?user=a&password=s3cret&x=1"))
                 .isEqualTo("jdbc:mariadb://db/app?user=a&password=****&x=1");
-        assertThat(Secrets.mask("jdbc:sqlserver://db;user=a;Pwd=s3cret")).isEqualTo("jdbc:sqlserver://db;user=a;Pwd=****");
+        assertThat(Secrets.mask("jdbc:sqlserver://db;user=a;Pwd=s3cret"))
+                .isEqualTo("jdbc:sqlserver://db;user=a;Pwd=****");
     }
 
     @Test
     void aUriWithoutAtOrEquals_isReturnedAsItIs() {
         String uri = "flock:/var/lock/my app;x?y&z";
         assertThat(Secrets.mask(uri)).isSameAs(uri);
-        assertThat(Secrets.of(uri).scrub("flock:/var/lock/my app;x?y&z failed")).isEqualTo("flock:/var/lock/my app;x?y&z failed");
+        assertThat(Secrets.of(uri).scrub("flock:/var/lock/my app;x?y&z failed"))
+                .isEqualTo("flock:/var/lock/my app;x?y&z failed");
         assertThat(Secrets.mask(null)).isNull();
     }
 

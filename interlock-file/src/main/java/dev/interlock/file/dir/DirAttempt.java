@@ -49,20 +49,24 @@ final class DirAttempt implements Attempt {
     private static final Log log = Log.of(DirAttempt.class);
     /** Listings in one try without exactly one gate before the directory is declared damaged. */
     private static final int GATE_PATIENCE = 20;
+
     private static final Pattern NOT_HOST = Pattern.compile("[^A-Za-z0-9._-]");
     private final DirLockBackend backend;
     private final DirLockDir dir;
     private final AcquireSpec spec;
     /** Woken by the process's inotify watcher when the lock directory changes; made at the first wait. */
     private Waker waker;
+
     private InotifyWatcher.Watch watch;
     private boolean watchTried;
     /** The poll, jittered ±50% so that waiters on several hosts do not move in step: the backends' one law. */
     private final Backoff poll;
+
     private boolean firstTry = true;
     private final Holder me;
     /** {@link #me} with the queue lease: the holder field of our waiter entry. */
     private final Holder meQueued;
+
     private final long leaseNanos;
     private List<HolderInfo> blockers = List.of();
     private long versionAtTry;
@@ -88,7 +92,8 @@ final class DirAttempt implements Attempt {
         this.leaseNanos = spec.lease().toNanos();
         this.poll = Backoff.fixed(Duration.ofNanos(backend.pollNanos));
         Owner o = spec.owner();
-        String nonce = DirEntries.HEX.matcher(o.nonce()).matches() ? o.nonce()
+        String nonce = DirEntries.HEX.matcher(o.nonce()).matches()
+                ? o.nonce()
                 : PercentEncoding.sha256Hex(o.nonce()).substring(0, 16);
         String host = NOT_HOST.matcher(o.host()).replaceAll("_");
         if (host.length() > 64) {
@@ -97,8 +102,15 @@ final class DirAttempt implements Attempt {
         if (host.isEmpty()) {
             host = "unknown";
         }
-        this.me = new Holder(Math.max(1, spec.lease().toMillis()), backend.clock.instant().getEpochSecond(), o.pid(), o.processStart(),
-                backend.self.pidNs, backend.self.bootId, nonce, host);
+        this.me = new Holder(
+                Math.max(1, spec.lease().toMillis()),
+                backend.clock.instant().getEpochSecond(),
+                o.pid(),
+                o.processStart(),
+                backend.self.pidNs,
+                backend.self.bootId,
+                nonce,
+                host);
         this.place = new QueuePlace(Duration.ofMillis(me.leaseMs()), backend.ticker, new QueuePlace.Keeper() {
             @Override
             public boolean take(Duration lease) {
@@ -116,7 +128,14 @@ final class DirAttempt implements Attempt {
                 queued = null;
             }
         });
-        this.meQueued = new Holder(place.lease().toMillis(), me.sinceSec(), me.pid(), me.startTicks(), me.pidNs(), me.bootId(), me.nonce(),
+        this.meQueued = new Holder(
+                place.lease().toMillis(),
+                me.sinceSec(),
+                me.pid(),
+                me.startTicks(),
+                me.pidNs(),
+                me.bootId(),
+                me.nonce(),
                 me.host());
     }
 
@@ -153,18 +172,19 @@ final class DirAttempt implements Attempt {
     private NameFilter waitFor;
 
     /** The gate changed hands (or was renewed, or reclaimed). */
-    private static final NameFilter GATE = (mask, b, off, len) ->
-            NameFilter.startsWith(b, off, len, "F.") || NameFilter.startsWith(b, off, len, "X.");
+    private static final NameFilter GATE =
+            (mask, b, off, len) -> NameFilter.startsWith(b, off, len, "F.") || NameFilter.startsWith(b, off, len, "X.");
 
     /** A reader left (or renewed, or was removed): for a writer that holds the gate while readers drain. */
-    private static final NameFilter READERS = (mask, b, off, len) ->
-            NameFilter.startsWith(b, off, len, "R.") || NameFilter.startsWith(b, off, len, "B.");
+    private static final NameFilter READERS =
+            (mask, b, off, len) -> NameFilter.startsWith(b, off, len, "R.") || NameFilter.startsWith(b, off, len, "B.");
 
     /** The queued waiter with {@code nonce}, which goes first, left the queue (its entry was removed). */
     private static NameFilter waiterGone(String nonce) {
         byte[] part = ("." + nonce + ".").getBytes(StandardCharsets.US_ASCII);
         return (mask, b, off, len) -> (mask & LibcEvents.IN_DELETE) != 0
-                && NameFilter.startsWith(b, off, len, "Q.") && NameFilter.contains(b, off, len, part);
+                && NameFilter.startsWith(b, off, len, "Q.")
+                && NameFilter.contains(b, off, len, part);
     }
 
     // ---------------------------------------------------------------- writers
@@ -181,7 +201,11 @@ final class DirAttempt implements Attempt {
                     if (dir.exists(heldName)) {
                         return Optional.empty(); // a listing that missed our gate: look again
                     }
-                    log.warn("{} - '{}': our gate {} was taken over while we waited for readers", backend.description(), spec.name(), heldName);
+                    log.warn(
+                            "{} - '{}': our gate {} was taken over while we waited for readers",
+                            backend.description(),
+                            spec.name(),
+                            heldName);
                     heldName = null;
                 } else if (drained(s, now)) {
                     if (!renamedNow) {
@@ -219,7 +243,13 @@ final class DirAttempt implements Attempt {
                 continue; // someone changed the gate first; look again
             }
             if (reason != null) {
-                log.warn("{} - took over '{}' from {} (token {}): {}", backend.description(), spec.name(), g.holder().ownerId(), g.token(), reason);
+                log.warn(
+                        "{} - took over '{}' from {} (token {}): {}",
+                        backend.description(),
+                        spec.name(),
+                        g.holder().ownerId(),
+                        g.token(),
+                        reason);
             }
             heldName = mine;
             heldToken = g.token() + 1;
@@ -262,7 +292,8 @@ final class DirAttempt implements Attempt {
     private boolean renewHeld(long now) {
         String moved = dir.moved();
         if (moved != null) {
-            throw backend.failures.unreachable(spec.name(), moved + " while we waited for its readers; nothing was granted, try again", null);
+            throw backend.failures.unreachable(
+                    spec.name(), moved + " while we waited for its readers; nothing was granted, try again", null);
         }
         String next = Gate.writer(heldToken, heldBeat + 1, me);
         if (dir.cas(heldName, next)) {
@@ -271,7 +302,11 @@ final class DirAttempt implements Attempt {
             heldBeatAt = now;
             return true;
         }
-        log.warn("{} - '{}': our gate {} was taken over while we waited for readers", backend.description(), spec.name(), heldName);
+        log.warn(
+                "{} - '{}': our gate {} was taken over while we waited for readers",
+                backend.description(),
+                spec.name(),
+                heldName);
         heldName = null;
         return false;
     }
@@ -290,8 +325,11 @@ final class DirAttempt implements Attempt {
             Beat b = s.beats.get(r.token());
             String state = b == null ? "none" : b.name();
             // A heartbeat renewed to a shorter lease (kept past close for a hold-at-least time) carries it.
-            long leaseMs = b == null ? r.holder().leaseMs() : Math.min(r.holder().leaseMs(), b.holder().leaseMs());
-            String reason = backend.self.provablyDead(r.holder()) ? "its process is gone"
+            long leaseMs = b == null
+                    ? r.holder().leaseMs()
+                    : Math.min(r.holder().leaseMs(), b.holder().leaseMs());
+            String reason = backend.self.provablyDead(r.holder())
+                    ? "its process is gone"
                     : stale("R." + r.token(), state, leaseMs, now);
             if (reason != null) {
                 if (b != null && !dir.remove(b.name())) {
@@ -299,7 +337,13 @@ final class DirAttempt implements Attempt {
                     continue;
                 }
                 dir.remove(r.name());
-                log.warn("{} - removed reader {} of '{}' (token {}): {}", backend.description(), r.holder().ownerId(), spec.name(), r.token(), reason);
+                log.warn(
+                        "{} - removed reader {} of '{}' (token {}): {}",
+                        backend.description(),
+                        r.holder().ownerId(),
+                        spec.name(),
+                        r.token(),
+                        reason);
                 continue;
             }
             alive.add(r.holder().info(Mode.SHARED, r.token()));
@@ -308,10 +352,16 @@ final class DirAttempt implements Attempt {
         // listing that raced with one). Removed once their own holder is proven dead or stale.
         for (Beat b : s.beats.values()) {
             if (s.readers.stream().noneMatch(r -> r.token() == b.token())) {
-                String reason = backend.self.provablyDead(b.holder()) ? "its process is gone"
+                String reason = backend.self.provablyDead(b.holder())
+                        ? "its process is gone"
                         : stale("B." + b.token(), b.name(), b.holder().leaseMs(), now);
                 if (reason != null && dir.remove(b.name())) {
-                    log.debug("{} - removed stray heartbeat {} of '{}': {}", backend.description(), b.name(), spec.name(), reason);
+                    log.debug(
+                            "{} - removed stray heartbeat {} of '{}': {}",
+                            backend.description(),
+                            b.name(),
+                            spec.name(),
+                            reason);
                 }
             }
         }
@@ -349,7 +399,13 @@ final class DirAttempt implements Attempt {
                 continue;
             }
             if (reason != null) {
-                log.warn("{} - took over '{}' from {} (token {}): {}", backend.description(), spec.name(), g.holder().ownerId(), g.token(), reason);
+                log.warn(
+                        "{} - took over '{}' from {} (token {}): {}",
+                        backend.description(),
+                        spec.name(),
+                        g.holder().ownerId(),
+                        g.token(),
+                        reason);
             }
             DirFaults.step("S1");
             String beat = Beat.name(t, 0, me);
@@ -373,7 +429,8 @@ final class DirAttempt implements Attempt {
                 throw e;
             }
             Gate g2 = s2.gate();
-            boolean noWriter = !g2.writer() && g2.lastWriter() == lastWriter && s2.contains(beat) && s2.gates.size() == 1;
+            boolean noWriter =
+                    !g2.writer() && g2.lastWriter() == lastWriter && s2.contains(beat) && s2.gates.size() == 1;
             if (noWriter && (!viaHint || mayGo(s2))) {
                 granted = true;
                 return Optional.of(new DirGrant(dir, false, t, 0, me, backend.clock.instant(), spec.lossChannel()));
@@ -406,18 +463,31 @@ final class DirAttempt implements Attempt {
             return s;
         }
         if (s.gone) {
-            throw backend.failures.unreachable(spec.name(), "the lock directory " + dir.dirName + " was removed while we were using it; nothing was granted, try again", null);
+            throw backend.failures.unreachable(
+                    spec.name(),
+                    "the lock directory " + dir.dirName
+                            + " was removed while we were using it; nothing was granted, try again",
+                    null);
         }
         if (s.gates.isEmpty() && !hasNameRecord()) {
             // No gate and no name record: never a lock directory (a user's home under a root such as
             // /home), not a damaged one. It is someone's data: never advise removing it.
-            throw backend.failures.refused(spec.name(), dir.dirName + " in the lock space's directory is not a lock directory (no gate file, no name record: Interlock"
-                    + " did not make it). Nothing was granted and it was left alone: use another lock name, or a directory that holds"
-                    + " only Interlock's locks", null);
+            throw backend.failures.refused(
+                    spec.name(),
+                    dir.dirName
+                            + " in the lock space's directory is not a lock directory (no gate file, no name record: Interlock"
+                            + " did not make it). Nothing was granted and it was left alone: use another lock name, or a directory that holds"
+                            + " only Interlock's locks",
+                    null);
         }
-        throw backend.failures.refused(spec.name(), "the lock directory " + dir.dirName + " has " + (s.gates.isEmpty() ? "no gate file" : s.gates.size() + " gate files " + names(s.gates))
-                + " in " + GATE_PATIENCE + " listings; it was damaged or tampered with. Nothing was granted. Stop every user of the lock, then remove "
-                + dir.dirName + " (it is recreated on next use)", null);
+        throw backend.failures.refused(
+                spec.name(),
+                "the lock directory " + dir.dirName + " has "
+                        + (s.gates.isEmpty() ? "no gate file" : s.gates.size() + " gate files " + names(s.gates))
+                        + " in " + GATE_PATIENCE
+                        + " listings; it was damaged or tampered with. Nothing was granted. Stop every user of the lock, then remove "
+                        + dir.dirName + " (it is recreated on next use)",
+                null);
     }
 
     /** True if the lock directory has its name record (or it cannot be told): every directory Interlock made has one. */
@@ -467,7 +537,11 @@ final class DirAttempt implements Attempt {
         try {
             dir.create(name);
         } catch (LockBackendException e) {
-            log.debug("{} - '{}': cannot queue ({}); waiting unqueued", backend.description(), spec.name(), e.getMessage());
+            log.debug(
+                    "{} - '{}': cannot queue ({}); waiting unqueued",
+                    backend.description(),
+                    spec.name(),
+                    e.getMessage());
             return false;
         }
         queued = name;
@@ -505,11 +579,17 @@ final class DirAttempt implements Attempt {
             if (!earlier || !conflicts) {
                 continue;
             }
-            String reason = backend.self.provablyDead(w.holder()) ? "its process is gone"
+            String reason = backend.self.provablyDead(w.holder())
+                    ? "its process is gone"
                     : stale("Q." + w.holder().nonce(), w.name(), w.holder().leaseMs(), now);
             if (reason != null) {
                 dir.remove(w.name());
-                log.debug("{} - removed waiter {} of '{}': {}", backend.description(), w.holder().ownerId(), spec.name(), reason);
+                log.debug(
+                        "{} - removed waiter {} of '{}': {}",
+                        backend.description(),
+                        w.holder().ownerId(),
+                        spec.name(),
+                        reason);
                 continue;
             }
             List<HolderInfo> who = new ArrayList<>(DirLockBackend.holders(s));
@@ -553,7 +633,8 @@ final class DirAttempt implements Attempt {
             TimeUnit.NANOSECONDS.sleep(slice);
         }
         if (Thread.interrupted()) {
-            throw new InterruptedException(backend.description() + " - interrupted while waiting for " + LockNames.quote(spec.name()));
+            throw new InterruptedException(
+                    backend.description() + " - interrupted while waiting for " + LockNames.quote(spec.name()));
         }
     }
 
@@ -573,13 +654,18 @@ final class DirAttempt implements Attempt {
             if (heldName != null) {
                 // We took the gate but were never granted: hand it back, counting us as a writer.
                 if (!dir.cas(heldName, Gate.free(heldToken, heldToken, me.nonce()))) {
-                    log.debug("{} - '{}': our gate {} was already taken over", backend.description(), spec.name(), heldName);
+                    log.debug(
+                            "{} - '{}': our gate {} was already taken over",
+                            backend.description(),
+                            spec.name(),
+                            heldName);
                 }
                 heldName = null;
             }
             place.close();
         } catch (LockBackendException e) {
-            log.warn("{} - '{}': cleaning up an attempt failed: {}", backend.description(), spec.name(), e.getMessage());
+            log.warn(
+                    "{} - '{}': cleaning up an attempt failed: {}", backend.description(), spec.name(), e.getMessage());
         } finally {
             if (watch != null) {
                 watch.close();

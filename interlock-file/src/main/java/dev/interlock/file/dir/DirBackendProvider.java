@@ -1,11 +1,11 @@
 package dev.interlock.file.dir;
 
 import dev.interlock.file.internal.FileSpaceUri;
-import dev.interlock.spi.support.Barging;
-import dev.interlock.spi.support.UriOptions;
 import dev.interlock.spi.BackendConfig;
 import dev.interlock.spi.LockBackend;
 import dev.interlock.spi.LockBackendProvider;
+import dev.interlock.spi.support.Barging;
+import dev.interlock.spi.support.UriOptions;
 import java.time.Duration;
 import java.util.Set;
 
@@ -29,7 +29,8 @@ public final class DirBackendProvider implements LockBackendProvider {
 
     @Override
     public String description() {
-        return "NFS-safe lock files shared by many hosts, no daemon: dir:/shared/path[?poll=100ms][&barge=" + Barging.DEFAULT + "]";
+        return "NFS-safe lock files shared by many hosts, no daemon: dir:/shared/path[?poll=100ms][&barge="
+                + Barging.DEFAULT + "]";
     }
 
     @Override
@@ -38,7 +39,8 @@ public final class DirBackendProvider implements LockBackendProvider {
         String value = uri.options().get("poll");
         // The grammar of every scheme and of the command line (1h, 1m30s, 2.5...). A long poll only
         // delays seeing another host's release, never safety: up to a day is taken.
-        Duration poll = value == null ? DEFAULT_POLL
+        Duration poll = value == null
+                ? DEFAULT_POLL
                 : UriOptions.duration("'" + config.maskedUri() + "': ", "poll", value, Duration.ofMillis(1), MAX_POLL);
         int barge = Barging.parse(uri.options().get("barge"), "'" + config.maskedUri() + "': ");
         return new DirLockBackend(config, uri.directory(), poll.toNanos(), barge);

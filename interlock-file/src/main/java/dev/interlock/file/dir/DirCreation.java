@@ -37,17 +37,39 @@ final class DirCreation {
         }
         boolean moved = false;
         try {
-            int tfd = NativeFiles.openat(rootFd, tmp, LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0);
+            int tfd = NativeFiles.openat(
+                    rootFd,
+                    tmp,
+                    LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC,
+                    0);
             try {
-                int f = NativeFiles.openat(tfd, DirLockBackend.NAME_RECORD, LibcFiles.O_WRONLY | LibcFiles.O_CREAT | LibcFiles.O_EXCL | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0444);
+                int f = NativeFiles.openat(
+                        tfd,
+                        DirLockBackend.NAME_RECORD,
+                        LibcFiles.O_WRONLY
+                                | LibcFiles.O_CREAT
+                                | LibcFiles.O_EXCL
+                                | LibcFiles.O_NOFOLLOW
+                                | LibcFiles.O_CLOEXEC,
+                        0444);
                 try {
                     NativeFiles.fchmod(f, DirLockBackend.readableLike(rootMode));
-                    NativeFiles.writeFully(f, ("interlock-dir " + DirEntries.FORMAT + "\nname " + DirNames.recordEscape(name) + "\n")
-                            .getBytes(StandardCharsets.UTF_8));
+                    NativeFiles.writeFully(
+                            f,
+                            ("interlock-dir " + DirEntries.FORMAT + "\nname " + DirNames.recordEscape(name) + "\n")
+                                    .getBytes(StandardCharsets.UTF_8));
                 } finally {
                     NativeFiles.close(f);
                 }
-                int g = NativeFiles.openat(tfd, Gate.free(0, 0, DirLockBackend.nonce()), LibcFiles.O_WRONLY | LibcFiles.O_CREAT | LibcFiles.O_EXCL | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0444);
+                int g = NativeFiles.openat(
+                        tfd,
+                        Gate.free(0, 0, DirLockBackend.nonce()),
+                        LibcFiles.O_WRONLY
+                                | LibcFiles.O_CREAT
+                                | LibcFiles.O_EXCL
+                                | LibcFiles.O_NOFOLLOW
+                                | LibcFiles.O_CLOEXEC,
+                        0444);
                 try {
                     NativeFiles.fchmod(g, DirLockBackend.readableLike(rootMode));
                 } finally {
@@ -76,7 +98,11 @@ final class DirCreation {
 
     private static void removeTempDir(DirLockBackend backend, int rootFd, String tmp) {
         try {
-            int tfd = NativeFiles.openat(rootFd, tmp, LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0);
+            int tfd = NativeFiles.openat(
+                    rootFd,
+                    tmp,
+                    LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC,
+                    0);
             try {
                 for (NativeFiles.Entry e : NativeFiles.list(tfd)) {
                     NativeFiles.unlinkat(tfd, e.name(), 0);

@@ -30,9 +30,18 @@ final class DirEntries {
     private DirEntries() {}
 
     /** Who made an entry: enough to show it, to judge its lease and, on its own host, its liveness. */
-    record Holder(long leaseMs, long sinceSec, long pid, long startTicks, long pidNs, String bootId, String nonce, String host) {
+    record Holder(
+            long leaseMs,
+            long sinceSec,
+            long pid,
+            long startTicks,
+            long pidNs,
+            String bootId,
+            String nonce,
+            String host) {
         String format() {
-            return leaseMs + "." + sinceSec + "." + pid + "." + startTicks + "." + pidNs + "." + bootId + "." + nonce + "." + host;
+            return leaseMs + "." + sinceSec + "." + pid + "." + startTicks + "." + pidNs + "." + bootId + "." + nonce
+                    + "." + host;
         }
 
         /** The {@link dev.interlock.Owner#id()} form. */
@@ -51,7 +60,10 @@ final class DirEntries {
                 long pid = Long.parseLong(f[2]);
                 long start = Long.parseLong(f[3]);
                 long ns = Long.parseLong(f[4]);
-                if (lease <= 0 || !HEX.matcher(f[5]).matches() || !HEX.matcher(f[6]).matches() || !HOST.matcher(f[7]).matches()) {
+                if (lease <= 0
+                        || !HEX.matcher(f[5]).matches()
+                        || !HEX.matcher(f[6]).matches()
+                        || !HOST.matcher(f[7]).matches()) {
                     return Optional.empty();
                 }
                 return Optional.of(new Holder(lease, since, pid, start, ns, f[5], f[6], f[7]));
@@ -61,9 +73,16 @@ final class DirEntries {
         }
 
         HolderInfo info(Mode mode, long token) {
-            return new HolderInfo(mode, Optional.of(ownerId()), Optional.of(host), pid,
-                    Optional.of(Instant.ofEpochSecond(sinceSec)), Optional.empty(), OptionalLong.of(token),
-                    Optional.of(Duration.ofMillis(leaseMs)), Optional.of(bootId));
+            return new HolderInfo(
+                    mode,
+                    Optional.of(ownerId()),
+                    Optional.of(host),
+                    pid,
+                    Optional.of(Instant.ofEpochSecond(sinceSec)),
+                    Optional.empty(),
+                    OptionalLong.of(token),
+                    Optional.of(Duration.ofMillis(leaseMs)),
+                    Optional.of(bootId));
         }
     }
 
@@ -87,7 +106,8 @@ final class DirEntries {
                         long g = Long.parseLong(f[2]);
                         Optional<Holder> h = Holder.parse(f[3]);
                         if (t > 0 && g >= 0 && canonical(f[1], t) && canonical(f[2], g) && h.isPresent()) {
-                            return Optional.of(new Gate(n, true, t, t, g, h.get().nonce(), h.get()));
+                            return Optional.of(
+                                    new Gate(n, true, t, t, g, h.get().nonce(), h.get()));
                         }
                     }
                 }
@@ -158,7 +178,8 @@ final class DirEntries {
     }
 
     /** A waiter {@code Q.<t>.<ms>.<m>.<g>.<holder>}: ordered by (t, ms, nonce). */
-    record Waiter(String name, long seenToken, long arrivedMs, Mode mode, long beat, Holder holder) implements Comparable<Waiter> {
+    record Waiter(String name, long seenToken, long arrivedMs, Mode mode, long beat, Holder holder)
+            implements Comparable<Waiter> {
         static Optional<Waiter> parse(String n) {
             if (!n.startsWith("Q.")) {
                 return Optional.empty();
@@ -171,7 +192,8 @@ final class DirEntries {
                     long g = Long.parseLong(f[4]);
                     Optional<Holder> h = Holder.parse(f[5]);
                     if (t >= 0 && g >= 0 && canonical(f[1], t) && canonical(f[4], g) && h.isPresent()) {
-                        return Optional.of(new Waiter(n, t, ms, f[3].equals("S") ? Mode.SHARED : Mode.EXCLUSIVE, g, h.get()));
+                        return Optional.of(
+                                new Waiter(n, t, ms, f[3].equals("S") ? Mode.SHARED : Mode.EXCLUSIVE, g, h.get()));
                     }
                 }
             } catch (NumberFormatException e) {
@@ -182,13 +204,22 @@ final class DirEntries {
 
         /** This waiter for messages and {@code status}: since when it queued, how long its place lasts unrenewed. */
         HolderInfo info() {
-            return new HolderInfo(mode, Optional.of(holder.ownerId()), Optional.of(holder.host()), holder.pid(),
-                    Optional.of(Instant.ofEpochMilli(arrivedMs)), Optional.empty(), OptionalLong.empty(),
-                    Optional.of(Duration.ofMillis(holder.leaseMs())), Optional.of(holder.bootId()), true);
+            return new HolderInfo(
+                    mode,
+                    Optional.of(holder.ownerId()),
+                    Optional.of(holder.host()),
+                    holder.pid(),
+                    Optional.of(Instant.ofEpochMilli(arrivedMs)),
+                    Optional.empty(),
+                    OptionalLong.empty(),
+                    Optional.of(Duration.ofMillis(holder.leaseMs())),
+                    Optional.of(holder.bootId()),
+                    true);
         }
 
         static String name(long seenToken, long arrivedMs, Mode mode, long beat, Holder h) {
-            return "Q." + seenToken + "." + arrivedMs + "." + (mode == Mode.SHARED ? "S" : "X") + "." + beat + "." + h.format();
+            return "Q." + seenToken + "." + arrivedMs + "." + (mode == Mode.SHARED ? "S" : "X") + "." + beat + "."
+                    + h.format();
         }
 
         @Override

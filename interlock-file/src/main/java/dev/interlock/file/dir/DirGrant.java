@@ -1,13 +1,13 @@
 package dev.interlock.file.dir;
 
-import dev.interlock.file.internal.InotifyWatcher;
 import dev.interlock.file.dir.DirEntries.Beat;
 import dev.interlock.file.dir.DirEntries.Gate;
 import dev.interlock.file.dir.DirEntries.Holder;
 import dev.interlock.file.dir.DirEntries.Reader;
-import dev.interlock.spi.support.Log;
+import dev.interlock.file.internal.InotifyWatcher;
 import dev.interlock.spi.Grant;
 import dev.interlock.spi.LossChannel;
+import dev.interlock.spi.support.Log;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
@@ -34,13 +34,21 @@ final class DirGrant implements Grant {
     private final Holder me;
     /** This holder as written in the current name: {@link #me} with the lease of the last renewal. */
     private Holder named;
+
     private final Instant acquiredAt;
     private long beat;
     private boolean released;
     /** Reports a move of the lock directory seen on this host to the core at once; closed at release. */
     private final DirMoves.Held movesReported;
 
-    DirGrant(DirLockDir dir, boolean writer, long token, long beat, Holder me, Instant acquiredAt, LossChannel lossChannel) {
+    DirGrant(
+            DirLockDir dir,
+            boolean writer,
+            long token,
+            long beat,
+            Holder me,
+            Instant acquiredAt,
+            LossChannel lossChannel) {
         this.dir = dir;
         this.writer = writer;
         this.token = token;
@@ -72,8 +80,10 @@ final class DirGrant implements Grant {
     /** {@link #me} with the lease {@code lease} (rounded up to whole ms), never longer than acquired. */
     private Holder leased(Duration lease) {
         long ms = Math.min(me.leaseMs(), Math.max(1, lease.plusNanos(999_999).toMillis()));
-        return ms == named.leaseMs() ? named
-                : new Holder(ms, me.sinceSec(), me.pid(), me.startTicks(), me.pidNs(), me.bootId(), me.nonce(), me.host());
+        return ms == named.leaseMs()
+                ? named
+                : new Holder(
+                        ms, me.sinceSec(), me.pid(), me.startTicks(), me.pidNs(), me.bootId(), me.nonce(), me.host());
     }
 
     /** Others judge this holder by the lease written in its name at acquisition: it cannot be lengthened. */
@@ -113,7 +123,11 @@ final class DirGrant implements Grant {
             throw dir.lost("its lock directory " + dir.dirName + " was removed (token " + token + ")");
         }
         throw dir.lost((writer ? "the gate " : "the heartbeat ") + current(beat) + " was taken over (token " + token
-                + "); the lock is now " + DirLockBackend.holders(s).stream().map(h -> h.describe()).reduce((a, b) -> a + "; " + b).orElse("free"));
+                + "); the lock is now "
+                + DirLockBackend.holders(s).stream()
+                        .map(h -> h.describe())
+                        .reduce((a, b) -> a + "; " + b)
+                        .orElse("free"));
     }
 
     /** Our heartbeat as found in a listing: its count and the holder (with the lease) written in it. */
@@ -163,7 +177,11 @@ final class DirGrant implements Grant {
                 if (found.isPresent()) {
                     return dir.cas(current(found.get()), free);
                 }
-                log.debug("{} - '{}' (token {}) was no longer ours at release", dir.backend.description(), dir.name, token);
+                log.debug(
+                        "{} - '{}' (token {}) was no longer ours at release",
+                        dir.backend.description(),
+                        dir.name,
+                        token);
                 return false;
             }
             boolean freed = dir.remove(current(beat));

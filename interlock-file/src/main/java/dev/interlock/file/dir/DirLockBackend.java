@@ -59,17 +59,24 @@ final class DirLockBackend implements LockBackend {
     static final String MARKER = ".interlock-dir";
     static final String MARKER_TEXT = "interlock-dir " + DirEntries.FORMAT + "\n";
     /** Any entry created, removed or renamed in a lock directory, or the directory itself moved or removed. */
-    private static final int WATCH_MASK = LibcEvents.IN_CREATE | LibcEvents.IN_DELETE | LibcEvents.IN_MOVED_FROM
-            | LibcEvents.IN_MOVED_TO | LibcEvents.IN_DELETE_SELF | LibcEvents.IN_MOVE_SELF | LibcEvents.IN_ONLYDIR;
+    private static final int WATCH_MASK = LibcEvents.IN_CREATE
+            | LibcEvents.IN_DELETE
+            | LibcEvents.IN_MOVED_FROM
+            | LibcEvents.IN_MOVED_TO
+            | LibcEvents.IN_DELETE_SELF
+            | LibcEvents.IN_MOVE_SELF
+            | LibcEvents.IN_ONLYDIR;
 
     final String description;
     /** The root's path: opened, created and checked by the rules both file backends share. */
     private final LockSpaceDirectory space;
     /** Status, list and break: reading the lock directories, and breaking by owner. */
     private final DirStatus status = new DirStatus(this);
+
     private static final String MKDIR = "mkdir -p";
     /** The backend's exceptions, in the one form "dir:/path - 'name': what". */
     final BackendFailures failures;
+
     final Path root;
     /**
      * The root directory as last opened, or null before its first use. Opening a lock space
@@ -79,6 +86,7 @@ final class DirLockBackend implements LockBackend {
      * move at their next renewal, and is closed with the space.
      */
     private volatile Root rootDir;
+
     private final List<Root> retired = new ArrayList<>();
     final Ticker ticker;
     final Clock clock;
@@ -152,7 +160,9 @@ final class DirLockBackend implements LockBackend {
             throw e;
         }
         if (!self.procUsable) {
-            log.info("{} - /proc does not describe this process's pid namespace; dead holders on this host are found by their lease only", description);
+            log.info(
+                    "{} - /proc does not describe this process's pid namespace; dead holders on this host are found by their lease only",
+                    description);
         }
     }
 
@@ -169,8 +179,7 @@ final class DirLockBackend implements LockBackend {
     /** Break by owner, strict tokens (carried in the gate's name), a counted and ordered queue. */
     @Override
     public Set<Capability> capabilities() {
-        return EnumSet.of(Capability.BREAK, Capability.STRICT_FENCING,
-                Capability.WAITER_COUNT, Capability.QUEUE);
+        return EnumSet.of(Capability.BREAK, Capability.STRICT_FENCING, Capability.WAITER_COUNT, Capability.QUEUE);
     }
 
     /**
@@ -189,11 +198,17 @@ final class DirLockBackend implements LockBackend {
                     return;
                 }
                 if (text.startsWith("interlock-dir ") && text.endsWith("\n")) {
-                    throw failures.refused(null, "the directory uses format '" + text.trim()
-                            + "', this version speaks '" + MARKER_TEXT.trim() + "'; use a matching Interlock version or another directory", null);
+                    throw failures.refused(
+                            null,
+                            "the directory uses format '" + text.trim() + "', this version speaks '"
+                                    + MARKER_TEXT.trim() + "'; use a matching Interlock version or another directory",
+                            null);
                 }
-                throw failures.refused(null, MARKER
-                        + " is not an Interlock format marker (" + b.length + " bytes); is this the right directory?", null);
+                throw failures.refused(
+                        null,
+                        MARKER + " is not an Interlock format marker (" + b.length
+                                + " bytes); is this the right directory?",
+                        null);
             } catch (ErrnoException e) {
                 if (e.errno() == Errno.EACCES) {
                     throw unreadable(null, rootFd, MARKER, root.resolve(MARKER));
@@ -208,7 +223,15 @@ final class DirLockBackend implements LockBackend {
             // Publish the marker complete: write a temporary file, then link it to the fixed name.
             String tmp = MARKER + "." + nonce();
             try {
-                int f = NativeFiles.openat(rootFd, tmp, LibcFiles.O_WRONLY | LibcFiles.O_CREAT | LibcFiles.O_EXCL | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0444);
+                int f = NativeFiles.openat(
+                        rootFd,
+                        tmp,
+                        LibcFiles.O_WRONLY
+                                | LibcFiles.O_CREAT
+                                | LibcFiles.O_EXCL
+                                | LibcFiles.O_NOFOLLOW
+                                | LibcFiles.O_CLOEXEC,
+                        0444);
                 try {
                     NativeFiles.fchmod(f, readableLike(r.id.mode()));
                     NativeFiles.writeFully(f, MARKER_TEXT.getBytes(StandardCharsets.UTF_8));
@@ -224,7 +247,8 @@ final class DirLockBackend implements LockBackend {
                 }
             } catch (ErrnoException e) {
                 if (e.errno() == Errno.EROFS) {
-                    throw failure(null, "the lock directory is on a read-only file system and has no " + MARKER + " yet", e);
+                    throw failure(
+                            null, "the lock directory is on a read-only file system and has no " + MARKER + " yet", e);
                 }
                 throw failure(null, "creating " + MARKER + " failed", e);
             } finally {
@@ -286,19 +310,25 @@ final class DirLockBackend implements LockBackend {
                     if (!create) {
                         throw space.noLockSpace();
                     }
-                    throw failures.unreachable(null, "the lock directory " + root
-                            + " keeps disappearing (is something deleting it?)", null);
+                    throw failures.unreachable(
+                            null,
+                            "the lock directory " + root + " keeps disappearing (is something deleting it?)",
+                            null);
                 }
                 if (r != null) {
-                    log.warn("{} - the lock directory {} is not the directory this lock space opened (it was moved or replaced); "
-                            + "using the one there now. Locks held in the old one are lost at their next renewal", description, root);
+                    log.warn(
+                            "{} - the lock directory {} is not the directory this lock space opened (it was moved or replaced); "
+                                    + "using the one there now. Locks held in the old one are lost at their next renewal",
+                            description,
+                            root);
                     retired.add(r);
                 }
                 rootDir = r = fresh;
             }
             if (create && !r.prepared) {
                 checkMarker(r, true);
-                space.warnIfWritableByEveryone(log, r.id.mode(), description, "take, break or block these locks (and plant files)");
+                space.warnIfWritableByEveryone(
+                        log, r.id.mode(), description, "take, break or block these locks (and plant files)");
                 r.prepared = true;
             } else if (!create && !r.markerChecked) {
                 checkMarker(r, false);
@@ -346,7 +376,11 @@ final class DirLockBackend implements LockBackend {
         String dirName = DirNames.encode(name);
         for (int i = 0; i < 5; i++) {
             try {
-                int fd = NativeFiles.openat(r.fd, dirName, LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0);
+                int fd = NativeFiles.openat(
+                        r.fd,
+                        dirName,
+                        LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC,
+                        0);
                 LibcFiles.Statx id;
                 try {
                     id = NativeFiles.fstat(fd);
@@ -361,8 +395,11 @@ final class DirLockBackend implements LockBackend {
                 return Optional.of(d);
             } catch (ErrnoException e) {
                 if (e.errno() == Errno.ELOOP || e.errno() == Errno.ENOTDIR) {
-                    throw failures.refused(name, dirName
-                            + " is a symbolic link or a file, not a lock directory; it was not made by Interlock (remove it)", e);
+                    throw failures.refused(
+                            name,
+                            dirName
+                                    + " is a symbolic link or a file, not a lock directory; it was not made by Interlock (remove it)",
+                            e);
                 }
                 if (e.errno() != Errno.ENOENT) {
                     throw failure(name, "opening the lock directory " + dirName + " failed", e);
@@ -373,25 +410,30 @@ final class DirLockBackend implements LockBackend {
             }
             DirCreation.createLockDir(this, r.fd, name, dirName);
         }
-        throw failures.unreachable(name, "the lock directory "
-                + dirName + " keeps disappearing (is something deleting it?)", null);
+        throw failures.unreachable(
+                name, "the lock directory " + dirName + " keeps disappearing (is something deleting it?)", null);
     }
 
     private void verifyNameRecord(DirLockDir d, int fd) {
         String recorded;
         try {
-            recorded = parseNameRecord(NativeFiles.readFile(fd, NAME_RECORD, 16 * 1024)).orElse(null);
+            recorded = parseNameRecord(NativeFiles.readFile(fd, NAME_RECORD, 16 * 1024))
+                    .orElse(null);
         } catch (ErrnoException e) {
             if (e.errno() == Errno.EACCES) {
                 d.close();
-                throw unreadable(d.name, fd, NAME_RECORD, root.resolve(d.dirName).resolve(NAME_RECORD));
+                throw unreadable(
+                        d.name, fd, NAME_RECORD, root.resolve(d.dirName).resolve(NAME_RECORD));
             }
             recorded = null;
         }
         if (!d.name.equals(recorded)) {
             d.close();
-            throw failures.refused(d.name, "the name record of "
-                    + d.dirName + " is missing, damaged or names another lock; refusing to use it", null);
+            throw failures.refused(
+                    d.name,
+                    "the name record of " + d.dirName
+                            + " is missing, damaged or names another lock; refusing to use it",
+                    null);
         }
         verifiedHashed.add(d.dirName);
     }
@@ -444,7 +486,6 @@ final class DirLockBackend implements LockBackend {
      */
     final Barging barging;
 
-
     @Override
     public LockInfo inspect(String name) {
         return status.inspect(name);
@@ -467,8 +508,11 @@ final class DirLockBackend implements LockBackend {
 
     void reportForeign(String name, String dirName, List<String> foreign) {
         if (warnedForeign.add(dirName + "/" + foreign)) {
-            log.warn("{} - {} contains entries Interlock did not make; they are ignored: {}", description,
-                    name == null ? "the lock directory" : LockNames.quote(name) + " (" + dirName + ")", foreign);
+            log.warn(
+                    "{} - {} contains entries Interlock did not make; they are ignored: {}",
+                    description,
+                    name == null ? "the lock directory" : LockNames.quote(name) + " (" + dirName + ")",
+                    foreign);
         }
     }
 
@@ -487,14 +531,17 @@ final class DirLockBackend implements LockBackend {
         try {
             LibcFiles.Statx st = LibcFiles.lstatAt(dirfd, LibcFiles.cstring(entry.getBytes(StandardCharsets.UTF_8)));
             if (st != null) {
-                how = " (mode " + String.format("%04o", st.mode() & 07777) + ", owner "
-                        + Ids.user(st.uid()) + ")";
+                how = " (mode " + String.format("%04o", st.mode() & 07777) + ", owner " + Ids.user(st.uid()) + ")";
             }
         } catch (RuntimeException ignored) {
             // the name is enough
         }
-        return failures.refused(name, "cannot read " + file + how + ": permission denied; every user of these locks must be able to read it (it was"
-                + " made under a restrictive umask by an older version?): chmod a+r " + file, null);
+        return failures.refused(
+                name,
+                "cannot read " + file + how
+                        + ": permission denied; every user of these locks must be able to read it (it was"
+                        + " made under a restrictive umask by an older version?): chmod a+r " + file,
+                null);
     }
 
     LockBackendException failure(String name, String what, ErrnoException e) {
@@ -515,7 +562,12 @@ final class DirLockBackend implements LockBackend {
         }
         String who = name == null ? "" : LockNames.quote(name) + " ";
         boolean transientFailure = e.errno() != Errno.EROFS && e.errno() != Errno.EACCES && e.errno() != Errno.EPERM;
-        return new LockBackendException(description, name, description + " - " + who + what + ": " + e.getMessage() + hint, e, transientFailure);
+        return new LockBackendException(
+                description,
+                name,
+                description + " - " + who + what + ": " + e.getMessage() + hint,
+                e,
+                transientFailure);
     }
 
     private void checkOpen() {

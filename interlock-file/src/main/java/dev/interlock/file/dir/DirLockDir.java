@@ -26,13 +26,15 @@ final class DirLockDir implements AutoCloseable {
     final DirLockBackend backend;
     /** The root this directory was opened in (its descriptor stays open as long as the space). */
     private final DirLockBackend.Root root;
+
     final String name;
     final String dirName;
     private int fd;
     /** The identity of {@link #fd} (it never changes). */
     private final LibcFiles.Statx id;
 
-    DirLockDir(DirLockBackend backend, DirLockBackend.Root root, String name, String dirName, int fd, LibcFiles.Statx id) {
+    DirLockDir(
+            DirLockBackend backend, DirLockBackend.Root root, String name, String dirName, int fd, LibcFiles.Statx id) {
         this.backend = backend;
         this.root = root;
         this.name = name;
@@ -82,7 +84,9 @@ final class DirLockDir implements AutoCloseable {
             now = NativeFiles.statx(root.fd, dirName, LibcFiles.AT_SYMLINK_NOFOLLOW);
         } catch (ErrnoException e) {
             if (e.errno() == Errno.ENOENT || e.errno() == Errno.ENOTDIR || e.errno() == Errno.ESTALE) {
-                return list().gone ? "the lock directory " + path() + " was removed" : "the lock directory " + path() + " was moved away";
+                return list().gone
+                        ? "the lock directory " + path() + " was removed"
+                        : "the lock directory " + path() + " was moved away";
             }
             throw failure("looking up the lock directory " + path() + " failed", e);
         }
@@ -245,7 +249,15 @@ final class DirLockDir implements AutoCloseable {
     /** Creates the empty file {@code entry} (a name only this caller can produce). EEXIST means a lost reply: ours. */
     void create(String entry) {
         try {
-            int f = NativeFiles.openat(fd, entry, LibcFiles.O_WRONLY | LibcFiles.O_CREAT | LibcFiles.O_EXCL | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0444);
+            int f = NativeFiles.openat(
+                    fd,
+                    entry,
+                    LibcFiles.O_WRONLY
+                            | LibcFiles.O_CREAT
+                            | LibcFiles.O_EXCL
+                            | LibcFiles.O_NOFOLLOW
+                            | LibcFiles.O_CLOEXEC,
+                    0444);
             NativeFiles.close(f);
         } catch (ErrnoException e) {
             if (e.errno() != Errno.EEXIST) {
@@ -280,8 +292,11 @@ final class DirLockDir implements AutoCloseable {
     }
 
     LockLostException lost(String why) {
-        return new LockLostException(backend.description(), name,
-                backend.description() + " - " + LockNames.quote(name) + " lost: " + why, null);
+        return new LockLostException(
+                backend.description(),
+                name,
+                backend.description() + " - " + LockNames.quote(name) + " lost: " + why,
+                null);
     }
 
     @Override

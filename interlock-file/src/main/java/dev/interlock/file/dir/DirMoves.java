@@ -63,9 +63,11 @@ final class DirMoves implements EntryWatcher.Listener, AutoCloseable {
     public void changed(int mask, String name) {
         if (name == null) {
             if ((mask & (LibcEvents.IN_MOVE_SELF | LibcEvents.IN_DELETE_SELF)) != 0 && rootMoved()) {
-                // The words of the renewal's check (DirLockDir.moved()) for the same state, so a holder hears one story.
-                String why = "the lock directory " + backend.root + " was removed or moved away (seen at once on this host);"
-                        + " a new lock of that name may now be held by someone else";
+                // The words of the renewal's check (DirLockDir.moved()) for the same state, so a holder hears one
+                // story.
+                String why =
+                        "the lock directory " + backend.root + " was removed or moved away (seen at once on this host);"
+                                + " a new lock of that name may now be held by someone else";
                 holders.values().forEach(map -> map.keySet().forEach(c -> c.lost(why, null)));
             }
             return;

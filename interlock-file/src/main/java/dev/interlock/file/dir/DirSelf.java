@@ -48,7 +48,9 @@ final class DirSelf {
         boolean procOk = false;
         try {
             Path self = Files.readSymbolicLink(Path.of("/proc/self"));
-            procOk = ns > 0 && !boot.equals("0") && self.toString().equals(Long.toString(me.pid()))
+            procOk = ns > 0
+                    && !boot.equals("0")
+                    && self.toString().equals(Long.toString(me.pid()))
                     && me.startTicks() > 0;
         } catch (IOException | RuntimeException e) {
             procOk = false;

@@ -40,7 +40,11 @@ final class DirStatus {
         }
         try (DirLockDir dir = d.get()) {
             DirLockDir.Snapshot s = dir.list();
-            return new LockInfo(name, holders(s), s.waiters.size(), s.waiters.stream().sorted().map(DirEntries.Waiter::info).toList());
+            return new LockInfo(
+                    name,
+                    holders(s),
+                    s.waiters.size(),
+                    s.waiters.stream().sorted().map(DirEntries.Waiter::info).toList());
         }
     }
 
@@ -51,7 +55,9 @@ final class DirStatus {
                 out.add(g.holder().info(Mode.EXCLUSIVE, g.token()));
             }
         }
-        s.readers.stream().sorted(Comparator.comparingLong(Reader::token)).forEach(r -> out.add(r.holder().info(Mode.SHARED, r.token())));
+        s.readers.stream()
+                .sorted(Comparator.comparingLong(Reader::token))
+                .forEach(r -> out.add(r.holder().info(Mode.SHARED, r.token())));
         return out;
     }
 
@@ -73,9 +79,14 @@ final class DirStatus {
             Optional<String> lockName = DirNames.decode(n);
             if (lockName.isEmpty() && DirNames.isHashed(n)) {
                 try {
-                    int fd = NativeFiles.openat(rootFd, n, LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0);
+                    int fd = NativeFiles.openat(
+                            rootFd,
+                            n,
+                            LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC,
+                            0);
                     try {
-                        lockName = backend.parseNameRecord(NativeFiles.readFile(fd, DirLockBackend.NAME_RECORD, 16 * 1024));
+                        lockName = backend.parseNameRecord(
+                                NativeFiles.readFile(fd, DirLockBackend.NAME_RECORD, 16 * 1024));
                     } finally {
                         NativeFiles.close(fd);
                     }
@@ -108,7 +119,8 @@ final class DirStatus {
                 if (g.writer() && g.holder().ownerId().equals(ownerId)) {
                     boolean done = dir.cas(g.name(), Gate.free(g.token(), g.token(), DirLockBackend.nonce()));
                     if (done) {
-                        log.warn("{} - broke '{}' held by {} (token {})", backend.description, name, ownerId, g.token());
+                        log.warn(
+                                "{} - broke '{}' held by {} (token {})", backend.description, name, ownerId, g.token());
                     }
                     return done;
                 }
@@ -119,7 +131,12 @@ final class DirStatus {
                     boolean done = b == null || dir.remove(b.name());
                     if (done) {
                         dir.remove(r.name());
-                        log.warn("{} - broke '{}' shared by {} (token {})", backend.description, name, ownerId, r.token());
+                        log.warn(
+                                "{} - broke '{}' shared by {} (token {})",
+                                backend.description,
+                                name,
+                                ownerId,
+                                r.token());
                     }
                     return done;
                 }

@@ -10,11 +10,11 @@ import dev.interlock.file.internal.KernelWait;
 import dev.interlock.file.internal.LibcFiles;
 import dev.interlock.file.internal.NativeFiles;
 import dev.interlock.file.internal.Waker;
-import dev.interlock.spi.support.LockNames;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
 import dev.interlock.spi.Grant;
 import dev.interlock.spi.support.Backoff;
+import dev.interlock.spi.support.LockNames;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -26,6 +26,7 @@ final class FlockAttempt implements Attempt {
     private final String fileName;
     /** The file name, NUL-terminated: the lock file relative to the lock directory, the gate file relative to .gates. */
     private final byte[] fileBytes;
+
     private int fd = -1;
     private boolean readOnly;
     private int gfd = -1;
@@ -33,10 +34,12 @@ final class FlockAttempt implements Attempt {
     private Waker waker;
     /** The bound of each sleep, so that what no wake-up reports (a lock file replaced) is found: the backends' one polling law. */
     private final Backoff backoff = Backoff.fixed(FlockBackend.POLL);
+
     private InotifyWatcher.Watch watchLock;
     private InotifyWatcher.Watch watchGate;
     /** The descriptors watched now (-1: none); a change of what this attempt waits on re-watches. */
     private int watchingLockFd = -1;
+
     private int watchingGateFd = -1;
     private long seen;
     /** False once a wait of this attempt could not block in the kernel (see {@link KernelWait}). */
@@ -93,7 +96,10 @@ final class FlockAttempt implements Attempt {
                 LibcFiles.close(fd);
                 fd = -1;
                 closeGate();
-                throw backend.failures.refused(spec.name(), backend.dir.resolve(fileName) + " is not a regular file; remove it or use another name", null);
+                throw backend.failures.refused(
+                        spec.name(),
+                        backend.dir.resolve(fileName) + " is not a regular file; remove it or use another name",
+                        null);
             }
             if (id == null || id.nlink() == 0) {
                 // Removed between our open and our flock: that inode is nobody's lock any more. Start over.
@@ -103,7 +109,10 @@ final class FlockAttempt implements Attempt {
             }
             return Optional.of(finish(id));
         }
-        throw backend.failures.unreachable(spec.name(), "the lock file keeps being removed while we lock it; stop whatever deletes files in " + backend.dir, null);
+        throw backend.failures.unreachable(
+                spec.name(),
+                "the lock file keeps being removed while we lock it; stop whatever deletes files in " + backend.dir,
+                null);
     }
 
     private boolean takeGate() {
@@ -155,29 +164,48 @@ final class FlockAttempt implements Attempt {
             long stored = LockFileContent.quickToken(buf, len[0]);
             if (stored >= 0) {
                 long token = Math.max(stored + 1, backend.clockToken());
-                byte[] out = LockFileContent.renderOne(token, new LockFileContent.Record(Mode.EXCLUSIVE, token, spec.owner().id(), now));
+                byte[] out = LockFileContent.renderOne(
+                        token,
+                        new LockFileContent.Record(
+                                Mode.EXCLUSIVE, token, spec.owner().id(), now));
                 writeContent(out, len[0]);
                 return token;
             }
         }
         LockFileContent content = LockFileContent.parse(buf, len[0]);
-        if (hashed && content.storedName.isPresent() && !content.storedName.get().equals(spec.name())) {
-            throw new LockBackendException(backend.description, spec.name(), backend.description + " - " + LockNames.quote(spec.name())
-                    + " maps to " + fileName + ", which belongs to " + LockNames.quote(content.storedName.get())
-                    + " (SHA-256 collision); use a shorter name", null);
+        if (hashed
+                && content.storedName.isPresent()
+                && !content.storedName.get().equals(spec.name())) {
+            throw new LockBackendException(
+                    backend.description,
+                    spec.name(),
+                    backend.description + " - " + LockNames.quote(spec.name())
+                            + " maps to " + fileName + ", which belongs to " + LockNames.quote(content.storedName.get())
+                            + " (SHA-256 collision); use a shorter name",
+                    null);
         }
         if (readOnly || content.kind == LockFileContent.Kind.FOREIGN) {
             if (content.kind == LockFileContent.Kind.FOREIGN) {
-                backend.warnOnce("foreign:" + fileName, "{} - lock file {} holds content not written by Interlock; leaving it untouched "
-                        + "(fencing tokens for '{}' are clock-based, holder details are not recorded)", backend.description, backend.dir.resolve(fileName), spec.name());
+                backend.warnOnce(
+                        "foreign:" + fileName,
+                        "{} - lock file {} holds content not written by Interlock; leaving it untouched "
+                                + "(fencing tokens for '{}' are clock-based, holder details are not recorded)",
+                        backend.description,
+                        backend.dir.resolve(fileName),
+                        spec.name());
             }
             return backend.clockToken();
         }
         if (content.kind == LockFileContent.Kind.DAMAGED) {
-            backend.warnOnce("damaged:" + fileName, "{} - lock file {} was damaged (bad header); rewriting it", backend.description, backend.dir.resolve(fileName));
+            backend.warnOnce(
+                    "damaged:" + fileName,
+                    "{} - lock file {} was damaged (bad header); rewriting it",
+                    backend.description,
+                    backend.dir.resolve(fileName));
         }
         long token = Math.max(content.token + 1, backend.clockToken());
-        LockFileContent.Record mine = new LockFileContent.Record(spec.mode(), token, spec.owner().id(), now);
+        LockFileContent.Record mine =
+                new LockFileContent.Record(spec.mode(), token, spec.owner().id(), now);
         List<LockFileContent.Record> records;
         if (spec.mode() == Mode.EXCLUSIVE) {
             records = List.of(mine);
@@ -193,7 +221,8 @@ final class FlockAttempt implements Attempt {
             }
             records.add(mine);
         }
-        writeContent(LockFileContent.render(token, hashed ? Optional.of(spec.name()) : Optional.empty(), records), len[0]);
+        writeContent(
+                LockFileContent.render(token, hashed ? Optional.of(spec.name()) : Optional.empty(), records), len[0]);
         return token;
     }
 
@@ -259,8 +288,10 @@ final class FlockAttempt implements Attempt {
             }
             kernelWait = false; // no timer for this thread: wait through inotify
         }
-        if (watchingLockFd != (wantLock ? fd : -1) || watchingGateFd != (wantGate ? gfd : -1)
-                || watchLock != null && watchLock.isDead() || watchGate != null && watchGate.isDead()) {
+        if (watchingLockFd != (wantLock ? fd : -1)
+                || watchingGateFd != (wantGate ? gfd : -1)
+                || watchLock != null && watchLock.isDead()
+                || watchGate != null && watchGate.isDead()) {
             unwatch();
             watchingLockFd = wantLock ? fd : -1;
             watchingGateFd = wantGate ? gfd : -1;

@@ -3,7 +3,6 @@ package dev.interlock.file.flock;
 import dev.interlock.Capability;
 import dev.interlock.LockBackendException;
 import dev.interlock.LockInfo;
-import dev.interlock.Mode;
 import dev.interlock.Owner;
 import dev.interlock.file.internal.Errno;
 import dev.interlock.file.internal.ErrnoException;
@@ -109,36 +108,46 @@ final class FlockBackend implements LockBackend {
      * 225ms by default, the mean of the [200ms, 250ms] that flock: drew before it shared the law.
      */
     static final Duration POLL = Duration.ofMillis(Long.getLong("interlock.flock.pollMs", 200) * 9 / 8);
+
     private static final int MAX_READ = 1 << 16;
     static final int MAX_SHARED_RECORDS = 64;
     static final int DIR_FLAGS = LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_CLOEXEC;
     /** A release is a close(2) of the holder's descriptor; a removed or replaced file must wake its waiters too. */
-    static final int WATCH_MASK = LibcEvents.IN_CLOSE_WRITE | LibcEvents.IN_CLOSE_NOWRITE | LibcEvents.IN_DELETE_SELF
-            | LibcEvents.IN_MOVE_SELF | LibcEvents.IN_ATTRIB;
-    private static final int FILE_FLAGS = LibcFiles.O_RDWR | LibcFiles.O_CREAT | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC | LibcFiles.O_NOCTTY;
+    static final int WATCH_MASK = LibcEvents.IN_CLOSE_WRITE
+            | LibcEvents.IN_CLOSE_NOWRITE
+            | LibcEvents.IN_DELETE_SELF
+            | LibcEvents.IN_MOVE_SELF
+            | LibcEvents.IN_ATTRIB;
+
+    private static final int FILE_FLAGS =
+            LibcFiles.O_RDWR | LibcFiles.O_CREAT | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC | LibcFiles.O_NOCTTY;
 
     final Path dir;
     /** What status and list read: the kernel's locks and the lock files' records. */
     private final FlockStatus status = new FlockStatus(this);
     /** The lock directory's path: opened, created and checked by the rules both file backends share. */
     private final LockSpaceDirectory space;
+
     private static final String MKDIR = "mkdir -p -m 700";
     final byte[] dirPath;
     final Path gateDir;
     final String description;
     /** The backend's exceptions, in the one form "flock:/path - 'name': what". */
     final BackendFailures failures;
+
     final Clock clock;
     /** Wakers of this space's waiting attempts: closing the space wakes them, so that they see it closed. */
     final Set<Waker> waiting = ConcurrentHashMap.newKeySet();
     /** Watches this space's attempts hold now; for tests. */
     final AtomicInteger watches = new AtomicInteger();
+
     final boolean networkAllowed;
     private final IntToLongFunction fileSystemType;
     /** Nonces of the flock: grants this process holds, in any lock space (records of our own pid are kept only for these). */
     static final Set<String> liveNonces = ConcurrentHashMap.newKeySet();
     /** Last clock-based token this process issued (any lock space): they stay strictly increasing within the process. */
     private static final AtomicLong lastTimeToken = new AtomicLong();
+
     private final Set<String> warned = ConcurrentHashMap.newKeySet();
 
     /**
@@ -147,6 +156,7 @@ final class FlockBackend implements LockBackend {
      * could by then name another directory).
      */
     private final ReentrantReadWriteLock fdLock = new ReentrantReadWriteLock();
+
     private final Object openLock = new Object();
     /** The lock directory, opened once (the user's path, links included); -1 until it exists. Guarded by openLock for writes. */
     volatile int dirFd = -1;
@@ -154,6 +164,7 @@ final class FlockBackend implements LockBackend {
     private volatile int gatesFd = -1;
     /** Mode and owner of the lock directory, read when dirFd was opened. */
     int dirMode;
+
     int dirOwner;
     private boolean closed;
 
@@ -170,12 +181,14 @@ final class FlockBackend implements LockBackend {
     }
 
     static FlockBackend open(BackendConfig config) {
-        return open(config, new IntToLongFunction() { // a class, not a lambda: see DefaultLockSpace.Threads
-            @Override
-            public long applyAsLong(int fd) {
-                return LibcFiles.fileSystemType(fd);
-            }
-        });
+        return open(
+                config,
+                new IntToLongFunction() { // a class, not a lambda: see DefaultLockSpace.Threads
+                    @Override
+                    public long applyAsLong(int fd) {
+                        return LibcFiles.fileSystemType(fd);
+                    }
+                });
     }
 
     /**
@@ -188,7 +201,8 @@ final class FlockBackend implements LockBackend {
         String network = uri.options().get("network");
         if (network != null) {
             if (!network.equals("allow") && !network.equals("refuse")) {
-                throw new IllegalArgumentException("'" + config.maskedUri() + "': network takes allow or refuse, not '" + network + "'");
+                throw new IllegalArgumentException(
+                        "'" + config.maskedUri() + "': network takes allow or refuse, not '" + network + "'");
             }
             networkAllowed = network.equals("allow");
         }
@@ -212,8 +226,11 @@ final class FlockBackend implements LockBackend {
         space.requireParent(MKDIR);
         Path parent = dir.getParent();
         if (!Files.isWritable(parent)) {
-            throw failures.refused(null, "lock directory " + dir + " does not exist and its parent "
-                    + parent + " is not writable; create it as a user who can, or choose another directory", null);
+            throw failures.refused(
+                    null,
+                    "lock directory " + dir + " does not exist and its parent " + parent
+                            + " is not writable; create it as a user who can, or choose another directory",
+                    null);
         }
         int pfd = LibcFiles.openat(LibcFiles.AT_FDCWD, LibcFiles.path(parent), DIR_FLAGS, 0);
         if (pfd >= 0) {
@@ -236,17 +253,29 @@ final class FlockBackend implements LockBackend {
             }
             checkFileSystem(fd, dir);
             if (LibcFiles.faccessat(fd, DOT, LibcFiles.W_OK | LibcFiles.X_OK, 0) != 0) {
-                throw failures.refused(null, "lock directory " + dir
-                        + " is not writable by this user; fix its permissions or choose another directory", null);
+                throw failures.refused(
+                        null,
+                        "lock directory " + dir
+                                + " is not writable by this user; fix its permissions or choose another directory",
+                        null);
             }
             if (createdByUs && st.uid() != LibcFiles.geteuid()) {
-                throw failures.refused(null, "the lock directory " + dir
-                        + " this process just made was replaced by one of uid " + st.uid() + "; someone who can write "
-                        + dir.getParent() + " is interfering: choose a directory only you (or your group) can write", null);
+                throw failures.refused(
+                        null,
+                        "the lock directory " + dir
+                                + " this process just made was replaced by one of uid " + st.uid()
+                                + "; someone who can write "
+                                + dir.getParent()
+                                + " is interfering: choose a directory only you (or your group) can write",
+                        null);
             }
-            space.warnIfWritableByEveryone(log, st.mode(), description, (st.mode() & 01000) != 0
-                    ? "pre-create lock files there to block you or to be refused by fs.protected_regular"
-                    : "remove or replace its lock files and so break the exclusion, or pre-create them to block you");
+            space.warnIfWritableByEveryone(
+                    log,
+                    st.mode(),
+                    description,
+                    (st.mode() & 01000) != 0
+                            ? "pre-create lock files there to block you or to be refused by fs.protected_regular"
+                            : "remove or replace its lock files and so break the exclusion, or pre-create them to block you");
             dirMode = st.mode() & 07777;
             dirOwner = st.uid();
         } catch (RuntimeException e) {
@@ -267,15 +296,25 @@ final class FlockBackend implements LockBackend {
             return;
         }
         if (!networkAllowed) {
-            throw failures.refused(null, where + " is on " + network.get()
-                    + String.format(" (file system type 0x%X), a network file system: flock(2) there may exclude across hosts, but", type)
-                    + " status, waiting and fencing tokens would be wrong on every other host (status says 'free' while another"
-                    + " host holds a lock); use dir:" + dir + " to share locks between hosts, a local directory for one host,"
-                    + " or flock:" + dir + "?network=allow if you accept those limits", null);
+            throw failures.refused(
+                    null,
+                    where + " is on " + network.get()
+                            + String.format(
+                                    " (file system type 0x%X), a network file system: flock(2) there may exclude across hosts, but",
+                                    type)
+                            + " status, waiting and fencing tokens would be wrong on every other host (status says 'free' while another"
+                            + " host holds a lock); use dir:" + dir
+                            + " to share locks between hosts, a local directory for one host,"
+                            + " or flock:" + dir + "?network=allow if you accept those limits",
+                    null);
         }
         if (warned.add("network")) {
-            log.info("{} - {} is on {}, allowed by network=allow: a lock excludes across hosts only if the server supports flock(2);"
-                    + " status, waiter wake-ups and fencing tokens are per host", description, where, network.get());
+            log.info(
+                    "{} - {} is on {}, allowed by network=allow: a lock excludes across hosts only if the server supports flock(2);"
+                            + " status, waiter wake-ups and fencing tokens are per host",
+                    description,
+                    where,
+                    network.get());
         }
     }
 
@@ -302,10 +341,12 @@ final class FlockBackend implements LockBackend {
         synchronized (openLock) {
             if (dirFd < 0) {
                 boolean created = space.create(0700, MKDIR);
-                // What we just made is opened without following a link: whoever can write the parent cannot swap one in.
+                // What we just made is opened without following a link: whoever can write the parent cannot swap one
+                // in.
                 int f = space.openIfExists(created);
                 if (f < 0) {
-                    throw failures.unreachable(null, "the lock directory " + dir + " was removed as soon as it was made", null);
+                    throw failures.unreachable(
+                            null, "the lock directory " + dir + " was removed as soon as it was made", null);
                 }
                 adopt(f, created);
             }
@@ -366,14 +407,20 @@ final class FlockBackend implements LockBackend {
     // ---------------------------------------------------------------------------------- files
 
     LockBackendException failure(String name, String what, int errno, boolean transientFailure) {
-        return new LockBackendException(description, name, description + " - " + (name == null ? "" : LockNames.quote(name) + ": ")
-                + what + ": " + Errno.describe(errno) + hint(errno), null, transientFailure);
+        return new LockBackendException(
+                description,
+                name,
+                description + " - " + (name == null ? "" : LockNames.quote(name) + ": ") + what + ": "
+                        + Errno.describe(errno) + hint(errno),
+                null,
+                transientFailure);
     }
 
     private String hint(int errno) {
         switch (errno) {
             case Errno.ENOENT:
-                return "; the lock directory " + dir + " was removed while in use: recreate it and open the lock space again";
+                return "; the lock directory " + dir
+                        + " was removed while in use: recreate it and open the lock space again";
             case Errno.EACCES:
             case Errno.EPERM:
                 return "; check the permissions of " + dir;
@@ -406,7 +453,15 @@ final class FlockBackend implements LockBackend {
             // O_NONBLOCK: a FIFO planted under that name must not block this open.
             int ro = -1;
             try {
-                ro = NativeFiles.openat(at, fileBytes, LibcFiles.O_RDONLY | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC | LibcFiles.O_NOCTTY | LibcFiles.O_NONBLOCK, 0);
+                ro = NativeFiles.openat(
+                        at,
+                        fileBytes,
+                        LibcFiles.O_RDONLY
+                                | LibcFiles.O_NOFOLLOW
+                                | LibcFiles.O_CLOEXEC
+                                | LibcFiles.O_NOCTTY
+                                | LibcFiles.O_NONBLOCK,
+                        0);
             } catch (ErrnoException e) {
                 // not even readable: the error of the read-write open is the one to report
             }
@@ -414,8 +469,12 @@ final class FlockBackend implements LockBackend {
                 if (gate) {
                     return ro;
                 }
-                warnOnce("ro:" + name, "{} - lock file for '{}' is not writable ({}); holding it read-only, with clock-based fencing tokens",
-                        description, name, Errno.describe(err));
+                warnOnce(
+                        "ro:" + name,
+                        "{} - lock file for '{}' is not writable ({}); holding it read-only, with clock-based fencing tokens",
+                        description,
+                        name,
+                        Errno.describe(err));
                 return ~ro;
             }
         }
@@ -423,15 +482,20 @@ final class FlockBackend implements LockBackend {
         if (err == Errno.EACCES) {
             LibcFiles.Statx st = LibcFiles.lstatAt(at, fileBytes);
             if (st != null && st.isRegularFile()) {
-                throw failures.refused(name, "cannot open "
-                        + (gate ? "gate" : "lock") + " file " + file + ": permission denied; it has mode "
-                        + String.format("%04o", st.mode() & 07777) + " and belongs to " + Ids.user(st.uid())
-                        + " (made by an older version under a restrictive umask?): give every user of " + dir
-                        + " read and write access to it (chmod " + String.format("%04o", dirMode & 0666) + " " + file + ")", null);
+                throw failures.refused(
+                        name,
+                        "cannot open "
+                                + (gate ? "gate" : "lock") + " file " + file + ": permission denied; it has mode "
+                                + String.format("%04o", st.mode() & 07777) + " and belongs to " + Ids.user(st.uid())
+                                + " (made by an older version under a restrictive umask?): give every user of " + dir
+                                + " read and write access to it (chmod " + String.format("%04o", dirMode & 0666) + " "
+                                + file + ")",
+                        null);
             }
         }
         if (err == Errno.EISDIR) {
-            throw failures.refused(name, file + " is a directory, not a lock file; remove it or use another name", null);
+            throw failures.refused(
+                    name, file + " is a directory, not a lock file; remove it or use another name", null);
         }
         throw failure(name, "cannot open " + (gate ? "gate" : "lock") + " file " + file, err, false);
     }
@@ -497,7 +561,6 @@ final class FlockBackend implements LockBackend {
 
     // ---------------------------------------------------------------------------------- attempt
 
-
     /** A shared record is kept while its process lives (and, for this process, while its lease is open). */
     boolean plausiblyHeld(LockFileContent.Record r) {
         Owner o;
@@ -507,7 +570,9 @@ final class FlockBackend implements LockBackend {
             return false;
         }
         ProcessIdentity me = ProcessIdentity.current();
-        if (o.pid() == me.pid() && o.processStart() == me.startTicks() && o.host().equals(me.host())) {
+        if (o.pid() == me.pid()
+                && o.processStart() == me.startTicks()
+                && o.host().equals(me.host())) {
             return liveNonces.contains(o.nonce());
         }
         OptionalLong start = ProcessIdentity.startTicks(o.pid());
@@ -515,7 +580,6 @@ final class FlockBackend implements LockBackend {
     }
 
     // ---------------------------------------------------------------------------------- grant
-
 
     // ---------------------------------------------------------------------------------- status
 
@@ -546,8 +610,12 @@ final class FlockBackend implements LockBackend {
         LockInfo info = inspect(name);
         throw new UnsupportedOperationException(description + " - " + LockNames.quote(name)
                 + " is a kernel lock: it frees when its holder exits and cannot be broken; "
-                + (info.isFree() ? "it is free now" : "held " + info.holders().get(0).describe()
-                + (info.holders().size() > 1 ? " and " + (info.holders().size() - 1) + " more" : "")));
+                + (info.isFree()
+                        ? "it is free now"
+                        : "held " + info.holders().get(0).describe()
+                                + (info.holders().size() > 1
+                                        ? " and " + (info.holders().size() - 1) + " more"
+                                        : "")));
     }
 
     @Override

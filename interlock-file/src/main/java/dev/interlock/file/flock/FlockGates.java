@@ -26,7 +26,8 @@ final class FlockGates {
         for (int round = 0; round < 3; round++) {
             int err;
             try {
-                int g = NativeFiles.openat(d, FlockBackend.GATES_BYTES, FlockBackend.DIR_FLAGS | LibcFiles.O_NOFOLLOW, 0);
+                int g = NativeFiles.openat(
+                        d, FlockBackend.GATES_BYTES, FlockBackend.DIR_FLAGS | LibcFiles.O_NOFOLLOW, 0);
                 return check(backend, g);
             } catch (ErrnoException e) {
                 err = e.errno();
@@ -38,11 +39,13 @@ final class FlockGates {
                     if (e.errno() == Errno.EEXIST) {
                         continue;
                     }
-                    throw backend.failure(null, "cannot create the gate directory " + backend.gateDir, e.errno(), false);
+                    throw backend.failure(
+                            null, "cannot create the gate directory " + backend.gateDir, e.errno(), false);
                 }
                 int g;
                 try {
-                    g = NativeFiles.openat(d, FlockBackend.GATES_BYTES, FlockBackend.DIR_FLAGS | LibcFiles.O_NOFOLLOW, 0);
+                    g = NativeFiles.openat(
+                            d, FlockBackend.GATES_BYTES, FlockBackend.DIR_FLAGS | LibcFiles.O_NOFOLLOW, 0);
                 } catch (ErrnoException e) {
                     continue;
                 }
@@ -54,15 +57,22 @@ final class FlockGates {
             if (err == Errno.ENOTDIR || err == Errno.ELOOP) {
                 LibcFiles.Statx st = LibcFiles.lstatAt(d, FlockBackend.GATES_BYTES);
                 boolean link = st != null && st.isSymbolicLink();
-                throw backend.failures.refused(null, backend.gateDir + " is "
-                        + (link ? "a symbolic link, which Interlock never follows (it may have been planted to make you create files elsewhere)"
-                                : "not a directory")
-                        + "; remove it (rm " + backend.gateDir + ") and Interlock makes a new one", null);
+                throw backend.failures.refused(
+                        null,
+                        backend.gateDir + " is "
+                                + (link
+                                        ? "a symbolic link, which Interlock never follows (it may have been planted to make you create files elsewhere)"
+                                        : "not a directory")
+                                + "; remove it (rm " + backend.gateDir + ") and Interlock makes a new one",
+                        null);
             }
             throw backend.failure(null, "cannot open the gate directory " + backend.gateDir, err, false);
         }
-        throw backend.failures.unreachable(null, backend.gateDir
-                + " keeps being removed while we open it; stop whatever deletes files in " + backend.dir, null);
+        throw backend.failures.unreachable(
+                null,
+                backend.gateDir + " keeps being removed while we open it; stop whatever deletes files in "
+                        + backend.dir,
+                null);
     }
 
     /** Returns {@code g} if the gate directory it is open on may be trusted; closes it and throws if not. */
@@ -77,12 +87,26 @@ final class FlockGates {
         boolean everyoneWrites = (backend.dirMode & 01000) != 0 || (backend.dirMode & 0002) != 0;
         if (everyoneWrites && st.uid() != LibcFiles.geteuid() && st.uid() != backend.dirOwner && st.uid() != 0) {
             LibcFiles.close(g);
-            throw new LockBackendException(backend.description, null, String.format("%s - %s belongs to uid %d, not to you (uid %d) nor to"
-                    + " the owner of %s (uid %d): in a directory every user can write, its owner could remove or replace the"
-                    + " gate files, so readers could write the fencing token at the same time and writers could be starved;"
-                    + " have it removed (rm -r %s), have the owner of %s make it (mkdir -m %o %s), or use a directory"
-                    + " writable only by the users that share these locks", backend.description, backend.gateDir, st.uid(), LibcFiles.geteuid(), backend.dir,
-                    backend.dirOwner, backend.gateDir, backend.dir, backend.dirMode, backend.gateDir), null);
+            throw new LockBackendException(
+                    backend.description,
+                    null,
+                    String.format(
+                            "%s - %s belongs to uid %d, not to you (uid %d) nor to"
+                                    + " the owner of %s (uid %d): in a directory every user can write, its owner could remove or replace the"
+                                    + " gate files, so readers could write the fencing token at the same time and writers could be starved;"
+                                    + " have it removed (rm -r %s), have the owner of %s make it (mkdir -m %o %s), or use a directory"
+                                    + " writable only by the users that share these locks",
+                            backend.description,
+                            backend.gateDir,
+                            st.uid(),
+                            LibcFiles.geteuid(),
+                            backend.dir,
+                            backend.dirOwner,
+                            backend.gateDir,
+                            backend.dir,
+                            backend.dirMode,
+                            backend.gateDir),
+                    null);
         }
         return g;
     }

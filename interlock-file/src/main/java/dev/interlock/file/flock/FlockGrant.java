@@ -6,9 +6,9 @@ import dev.interlock.file.internal.ErrnoException;
 import dev.interlock.file.internal.InotifyWatcher;
 import dev.interlock.file.internal.LibcFiles;
 import dev.interlock.file.internal.NativeFiles;
-import dev.interlock.spi.support.LockNames;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Grant;
+import dev.interlock.spi.support.LockNames;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.OptionalInt;
@@ -23,7 +23,14 @@ final class FlockGrant implements Grant {
     private final byte[] fileBytes;
     private int fd;
 
-    FlockGrant(FlockBackend backend, AcquireSpec spec, int fd, long token, Instant acquiredAt, LibcFiles.Statx id, byte[] fileBytes) {
+    FlockGrant(
+            FlockBackend backend,
+            AcquireSpec spec,
+            int fd,
+            long token,
+            Instant acquiredAt,
+            LibcFiles.Statx id,
+            byte[] fileBytes) {
         this.backend = backend;
         this.spec = spec;
         this.fd = fd;
@@ -46,7 +53,11 @@ final class FlockGrant implements Grant {
     @Override
     public synchronized void renew(Duration lease) {
         if (fd < 0) {
-            throw new LockLostException(backend.description, spec.name(), backend.description + " - " + LockNames.quote(spec.name()) + " was released", null);
+            throw new LockLostException(
+                    backend.description,
+                    spec.name(),
+                    backend.description + " - " + LockNames.quote(spec.name()) + " was released",
+                    null);
         }
         // Two identities: the directory others reach by the space's path must still be the one
         // we hold (not renamed away, not replaced), and the name in it must still be the
@@ -59,7 +70,8 @@ final class FlockGrant implements Grant {
         try {
             backend.enter();
         } catch (IllegalStateException e) {
-            throw new LockLostException(backend.description, spec.name(), backend.description + " - the lock space was closed", e);
+            throw new LockLostException(
+                    backend.description, spec.name(), backend.description + " - the lock space was closed", e);
         }
         try {
             dirHeld = LibcFiles.fstat(backend.dirFd);
@@ -67,7 +79,8 @@ final class FlockGrant implements Grant {
                 dirNow = NativeFiles.statx(LibcFiles.AT_FDCWD, backend.dirPath, 0);
             } catch (ErrnoException e) {
                 dirNow = null;
-                dirGone = e.errno() == Errno.ENOENT || e.errno() == Errno.ENOTDIR; // EACCES and the like: cannot tell, not a loss
+                dirGone = e.errno() == Errno.ENOENT
+                        || e.errno() == Errno.ENOTDIR; // EACCES and the like: cannot tell, not a loss
             }
             try {
                 now = NativeFiles.statx(backend.dirFd, fileBytes, LibcFiles.AT_SYMLINK_NOFOLLOW);
@@ -79,20 +92,32 @@ final class FlockGrant implements Grant {
             backend.leave();
         }
         if (dirHeld != null && (dirGone || (dirNow != null && !dirHeld.sameFile(dirNow)))) {
-            throw new LockLostException(backend.description, spec.name(), backend.description + " - the lock directory " + backend.dir
-                    + " was removed or replaced while " + LockNames.quote(spec.name())
-                    + " was held; another process may now lock a new file of that name", null);
+            throw new LockLostException(
+                    backend.description,
+                    spec.name(),
+                    backend.description + " - the lock directory " + backend.dir
+                            + " was removed or replaced while " + LockNames.quote(spec.name())
+                            + " was held; another process may now lock a new file of that name",
+                    null);
         }
         if (now == null) {
             if (err == Errno.ENOENT) {
-                throw new LockLostException(backend.description, spec.name(), backend.description + " - the lock file of "
-                        + LockNames.quote(spec.name()) + " was removed while held; another process may now lock a new file of that name", null);
+                throw new LockLostException(
+                        backend.description,
+                        spec.name(),
+                        backend.description + " - the lock file of " + LockNames.quote(spec.name())
+                                + " was removed while held; another process may now lock a new file of that name",
+                        null);
             }
             throw backend.failure(spec.name(), "cannot check the lock file", err, true);
         }
         if (!now.sameFile(id)) {
-            throw new LockLostException(backend.description, spec.name(), backend.description + " - the lock file of "
-                    + LockNames.quote(spec.name()) + " was replaced by another file while held", null);
+            throw new LockLostException(
+                    backend.description,
+                    spec.name(),
+                    backend.description + " - the lock file of " + LockNames.quote(spec.name())
+                            + " was replaced by another file while held",
+                    null);
         }
     }
 

@@ -34,7 +34,6 @@ final class FlockStatus {
         this.backend = backend;
     }
 
-
     /**
      * What {@code LockBackend.inspect} answers: who holds {@code name} now, from the kernel's locks.
      *
@@ -58,7 +57,8 @@ final class FlockStatus {
         }
         // On a network file system (allowed), a holder may have locked through another mount of the share.
         List<ProcLocks.Entry> kernel = backend.networkAllowed
-                ? ProcLocks.flocksOn(NfsMountDevices.sameShare(id.devMajor(), id.devMinor()), id.ino(), ProcLocksFile.read())
+                ? ProcLocks.flocksOn(
+                        NfsMountDevices.sameShare(id.devMajor(), id.devMinor()), id.ino(), ProcLocksFile.read())
                 : ProcLocks.flocksOn((int) id.devMajor(), (int) id.devMinor(), id.ino());
         LockFileContent content = readContent(d, fileBytes);
         List<LockFileContent.Record> unused = new ArrayList<>(content == null ? List.of() : content.records);
@@ -80,11 +80,23 @@ final class FlockStatus {
             if (match != null) {
                 unused.remove(match);
                 Owner o = Owner.parse(match.ownerId());
-                holders.add(new HolderInfo(e.mode(), Optional.of(o.id()), Optional.of(o.host()), e.pid(),
-                        Optional.of(Instant.ofEpochMilli(match.sinceMillis())), Optional.empty(), OptionalLong.of(match.token())));
+                holders.add(new HolderInfo(
+                        e.mode(),
+                        Optional.of(o.id()),
+                        Optional.of(o.host()),
+                        e.pid(),
+                        Optional.of(Instant.ofEpochMilli(match.sinceMillis())),
+                        Optional.empty(),
+                        OptionalLong.of(match.token())));
             } else {
-                holders.add(new HolderInfo(e.mode(), Optional.empty(), Optional.of(ProcessIdentity.current().host()), e.pid(),
-                        Optional.empty(), Optional.empty(), OptionalLong.empty()));
+                holders.add(new HolderInfo(
+                        e.mode(),
+                        Optional.empty(),
+                        Optional.of(ProcessIdentity.current().host()),
+                        e.pid(),
+                        Optional.empty(),
+                        Optional.empty(),
+                        OptionalLong.empty()));
             }
         }
         holders.sort(EXCLUSIVE_FIRST);
@@ -120,7 +132,15 @@ final class FlockStatus {
 
     /** Reads a lock file by its name in the directory {@code d}; O_NONBLOCK so that a FIFO planted there cannot block us. */
     private static LockFileContent readContent(int d, byte[] fileBytes) {
-        int fd = LibcFiles.openat(d, fileBytes, LibcFiles.O_RDONLY | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC | LibcFiles.O_NOCTTY | LibcFiles.O_NONBLOCK, 0);
+        int fd = LibcFiles.openat(
+                d,
+                fileBytes,
+                LibcFiles.O_RDONLY
+                        | LibcFiles.O_NOFOLLOW
+                        | LibcFiles.O_CLOEXEC
+                        | LibcFiles.O_NOCTTY
+                        | LibcFiles.O_NONBLOCK,
+                0);
         if (fd < 0) {
             return null;
         }
@@ -164,7 +184,8 @@ final class FlockStatus {
                 }
             } catch (IOException e) {
                 String why = e instanceof FileSystemException && ((FileSystemException) e).getReason() != null
-                        ? ((FileSystemException) e).getReason() : e.getMessage();
+                        ? ((FileSystemException) e).getReason()
+                        : e.getMessage();
                 throw backend.failures.refused(null, "cannot list " + backend.dir + ": " + why, e);
             }
         } finally {

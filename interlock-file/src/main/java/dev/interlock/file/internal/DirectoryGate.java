@@ -26,6 +26,7 @@ import java.util.function.Consumer;
 final class DirectoryGate {
     /** After this long the wait is reported, once. */
     static final long NOTICE_NANOS = TimeUnit.SECONDS.toNanos(1);
+
     private static final long MAX_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
 
     private DirectoryGate() {}
@@ -43,7 +44,8 @@ final class DirectoryGate {
      * @return true once held; false, errno set, if this file system cannot flock
      * @throws AtomicFileException {@link Reason#IO} if it is still held by someone else at the limit
      */
-    static boolean take(int dirfd, int op, String directory, String what, Consumer<String> notice) throws AtomicFileException {
+    static boolean take(int dirfd, int op, String directory, String what, Consumer<String> notice)
+            throws AtomicFileException {
         long start = System.nanoTime();
         long limit = limitNanos();
         long pause = TimeUnit.MILLISECONDS.toNanos(1);
@@ -61,22 +63,27 @@ final class DirectoryGate {
             }
             long waited = System.nanoTime() - start;
             if (waited >= limit) {
-                throw new AtomicFileException(Reason.IO, "cannot replace " + what + ": its directory " + directory
-                        + " has been locked with flock(2) for more than " + TimeUnit.NANOSECONDS.toMillis(limit) + " ms by "
-                        + holders(dirfd) + ". Interlock's writers hold that lock for milliseconds only, and anyone who can read "
-                        + directory + " can take it: stop that process; " + what + " is unchanged");
+                throw new AtomicFileException(
+                        Reason.IO,
+                        "cannot replace " + what + ": its directory " + directory
+                                + " has been locked with flock(2) for more than " + TimeUnit.NANOSECONDS.toMillis(limit)
+                                + " ms by "
+                                + holders(dirfd)
+                                + ". Interlock's writers hold that lock for milliseconds only, and anyone who can read "
+                                + directory + " can take it: stop that process; " + what + " is unchanged");
             }
             if (!told && waited >= NOTICE_NANOS) {
                 told = true;
-                notice.accept("waiting for the flock(2) on " + directory + " (held by " + holders(dirfd) + ") to replace "
-                        + what + "; giving up after " + TimeUnit.NANOSECONDS.toMillis(limit) + " ms");
+                notice.accept("waiting for the flock(2) on " + directory + " (held by " + holders(dirfd)
+                        + ") to replace " + what + "; giving up after " + TimeUnit.NANOSECONDS.toMillis(limit) + " ms");
             }
             try {
                 TimeUnit.NANOSECONDS.sleep(Math.min(pause, limit - waited));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw new AtomicFileException(Reason.IO, "interrupted while waiting for the flock(2) on " + directory + "; "
-                        + what + " is unchanged");
+                throw new AtomicFileException(
+                        Reason.IO,
+                        "interrupted while waiting for the flock(2) on " + directory + "; " + what + " is unchanged");
             }
             pause = Math.min(pause * 2, MAX_PAUSE_NANOS);
         }
@@ -107,7 +114,8 @@ final class DirectoryGate {
         }
         Path proc = Path.of("/proc", Long.toString(pid));
         try {
-            String comm = Files.readString(proc.resolve("comm"), StandardCharsets.UTF_8).trim();
+            String comm = Files.readString(proc.resolve("comm"), StandardCharsets.UTF_8)
+                    .trim();
             String uid = null;
             for (String line : Files.readAllLines(proc.resolve("status"), StandardCharsets.UTF_8)) {
                 if (line.startsWith("Uid:")) {

@@ -34,8 +34,11 @@ import java.util.concurrent.locks.ReentrantLock;
 public final class EntryWatcher {
     private static final Log log = Log.of(EntryWatcher.class);
     private static final EntryWatcher PROCESS = new EntryWatcher();
-    private static final int MASK = LibcEvents.IN_MOVED_FROM | LibcEvents.IN_DELETE | LibcEvents.IN_MOVE_SELF
-            | LibcEvents.IN_DELETE_SELF | LibcEvents.IN_ONLYDIR;
+    private static final int MASK = LibcEvents.IN_MOVED_FROM
+            | LibcEvents.IN_DELETE
+            | LibcEvents.IN_MOVE_SELF
+            | LibcEvents.IN_DELETE_SELF
+            | LibcEvents.IN_ONLYDIR;
     private static final int BUFFER = 8192;
 
     /** The watcher of this process. */
@@ -77,6 +80,7 @@ public final class EntryWatcher {
     private final ConcurrentHashMap<Integer, Set<Registration>> byWd = new ConcurrentHashMap<>();
     /** The inotify descriptor, -1 before the start; guarded by lock. */
     private int ifd = -1;
+
     private boolean started;
     private volatile boolean failed;
 
@@ -98,7 +102,10 @@ public final class EntryWatcher {
             // One watch descriptor per inode: a second user of the same directory gets the same one.
             int wd = LibcEvents.inotify_add_watch(ifd, path, MASK);
             if (wd < 0) {
-                log.debug("cannot watch descriptor {} for moves: {}; a move is found at the next renewal", dirFd, Errno.describeLast());
+                log.debug(
+                        "cannot watch descriptor {} for moves: {}; a move is found at the next renewal",
+                        dirFd,
+                        Errno.describeLast());
                 return null;
             }
             Registration r = new Registration(wd, listener);
@@ -152,12 +159,16 @@ public final class EntryWatcher {
         try {
             ifd = LibcEvents.inotify_init1(LibcEvents.IN_CLOEXEC);
         } catch (UnsatisfiedLinkError | NoClassDefFoundError e) {
-            log.debug("inotify is unavailable ({}); moved lock directories are found at the next renewal", e.getMessage());
+            log.debug(
+                    "inotify is unavailable ({}); moved lock directories are found at the next renewal",
+                    e.getMessage());
             failed = true;
             return false;
         }
         if (ifd < 0) {
-            log.info("inotify is unavailable ({}); moved lock directories are found at the next renewal", Errno.describeLast());
+            log.info(
+                    "inotify is unavailable ({}); moved lock directories are found at the next renewal",
+                    Errno.describeLast());
             failed = true;
             return false;
         }
@@ -178,7 +189,8 @@ public final class EntryWatcher {
                 if (err == Errno.EINTR) {
                     continue;
                 }
-                log.error("reading inotify for moved lock directories failed ({}); moves are found at the next renewal from now on",
+                log.error(
+                        "reading inotify for moved lock directories failed ({}); moves are found at the next renewal from now on",
                         Errno.describe(err));
                 failed = true;
                 return;

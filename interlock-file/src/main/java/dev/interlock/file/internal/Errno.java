@@ -50,6 +50,7 @@ public final class Errno {
     public static final int ENODATA = 61;
     /** Also ENOTSUP on Linux. */
     public static final int EOPNOTSUPP = 95;
+
     public static final int ESTALE = 116;
     public static final int EDQUOT = 122;
 
@@ -117,12 +118,18 @@ public final class Errno {
             return BASE[errno][0];
         }
         switch (errno) {
-            case EOPNOTSUPP: return "EOPNOTSUPP";
-            case ENODATA: return "ENODATA";
-            case 110: return "ETIMEDOUT";
-            case ESTALE: return "ESTALE";
-            case EDQUOT: return "EDQUOT";
-            default: return "errno " + errno;
+            case EOPNOTSUPP:
+                return "EOPNOTSUPP";
+            case ENODATA:
+                return "ENODATA";
+            case 110:
+                return "ETIMEDOUT";
+            case ESTALE:
+                return "ESTALE";
+            case EDQUOT:
+                return "EDQUOT";
+            default:
+                return "errno " + errno;
         }
     }
 
@@ -135,14 +142,21 @@ public final class Errno {
             return BASE[errno][1] + " (" + BASE[errno][0] + ")";
         }
         switch (errno) {
-            case EOPNOTSUPP: return "operation not supported (EOPNOTSUPP)";
-            case ENODATA: return "no data available (ENODATA)";
-            case 110: return "connection timed out (ETIMEDOUT)";
-            case ESTALE: return "stale file handle (ESTALE)";
-            case EDQUOT: return "disk quota exceeded (EDQUOT)";
+            case EOPNOTSUPP:
+                return "operation not supported (EOPNOTSUPP)";
+            case ENODATA:
+                return "no data available (ENODATA)";
+            case 110:
+                return "connection timed out (ETIMEDOUT)";
+            case ESTALE:
+                return "stale file handle (ESTALE)";
+            case EDQUOT:
+                return "disk quota exceeded (EDQUOT)";
             default:
                 String text = Libc.strerror(errno);
-                return (text == null || text.isEmpty() ? "error" : text.substring(0, 1).toLowerCase(Locale.ROOT) + text.substring(1))
+                return (text == null || text.isEmpty()
+                                ? "error"
+                                : text.substring(0, 1).toLowerCase(Locale.ROOT) + text.substring(1))
                         + " (errno " + errno + ")";
         }
     }

@@ -14,6 +14,7 @@ import java.util.OptionalLong;
 final class FenceAttribute {
     /** The extended attribute that carries a file's fencing token. */
     static final String NAME = "user.interlock.fence";
+
     private static final byte[] FENCE_NAME = LibcFiles.cstring(NAME.getBytes(StandardCharsets.US_ASCII));
 
     private final ReplaceTarget target;
@@ -39,13 +40,19 @@ final class FenceAttribute {
         if (LibcFiles.fsetxattr(t.fd(), FENCE_NAME, value, value.length, 0) != 0) {
             int errno = Errno.last();
             if (errno == Errno.EOPNOTSUPP) {
-                throw new AtomicFileException(Reason.FENCE_UNSUPPORTED, "cannot fence writes to " + target.path() + ": the file system of "
-                        + target.directory() + " keeps no user extended attributes (" + Errno.describe(errno) + "), where the fencing"
-                        + " token travels with the content; put the file on one that does (ext4, xfs, btrfs, tmpfs on Linux 6.6+,"
-                        + " NFS 4.2 with xattr support) or write it unfenced; " + target.path() + " is unchanged");
+                throw new AtomicFileException(
+                        Reason.FENCE_UNSUPPORTED,
+                        "cannot fence writes to " + target.path() + ": the file system of "
+                                + target.directory() + " keeps no user extended attributes (" + Errno.describe(errno)
+                                + "), where the fencing"
+                                + " token travels with the content; put the file on one that does (ext4, xfs, btrfs, tmpfs on Linux 6.6+,"
+                                + " NFS 4.2 with xattr support) or write it unfenced; " + target.path()
+                                + " is unchanged");
             }
-            throw new AtomicFileException(Reason.IO, "cannot set the fencing token of the temporary file " + t.shown() + ": "
-                    + Errno.describe(errno) + "; " + target.path() + " is unchanged");
+            throw new AtomicFileException(
+                    Reason.IO,
+                    "cannot set the fencing token of the temporary file " + t.shown() + ": " + Errno.describe(errno)
+                            + "; " + target.path() + " is unchanged");
         }
     }
 
@@ -78,12 +85,16 @@ final class FenceAttribute {
                 return null;
             }
             if (errno == Errno.ERANGE) {
-                throw new AtomicFileException(Reason.IO, target.path() + " carries a fencing attribute " + NAME
-                        + " longer than any token (more than 64 bytes); it was not written by Interlock's rules (docs/fencing.md):"
-                        + " remove it with setfattr -x " + NAME + " once you know why; the file is unchanged");
+                throw new AtomicFileException(
+                        Reason.IO,
+                        target.path() + " carries a fencing attribute " + NAME
+                                + " longer than any token (more than 64 bytes); it was not written by Interlock's rules (docs/fencing.md):"
+                                + " remove it with setfattr -x " + NAME + " once you know why; the file is unchanged");
             }
-            throw new AtomicFileException(Reason.IO, "cannot read the fencing token of " + target.path() + ": " + Errno.describe(errno)
-                    + "; it is unchanged");
+            throw new AtomicFileException(
+                    Reason.IO,
+                    "cannot read the fencing token of " + target.path() + ": " + Errno.describe(errno)
+                            + "; it is unchanged");
         }
         return Arrays.copyOf(buf, (int) n);
     }
@@ -94,16 +105,26 @@ final class FenceAttribute {
         if (token.isPresent()) {
             return token.getAsLong();
         }
-        throw new AtomicFileException(Reason.IO, target.path() + " carries a fencing attribute " + NAME + " that is not a"
-                + " token (decimal digits): \"" + new String(raw, StandardCharsets.ISO_8859_1) + "\"; it was not written by"
-                + " Interlock's rules (docs/fencing.md), so no fenced write trusts it: remove it with setfattr -x "
-                + NAME + " once you know why; the file is unchanged");
+        throw new AtomicFileException(
+                Reason.IO,
+                target.path() + " carries a fencing attribute " + NAME + " that is not a"
+                        + " token (decimal digits): \"" + new String(raw, StandardCharsets.ISO_8859_1)
+                        + "\"; it was not written by"
+                        + " Interlock's rules (docs/fencing.md), so no fenced write trusts it: remove it with setfattr -x "
+                        + NAME + " once you know why; the file is unchanged");
     }
 
     /** The raw fence attribute of what the file's name holds now; null if none (or no file, or not a regular file). */
     byte[] current() throws AtomicFileException {
-        int fd = LibcFiles.openat(target.dirfd, target.cname, LibcFiles.O_RDONLY | LibcFiles.O_NOFOLLOW | LibcFiles.O_NONBLOCK | LibcFiles.O_NOCTTY
-                | LibcFiles.O_CLOEXEC, 0);
+        int fd = LibcFiles.openat(
+                target.dirfd,
+                target.cname,
+                LibcFiles.O_RDONLY
+                        | LibcFiles.O_NOFOLLOW
+                        | LibcFiles.O_NONBLOCK
+                        | LibcFiles.O_NOCTTY
+                        | LibcFiles.O_CLOEXEC,
+                0);
         if (fd < 0) {
             int errno = Errno.last();
             if (errno == Errno.ENOENT) {
@@ -113,8 +134,10 @@ final class FenceAttribute {
             if (now != null) {
                 target.refuseUnlessRegular(now);
             }
-            throw new AtomicFileException(Reason.IO, "cannot open " + target.path() + " to read its fencing token: " + Errno.describe(errno)
-                    + "; it is unchanged");
+            throw new AtomicFileException(
+                    Reason.IO,
+                    "cannot open " + target.path() + " to read its fencing token: " + Errno.describe(errno)
+                            + "; it is unchanged");
         }
         try {
             LibcFiles.Statx st = LibcFiles.fstat(fd);

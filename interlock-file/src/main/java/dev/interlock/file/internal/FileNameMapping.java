@@ -32,7 +32,9 @@ public final class FileNameMapping {
      * @param hashedPrefix starts hashed names; must differ from the encoded prefix's first character
      */
     public FileNameMapping(String encodedPrefix, String hashedPrefix) {
-        if (isPlain(encodedPrefix) || isPlain(hashedPrefix) || encodedPrefix.charAt(0) == hashedPrefix.charAt(0) && encodedPrefix.startsWith(hashedPrefix)) {
+        if (isPlain(encodedPrefix)
+                || isPlain(hashedPrefix)
+                || encodedPrefix.charAt(0) == hashedPrefix.charAt(0) && encodedPrefix.startsWith(hashedPrefix)) {
             throw new IllegalArgumentException("prefixes must not start a plain name nor each other");
         }
         this.encodedPrefix = encodedPrefix;
@@ -72,7 +74,8 @@ public final class FileNameMapping {
      */
     public Optional<String> nameOf(String fileName) {
         if (fileName.startsWith(encodedPrefix)) {
-            return PercentEncoding.decode(fileName.substring(encodedPrefix.length())).filter(n -> fileName(n).equals(fileName));
+            return PercentEncoding.decode(fileName.substring(encodedPrefix.length()))
+                    .filter(n -> fileName(n).equals(fileName));
         }
         return isPlain(fileName) ? Optional.of(fileName) : Optional.empty();
     }

@@ -1,7 +1,7 @@
 package dev.interlock.file.internal;
 
-import dev.interlock.spi.support.UriOptions;
 import dev.interlock.spi.BackendConfig;
+import dev.interlock.spi.support.UriOptions;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.Map;
@@ -53,8 +53,8 @@ public record FileSpaceUri(Path directory, Map<String, String> options) {
             if (!loc.startsWith("///")) {
                 int end = loc.indexOf('/', 2);
                 String host = end < 0 ? loc.substring(2) : loc.substring(2, end);
-                throw new IllegalArgumentException("'" + shown + "' names a host ('" + host + "'); a lock space is a directory"
-                        + " mounted on this host: use " + example);
+                throw new IllegalArgumentException("'" + shown + "' names a host ('" + host
+                        + "'); a lock space is a directory" + " mounted on this host: use " + example);
             }
             loc = loc.substring(2);
         }
@@ -64,7 +64,8 @@ public record FileSpaceUri(Path directory, Map<String, String> options) {
         try {
             return new FileSpaceUri(Path.of(loc).toAbsolutePath().normalize(), Map.copyOf(options));
         } catch (InvalidPathException e) {
-            throw new IllegalArgumentException("'" + shown + "': '" + loc + "' is not a valid path (" + e.getReason() + ")", e);
+            throw new IllegalArgumentException(
+                    "'" + shown + "': '" + loc + "' is not a valid path (" + e.getReason() + ")", e);
         }
     }
 }

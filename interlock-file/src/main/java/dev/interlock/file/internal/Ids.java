@@ -9,7 +9,7 @@ import java.nio.file.Path;
  * Internal API of Interlock (not for applications; may change in any release): user and group names for messages, and the process's umask and effective uid, from /proc and /etc.
  */
 public final class Ids {
-private Ids() {}
+    private Ids() {}
 
     public static String user(int uid) {
         return describe(uid, Path.of("/etc/passwd"));

@@ -124,10 +124,12 @@ public final class InotifyWatcher {
     private int ifd = -1;
     /** The eventfd that ends the leader's poll(2) early (an interrupt, a wake-up of its own waker). */
     private volatile int efd = -1;
+
     private boolean started;
     private volatile boolean failed;
     /** Inodes without watches whose kernel watch is still to be removed. Guarded by lock. */
     private final List<Inode> idle = new ArrayList<>();
+
     private volatile int idleCount;
     /** The waker whose thread reads inotify now, or null. Guarded by lock. */
     private Waker leader;
@@ -135,6 +137,7 @@ public final class InotifyWatcher {
     private final LinkedHashSet<Waker> followers = new LinkedHashSet<>();
     /** The leader's buffers: only the leader touches them. */
     private final byte[] events = new byte[BUFFER];
+
     private final byte[] pollFds = new byte[16];
     private final byte[] counter = new byte[8];
     private static final byte[] ONE = {1, 0, 0, 0, 0, 0, 0, 0};
@@ -234,7 +237,8 @@ public final class InotifyWatcher {
             if (inode.watches.isEmpty() && byWd.get(inode.wd) == inode) {
                 byWd.remove(inode.wd);
                 if (!inode.dead && ifd >= 0) {
-                    LibcEvents.inotify_rm_watch(ifd, inode.wd); // EINVAL if the kernel dropped it meanwhile: nothing to do
+                    LibcEvents.inotify_rm_watch(
+                            ifd, inode.wd); // EINVAL if the kernel dropped it meanwhile: nothing to do
                 }
             }
         }
@@ -300,7 +304,9 @@ public final class InotifyWatcher {
         }
         if (ifd < 0) {
             int err = Errno.last();
-            log.warn("inotify is unavailable ({}{}); waiters poll instead", Errno.describe(err),
+            log.warn(
+                    "inotify is unavailable ({}{}); waiters poll instead",
+                    Errno.describe(err),
                     err == Errno.EMFILE ? ": this user has used up fs.inotify.max_user_instances" : "");
             failed = true;
             return false;
@@ -354,7 +360,8 @@ public final class InotifyWatcher {
                 lock.unlock();
             }
             if (gone) {
-                return waker.awaitLocally(seen, left, false) == Waker.CHANGED; // nobody reads inotify any more: the caller polls
+                return waker.awaitLocally(seen, left, false)
+                        == Waker.CHANGED; // nobody reads inotify any more: the caller polls
             }
             if (lead) {
                 try {

@@ -148,30 +148,77 @@ final class JnaNatives implements Natives {
             Native.register(Files.class, library());
         }
 
-        @Override public native int openat(int dirfd, byte[] path, int flags, int mode);
-        @Override public native int close(int fd);
-        @Override public native long read(int fd, byte[] buf, long count);
-        @Override public native long write(int fd, byte[] buf, long count);
-        @Override public native long pread(int fd, byte[] buf, long count, long offset);
-        @Override public native long pwrite(int fd, byte[] buf, long count, long offset);
-        @Override public native int ftruncate(int fd, long length);
-        @Override public native int fsync(int fd);
-        @Override public native int fcntl(int fd, int cmd, int arg);
-        @Override public native int flock(int fd, int operation);
-        @Override public native int fchmod(int fd, int mode);
-        @Override public native int fchmodat(int dirfd, byte[] path, int mode, int flags);
-        @Override public native int fchown(int fd, int uid, int gid);
-        @Override public native int faccessat(int dirfd, byte[] path, int mode, int flags);
-        @Override public native int mkdirat(int dirfd, byte[] path, int mode);
-        @Override public native int renameat(int olddirfd, byte[] oldpath, int newdirfd, byte[] newpath);
-        @Override public native int unlinkat(int dirfd, byte[] path, int flags);
-        @Override public native int linkat(int olddirfd, byte[] oldpath, int newdirfd, byte[] newpath, int flags);
-        @Override public native long readlinkat(int dirfd, byte[] path, byte[] buf, long size);
-        @Override public native int statx(int dirfd, byte[] path, int flags, int mask, byte[] buf);
-        @Override public native int fstatfs(int fd, byte[] buf);
-        @Override public native int geteuid();
-        @Override public native int fsetxattr(int fd, byte[] name, byte[] value, long size, int flags);
-        @Override public native long fgetxattr(int fd, byte[] name, byte[] value, long size);
+        @Override
+        public native int openat(int dirfd, byte[] path, int flags, int mode);
+
+        @Override
+        public native int close(int fd);
+
+        @Override
+        public native long read(int fd, byte[] buf, long count);
+
+        @Override
+        public native long write(int fd, byte[] buf, long count);
+
+        @Override
+        public native long pread(int fd, byte[] buf, long count, long offset);
+
+        @Override
+        public native long pwrite(int fd, byte[] buf, long count, long offset);
+
+        @Override
+        public native int ftruncate(int fd, long length);
+
+        @Override
+        public native int fsync(int fd);
+
+        @Override
+        public native int fcntl(int fd, int cmd, int arg);
+
+        @Override
+        public native int flock(int fd, int operation);
+
+        @Override
+        public native int fchmod(int fd, int mode);
+
+        @Override
+        public native int fchmodat(int dirfd, byte[] path, int mode, int flags);
+
+        @Override
+        public native int fchown(int fd, int uid, int gid);
+
+        @Override
+        public native int faccessat(int dirfd, byte[] path, int mode, int flags);
+
+        @Override
+        public native int mkdirat(int dirfd, byte[] path, int mode);
+
+        @Override
+        public native int renameat(int olddirfd, byte[] oldpath, int newdirfd, byte[] newpath);
+
+        @Override
+        public native int unlinkat(int dirfd, byte[] path, int flags);
+
+        @Override
+        public native int linkat(int olddirfd, byte[] oldpath, int newdirfd, byte[] newpath, int flags);
+
+        @Override
+        public native long readlinkat(int dirfd, byte[] path, byte[] buf, long size);
+
+        @Override
+        public native int statx(int dirfd, byte[] path, int flags, int mask, byte[] buf);
+
+        @Override
+        public native int fstatfs(int fd, byte[] buf);
+
+        @Override
+        public native int geteuid();
+
+        @Override
+        public native int fsetxattr(int fd, byte[] name, byte[] value, long size, int flags);
+
+        @Override
+        public native long fgetxattr(int fd, byte[] name, byte[] value, long size);
 
         /**
          * syscall(2), for the one system call glibc wrapped late: getdents64 (glibc 2.30; RHEL 8 has
@@ -184,7 +231,8 @@ final class JnaNatives implements Natives {
             return syscall(Libc.SYS_GETDENTS64, fd, buf, count);
         }
 
-        private static final ThreadLocal<Memory> DENTS = ThreadLocal.withInitial(() -> new Memory(LibcFiles.DENTS_SIZE));
+        private static final ThreadLocal<Memory> DENTS =
+                ThreadLocal.withInitial(() -> new Memory(LibcFiles.DENTS_SIZE));
 
         @Override
         public long getdents64(int fd, byte[] into) {
@@ -215,28 +263,90 @@ final class JnaNatives implements Natives {
             return function(name).invokeLong(args);
         }
 
-        @Override public int openat(int dirfd, byte[] path, int flags, int mode) { return call("openat", dirfd, path, flags, mode); }
-        @Override public int close(int fd) { return call("close", fd); }
-        @Override public long read(int fd, byte[] buf, long count) { return callLong("read", fd, buf, count); }
-        @Override public long write(int fd, byte[] buf, long count) { return callLong("write", fd, buf, count); }
-        @Override public long pread(int fd, byte[] buf, long count, long offset) { return callLong("pread", fd, buf, count, offset); }
-        @Override public long pwrite(int fd, byte[] buf, long count, long offset) { return callLong("pwrite", fd, buf, count, offset); }
-        @Override public int ftruncate(int fd, long length) { return call("ftruncate", fd, length); }
-        @Override public int fsync(int fd) { return call("fsync", fd); }
-        @Override public int fcntl(int fd, int cmd, int arg) { return call("fcntl", fd, cmd, arg); }
-        @Override public int flock(int fd, int operation) { return call("flock", fd, operation); }
-        @Override public int fchmod(int fd, int mode) { return call("fchmod", fd, mode); }
-        @Override public int fchmodat(int dirfd, byte[] path, int mode, int flags) { return call("fchmodat", dirfd, path, mode, flags); }
-        @Override public int fchown(int fd, int uid, int gid) { return call("fchown", fd, uid, gid); }
-        @Override public int faccessat(int dirfd, byte[] path, int mode, int flags) { return call("faccessat", dirfd, path, mode, flags); }
-        @Override public int mkdirat(int dirfd, byte[] path, int mode) { return call("mkdirat", dirfd, path, mode); }
+        @Override
+        public int openat(int dirfd, byte[] path, int flags, int mode) {
+            return call("openat", dirfd, path, flags, mode);
+        }
+
+        @Override
+        public int close(int fd) {
+            return call("close", fd);
+        }
+
+        @Override
+        public long read(int fd, byte[] buf, long count) {
+            return callLong("read", fd, buf, count);
+        }
+
+        @Override
+        public long write(int fd, byte[] buf, long count) {
+            return callLong("write", fd, buf, count);
+        }
+
+        @Override
+        public long pread(int fd, byte[] buf, long count, long offset) {
+            return callLong("pread", fd, buf, count, offset);
+        }
+
+        @Override
+        public long pwrite(int fd, byte[] buf, long count, long offset) {
+            return callLong("pwrite", fd, buf, count, offset);
+        }
+
+        @Override
+        public int ftruncate(int fd, long length) {
+            return call("ftruncate", fd, length);
+        }
+
+        @Override
+        public int fsync(int fd) {
+            return call("fsync", fd);
+        }
+
+        @Override
+        public int fcntl(int fd, int cmd, int arg) {
+            return call("fcntl", fd, cmd, arg);
+        }
+
+        @Override
+        public int flock(int fd, int operation) {
+            return call("flock", fd, operation);
+        }
+
+        @Override
+        public int fchmod(int fd, int mode) {
+            return call("fchmod", fd, mode);
+        }
+
+        @Override
+        public int fchmodat(int dirfd, byte[] path, int mode, int flags) {
+            return call("fchmodat", dirfd, path, mode, flags);
+        }
+
+        @Override
+        public int fchown(int fd, int uid, int gid) {
+            return call("fchown", fd, uid, gid);
+        }
+
+        @Override
+        public int faccessat(int dirfd, byte[] path, int mode, int flags) {
+            return call("faccessat", dirfd, path, mode, flags);
+        }
+
+        @Override
+        public int mkdirat(int dirfd, byte[] path, int mode) {
+            return call("mkdirat", dirfd, path, mode);
+        }
 
         @Override
         public int renameat(int olddirfd, byte[] oldpath, int newdirfd, byte[] newpath) {
             return call("renameat", olddirfd, oldpath, newdirfd, newpath);
         }
 
-        @Override public int unlinkat(int dirfd, byte[] path, int flags) { return call("unlinkat", dirfd, path, flags); }
+        @Override
+        public int unlinkat(int dirfd, byte[] path, int flags) {
+            return call("unlinkat", dirfd, path, flags);
+        }
 
         @Override
         public int linkat(int olddirfd, byte[] oldpath, int newdirfd, byte[] newpath, int flags) {
@@ -253,8 +363,15 @@ final class JnaNatives implements Natives {
             return call("statx", dirfd, path, flags, mask, buf);
         }
 
-        @Override public int fstatfs(int fd, byte[] buf) { return call("fstatfs", fd, buf); }
-        @Override public int geteuid() { return call("geteuid"); }
+        @Override
+        public int fstatfs(int fd, byte[] buf) {
+            return call("fstatfs", fd, buf);
+        }
+
+        @Override
+        public int geteuid() {
+            return call("geteuid");
+        }
 
         @Override
         public int fsetxattr(int fd, byte[] name, byte[] value, long size, int flags) {
@@ -283,11 +400,20 @@ final class JnaNatives implements Natives {
             Native.register(Events.class, library());
         }
 
-        @Override public native int inotify_init1(int flags);
-        @Override public native int inotify_add_watch(int fd, byte[] path, int mask);
-        @Override public native int inotify_rm_watch(int fd, int wd);
-        @Override public native int poll(byte[] pollfds, long nfds, int timeoutMs);
-        @Override public native int eventfd(int initval, int flags);
+        @Override
+        public native int inotify_init1(int flags);
+
+        @Override
+        public native int inotify_add_watch(int fd, byte[] path, int mask);
+
+        @Override
+        public native int inotify_rm_watch(int fd, int wd);
+
+        @Override
+        public native int poll(byte[] pollfds, long nfds, int timeoutMs);
+
+        @Override
+        public native int eventfd(int initval, int flags);
     }
 
     /** Direct mapping, registered when a wait first blocks in the kernel ({@link KernelWait}). */
@@ -296,8 +422,11 @@ final class JnaNatives implements Natives {
             Native.register(Signals.class, library());
         }
 
-        @Override public native long syscall(long number, long a, byte[] b, long[] c, long d);
-        @Override public native int sigaction(int signum, byte[] act, byte[] oldact);
+        @Override
+        public native long syscall(long number, long a, byte[] b, long[] c, long d);
+
+        @Override
+        public native int sigaction(int signum, byte[] act, byte[] oldact);
     }
 
     /** Looked up on first call, called through {@link Function}: nothing registered up front. */
@@ -307,23 +436,50 @@ final class JnaNatives implements Natives {
         }
 
         @Override
-        public int posix_spawnp(int[] pid, Pointer file, Pointer fileActions, Pointer attr, Pointer argv, Pointer envp) {
+        public int posix_spawnp(
+                int[] pid, Pointer file, Pointer fileActions, Pointer attr, Pointer argv, Pointer envp) {
             return call("posix_spawnp", pid, file, fileActions, attr, argv, envp);
         }
 
-        @Override public int posix_spawnattr_init(Pointer attr) { return call("posix_spawnattr_init", attr); }
-        @Override public int posix_spawnattr_destroy(Pointer attr) { return call("posix_spawnattr_destroy", attr); }
-        @Override public int posix_spawnattr_setflags(Pointer attr, short flags) { return call("posix_spawnattr_setflags", attr, flags); }
-        @Override public int posix_spawnattr_setpgroup(Pointer attr, int pgroup) { return call("posix_spawnattr_setpgroup", attr, pgroup); }
-        @Override public int posix_spawnattr_setsigmask(Pointer attr, Pointer sigmask) { return call("posix_spawnattr_setsigmask", attr, sigmask); }
+        @Override
+        public int posix_spawnattr_init(Pointer attr) {
+            return call("posix_spawnattr_init", attr);
+        }
+
+        @Override
+        public int posix_spawnattr_destroy(Pointer attr) {
+            return call("posix_spawnattr_destroy", attr);
+        }
+
+        @Override
+        public int posix_spawnattr_setflags(Pointer attr, short flags) {
+            return call("posix_spawnattr_setflags", attr, flags);
+        }
+
+        @Override
+        public int posix_spawnattr_setpgroup(Pointer attr, int pgroup) {
+            return call("posix_spawnattr_setpgroup", attr, pgroup);
+        }
+
+        @Override
+        public int posix_spawnattr_setsigmask(Pointer attr, Pointer sigmask) {
+            return call("posix_spawnattr_setsigmask", attr, sigmask);
+        }
 
         @Override
         public int posix_spawnattr_setsigdefault(Pointer attr, Pointer sigdefault) {
             return call("posix_spawnattr_setsigdefault", attr, sigdefault);
         }
 
-        @Override public int posix_spawn_file_actions_init(Pointer fileActions) { return call("posix_spawn_file_actions_init", fileActions); }
-        @Override public int posix_spawn_file_actions_destroy(Pointer fileActions) { return call("posix_spawn_file_actions_destroy", fileActions); }
+        @Override
+        public int posix_spawn_file_actions_init(Pointer fileActions) {
+            return call("posix_spawn_file_actions_init", fileActions);
+        }
+
+        @Override
+        public int posix_spawn_file_actions_destroy(Pointer fileActions) {
+            return call("posix_spawn_file_actions_destroy", fileActions);
+        }
 
         @Override
         public int posix_spawn_file_actions_adddup2(Pointer fileActions, int fd, int newfd) {
@@ -341,24 +497,70 @@ final class JnaNatives implements Natives {
             return f.invokeInt(new Object[] {fileActions, lowfd}) == 0;
         }
 
-        @Override public int sigemptyset(Pointer set) { return call("sigemptyset", set); }
-        @Override public int sigfillset(Pointer set) { return call("sigfillset", set); }
-        @Override public int sigdelset(Pointer set, int signo) { return call("sigdelset", set, signo); }
-        @Override public int waitpid(int pid, int[] status, int options) { return call("waitpid", pid, status, options); }
-        @Override public int waitid(int idtype, int id, Pointer infop, int options) { return call("waitid", idtype, id, infop, options); }
-        @Override public int kill(int pid, int sig) { return call("kill", pid, sig); }
+        @Override
+        public int sigemptyset(Pointer set) {
+            return call("sigemptyset", set);
+        }
+
+        @Override
+        public int sigfillset(Pointer set) {
+            return call("sigfillset", set);
+        }
+
+        @Override
+        public int sigdelset(Pointer set, int signo) {
+            return call("sigdelset", set, signo);
+        }
+
+        @Override
+        public int waitpid(int pid, int[] status, int options) {
+            return call("waitpid", pid, status, options);
+        }
+
+        @Override
+        public int waitid(int idtype, int id, Pointer infop, int options) {
+            return call("waitid", idtype, id, infop, options);
+        }
+
+        @Override
+        public int kill(int pid, int sig) {
+            return call("kill", pid, sig);
+        }
 
         @Override
         public Pointer signal(int signum, Pointer handler) {
             return function("signal").invokePointer(new Object[] {signum, handler});
         }
 
-        @Override public int isatty(int fd) { return call("isatty", fd); }
-        @Override public int tcgetpgrp(int fd) { return call("tcgetpgrp", fd); }
-        @Override public int tcsetpgrp(int fd, int pgrp) { return call("tcsetpgrp", fd, pgrp); }
-        @Override public int getpgrp() { return call("getpgrp"); }
-        @Override public int getpid() { return call("getpid"); }
-        @Override public int pipe2(int[] fds, int flags) { return call("pipe2", fds, flags); }
+        @Override
+        public int isatty(int fd) {
+            return call("isatty", fd);
+        }
+
+        @Override
+        public int tcgetpgrp(int fd) {
+            return call("tcgetpgrp", fd);
+        }
+
+        @Override
+        public int tcsetpgrp(int fd, int pgrp) {
+            return call("tcsetpgrp", fd, pgrp);
+        }
+
+        @Override
+        public int getpgrp() {
+            return call("getpgrp");
+        }
+
+        @Override
+        public int getpid() {
+            return call("getpid");
+        }
+
+        @Override
+        public int pipe2(int[] fds, int flags) {
+            return call("pipe2", fds, flags);
+        }
 
         @Override
         public Pointer environ() {

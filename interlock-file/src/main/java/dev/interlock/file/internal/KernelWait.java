@@ -83,7 +83,8 @@ public final class KernelWait {
             // Make sure the JDK has installed its handler (the class's initialiser does).
             Class.forName("sun.nio.ch.NativeThread", true, ClassLoader.getPlatformClassLoader());
         } catch (ClassNotFoundException | LinkageError | RuntimeException e) {
-            log.debug("blocking flock(2) waits are off: the JDK's I/O interrupt handler is not there ({})", e.toString());
+            log.debug(
+                    "blocking flock(2) waits are off: the JDK's I/O interrupt handler is not there ({})", e.toString());
             return false;
         }
         try {
@@ -95,8 +96,11 @@ public final class KernelWait {
             int flags = LibcFiles.getInt(old, LibcSignals.SIGACTION_FLAGS_OFFSET);
             boolean ok = handler != 0 && handler != 1 && (flags & LibcSignals.SA_RESTART) == 0;
             if (!ok) {
-                log.debug("blocking flock(2) waits are off: signal {} is not handled as the JDK does (handler {}, flags {})", SIGNAL,
-                        handler, Integer.toHexString(flags));
+                log.debug(
+                        "blocking flock(2) waits are off: signal {} is not handled as the JDK does (handler {}, flags {})",
+                        SIGNAL,
+                        handler,
+                        Integer.toHexString(flags));
             }
             return ok;
         } catch (UnsatisfiedLinkError | RuntimeException e) {
@@ -107,7 +111,8 @@ public final class KernelWait {
 
     private static MethodHandle isVirtualHandle() {
         try {
-            return MethodHandles.publicLookup().findVirtual(Thread.class, "isVirtual", MethodType.methodType(boolean.class));
+            return MethodHandles.publicLookup()
+                    .findVirtual(Thread.class, "isVirtual", MethodType.methodType(boolean.class));
         } catch (ReflectiveOperationException e) {
             return null; // JDK 17-20: no virtual threads
         }

@@ -39,7 +39,10 @@ final class Libc {
         if (!os.startsWith("Linux")) {
             return "Interlock's native calls need Linux (this is " + os + ")";
         }
-        if (ARCH.startsWith("mips") || ARCH.startsWith("sparc") || ARCH.startsWith("alpha") || ARCH.startsWith("parisc")
+        if (ARCH.startsWith("mips")
+                || ARCH.startsWith("sparc")
+                || ARCH.startsWith("alpha")
+                || ARCH.startsWith("parisc")
                 || ARCH.startsWith("hppa")) {
             return "Interlock's native calls do not support the " + ARCH
                     + " architecture (its open(2) flags and error numbers differ from asm-generic)";
@@ -47,7 +50,9 @@ final class Libc {
         return null;
     }
 
-    private static final boolean INTEL = ARCH.equals("amd64") || ARCH.equals("x86_64") || ARCH.equals("x86")
+    private static final boolean INTEL = ARCH.equals("amd64")
+            || ARCH.equals("x86_64")
+            || ARCH.equals("x86")
             || (ARCH.length() == 4 && ARCH.charAt(0) == 'i' && ARCH.endsWith("86"));
     private static final boolean ARM = ARCH.startsWith("arm") || ARCH.startsWith("aarch");
     private static final boolean PPC = ARCH.startsWith("ppc") || ARCH.startsWith("powerpc");
@@ -60,10 +65,8 @@ final class Libc {
      * {@code SYS_getdents64}: 217 on x86-64, 61 on aarch64, riscv64 and loongarch64
      * (asm-generic/unistd.h), 220 on x86 and s390x, 217 on arm, 202 on ppc.
      */
-    static final long SYS_GETDENTS64 = INTEL ? (BITS64 ? 217 : 220)
-            : ARM ? (BITS64 ? 61 : 217)
-            : PPC ? 202
-            : ARCH.startsWith("s390") ? 220 : 61;
+    static final long SYS_GETDENTS64 =
+            INTEL ? (BITS64 ? 217 : 220) : ARM ? (BITS64 ? 61 : 217) : PPC ? 202 : ARCH.startsWith("s390") ? 220 : 61;
 
     /** The charset of file names: the JVM's own ({@code sun.jnu.encoding}), as java.io and java.nio use. */
     static final Charset PATH_CHARSET = pathCharset();

@@ -30,6 +30,7 @@ public final class LibcEvents {
     public static final int IN_MOVE_SELF = 0x800;
     /** Every event a watch can ask for. */
     public static final int IN_ALL_EVENTS = 0xfff;
+
     public static final int IN_UNMOUNT = 0x2000;
     public static final int IN_Q_OVERFLOW = 0x4000;
     public static final int IN_IGNORED = 0x8000;

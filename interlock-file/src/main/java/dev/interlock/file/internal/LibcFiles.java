@@ -46,6 +46,7 @@ public final class LibcFiles {
     public static final int O_DIRECTORY = Libc.ARM_LIKE_FCNTL ? 040000 : 0200000;
     /** 0400000 on x86-64 (asm-generic); 0100000 on arm and aarch64, where 0400000 means O_LARGEFILE. */
     public static final int O_NOFOLLOW = Libc.ARM_LIKE_FCNTL ? 0100000 : 0400000;
+
     public static final int O_CLOEXEC = 02000000;
 
     // include/uapi/linux/fcntl.h (every architecture)
@@ -270,8 +271,15 @@ public final class LibcFiles {
      */
     public record Statx(int mode, int uid, int gid, int nlink, long ino, long size, long devMajor, long devMinor) {
         static Statx parse(byte[] b) {
-            return new Statx(getShort(b, 28), getInt(b, 20), getInt(b, 24), getInt(b, 16), getLong(b, 32), getLong(b, 40),
-                    getInt(b, 136) & 0xffffffffL, getInt(b, 140) & 0xffffffffL);
+            return new Statx(
+                    getShort(b, 28),
+                    getInt(b, 20),
+                    getInt(b, 24),
+                    getInt(b, 16),
+                    getLong(b, 32),
+                    getLong(b, 40),
+                    getInt(b, 136) & 0xffffffffL,
+                    getInt(b, 140) & 0xffffffffL);
         }
 
         /** True if both are the same file: same device, same inode. */

@@ -35,6 +35,7 @@ public final class LibcProcesses {
     public static final int CLD_EXITED = 1;
     /** siginfo_t: 128 bytes; si_code at 8; for SIGCHLD si_status at 24 (the same on x86-64 and aarch64). */
     public static final int SIGINFO_SIZE = 128;
+
     public static final int SI_CODE = 8;
     public static final int SI_STATUS = 24;
     // <signal.h>: the same numbers on x86-64 and aarch64 (asm-generic/signal.h)
@@ -47,7 +48,8 @@ public final class LibcProcesses {
 
     private static final Natives.Processes N = Libc.NATIVES.processes();
 
-    public static int posix_spawnp(int[] pid, Pointer file, Pointer fileActions, Pointer attr, Pointer argv, Pointer envp) {
+    public static int posix_spawnp(
+            int[] pid, Pointer file, Pointer fileActions, Pointer attr, Pointer argv, Pointer envp) {
         return N.posix_spawnp(pid, file, fileActions, attr, argv, envp);
     }
 

@@ -18,7 +18,9 @@ public final class LibcSignals {
 
     private static final String ARCH = System.getProperty("os.arch", "");
     private static final boolean X86_64 = ARCH.equals("amd64") || ARCH.equals("x86_64");
-    private static final boolean GENERIC = ARCH.equals("aarch64") || ARCH.equals("arm64") || ARCH.startsWith("riscv64")
+    private static final boolean GENERIC = ARCH.equals("aarch64")
+            || ARCH.equals("arm64")
+            || ARCH.startsWith("riscv64")
             || ARCH.startsWith("loongarch64");
 
     public static final long SYS_GETTID = X86_64 ? 186 : GENERIC ? 178 : -1;
@@ -33,6 +35,7 @@ public final class LibcSignals {
     public static final int SIGEVENT_SIZE = 64;
     /** glibc's struct sigaction on 64-bit Linux: handler at 0, mask (128 bytes) at 8, flags at 136, restorer at 144. */
     public static final int SIGACTION_SIZE = 152;
+
     public static final int SIGACTION_FLAGS_OFFSET = 136;
     public static final int SA_RESTART = 0x10000000;
 

@@ -61,7 +61,8 @@ public final class LockSpaceDirectory {
      */
     public int openIfExists(boolean noFollow) {
         try {
-            return NativeFiles.openat(LibcFiles.AT_FDCWD, pathBytes, DIR_FLAGS | (noFollow ? LibcFiles.O_NOFOLLOW : 0), 0);
+            return NativeFiles.openat(
+                    LibcFiles.AT_FDCWD, pathBytes, DIR_FLAGS | (noFollow ? LibcFiles.O_NOFOLLOW : 0), 0);
         } catch (ErrnoException e) {
             if (e.errno() == Errno.ENOENT) {
                 return -1;
@@ -86,11 +87,17 @@ public final class LockSpaceDirectory {
     /** Why the directory could not be opened, as a backend error that says what to do. */
     public LockBackendException cannotOpen(int err) {
         if (err == Errno.ENOTDIR) {
-            return failures.refused(null, path + " is not a directory (or a part of its path is not); give " + scheme
-                    + " the path of a directory", new ErrnoException(err));
+            return failures.refused(
+                    null,
+                    path + " is not a directory (or a part of its path is not); give " + scheme
+                            + " the path of a directory",
+                    new ErrnoException(err));
         }
-        return failures.refused(null, "cannot open the lock directory " + path + ": " + Errno.describe(err)
-                + (err == Errno.EACCES ? "; check the permissions of " + path + " and its parents" : ""), new ErrnoException(err));
+        return failures.refused(
+                null,
+                "cannot open the lock directory " + path + ": " + Errno.describe(err)
+                        + (err == Errno.EACCES ? "; check the permissions of " + path + " and its parents" : ""),
+                new ErrnoException(err));
     }
 
     /** What status, list and break say of a lock space that was never created. */
@@ -106,9 +113,13 @@ public final class LockSpaceDirectory {
     public void requireParent(String mkdir) {
         Path parent = path.getParent();
         if (parent != null && !Files.isDirectory(parent)) {
-            throw failures.refused(null, "lock directory " + path + " does not exist, nor does its parent " + parent + "; create it ("
-                    + mkdir + " " + path + "), or check that the shared file system is mounted: Interlock does not create missing"
-                    + " parents", null);
+            throw failures.refused(
+                    null,
+                    "lock directory " + path + " does not exist, nor does its parent " + parent + "; create it ("
+                            + mkdir + " " + path
+                            + "), or check that the shared file system is mounted: Interlock does not create missing"
+                            + " parents",
+                    null);
         }
     }
 
@@ -129,8 +140,11 @@ public final class LockSpaceDirectory {
             if (e.errno() == Errno.ENOENT) {
                 requireParent(mkdir);
             }
-            throw failures.refused(null, "the lock directory does not exist and cannot be created (" + path + ": " + reason(e.errno())
-                    + "); create it, or give a path you may write", e);
+            throw failures.refused(
+                    null,
+                    "the lock directory does not exist and cannot be created (" + path + ": " + reason(e.errno())
+                            + "); create it, or give a path you may write",
+                    e);
         }
     }
 
@@ -142,7 +156,8 @@ public final class LockSpaceDirectory {
             if (e.errno() == Errno.ENOENT || e.errno() == Errno.ENOTDIR) {
                 return null;
             }
-            throw failures.refused(null, "looking up the lock directory " + path + " failed: " + Errno.describe(e.errno()), e);
+            throw failures.refused(
+                    null, "looking up the lock directory " + path + " failed: " + Errno.describe(e.errno()), e);
         }
     }
 
@@ -152,8 +167,12 @@ public final class LockSpaceDirectory {
      */
     public void warnIfWritableByEveryone(Log log, int mode, String description, String what) {
         if ((mode & 0002) != 0) {
-            log.warn("{} - the lock directory {} is writable by every user: anyone can {}; restrict it to the users that share"
-                    + " these locks (e.g. chmod 2770 and a common group)", description, path, what);
+            log.warn(
+                    "{} - the lock directory {} is writable by every user: anyone can {}; restrict it to the users that share"
+                            + " these locks (e.g. chmod 2770 and a common group)",
+                    description,
+                    path,
+                    what);
         }
     }
 

@@ -37,8 +37,10 @@ public final class NativeFiles {
             LibcFiles.geteuid();
         } catch (LinkageError e) { // UnsatisfiedLinkError, NoClassDefFoundError, ExceptionInInitializerError
             Throwable why = e.getCause() != null ? e.getCause() : e;
-            throw new UnsupportedOperationException("the " + backend + " backend needs Linux and JNA: "
-                    + (why.getMessage() != null ? why.getMessage() : "the C library cannot be called"), e);
+            throw new UnsupportedOperationException(
+                    "the " + backend + " backend needs Linux and JNA: "
+                            + (why.getMessage() != null ? why.getMessage() : "the C library cannot be called"),
+                    e);
         }
     }
 
@@ -163,7 +165,8 @@ public final class NativeFiles {
 
     /** Reads at most {@code max} bytes of a regular file relative to {@code dirfd}, never following a symlink. */
     public static byte[] readFile(int dirfd, String name, int max) {
-        int fd = openat(dirfd, name, LibcFiles.O_RDONLY | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC | LibcFiles.O_NONBLOCK, 0);
+        int fd = openat(
+                dirfd, name, LibcFiles.O_RDONLY | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC | LibcFiles.O_NONBLOCK, 0);
         try {
             byte[] buf = new byte[max];
             int off = 0;

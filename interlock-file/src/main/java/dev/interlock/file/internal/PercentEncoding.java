@@ -20,7 +20,12 @@ public final class PercentEncoding {
 
     /** True for the characters kept as they are: {@code [A-Za-z0-9._-]}. */
     public static boolean keep(int c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+        return (c >= 'a' && c <= 'z')
+                || (c >= 'A' && c <= 'Z')
+                || (c >= '0' && c <= '9')
+                || c == '.'
+                || c == '_'
+                || c == '-';
     }
 
     /** The encoding of {@code s}'s UTF-8 bytes. */
@@ -78,7 +83,8 @@ public final class PercentEncoding {
     /** Lower-case hex SHA-256 of {@code s}'s UTF-8 bytes. */
     public static String sha256Hex(String s) {
         try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8)));
+            return HexFormat.of()
+                    .formatHex(MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8)));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is missing from this JVM", e);
         }

@@ -47,7 +47,9 @@ public final class ProcLocks {
                 continue;
             }
             try {
-                if (!contains(devices, NfsMountDevices.device(Long.parseLong(parts[0], 16), Long.parseLong(parts[1], 16)))
+                if (!contains(
+                                devices,
+                                NfsMountDevices.device(Long.parseLong(parts[0], 16), Long.parseLong(parts[1], 16)))
                         || Long.parseLong(parts[2]) != ino) {
                     continue;
                 }

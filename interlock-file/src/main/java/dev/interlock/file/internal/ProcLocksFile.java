@@ -21,6 +21,7 @@ public final class ProcLocksFile {
 
     /** How often {@link #keepWarm} reads: well inside the ~10 ms in which a read stays cheap. */
     private static final long WARM_INTERVAL_NANOS = 4_000_000;
+
     private static final AtomicInteger READS = new AtomicInteger();
     private static final AtomicInteger WARM_READS = new AtomicInteger();
 

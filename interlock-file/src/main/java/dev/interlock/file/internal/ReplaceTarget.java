@@ -68,6 +68,7 @@ public final class ReplaceTarget implements AutoCloseable {
     public static final String TEMP_SUFFIX = ".tmp";
     /** The extended attribute that carries a file's fencing token (docs/fencing.md). */
     public static final String FENCE_ATTRIBUTE = FenceAttribute.NAME;
+
     private static final int HASH_HEX = 16;
     private static final Log LOG = Log.of(ReplaceTarget.class);
 
@@ -80,9 +81,11 @@ public final class ReplaceTarget implements AutoCloseable {
     final byte[] tempStem;
     /** This file's temporary files (one job), and its fencing attribute (another). */
     final TempFiles temps = new TempFiles(this);
+
     final FenceAttribute fences = new FenceAttribute(this);
     /** False only for {@link #openWithoutGate}: a file system where flock(2) on a directory fails. */
     private final boolean gateAvailable;
+
     private volatile Consumer<String> gateNotice = m -> LOG.warn("{}", m);
 
     /** What statx(2) says about a file: type and permission bits, owner, group, identity. */
@@ -148,27 +151,41 @@ public final class ReplaceTarget implements AutoCloseable {
             throw new AtomicFileException(Reason.BAD_PATH, "the file name is empty: name the file to replace");
         }
         if (file[file.length - 1] == '/') {
-            throw new AtomicFileException(Reason.BAD_PATH, shown + " ends with '/'; only a file can be replaced: name the file, without the '/'");
+            throw new AtomicFileException(
+                    Reason.BAD_PATH,
+                    shown + " ends with '/'; only a file can be replaced: name the file, without the '/'");
         }
         int slash = lastIndexOf(file, (byte) '/');
-        byte[] parent = slash < 0 ? new byte[] {'.'} : slash == 0 ? new byte[] {'/'} : Arrays.copyOfRange(file, 0, slash);
+        byte[] parent =
+                slash < 0 ? new byte[] {'.'} : slash == 0 ? new byte[] {'/'} : Arrays.copyOfRange(file, 0, slash);
         byte[] last = Arrays.copyOfRange(file, slash + 1, file.length);
         if (Arrays.equals(last, new byte[] {'.'}) || Arrays.equals(last, new byte[] {'.', '.'})) {
-            throw new AtomicFileException(Reason.BAD_PATH, shown + " is a directory; only a file can be replaced: name a file in it");
+            throw new AtomicFileException(
+                    Reason.BAD_PATH, shown + " is a directory; only a file can be replaced: name a file in it");
         }
-        int fd = LibcFiles.openat(LibcFiles.AT_FDCWD, LibcFiles.cstring(parent), LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_CLOEXEC, 0);
+        int fd = LibcFiles.openat(
+                LibcFiles.AT_FDCWD,
+                LibcFiles.cstring(parent),
+                LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_CLOEXEC,
+                0);
         if (fd < 0) {
             int errno = Errno.last();
             String dir = text(parent);
             if (errno == Errno.ENOENT) {
-                throw new AtomicFileException(Reason.BAD_PATH, "the directory of " + shown + ", " + dir + ", does not exist; create it first");
+                throw new AtomicFileException(
+                        Reason.BAD_PATH,
+                        "the directory of " + shown + ", " + dir + ", does not exist; create it first");
             }
             if (errno == Errno.ENOTDIR) {
-                throw new AtomicFileException(Reason.BAD_PATH, "the directory of " + shown + ", " + dir
-                        + ", is not a directory (or a path to it goes through a file)");
+                throw new AtomicFileException(
+                        Reason.BAD_PATH,
+                        "the directory of " + shown + ", " + dir
+                                + ", is not a directory (or a path to it goes through a file)");
             }
-            throw new AtomicFileException(Reason.IO, "cannot open the directory of " + shown + ", " + dir + ": " + Errno.describe(errno)
-                    + "; " + shown + " is unchanged");
+            throw new AtomicFileException(
+                    Reason.IO,
+                    "cannot open the directory of " + shown + ", " + dir + ": " + Errno.describe(errno) + "; " + shown
+                            + " is unchanged");
         }
         try {
             fd = aboveStdio(fd);
@@ -234,7 +251,15 @@ public final class ReplaceTarget implements AutoCloseable {
             return null;
         }
         refuseUnlessRegular(st);
-        int fd = LibcFiles.openat(dirfd, cname, LibcFiles.O_RDONLY | LibcFiles.O_NOFOLLOW | LibcFiles.O_NONBLOCK | LibcFiles.O_NOCTTY | LibcFiles.O_CLOEXEC, 0);
+        int fd = LibcFiles.openat(
+                dirfd,
+                cname,
+                LibcFiles.O_RDONLY
+                        | LibcFiles.O_NOFOLLOW
+                        | LibcFiles.O_NONBLOCK
+                        | LibcFiles.O_NOCTTY
+                        | LibcFiles.O_CLOEXEC,
+                0);
         if (fd < 0) {
             int errno = Errno.last();
             if (errno == Errno.ENOENT) {
@@ -246,7 +271,8 @@ public final class ReplaceTarget implements AutoCloseable {
                     refuseUnlessRegular(now);
                 }
             }
-            throw new AtomicFileException(Reason.IO, "cannot read " + path() + ": " + Errno.describe(errno) + "; it is unchanged");
+            throw new AtomicFileException(
+                    Reason.IO, "cannot read " + path() + ": " + Errno.describe(errno) + "; it is unchanged");
         }
         try {
             fd = aboveStdio(fd);
@@ -254,7 +280,10 @@ public final class ReplaceTarget implements AutoCloseable {
             refuseUnlessRegular(opened);
             int flags = LibcFiles.fcntl(fd, LibcFiles.F_GETFL, 0);
             if (flags >= 0) {
-                LibcFiles.fcntl(fd, LibcFiles.F_SETFL, flags & ~LibcFiles.O_NONBLOCK); // an ordinary descriptor to read (COMMAND's stdin)
+                LibcFiles.fcntl(
+                        fd,
+                        LibcFiles.F_SETFL,
+                        flags & ~LibcFiles.O_NONBLOCK); // an ordinary descriptor to read (COMMAND's stdin)
             }
             return new Opened(fd, opened);
         } catch (AtomicFileException | RuntimeException e) {
@@ -274,7 +303,8 @@ public final class ReplaceTarget implements AutoCloseable {
                 if (Errno.last() == Errno.EINTR) {
                     continue;
                 }
-                throw new AtomicFileException(Reason.IO, "cannot read " + path() + ": " + Errno.describeLast() + "; it is unchanged");
+                throw new AtomicFileException(
+                        Reason.IO, "cannot read " + path() + ": " + Errno.describeLast() + "; it is unchanged");
             }
             if (n == 0) {
                 return out.toByteArray();
@@ -363,16 +393,23 @@ public final class ReplaceTarget implements AutoCloseable {
      */
     public boolean commit(Temp t, long token, Lease lease) throws AtomicFileException {
         if (LibcFiles.fsync(t.fd()) != 0) {
-            throw new AtomicFileException(Reason.IO, "cannot flush the temporary file " + t.shown() + " to disk: "
-                    + Errno.describeLast() + "; " + path() + " is unchanged");
+            throw new AtomicFileException(
+                    Reason.IO,
+                    "cannot flush the temporary file " + t.shown() + " to disk: " + Errno.describeLast() + "; " + path()
+                            + " is unchanged");
         }
         boolean gated = gate(LibcFiles.LOCK_EX);
         if (!gated && token >= 0 && lease == null) {
-            // Without the gate, the lease keeps writers from committing at once (withdrawOlderWrites handles a late one).
-            throw new AtomicFileException(Reason.FENCE_UNSUPPORTED, "cannot fence writes to " + path() + ": flock(2) on its"
-                    + " directory " + directory() + " failed (" + Errno.describeLast() + "), and a fenced write without a lease"
-                    + " needs it, so that the token check and the rename cannot race; write it under a lease (updateFenced,"
-                    + " update --token), put the file on a local file system, or write it unfenced; " + path() + " is unchanged");
+            // Without the gate, the lease keeps writers from committing at once (withdrawOlderWrites handles a late
+            // one).
+            throw new AtomicFileException(
+                    Reason.FENCE_UNSUPPORTED,
+                    "cannot fence writes to " + path() + ": flock(2) on its"
+                            + " directory " + directory() + " failed (" + Errno.describeLast()
+                            + "), and a fenced write without a lease"
+                            + " needs it, so that the token check and the rename cannot race; write it under a lease (updateFenced,"
+                            + " update --token), put the file on a local file system, or write it unfenced; " + path()
+                            + " is unchanged");
         }
         try {
             byte[] ctmp = LibcFiles.cstring(t.name());
@@ -381,9 +418,11 @@ public final class ReplaceTarget implements AutoCloseable {
                 if (token >= 0) {
                     refuseIfFencedSince(token); // withdrawn by a newer holder's commit
                 }
-                throw new AtomicFileException(Reason.IO, "the temporary file " + t.shown() + " in " + directory()
-                        + " was removed or replaced while the new content was made (by someone else who can write that directory, or by an"
-                        + " update of the same file under another lock name); " + path() + " is unchanged");
+                throw new AtomicFileException(
+                        Reason.IO,
+                        "the temporary file " + t.shown() + " in " + directory()
+                                + " was removed or replaced while the new content was made (by someone else who can write that directory, or by an"
+                                + " update of the same file under another lock name); " + path() + " is unchanged");
             }
             byte[] current = fences.current();
             if (token >= 0) {
@@ -397,22 +436,28 @@ public final class ReplaceTarget implements AutoCloseable {
             } else if (current != null) {
                 fences.setValue(t, current); // an unfenced write keeps the file's token
                 if (LibcFiles.fsync(t.fd()) != 0) {
-                    throw new AtomicFileException(Reason.IO, "cannot flush the temporary file " + t.shown() + " to disk: "
-                            + Errno.describeLast() + "; " + path() + " is unchanged");
+                    throw new AtomicFileException(
+                            Reason.IO,
+                            "cannot flush the temporary file " + t.shown() + " to disk: " + Errno.describeLast() + "; "
+                                    + path() + " is unchanged");
                 }
             }
             if (lease != null && !lease.isValid()) {
-                throw new AtomicFileException(Reason.LEASE_NOT_VALID, "the lease on " + lease.name() + " (token " + lease.token()
-                        + ") is no longer valid: it ran out, was lost or was closed before the new content could replace "
-                        + path() + "; it is unchanged");
+                throw new AtomicFileException(
+                        Reason.LEASE_NOT_VALID,
+                        "the lease on " + lease.name() + " (token " + lease.token()
+                                + ") is no longer valid: it ran out, was lost or was closed before the new content could replace "
+                                + path() + "; it is unchanged");
             }
             if (LibcFiles.renameat(dirfd, ctmp, dirfd, cname) != 0) {
                 int errno = Errno.last();
                 if (errno == Errno.ENOENT && token >= 0) {
                     refuseIfFencedSince(token); // a newer holder withdrew our temporary file: see withdrawOlderWrites
                 }
-                throw new AtomicFileException(Reason.IO, "cannot rename " + t.shown() + " over " + path() + ": "
-                        + Errno.describe(errno) + "; it is unchanged");
+                throw new AtomicFileException(
+                        Reason.IO,
+                        "cannot rename " + t.shown() + " over " + path() + ": " + Errno.describe(errno)
+                                + "; it is unchanged");
             }
         } finally {
             if (gated) {
@@ -494,13 +539,16 @@ public final class ReplaceTarget implements AutoCloseable {
             case S_IFREG:
                 return;
             case S_IFDIR:
-                throw new AtomicFileException(Reason.BAD_PATH, path() + " is a directory; only a file can be replaced: name a file in it");
+                throw new AtomicFileException(
+                        Reason.BAD_PATH, path() + " is a directory; only a file can be replaced: name a file in it");
             case S_IFLNK:
                 throw symlink();
             default:
-                throw new AtomicFileException(Reason.BAD_PATH, path() + " is " + typeName(st.type())
-                        + ", not a regular file; only regular files are replaced (reading one would consume or block, and a"
-                        + " regular file would take its place): name a regular file");
+                throw new AtomicFileException(
+                        Reason.BAD_PATH,
+                        path() + " is " + typeName(st.type())
+                                + ", not a regular file; only regular files are replaced (reading one would consume or block, and a"
+                                + " regular file would take its place): name a regular file");
         }
     }
 
@@ -513,15 +561,23 @@ public final class ReplaceTarget implements AutoCloseable {
         byte[] buf = new byte[4096];
         long n = LibcFiles.readlinkat(dirfd, cname, buf, buf.length);
         if (n < 0) {
-            return new AtomicFileException(Reason.BAD_PATH, path() + " is a symbolic link; links are not followed"
-                    + " (whoever can write " + directory() + " could redirect it): pass the path of the file it points to");
+            return new AtomicFileException(
+                    Reason.BAD_PATH,
+                    path() + " is a symbolic link; links are not followed" + " (whoever can write " + directory()
+                            + " could redirect it): pass the path of the file it points to");
         }
         byte[] target = Arrays.copyOf(buf, (int) n);
-        byte[] full = target.length > 0 && target[0] == '/' ? target
-                : concat(concat(dirPath, dirPath.length == 1 && dirPath[0] == '/' ? new byte[0] : new byte[] {'/'}), target);
-        return new AtomicFileException(Reason.BAD_PATH, path() + " is a symbolic link to " + text(target)
-                + "; links are not followed (whoever can write " + directory() + " could point it elsewhere between"
-                + " the check and the write): pass the path it points to, " + text(full));
+        byte[] full = target.length > 0 && target[0] == '/'
+                ? target
+                : concat(
+                        concat(dirPath, dirPath.length == 1 && dirPath[0] == '/' ? new byte[0] : new byte[] {'/'}),
+                        target);
+        return new AtomicFileException(
+                Reason.BAD_PATH,
+                path() + " is a symbolic link to " + text(target)
+                        + "; links are not followed (whoever can write " + directory()
+                        + " could point it elsewhere between"
+                        + " the check and the write): pass the path it points to, " + text(full));
     }
 
     private static String typeName(int type) {
@@ -545,8 +601,10 @@ public final class ReplaceTarget implements AutoCloseable {
         byte[] proc = LibcFiles.cstring(("/proc/self/fd/" + fd).getBytes(StandardCharsets.US_ASCII));
         long n = LibcFiles.readlinkat(LibcFiles.AT_FDCWD, proc, buf, buf.length);
         if (n <= 0 || buf[0] != '/') {
-            throw new AtomicFileException(Reason.SYSTEM, "cannot read the real path of " + text(typed) + " from /proc/self/fd"
-                    + (n < 0 ? ": " + Errno.describeLast() : "") + "; Interlock needs /proc mounted");
+            throw new AtomicFileException(
+                    Reason.SYSTEM,
+                    "cannot read the real path of " + text(typed) + " from /proc/self/fd"
+                            + (n < 0 ? ": " + Errno.describeLast() : "") + "; Interlock needs /proc mounted");
         }
         return Arrays.copyOf(buf, (int) n);
     }
@@ -592,5 +650,4 @@ public final class ReplaceTarget implements AutoCloseable {
             throw new IllegalStateException("every Java has SHA-256", e);
         }
     }
-
 }

@@ -43,7 +43,8 @@ final class TempFiles {
         List<byte[]> candidates = new ArrayList<>();
         List<LibcFiles.DirEntry> entries = LibcFiles.readDirectory(target.dirfd);
         if (entries == null) {
-            notes.add("warning: cannot list " + target.directory() + " for leftover temporary files: " + Errno.describeLast());
+            notes.add("warning: cannot list " + target.directory() + " for leftover temporary files: "
+                    + Errno.describeLast());
             return notes;
         }
         for (LibcFiles.DirEntry e : entries) {
@@ -55,16 +56,26 @@ final class TempFiles {
             return notes;
         }
         if (!target.gate(LibcFiles.LOCK_EX)) {
-            notes.add("warning: " + candidates.size() + " temporary file(s) of " + ReplaceTarget.text(target.name) + " in " + target.directory()
-                    + " may be left by interrupted writers, but flock(2) on the directory fails here (" + Errno.describeLast()
-                    + "), so whether their writers live cannot be told: remove them by hand once no writer of " + ReplaceTarget.text(target.name) + " runs");
+            notes.add("warning: " + candidates.size() + " temporary file(s) of " + ReplaceTarget.text(target.name)
+                    + " in " + target.directory()
+                    + " may be left by interrupted writers, but flock(2) on the directory fails here ("
+                    + Errno.describeLast()
+                    + "), so whether their writers live cannot be told: remove them by hand once no writer of "
+                    + ReplaceTarget.text(target.name) + " runs");
             return notes;
         }
         try {
             for (byte[] entry : candidates) {
                 byte[] c = LibcFiles.cstring(entry);
-                int fd = LibcFiles.openat(target.dirfd, c, LibcFiles.O_RDONLY | LibcFiles.O_NOFOLLOW | LibcFiles.O_NONBLOCK | LibcFiles.O_NOCTTY
-                        | LibcFiles.O_CLOEXEC, 0);
+                int fd = LibcFiles.openat(
+                        target.dirfd,
+                        c,
+                        LibcFiles.O_RDONLY
+                                | LibcFiles.O_NOFOLLOW
+                                | LibcFiles.O_NONBLOCK
+                                | LibcFiles.O_NOCTTY
+                                | LibcFiles.O_CLOEXEC,
+                        0);
                 if (fd < 0) {
                     continue; // gone, a link (ELOOP) or not ours to read: left alone
                 }
@@ -80,10 +91,12 @@ final class TempFiles {
                         continue; // the name was swapped since the open
                     }
                     if (LibcFiles.unlinkat(target.dirfd, c, 0) == 0) {
-                        notes.add("removed " + ReplaceTarget.text(entry) + " in " + target.directory() + ", left by a replacement of "
-                                + ReplaceTarget.text(target.name) + " that was interrupted");
+                        notes.add("removed " + ReplaceTarget.text(entry) + " in " + target.directory()
+                                + ", left by a replacement of " + ReplaceTarget.text(target.name)
+                                + " that was interrupted");
                     } else if (Errno.last() != Errno.ENOENT) {
-                        notes.add("warning: cannot remove " + ReplaceTarget.text(entry) + " in " + target.directory() + ": " + Errno.describeLast());
+                        notes.add("warning: cannot remove " + ReplaceTarget.text(entry) + " in " + target.directory()
+                                + ": " + Errno.describeLast());
                     }
                 } finally {
                     LibcFiles.close(fd);
@@ -128,16 +141,32 @@ final class TempFiles {
             for (int attempt = 0; attempt < 16 && fd < 0; attempt++) {
                 byte[] random = new byte[RANDOM_HEX / 2];
                 RANDOM.nextBytes(random);
-                tmpName = ReplaceTarget.concat(target.tempStem, (HexFormat.of().formatHex(random) + ReplaceTarget.TEMP_SUFFIX).getBytes(StandardCharsets.US_ASCII));
-                fd = LibcFiles.openat(target.dirfd, LibcFiles.cstring(tmpName),
-                        LibcFiles.O_WRONLY | LibcFiles.O_CREAT | LibcFiles.O_EXCL | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC, 0600);
+                tmpName = ReplaceTarget.concat(
+                        target.tempStem,
+                        (HexFormat.of().formatHex(random) + ReplaceTarget.TEMP_SUFFIX)
+                                .getBytes(StandardCharsets.US_ASCII));
+                fd = LibcFiles.openat(
+                        target.dirfd,
+                        LibcFiles.cstring(tmpName),
+                        LibcFiles.O_WRONLY
+                                | LibcFiles.O_CREAT
+                                | LibcFiles.O_EXCL
+                                | LibcFiles.O_NOFOLLOW
+                                | LibcFiles.O_CLOEXEC,
+                        0600);
                 if (fd < 0 && Errno.last() != Errno.EEXIST) {
-                    throw new AtomicFileException(Reason.IO, "cannot create a temporary file in " + target.directory() + ": "
-                            + Errno.describeLast() + "; " + target.path() + " is unchanged");
+                    throw new AtomicFileException(
+                            Reason.IO,
+                            "cannot create a temporary file in " + target.directory() + ": " + Errno.describeLast()
+                                    + "; " + target.path() + " is unchanged");
                 }
             }
             if (fd >= 0) {
-                LibcFiles.flock(fd, LibcFiles.LOCK_EX | LibcFiles.LOCK_NB); // "alive"; without flock support it is never removed as a leftover
+                LibcFiles.flock(
+                        fd,
+                        LibcFiles.LOCK_EX
+                                | LibcFiles
+                                        .LOCK_NB); // "alive"; without flock support it is never removed as a leftover
             }
         } finally {
             if (gated) {
@@ -145,8 +174,10 @@ final class TempFiles {
             }
         }
         if (fd < 0) {
-            throw new AtomicFileException(Reason.IO, "cannot create a temporary file in " + target.directory()
-                    + ": every name tried exists; " + target.path() + " is unchanged");
+            throw new AtomicFileException(
+                    Reason.IO,
+                    "cannot create a temporary file in " + target.directory() + ": every name tried exists; "
+                            + target.path() + " is unchanged");
         }
         ReplaceTarget.Temp made = null;
         try {
@@ -156,13 +187,18 @@ final class TempFiles {
                 if (LibcFiles.fchown(fd, like.uid(), like.gid()) != 0) {
                     int errno = Errno.last();
                     if (errno == Errno.EPERM) {
-                        throw new AtomicFileException(Reason.IO, target.path() + " belongs to " + Ids.user(like.uid()) + " and group "
-                                + Ids.group(like.gid()) + "; running as " + Ids.user(Ids.effectiveUid())
-                                + ", Interlock cannot give the new content that owner and group, and will not change"
-                                + " them: run it as the file's owner (in its group) or as root. " + target.path() + " is unchanged");
+                        throw new AtomicFileException(
+                                Reason.IO,
+                                target.path() + " belongs to " + Ids.user(like.uid()) + " and group "
+                                        + Ids.group(like.gid()) + "; running as " + Ids.user(Ids.effectiveUid())
+                                        + ", Interlock cannot give the new content that owner and group, and will not change"
+                                        + " them: run it as the file's owner (in its group) or as root. "
+                                        + target.path() + " is unchanged");
                     }
-                    throw new AtomicFileException(Reason.IO, "cannot give the temporary file " + ReplaceTarget.text(tmpName) + " the owner of "
-                            + target.path() + ": " + Errno.describe(errno) + "; it is unchanged");
+                    throw new AtomicFileException(
+                            Reason.IO,
+                            "cannot give the temporary file " + ReplaceTarget.text(tmpName) + " the owner of "
+                                    + target.path() + ": " + Errno.describe(errno) + "; it is unchanged");
                 }
                 chmod(fd, like.mode() & 07777, tmpName);
             } else {
@@ -182,8 +218,11 @@ final class TempFiles {
 
     private void chmod(int fd, int mode, byte[] tmpName) throws AtomicFileException {
         if (LibcFiles.fchmod(fd, mode) != 0) {
-            throw new AtomicFileException(Reason.IO, "cannot set the mode of the temporary file " + ReplaceTarget.text(tmpName) + " to "
-                    + String.format("%04o", mode) + ": " + Errno.describeLast() + "; " + target.path() + " is unchanged");
+            throw new AtomicFileException(
+                    Reason.IO,
+                    "cannot set the mode of the temporary file " + ReplaceTarget.text(tmpName) + " to "
+                            + String.format("%04o", mode) + ": " + Errno.describeLast() + "; " + target.path()
+                            + " is unchanged");
         }
     }
 
@@ -194,8 +233,10 @@ final class TempFiles {
      */
     void write(ReplaceTarget.Temp t, byte[] content) throws AtomicFileException {
         if (!LibcFiles.writeFully(t.fd(), content)) {
-            throw new AtomicFileException(Reason.IO, "cannot write the new content of " + target.path() + " to the temporary file "
-                    + t.shown() + ": " + Errno.describeLast() + "; " + target.path() + " is unchanged");
+            throw new AtomicFileException(
+                    Reason.IO,
+                    "cannot write the new content of " + target.path() + " to the temporary file " + t.shown() + ": "
+                            + Errno.describeLast() + "; " + target.path() + " is unchanged");
         }
     }
 
@@ -229,16 +270,26 @@ final class TempFiles {
             if (gated) {
                 return;
             }
-            throw new AtomicFileException(Reason.IO, "cannot list " + target.directory() + " to withdraw older holders' writes of "
-                    + ReplaceTarget.text(target.name) + " (" + Errno.describeLast() + "); " + target.path() + " is unchanged");
+            throw new AtomicFileException(
+                    Reason.IO,
+                    "cannot list " + target.directory() + " to withdraw older holders' writes of "
+                            + ReplaceTarget.text(target.name) + " (" + Errno.describeLast() + "); " + target.path()
+                            + " is unchanged");
         }
         for (LibcFiles.DirEntry e : entries) {
             if (!isOurs(e.name()) || Arrays.equals(e.name(), ours.name())) {
                 continue;
             }
             byte[] c = LibcFiles.cstring(e.name());
-            int fd = LibcFiles.openat(target.dirfd, c, LibcFiles.O_RDONLY | LibcFiles.O_NOFOLLOW | LibcFiles.O_NONBLOCK | LibcFiles.O_NOCTTY
-                    | LibcFiles.O_CLOEXEC, 0);
+            int fd = LibcFiles.openat(
+                    target.dirfd,
+                    c,
+                    LibcFiles.O_RDONLY
+                            | LibcFiles.O_NOFOLLOW
+                            | LibcFiles.O_NONBLOCK
+                            | LibcFiles.O_NOCTTY
+                            | LibcFiles.O_CLOEXEC,
+                    0);
             if (fd < 0) {
                 continue; // gone (renamed or removed meanwhile), a link, or not ours to read: left alone
             }
@@ -249,7 +300,9 @@ final class TempFiles {
                 }
                 byte[] raw = target.fences.read(fd);
                 OptionalLong theirs = raw == null ? OptionalLong.empty() : FenceAttribute.tokenOrEmpty(raw);
-                if (theirs.isPresent() && Long.compareUnsigned(theirs.getAsLong(), token) < 0 && st.sameFile(LibcFiles.lstatAt(target.dirfd, c))) {
+                if (theirs.isPresent()
+                        && Long.compareUnsigned(theirs.getAsLong(), token) < 0
+                        && st.sameFile(LibcFiles.lstatAt(target.dirfd, c))) {
                     LibcFiles.unlinkat(target.dirfd, c, 0); // ENOENT: renamed or removed meanwhile, which is as good
                 }
             } finally {

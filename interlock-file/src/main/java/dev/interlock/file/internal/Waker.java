@@ -20,6 +20,7 @@ import java.util.concurrent.locks.ReentrantLock;
 public final class Waker {
     /** Results of {@link #awaitLocally}. */
     static final int CHANGED = 0;
+
     static final int TIMED_OUT = 1;
     static final int PROMOTED = 2;
 

@@ -79,7 +79,8 @@ final class FfmNatives implements Natives {
 
     static {
         if (Runtime.version().feature() < 24 && !FfmNatives.class.getModule().isNativeAccessEnabled()) {
-            throw new UnsupportedOperationException("native access is not enabled: JNA, which does not warn on this JDK");
+            throw new UnsupportedOperationException(
+                    "native access is not enabled: JNA, which does not warn on this JDK");
         }
     }
 
@@ -105,7 +106,11 @@ final class FfmNatives implements Natives {
     public String strerror(int errnum) {
         try {
             long text = (long) CALL.invokeExact(Strerror.F, SCRATCH.get().aside, (long) errnum, 0L, 0L, 0L, 0L, 0L);
-            return text == 0 ? null : MemorySegment.ofAddress(text).reinterpret(Integer.MAX_VALUE).getString(0, Libc.PATH_CHARSET);
+            return text == 0
+                    ? null
+                    : MemorySegment.ofAddress(text)
+                            .reinterpret(Integer.MAX_VALUE)
+                            .getString(0, Libc.PATH_CHARSET);
         } catch (Throwable t) {
             return null;
         }
@@ -546,11 +551,13 @@ final class FfmNatives implements Natives {
             long cAddr = 0;
             if (c != null) {
                 cAddr = s.reserve(second + 8L * c.length) + second;
-                MemorySegment.copy(c, 0, MemorySegment.ofAddress(cAddr).reinterpret(8L * c.length), JAVA_LONG, 0, c.length);
+                MemorySegment.copy(
+                        c, 0, MemorySegment.ofAddress(cAddr).reinterpret(8L * c.length), JAVA_LONG, 0, c.length);
             }
             long rc = call(SYSCALL, s.state, number, a, bAddr, cAddr, d, 0);
             if (c != null) {
-                MemorySegment.copy(MemorySegment.ofAddress(cAddr).reinterpret(8L * c.length), JAVA_LONG, 0, c, 0, c.length);
+                MemorySegment.copy(
+                        MemorySegment.ofAddress(cAddr).reinterpret(8L * c.length), JAVA_LONG, 0, c, 0, c.length);
             }
             return rc;
         }
@@ -563,7 +570,13 @@ final class FfmNatives implements Natives {
             long oldAddr = oldact == null ? 0 : s.reserve(second + oldact.length) + second;
             int rc = (int) call(SIGACTION, s.state, signum, actAddr, oldAddr, 0, 0, 0);
             if (rc == 0 && oldact != null) {
-                MemorySegment.copy(MemorySegment.ofAddress(oldAddr).reinterpret(oldact.length), JAVA_BYTE, 0, oldact, 0, oldact.length);
+                MemorySegment.copy(
+                        MemorySegment.ofAddress(oldAddr).reinterpret(oldact.length),
+                        JAVA_BYTE,
+                        0,
+                        oldact,
+                        0,
+                        oldact.length);
             }
             return rc;
         }
@@ -583,7 +596,9 @@ final class FfmNatives implements Natives {
         private static final MemorySegment FILE_ACTIONS_DESTROY = symbol("posix_spawn_file_actions_destroy");
         private static final MemorySegment FILE_ACTIONS_ADDDUP2 = symbol("posix_spawn_file_actions_adddup2");
         /** Null where the C library lacks it (glibc before 2.34). */
-        private static final MemorySegment FILE_ACTIONS_ADDCLOSEFROM = find("posix_spawn_file_actions_addclosefrom_np").orElse(null);
+        private static final MemorySegment FILE_ACTIONS_ADDCLOSEFROM =
+                find("posix_spawn_file_actions_addclosefrom_np").orElse(null);
+
         private static final MemorySegment SIGEMPTYSET = symbol("sigemptyset");
         private static final MemorySegment SIGFILLSET = symbol("sigfillset");
         private static final MemorySegment SIGDELSET = symbol("sigdelset");
@@ -600,9 +615,17 @@ final class FfmNatives implements Natives {
         private static final MemorySegment ENVIRON = symbol("environ");
 
         @Override
-        public int posix_spawnp(int[] pid, Pointer file, Pointer fileActions, Pointer attr, Pointer argv, Pointer envp) {
+        public int posix_spawnp(
+                int[] pid, Pointer file, Pointer fileActions, Pointer attr, Pointer argv, Pointer envp) {
             Scratch s = SCRATCH.get();
-            int rc = (int) call(POSIX_SPAWNP, s.state, s.ints(pid), address(file), address(fileActions), address(attr), address(argv),
+            int rc = (int) call(
+                    POSIX_SPAWNP,
+                    s.state,
+                    s.ints(pid),
+                    address(file),
+                    address(fileActions),
+                    address(attr),
+                    address(argv),
                     address(envp));
             s.ints(pid, 0);
             return rc;
@@ -655,7 +678,8 @@ final class FfmNatives implements Natives {
 
         @Override
         public boolean addCloseFrom(Pointer fileActions, int lowfd) {
-            return FILE_ACTIONS_ADDCLOSEFROM != null && call2(FILE_ACTIONS_ADDCLOSEFROM, address(fileActions), lowfd) == 0;
+            return FILE_ACTIONS_ADDCLOSEFROM != null
+                    && call2(FILE_ACTIONS_ADDCLOSEFROM, address(fileActions), lowfd) == 0;
         }
 
         @Override

@@ -30,13 +30,19 @@ class DirBackendProviderTest {
 
     @Test
     void open_badUris_sayWhatToFix() {
-        assertThatThrownBy(() -> Interlock.open("dir://fileserver/locks")).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("names a host ('fileserver')").hasMessageContaining("mounted on this host");
-        assertThatThrownBy(() -> Interlock.open("dir:" + tmp + "?lease=5s")).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("unknown option 'lease'").hasMessageContaining("poll=...");
-        assertThatThrownBy(() -> Interlock.open("dir:" + tmp + "?poll=soon")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> Interlock.open("dir://fileserver/locks"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("names a host ('fileserver')")
+                .hasMessageContaining("mounted on this host");
+        assertThatThrownBy(() -> Interlock.open("dir:" + tmp + "?lease=5s"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("unknown option 'lease'")
+                .hasMessageContaining("poll=...");
+        assertThatThrownBy(() -> Interlock.open("dir:" + tmp + "?poll=soon"))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("poll must be a duration (use e.g. 500ms, 30s, 5m, 1h");
-        assertThatThrownBy(() -> Interlock.open("dir:" + tmp + "?poll=0ms")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> Interlock.open("dir:" + tmp + "?poll=0ms"))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("poll must be between 1ms and 1d");
     }
 
@@ -57,7 +63,8 @@ class DirBackendProviderTest {
         try (LockSpace s = Interlock.open("dir:" + root)) {
             s.tryAcquire("job").orElseThrow().close();
         }
-        assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(root.resolve("job"))))
+        assertThat(java.nio.file.attribute.PosixFilePermissions.toString(
+                        Files.getPosixFilePermissions(root.resolve("job"))))
                 .isEqualTo("rwxrwx---");
     }
 }

@@ -8,9 +8,9 @@ import dev.interlock.Lease;
 import dev.interlock.LockSpace;
 import dev.interlock.Mode;
 import dev.interlock.Owner;
-import dev.interlock.spi.support.Spaces;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Grant;
+import dev.interlock.spi.support.Spaces;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -50,7 +50,8 @@ class DirBargeTest {
     /** An attempt on "w" in a space of its own that has tried once and taken a place in the queue. */
     private DirAttempt queuedWaiter() throws InterruptedException {
         DirLockBackend b = (DirLockBackend) Spaces.backend(space(""));
-        DirAttempt a = (DirAttempt) b.attempt(new AcquireSpec("w", Mode.EXCLUSIVE, Owner.newAcquisition(), Duration.ofMinutes(1)));
+        DirAttempt a = (DirAttempt)
+                b.attempt(new AcquireSpec("w", Mode.EXCLUSIVE, Owner.newAcquisition(), Duration.ofMinutes(1)));
         open.add(a);
         assertThat(a.tryAcquire()).isEmpty();
         a.await(0); // queues
@@ -70,7 +71,9 @@ class DirBargeTest {
             lastToken = held.token();
         }
         held.close();
-        assertThat(mine.tryAcquire("w")).as("the fourth time in a row gives way").isEmpty();
+        assertThat(mine.tryAcquire("w"))
+                .as("the fourth time in a row gives way")
+                .isEmpty();
         Optional<Grant> g = waiter.tryAcquire();
         assertThat(g).as("the queued waiter's turn").isPresent();
         waiter.close();
@@ -79,7 +82,8 @@ class DirBargeTest {
         Lease again = mine.tryAcquire("w").orElseThrow();
         DirAttempt next = queuedWaiter();
         again.close();
-        Lease back = mine.tryAcquire("w").orElseThrow(() -> new AssertionError("a new run of takes after a turn in the queue"));
+        Lease back = mine.tryAcquire("w")
+                .orElseThrow(() -> new AssertionError("a new run of takes after a turn in the queue"));
         assertThat(next.tryAcquire()).isEmpty();
         back.close();
         Optional<Grant> n = next.tryAcquire();
@@ -108,7 +112,9 @@ class DirBargeTest {
         Lease held = holder.tryAcquire("w").orElseThrow();
         DirAttempt waiter = queuedWaiter();
         held.close();
-        assertThat(newcomer.tryAcquire("w")).as("another space's release is not ours to take back").isEmpty();
+        assertThat(newcomer.tryAcquire("w"))
+                .as("another space's release is not ours to take back")
+                .isEmpty();
         Optional<Grant> g = waiter.tryAcquire();
         assertThat(g).isPresent();
         waiter.close();
@@ -124,7 +130,9 @@ class DirBargeTest {
         Lease theirs = other.tryAcquire("w").orElseThrow(); // someone had it after our release
         DirAttempt waiter = queuedWaiter();
         theirs.close();
-        assertThat(mine.tryAcquire("w")).as("the free gate is not the one we left").isEmpty();
+        assertThat(mine.tryAcquire("w"))
+                .as("the free gate is not the one we left")
+                .isEmpty();
         Optional<Grant> g = waiter.tryAcquire();
         assertThat(g).isPresent();
         waiter.close();
@@ -133,7 +141,9 @@ class DirBargeTest {
 
     @Test
     void badBarge_isRefusedWithTheRule() {
-        assertThatThrownBy(() -> Interlock.open("dir:" + dir + "?barge=-1")).hasMessageContaining("barge must be a whole number from 0");
-        assertThatThrownBy(() -> Interlock.open("dir:" + dir + "?barge=x")).hasMessageContaining("barge must be a whole number from 0");
+        assertThatThrownBy(() -> Interlock.open("dir:" + dir + "?barge=-1"))
+                .hasMessageContaining("barge must be a whole number from 0");
+        assertThatThrownBy(() -> Interlock.open("dir:" + dir + "?barge=x"))
+                .hasMessageContaining("barge must be a whole number from 0");
     }
 }

@@ -48,8 +48,14 @@ class DirContractTest extends LockSpaceContract {
 
     @Test
     void status_showsLeaseAndBootId() throws Exception {
-        String bootId = Files.readString(Path.of("/proc/sys/kernel/random/boot_id")).trim().replace("-", "");
-        try (Lease l = locks.lock("leased").mode(Mode.SHARED).lease(Duration.ofSeconds(42)).tryAcquire().orElseThrow()) {
+        String bootId = Files.readString(Path.of("/proc/sys/kernel/random/boot_id"))
+                .trim()
+                .replace("-", "");
+        try (Lease l = locks.lock("leased")
+                .mode(Mode.SHARED)
+                .lease(Duration.ofSeconds(42))
+                .tryAcquire()
+                .orElseThrow()) {
             HolderInfo h = locks.status("leased").holders().get(0);
             assertThat(h.lease()).contains(Duration.ofSeconds(42));
             assertThat(h.bootId()).contains(bootId);
@@ -64,9 +70,11 @@ class DirContractTest extends LockSpaceContract {
      */
     @Test
     void renew_cannotLengthenTheLease_butMayShortenIt() {
-        try (Lease l = locks.lock("fixed").lease(Duration.ofSeconds(10)).tryAcquire().orElseThrow()) {
+        try (Lease l =
+                locks.lock("fixed").lease(Duration.ofSeconds(10)).tryAcquire().orElseThrow()) {
             org.assertj.core.api.Assertions.assertThatThrownBy(() -> l.renew(Duration.ofMinutes(5)))
-                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("cannot be lengthened beyond the 10000ms");
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("cannot be lengthened beyond the 10000ms");
             assertThat(l.isValid()).isTrue();
             l.renew(Duration.ofSeconds(5));
             assertThat(l.validUntil()).isBefore(java.time.Instant.now().plusSeconds(6));

@@ -27,6 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
 class DirDamageTest {
     @TempDir
     Path tmp;
+
     private Path mounted;
 
     @AfterEach
@@ -39,7 +40,9 @@ class DirDamageTest {
     private static void run(String... cmd) throws Exception {
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes());
-        assertThat(p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0).as("%s: %s (these tests need root)", String.join(" ", cmd), out).isTrue();
+        assertThat(p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0)
+                .as("%s: %s (these tests need root)", String.join(" ", cmd), out)
+                .isTrue();
     }
 
     private Path root() throws Exception {
@@ -53,7 +56,10 @@ class DirDamageTest {
     }
 
     private static String gate(Path lockDir) throws Exception {
-        return entries(lockDir).stream().filter(n -> n.startsWith("F.") || n.startsWith("X.")).findFirst().orElseThrow();
+        return entries(lockDir).stream()
+                .filter(n -> n.startsWith("F.") || n.startsWith("X."))
+                .findFirst()
+                .orElseThrow();
     }
 
     @Test
@@ -81,10 +87,16 @@ class DirDamageTest {
             try (Lease sh = locks.tryAcquire("job", Mode.SHARED).orElseThrow()) {
                 assertThat(locks.status("job").holders()).hasSize(1);
             }
-            assertThatThrownBy(() -> locks.tryAcquire("evil")).isInstanceOf(LockBackendException.class)
-                    .hasMessageContaining("'evil'").hasMessageContaining("symbolic link");
-            assertThatThrownBy(() -> locks.tryAcquire("a/b")).isInstanceOf(LockBackendException.class).hasMessageContaining("symbolic link");
-            assertThatThrownBy(() -> locks.tryAcquire("stray-file")).isInstanceOf(LockBackendException.class).hasMessageContaining("not a lock directory");
+            assertThatThrownBy(() -> locks.tryAcquire("evil"))
+                    .isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("'evil'")
+                    .hasMessageContaining("symbolic link");
+            assertThatThrownBy(() -> locks.tryAcquire("a/b"))
+                    .isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("symbolic link");
+            assertThatThrownBy(() -> locks.tryAcquire("stray-file"))
+                    .isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("not a lock directory");
             assertThat(locks.list()).extracting(LockInfo::name).containsExactly("job");
             assertThat(Files.readString(secret)).isEqualTo("keep me");
             assertThat(entries(outside)).containsExactly("F.0.0.abc", "secret");
@@ -102,9 +114,12 @@ class DirDamageTest {
         Path home = Files.createDirectory(root.resolve("alice"));
         Files.writeString(home.resolve("thesis.tex"), "years of work");
         try (LockSpace locks = Interlock.open("dir:" + root)) {
-            assertThatThrownBy(() -> locks.tryAcquire("alice")).isInstanceOf(LockBackendException.class)
-                    .hasMessageContaining("not a lock directory").hasMessageContaining("left alone")
-                    .satisfies(e -> assertThat(e.getMessage()).doesNotContain("remove").doesNotContain("damaged"));
+            assertThatThrownBy(() -> locks.tryAcquire("alice"))
+                    .isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("not a lock directory")
+                    .hasMessageContaining("left alone")
+                    .satisfies(e ->
+                            assertThat(e.getMessage()).doesNotContain("remove").doesNotContain("damaged"));
         }
         assertThat(entries(home)).containsExactly("thesis.tex");
     }
@@ -116,14 +131,19 @@ class DirDamageTest {
             locks.tryAcquire("job").orElseThrow().close();
             Path planted = Files.createFile(root.resolve("job").resolve("F.100.0.abc"));
             for (Mode m : Mode.values()) {
-                assertThatThrownBy(() -> locks.tryAcquire("job", m)).isInstanceOf(LockBackendException.class)
-                        .hasMessageContaining("'job'").hasMessageContaining("2 gate files").hasMessageContaining("tampered")
+                assertThatThrownBy(() -> locks.tryAcquire("job", m))
+                        .isInstanceOf(LockBackendException.class)
+                        .hasMessageContaining("'job'")
+                        .hasMessageContaining("2 gate files")
+                        .hasMessageContaining("tampered")
                         .hasMessageContaining("Nothing was granted");
             }
             Files.delete(planted);
             locks.tryAcquire("job").orElseThrow().close();
             Files.delete(root.resolve("job").resolve(gate(root.resolve("job"))));
-            assertThatThrownBy(() -> locks.tryAcquire("job")).isInstanceOf(LockBackendException.class).hasMessageContaining("no gate file");
+            assertThatThrownBy(() -> locks.tryAcquire("job"))
+                    .isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("no gate file");
         }
     }
 
@@ -138,12 +158,16 @@ class DirDamageTest {
         String good = Files.readString(record);
         Files.writeString(record, good.substring(0, good.length() / 2));
         try (LockSpace locks = Interlock.open("dir:" + root)) {
-            assertThatThrownBy(() -> locks.tryAcquire(longName)).isInstanceOf(LockBackendException.class).hasMessageContaining("name record");
+            assertThatThrownBy(() -> locks.tryAcquire(longName))
+                    .isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("name record");
             assertThat(locks.list()).isEmpty();
         }
         Files.writeString(record, good.replace("%2F%2F%2F\n", "%2F%2Fx\n"));
         try (LockSpace locks = Interlock.open("dir:" + root)) {
-            assertThatThrownBy(() -> locks.tryAcquire(longName)).isInstanceOf(LockBackendException.class).hasMessageContaining("names another lock");
+            assertThatThrownBy(() -> locks.tryAcquire(longName))
+                    .isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("names another lock");
         }
         Files.writeString(record, good);
         try (LockSpace locks = Interlock.open("dir:" + root)) {
@@ -156,10 +180,13 @@ class DirDamageTest {
     void foreignOrTruncatedFormatMarker_isRefusedWithTheFix() throws Exception {
         Path root = root();
         Files.writeString(root.resolve(".interlock-dir"), "interlock-dir 2\n");
-        assertThatThrownBy(() -> Interlock.open("dir:" + root)).isInstanceOf(LockBackendException.class)
-                .hasMessageContaining("interlock-dir 2").hasMessageContaining("matching Interlock version");
+        assertThatThrownBy(() -> Interlock.open("dir:" + root))
+                .isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("interlock-dir 2")
+                .hasMessageContaining("matching Interlock version");
         Files.writeString(root.resolve(".interlock-dir"), "interl");
-        assertThatThrownBy(() -> Interlock.open("dir:" + root)).isInstanceOf(LockBackendException.class)
+        assertThatThrownBy(() -> Interlock.open("dir:" + root))
+                .isInstanceOf(LockBackendException.class)
                 .hasMessageContaining("not an Interlock format marker");
     }
 
@@ -169,7 +196,11 @@ class DirDamageTest {
         try (LockSpace locks = Interlock.open("dir:" + root)) {
             Lease ex = locks.tryAcquire("job").orElseThrow();
             Lease sh = locks.tryAcquire("shared", Mode.SHARED).orElseThrow();
-            run("rm", "-rf", root.resolve("job").toString(), root.resolve("shared").toString());
+            run(
+                    "rm",
+                    "-rf",
+                    root.resolve("job").toString(),
+                    root.resolve("shared").toString());
             assertThatThrownBy(ex::renew).isInstanceOf(LockLostException.class).hasMessageContaining("'job'");
             assertThatThrownBy(sh::renew).isInstanceOf(LockLostException.class).hasMessageContaining("'shared'");
             assertThat(ex.isValid()).isFalse();
@@ -190,10 +221,14 @@ class DirDamageTest {
             locks.tryAcquire("job").orElseThrow().close();
             run("mount", "-o", "remount,ro", root.toString());
             for (Mode m : Mode.values()) {
-                assertThatThrownBy(() -> locks.tryAcquire("job", m)).isInstanceOf(LockBackendException.class)
-                        .hasMessageContaining("'job'").hasMessageContaining("read-only file system");
+                assertThatThrownBy(() -> locks.tryAcquire("job", m))
+                        .isInstanceOf(LockBackendException.class)
+                        .hasMessageContaining("'job'")
+                        .hasMessageContaining("read-only file system");
             }
-            assertThatThrownBy(() -> locks.tryAcquire("new-name")).isInstanceOf(LockBackendException.class).hasMessageContaining("read-only");
+            assertThatThrownBy(() -> locks.tryAcquire("new-name"))
+                    .isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("read-only");
             assertThat(locks.status("job").isFree()).isTrue();
             run("mount", "-o", "remount,rw", root.toString());
             locks.tryAcquire("job").orElseThrow().close();
@@ -209,12 +244,16 @@ class DirDamageTest {
         Duration lease = Duration.ofSeconds(3);
         try (LockSpace locks = Interlock.open("dir:" + root)) {
             java.util.concurrent.atomic.AtomicLong lostAt = new java.util.concurrent.atomic.AtomicLong();
-            java.util.concurrent.atomic.AtomicReference<LockLostException> cause = new java.util.concurrent.atomic.AtomicReference<>();
+            java.util.concurrent.atomic.AtomicReference<LockLostException> cause =
+                    new java.util.concurrent.atomic.AtomicReference<>();
             long start = System.nanoTime();
-            Lease held = locks.lock("job").lease(lease).onLost(e -> {
-                lostAt.set(System.nanoTime());
-                cause.set(e);
-            }).acquire(Duration.ZERO);
+            Lease held = locks.lock("job")
+                    .lease(lease)
+                    .onLost(e -> {
+                        lostAt.set(System.nanoTime());
+                        cause.set(e);
+                    })
+                    .acquire(Duration.ZERO);
             run("mount", "-o", "remount,ro", root.toString());
             org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> lostAt.get() != 0);
             assertThat(lostAt.get() - start).as("told before the lease ran out").isLessThan(lease.toNanos());
@@ -239,10 +278,14 @@ class DirDamageTest {
                     break; // out of inodes
                 }
             }
-            assertThatThrownBy(() -> locks.tryAcquire("job", Mode.SHARED)).isInstanceOf(LockBackendException.class)
-                    .hasMessageContaining("'job'").hasMessageContaining("no space left");
+            assertThatThrownBy(() -> locks.tryAcquire("job", Mode.SHARED))
+                    .isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("'job'")
+                    .hasMessageContaining("no space left");
             try (Lease ex = locks.tryAcquire("job").orElseThrow()) {
-                assertThat(ex.isValid()).as("a writer only renames: no new inode needed").isTrue();
+                assertThat(ex.isValid())
+                        .as("a writer only renames: no new inode needed")
+                        .isTrue();
             }
             assertThat(locks.status("job").isFree()).isTrue();
         }

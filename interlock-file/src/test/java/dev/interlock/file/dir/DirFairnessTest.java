@@ -73,12 +73,16 @@ class DirFairnessTest {
             // Wait until the readers are streaming, then let a writer in.
             org.awaitility.Awaitility.await().atMost(Timing.seconds(20)).until(() -> grants.get() >= 50);
             try (Stream<Path> entries = Files.list(dir)) {
-                lockDir.set(entries.filter(Files::isDirectory).filter(p -> !p.getFileName().toString().startsWith(".")).findFirst()
+                lockDir.set(entries.filter(Files::isDirectory)
+                        .filter(p -> !p.getFileName().toString().startsWith("."))
+                        .findFirst()
                         .orElseThrow());
             }
             LockSpace ws = Interlock.open("dir:" + dir);
             spaces.add(ws);
-            assertThat(ws.tryAcquire("catalog")).as("a writer while readers stream").isEmpty();
+            assertThat(ws.tryAcquire("catalog"))
+                    .as("a writer while readers stream")
+                    .isEmpty();
             try (Lease w = ws.acquire("catalog", Timing.seconds(20))) {
                 assertThat(w.isValid()).isTrue();
             }
@@ -91,8 +95,11 @@ class DirFairnessTest {
             pool.shutdownNow();
             spaces.forEach(LockSpace::close);
         }
-        System.out.println("readers admitted while the writer held the gate or was queued: " + admittedWhileWriterKnown.get());
-        assertThat(admittedWhileWriterKnown.get()).as("readers admitted while the writer held the gate or was queued").isLessThanOrEqualTo(2L * readers);
+        System.out.println(
+                "readers admitted while the writer held the gate or was queued: " + admittedWhileWriterKnown.get());
+        assertThat(admittedWhileWriterKnown.get())
+                .as("readers admitted while the writer held the gate or was queued")
+                .isLessThanOrEqualTo(2L * readers);
     }
 
     /** The writer holds the gate ({@code X.<t>.<g>.<holder>}) or is queued ({@code Q.<a>.<ms>.X.<g>.<holder>}). */

@@ -29,6 +29,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 class DirFaultTest {
     @TempDir
     Path tmp;
+
     private final List<Process> procs = new ArrayList<>();
 
     @AfterEach
@@ -41,7 +42,9 @@ class DirFaultTest {
     }
 
     private Process start(List<String> jvmArgs, String... args) throws Exception {
-        Process p = ChildJvm.builder(DirTestWorker.class, jvmArgs, args).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        Process p = ChildJvm.builder(DirTestWorker.class, jvmArgs, args)
+                .redirectError(ProcessBuilder.Redirect.INHERIT)
+                .start();
         procs.add(p);
         return p;
     }
@@ -66,8 +69,11 @@ class DirFaultTest {
             }
             assertThat(s.status(name).isFree()).isTrue();
         }
-        assertThat(entries(root.resolve(DirNames.encode(name)))).as("only the name record and one free gate remain")
-                .hasSize(2).contains("name").anySatisfy(n -> assertThat(n).startsWith("F."));
+        assertThat(entries(root.resolve(DirNames.encode(name))))
+                .as("only the name record and one free gate remain")
+                .hasSize(2)
+                .contains("name")
+                .anySatisfy(n -> assertThat(n).startsWith("F."));
     }
 
     @ParameterizedTest(name = "crash after {0} ({1})")
@@ -81,7 +87,8 @@ class DirFaultTest {
                 blocker = mine.tryAcquire("job").orElseThrow(); // the child must wait, so it queues
             }
             Process p = start(List.of("-Dinterlock.dir.crashAt=" + step), "once", "dir:" + root, "job", mode);
-            assertThat(p.waitFor(Timing.seconds(60).toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)).isTrue();
+            assertThat(p.waitFor(Timing.seconds(60).toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS))
+                    .isTrue();
             assertThat(p.exitValue()).as("the worker stopped at step %s", step).isEqualTo(DirFaults.EXIT_CODE);
         } finally {
             if (blocker != null) {
@@ -108,7 +115,15 @@ class DirFaultTest {
         int[] slot = new int[width];
         for (int i = 0; i < width; i++) {
             slot[i] = i;
-            live[i] = start(List.of(), "loop", "dir:" + root, "job", "mixed", "100000", logs.get(i).toString(), counter.toString());
+            live[i] = start(
+                    List.of(),
+                    "loop",
+                    "dir:" + root,
+                    "job",
+                    "mixed",
+                    "100000",
+                    logs.get(i).toString(),
+                    counter.toString());
         }
         for (int k = 0; k < kills; k++) {
             int victim = rnd.nextInt(width);
@@ -117,7 +132,15 @@ class DirFaultTest {
             await().atMost(Timing.seconds(60)).until(() -> lines(victimLog) >= want);
             live[victim].destroyForcibly().waitFor(); // SIGKILL, wherever it is in its loop
             slot[victim] = width + k;
-            live[victim] = start(List.of(), "loop", "dir:" + root, "job", "mixed", "100000", logs.get(slot[victim]).toString(), counter.toString());
+            live[victim] = start(
+                    List.of(),
+                    "loop",
+                    "dir:" + root,
+                    "job",
+                    "mixed",
+                    "100000",
+                    logs.get(slot[victim]).toString(),
+                    counter.toString());
         }
         Path lastLog = logs.get(slot[0]);
         await().atMost(Timing.seconds(60)).until(() -> lines(lastLog) >= 20);
@@ -150,18 +173,34 @@ class DirFaultTest {
         for (int i = 0; i < workers; i++) {
             Path log = tmp.resolve("storm-" + i + ".log");
             logs.add(log);
-            ps.add(start(List.of(), "storm", "dir:" + root, root.toString(), "storm", Integer.toString(rounds), log.toString()));
+            ps.add(start(
+                    List.of(),
+                    "storm",
+                    "dir:" + root,
+                    root.toString(),
+                    "storm",
+                    Integer.toString(rounds),
+                    log.toString()));
         }
         for (Process p : ps) {
-            assertThat(p.waitFor(Timing.seconds(120).toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)).isTrue();
+            assertThat(p.waitFor(Timing.seconds(120).toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS))
+                    .isTrue();
             assertThat(p.exitValue()).isZero();
         }
         List<ExclusionChecker.Interval> all = ExclusionChecker.read(logs);
         assertThat(all).hasSize(workers * rounds);
         assertThat(ExclusionChecker.check(all).violations()).isEmpty();
         // Every acquisition after the first broke the previous holder's abandoned lock.
-        assertThat(all.stream().mapToLong(ExclusionChecker.Interval::token).max().orElseThrow())
-                .isEqualTo(all.stream().mapToLong(ExclusionChecker.Interval::token).min().orElseThrow() + workers * rounds - 1);
+        assertThat(all.stream()
+                        .mapToLong(ExclusionChecker.Interval::token)
+                        .max()
+                        .orElseThrow())
+                .isEqualTo(all.stream()
+                                .mapToLong(ExclusionChecker.Interval::token)
+                                .min()
+                                .orElseThrow()
+                        + workers * rounds
+                        - 1);
         assertRecovered(root, "storm");
     }
 
@@ -184,7 +223,9 @@ class DirFaultTest {
         try (LockSpace s = Interlock.open("dir:" + root)) {
             assertThat(s.tryAcquire("job")).isEmpty();
             p.destroyForcibly().waitFor();
-            assertThat(entries(root.resolve("job"))).as("the killed holder left its gate").anySatisfy(n -> assertThat(n).startsWith("X.1."));
+            assertThat(entries(root.resolve("job")))
+                    .as("the killed holder left its gate")
+                    .anySatisfy(n -> assertThat(n).startsWith("X.1."));
             try (Lease l = s.tryAcquire("job").orElseThrow()) {
                 assertThat(l.token()).isEqualTo(2);
             }

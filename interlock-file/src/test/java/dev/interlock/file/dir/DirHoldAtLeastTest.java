@@ -23,13 +23,18 @@ import org.junit.jupiter.api.io.TempDir;
 class DirHoldAtLeastTest {
     @TempDir
     Path dir;
+
     final FakeTicker ticker = new FakeTicker();
     final ManualScheduler timer = new ManualScheduler(ticker);
     LockSpace holder;
     LockSpace other;
 
     private LockSpace open() {
-        return Interlock.builder("dir:" + dir).ticker(ticker).scheduler(timer).executor(timer).defaultLease(Duration.ofMinutes(10))
+        return Interlock.builder("dir:" + dir)
+                .ticker(ticker)
+                .scheduler(timer)
+                .executor(timer)
+                .defaultLease(Duration.ofMinutes(10))
                 .open();
     }
 
@@ -42,16 +47,25 @@ class DirHoldAtLeastTest {
     private void closedEarly_thenExit_isReclaimedAtTheHoldTime(Mode mode) throws Exception {
         holder = open();
         other = open();
-        Lease l = holder.lock("job").mode(mode).fixedLease().holdAtLeast(Duration.ofSeconds(30)).acquire();
+        Lease l = holder.lock("job")
+                .mode(mode)
+                .fixedLease()
+                .holdAtLeast(Duration.ofSeconds(30))
+                .acquire();
         timer.advance(Duration.ofSeconds(10));
         l.close(); // kept 20 s more
         holder.close(); // the process exits: nothing of it will release the lock
-        assertThat(other.tryAcquire("job")).as("kept for its hold-at-least time").isEmpty();
+        assertThat(other.tryAcquire("job"))
+                .as("kept for its hold-at-least time")
+                .isEmpty();
         timer.advance(Duration.ofSeconds(19));
         assertThat(other.tryAcquire("job")).as("19 s after: still kept").isEmpty();
         timer.advance(Duration.ofSeconds(1).plusMillis(1));
-        assertThat(other.tryAcquire("job")).as("20 s after it was seen: reclaimed, not 10 min later").isPresent()
-                .get().satisfies(Lease::close);
+        assertThat(other.tryAcquire("job"))
+                .as("20 s after it was seen: reclaimed, not 10 min later")
+                .isPresent()
+                .get()
+                .satisfies(Lease::close);
     }
 
     @Test

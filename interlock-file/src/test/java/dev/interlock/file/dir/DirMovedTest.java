@@ -25,6 +25,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 class DirMovedTest {
     @TempDir
     Path tmp;
+
     private Path root;
     private LockSpace holder;
     private LockSpace newcomer;
@@ -58,12 +59,16 @@ class DirMovedTest {
         held.renew();
         Files.move(root.resolve("job"), tmp.resolve("job-moved-away"));
         try (Lease other = newcomerTakes("job", Mode.EXCLUSIVE)) {
-            assertThatThrownBy(held::renew).isInstanceOf(LockLostException.class).hasMessageContaining("'job'")
+            assertThatThrownBy(held::renew)
+                    .isInstanceOf(LockLostException.class)
+                    .hasMessageContaining("'job'")
                     .hasMessageContaining("the lock directory " + root.resolve("job") + " was moved");
             assertThat(held.isValid()).isFalse();
             held.close();
-            assertThat(newcomer.status("job").holders()).singleElement()
-                    .satisfies(h -> assertThat(h.ownerId()).hasValue(other.owner().id()));
+            assertThat(newcomer.status("job").holders())
+                    .singleElement()
+                    .satisfies(
+                            h -> assertThat(h.ownerId()).hasValue(other.owner().id()));
         }
     }
 
@@ -75,25 +80,33 @@ class DirMovedTest {
     @ParameterizedTest
     @EnumSource(Mode.class)
     void lockDirectoryRenamedOnThisHost_holderIsToldAtOnce_notAtItsRenewal(Mode mode) throws Exception {
-        assertLostAtOnce(mode, () -> Files.move(root.resolve("job"), tmp.resolve("job-moved-away")),
+        assertLostAtOnce(
+                mode,
+                () -> Files.move(root.resolve("job"), tmp.resolve("job-moved-away")),
                 "the lock directory " + root.resolve("job") + " was moved or replaced");
     }
 
     @Test
     void lockDirectoryRemovedOnThisHost_holderIsToldAtOnce() throws Exception {
-        assertLostAtOnce(Mode.EXCLUSIVE, () -> {
-            try (java.util.stream.Stream<Path> s = Files.list(root.resolve("job"))) {
-                for (Path p : s.toList()) {
-                    Files.delete(p);
-                }
-            }
-            Files.delete(root.resolve("job"));
-        }, "the lock directory " + root.resolve("job") + " was removed");
+        assertLostAtOnce(
+                Mode.EXCLUSIVE,
+                () -> {
+                    try (java.util.stream.Stream<Path> s = Files.list(root.resolve("job"))) {
+                        for (Path p : s.toList()) {
+                            Files.delete(p);
+                        }
+                    }
+                    Files.delete(root.resolve("job"));
+                },
+                "the lock directory " + root.resolve("job") + " was removed");
     }
 
     @Test
     void rootRenamedOnThisHost_holderIsToldAtOnce() throws Exception {
-        assertLostAtOnce(Mode.SHARED, () -> Files.move(root, tmp.resolve("locks-renamed")), "the lock directory " + root + " was removed or moved away");
+        assertLostAtOnce(
+                Mode.SHARED,
+                () -> Files.move(root, tmp.resolve("locks-renamed")),
+                "the lock directory " + root + " was removed or moved away");
     }
 
     private interface Move {
@@ -103,11 +116,16 @@ class DirMovedTest {
     private void assertLostAtOnce(Mode mode, Move move, String why) throws Exception {
         java.time.Duration lease = java.time.Duration.ofSeconds(60);
         java.util.concurrent.CompletableFuture<LockLostException> lost = new java.util.concurrent.CompletableFuture<>();
-        Lease held = holder.lock("job").mode(mode).lease(lease).onLost(lost::complete).acquire(java.time.Duration.ZERO);
+        Lease held = holder.lock("job")
+                .mode(mode)
+                .lease(lease)
+                .onLost(lost::complete)
+                .acquire(java.time.Duration.ZERO);
         long movedAt = System.nanoTime();
         move.run();
         LockLostException e = lost.get(lease.toSeconds() / 3 / 2, java.util.concurrent.TimeUnit.SECONDS);
-        assertThat(java.time.Duration.ofNanos(System.nanoTime() - movedAt)).as("told long before the first renewal (lease/3)")
+        assertThat(java.time.Duration.ofNanos(System.nanoTime() - movedAt))
+                .as("told long before the first renewal (lease/3)")
                 .isLessThan(lease.dividedBy(3).dividedBy(2));
         assertThat(e).hasMessageContaining("'job'").hasMessageContaining(why);
         assertThat(held.isValid()).isFalse();
@@ -123,7 +141,8 @@ class DirMovedTest {
         }
         Path old = Files.move(root.resolve("job"), tmp.resolve("old-job"));
         Files.move(tmp.resolve("other").resolve("job"), root.resolve("job"));
-        assertThatThrownBy(held::renew).isInstanceOf(LockLostException.class)
+        assertThatThrownBy(held::renew)
+                .isInstanceOf(LockLostException.class)
                 .hasMessageContaining("the lock directory " + root.resolve("job") + " was moved or replaced");
         held.close();
         assertThat(Files.exists(old)).isTrue();
@@ -134,7 +153,8 @@ class DirMovedTest {
     void rootRenamed_holderLosesIt_andTheOldPathIsFreeForANewcomer(Mode mode) throws Exception {
         Lease held = holder.tryAcquire("job", mode).orElseThrow();
         Files.move(root, tmp.resolve("locks-renamed"));
-        assertThatThrownBy(held::renew).isInstanceOf(LockLostException.class)
+        assertThatThrownBy(held::renew)
+                .isInstanceOf(LockLostException.class)
                 .hasMessageContaining("the lock directory " + root + " was removed or moved away");
         held.close();
         Files.createDirectory(root);
@@ -149,14 +169,20 @@ class DirMovedTest {
         Files.move(root, tmp.resolve("locks-old"));
         Files.createDirectory(root);
         try (Lease other = newcomerTakes("job", Mode.EXCLUSIVE)) {
-            // Seen on this host at the move (before the new root existed); the renewal alone would say "moved or replaced".
-            assertThatThrownBy(held::renew).isInstanceOf(LockLostException.class)
+            // Seen on this host at the move (before the new root existed); the renewal alone would say "moved or
+            // replaced".
+            assertThatThrownBy(held::renew)
+                    .isInstanceOf(LockLostException.class)
                     .hasMessageContaining("the lock directory " + root + " was ");
             held.close();
             // The holder's space now works in the directory the path names, like any new process.
-            assertThat(holder.tryAcquire("job")).as("held by the newcomer in the new root").isEmpty();
-            assertThat(holder.status("job").holders()).singleElement()
-                    .satisfies(h -> assertThat(h.ownerId()).hasValue(other.owner().id()));
+            assertThat(holder.tryAcquire("job"))
+                    .as("held by the newcomer in the new root")
+                    .isEmpty();
+            assertThat(holder.status("job").holders())
+                    .singleElement()
+                    .satisfies(
+                            h -> assertThat(h.ownerId()).hasValue(other.owner().id()));
         }
         try (Lease again = holder.tryAcquire("job").orElseThrow()) {
             again.renew();
@@ -174,7 +200,8 @@ class DirMovedTest {
             assertThat(Files.isDirectory(a.resolve("job"))).isTrue();
             Files.delete(link);
             Files.createSymbolicLink(link, b);
-            assertThatThrownBy(held::renew).isInstanceOf(LockLostException.class)
+            assertThatThrownBy(held::renew)
+                    .isInstanceOf(LockLostException.class)
                     .hasMessageContaining("the lock directory " + link + " was moved or replaced");
             held.close();
         }
@@ -186,12 +213,16 @@ class DirMovedTest {
         try (LockSpace writerSpace = Interlock.open("dir:" + root)) {
             java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newSingleThreadExecutor();
             try {
-                java.util.concurrent.Future<Lease> writer = pool.submit(() -> writerSpace.acquire("job", dev.interlock.testkit.Timing.seconds(30)));
-                org.awaitility.Awaitility.await().atMost(dev.interlock.testkit.Timing.seconds(10)).until(() -> {
-                    try (java.util.stream.Stream<Path> s = Files.list(root.resolve("job"))) {
-                        return s.anyMatch(p -> p.getFileName().toString().startsWith("X."));
-                    }
-                });
+                java.util.concurrent.Future<Lease> writer =
+                        pool.submit(() -> writerSpace.acquire("job", dev.interlock.testkit.Timing.seconds(30)));
+                org.awaitility.Awaitility.await()
+                        .atMost(dev.interlock.testkit.Timing.seconds(10))
+                        .until(() -> {
+                            try (java.util.stream.Stream<Path> s = Files.list(root.resolve("job"))) {
+                                return s.anyMatch(
+                                        p -> p.getFileName().toString().startsWith("X."));
+                            }
+                        });
                 Files.move(root.resolve("job"), tmp.resolve("job-moved-away"));
                 reader.close(); // the writer's readers are gone: it would be granted, in the moved directory
                 assertThatThrownBy(() -> writer.get(30, java.util.concurrent.TimeUnit.SECONDS))

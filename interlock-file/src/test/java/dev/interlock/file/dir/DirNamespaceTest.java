@@ -29,15 +29,19 @@ import org.junit.jupiter.api.io.TempDir;
 class DirNamespaceTest {
     @TempDir
     Path tmp;
+
     private Process child;
 
     @BeforeEach
     void requireUnshare() throws Exception {
         Process p = new ProcessBuilder("unshare", "--pid", "--uts", "--fork", "--mount-proc", "--kill-child", "true")
-                .redirectErrorStream(true).start();
+                .redirectErrorStream(true)
+                .start();
         String out = new String(p.getInputStream().readAllBytes());
         assertThat(p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0)
-                .as("this test simulates other hosts with 'unshare --pid --uts --fork --mount-proc' and needs root; it failed: %s", out)
+                .as(
+                        "this test simulates other hosts with 'unshare --pid --uts --fork --mount-proc' and needs root; it failed: %s",
+                        out)
                 .isTrue();
     }
 
@@ -51,13 +55,21 @@ class DirNamespaceTest {
     @Test
     void holderInAnotherPidNamespace_isJudgedByItsLeaseOnly_neverByItsPid() throws Exception {
         Path root = Files.createDirectories(tmp.resolve("locks"));
-        List<String> java = new ArrayList<>(ChildJvm.builder(DirTestWorker.class, List.of(), "hold", "dir:" + root, "job", "EX", "3600000").command());
-        String cmd = "hostname other-host && exec " + String.join(" ", java.stream().map(DirNamespaceTest::shellQuote).toList());
-        child = new ProcessBuilder("unshare", "--pid", "--uts", "--fork", "--mount-proc", "--kill-child", "sh", "-c", cmd)
-                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        List<String> java = new ArrayList<>(
+                ChildJvm.builder(DirTestWorker.class, List.of(), "hold", "dir:" + root, "job", "EX", "3600000")
+                        .command());
+        String cmd = "hostname other-host && exec "
+                + String.join(
+                        " ", java.stream().map(DirNamespaceTest::shellQuote).toList());
+        child = new ProcessBuilder(
+                        "unshare", "--pid", "--uts", "--fork", "--mount-proc", "--kill-child", "sh", "-c", cmd)
+                .redirectError(ProcessBuilder.Redirect.INHERIT)
+                .start();
         String held = DirFaultTest.readHeld(child);
         long pidThere = Long.parseLong(held.split(" ")[2]);
-        assertThat(ProcessIdentity.startTicks(pidThere)).as("pid %d also names a live process here", pidThere).isPresent();
+        assertThat(ProcessIdentity.startTicks(pidThere))
+                .as("pid %d also names a live process here", pidThere)
+                .isPresent();
 
         AtomicLong now = new AtomicLong();
         try (LockSpace locks = Interlock.builder("dir:" + root).ticker(now::get).open()) {
@@ -68,14 +80,19 @@ class DirNamespaceTest {
             assertThat(locks.tryAcquire("job")).isEmpty();
             assertThat(locks.tryAcquire("job", Mode.SHARED)).isEmpty();
             now.addAndGet(Duration.ofMinutes(59).toNanos());
-            assertThat(locks.tryAcquire("job")).as("alive in its namespace, lease not over").isEmpty();
+            assertThat(locks.tryAcquire("job"))
+                    .as("alive in its namespace, lease not over")
+                    .isEmpty();
             List<String> before = entries(root.resolve("job"));
             // SIGKILL the holder itself (closing our end of its stdin first would let it release cleanly).
             ProcessHandle holder = child.toHandle().children().findFirst().orElseThrow();
             assertThat(holder.destroyForcibly()).isTrue();
             holder.onExit().get(10, TimeUnit.SECONDS);
-            assertThat(locks.tryAcquire("job")).as("dead, but its death cannot be proven from here: wait for the lease (entries before %s, after %s)",
-                    before, entries(root.resolve("job"))).isEmpty();
+            assertThat(locks.tryAcquire("job"))
+                    .as(
+                            "dead, but its death cannot be proven from here: wait for the lease (entries before %s, after %s)",
+                            before, entries(root.resolve("job")))
+                    .isEmpty();
             now.addAndGet(Duration.ofMinutes(1).toNanos());
             try (Lease l = locks.acquire("job", Timing.seconds(5))) {
                 assertThat(l.token()).isEqualTo(Long.parseLong(held.split(" ")[1]) + 1);
@@ -93,27 +110,62 @@ class DirNamespaceTest {
         for (int i = 0; i < 2; i++) {
             Path log = Files.createFile(tmp.resolve("there-" + i + ".log"));
             logs.add(log);
-            List<String> java = ChildJvm.builder(DirTestWorker.class, List.of(), "loop", "dir:" + root, "job", "mixed",
-                    Integer.toString(iterations), log.toString(), counter.toString()).command();
-            script.append(" && { ").append(String.join(" ", java.stream().map(DirNamespaceTest::shellQuote).toList())).append(" & }");
+            List<String> java = ChildJvm.builder(
+                            DirTestWorker.class,
+                            List.of(),
+                            "loop",
+                            "dir:" + root,
+                            "job",
+                            "mixed",
+                            Integer.toString(iterations),
+                            log.toString(),
+                            counter.toString())
+                    .command();
+            script.append(" && { ")
+                    .append(String.join(
+                            " ", java.stream().map(DirNamespaceTest::shellQuote).toList()))
+                    .append(" & }");
         }
         script.append(" && wait");
-        child = new ProcessBuilder("unshare", "--pid", "--uts", "--fork", "--mount-proc", "--kill-child", "sh", "-c", script.toString())
-                .redirectError(ProcessBuilder.Redirect.INHERIT).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        child = new ProcessBuilder(
+                        "unshare",
+                        "--pid",
+                        "--uts",
+                        "--fork",
+                        "--mount-proc",
+                        "--kill-child",
+                        "sh",
+                        "-c",
+                        script.toString())
+                .redirectError(ProcessBuilder.Redirect.INHERIT)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .start();
         List<Process> here = new ArrayList<>();
         for (int i = 0; i < 2; i++) {
             Path log = Files.createFile(tmp.resolve("here-" + i + ".log"));
             logs.add(log);
-            here.add(ChildJvm.builder(DirTestWorker.class, List.of(), "loop", "dir:" + root, "job", "mixed",
-                    Integer.toString(iterations), log.toString(), counter.toString()).redirectError(ProcessBuilder.Redirect.INHERIT)
-                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).start());
+            here.add(ChildJvm.builder(
+                            DirTestWorker.class,
+                            List.of(),
+                            "loop",
+                            "dir:" + root,
+                            "job",
+                            "mixed",
+                            Integer.toString(iterations),
+                            log.toString(),
+                            counter.toString())
+                    .redirectError(ProcessBuilder.Redirect.INHERIT)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                    .start());
         }
         try {
             for (Process p : here) {
-                assertThat(p.waitFor(Timing.seconds(120).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+                assertThat(p.waitFor(Timing.seconds(120).toMillis(), TimeUnit.MILLISECONDS))
+                        .isTrue();
                 assertThat(p.exitValue()).isZero();
             }
-            assertThat(child.waitFor(Timing.seconds(120).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            assertThat(child.waitFor(Timing.seconds(120).toMillis(), TimeUnit.MILLISECONDS))
+                    .isTrue();
             assertThat(child.exitValue()).isZero();
         } finally {
             here.forEach(Process::destroyForcibly);

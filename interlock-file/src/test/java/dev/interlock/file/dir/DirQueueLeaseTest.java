@@ -9,9 +9,9 @@ import dev.interlock.LockSpace;
 import dev.interlock.LockTimeoutException;
 import dev.interlock.Mode;
 import dev.interlock.Owner;
-import dev.interlock.spi.support.Spaces;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
+import dev.interlock.spi.support.Spaces;
 import dev.interlock.testkit.FakeClock;
 import dev.interlock.testkit.Timing;
 import java.nio.file.Files;
@@ -43,13 +43,18 @@ class DirQueueLeaseTest {
 
     @TempDir
     Path dir;
+
     private final AtomicLong now = new AtomicLong(1_000_000_000L);
     private LockSpace locks;
 
     @BeforeEach
     void open() {
         // barge=0: the tests release and try again in one space, which must give way to the queue.
-        locks = Interlock.builder("dir:" + dir + "?barge=0").ticker(now::get).clock(FakeClock.at(LONG_AGO)).defaultLease(Duration.ofHours(1)).open();
+        locks = Interlock.builder("dir:" + dir + "?barge=0")
+                .ticker(now::get)
+                .clock(FakeClock.at(LONG_AGO))
+                .defaultLease(Duration.ofHours(1))
+                .open();
     }
 
     @AfterEach
@@ -71,7 +76,9 @@ class DirQueueLeaseTest {
 
     private List<String> queueEntries() throws Exception {
         try (Stream<Path> s = Files.list(dir.resolve("job"))) {
-            return s.map(p -> p.getFileName().toString()).filter(n -> n.startsWith("Q.")).toList();
+            return s.map(p -> p.getFileName().toString())
+                    .filter(n -> n.startsWith("Q."))
+                    .toList();
         }
     }
 
@@ -80,11 +87,16 @@ class DirQueueLeaseTest {
         Lease held = locks.tryAcquire("job").orElseThrow();
         try (Attempt stopped = stoppedWaiter(Owner.newAcquisition())) {
             held.close();
-            assertThat(locks.tryAcquire("job")).as("first sight of the queued waiter").isEmpty();
+            assertThat(locks.tryAcquire("job"))
+                    .as("first sight of the queued waiter")
+                    .isEmpty();
             advance(Duration.ofMillis(4_999));
-            assertThat(locks.tryAcquire("job")).as("its place lasts 5s unrenewed").isEmpty();
+            assertThat(locks.tryAcquire("job"))
+                    .as("its place lasts 5s unrenewed")
+                    .isEmpty();
             advance(Duration.ofMillis(1));
-            try (Lease l = locks.tryAcquire("job").orElseThrow(() -> new AssertionError("a stopped waiter blocked a free lock past 5s"))) {
+            try (Lease l = locks.tryAcquire("job")
+                    .orElseThrow(() -> new AssertionError("a stopped waiter blocked a free lock past 5s"))) {
                 assertThat(queueEntries()).as("the stale place was removed").isEmpty();
             }
         }
@@ -95,9 +107,12 @@ class DirQueueLeaseTest {
         Lease held = locks.tryAcquire("job").orElseThrow();
         Owner owner = Owner.newAcquisition();
         try (Attempt stopped = stoppedWaiter(owner);
-                LockSpace real = Interlock.builder("dir:" + dir).defaultLease(Duration.ofHours(1)).open()) {
+                LockSpace real = Interlock.builder("dir:" + dir)
+                        .defaultLease(Duration.ofHours(1))
+                        .open()) {
             held.close();
-            assertThatThrownBy(() -> real.acquire("job", Duration.ofMillis(300))).isInstanceOf(LockTimeoutException.class)
+            assertThatThrownBy(() -> real.acquire("job", Duration.ofMillis(300)))
+                    .isInstanceOf(LockTimeoutException.class)
                     .hasMessageContaining("free, but a queued waiter goes first: EX by " + owner.id())
                     .hasMessageContaining("waiting since " + LONG_AGO);
         }
@@ -107,18 +122,30 @@ class DirQueueLeaseTest {
     void waiterThatIsAwake_renewsItsPlace_andKeepsItFarBeyondTheQueueLease() throws Exception {
         Lease held = locks.tryAcquire("job").orElseThrow();
         ExecutorService pool = Executors.newSingleThreadExecutor();
-        try (LockSpace observer = Interlock.builder("dir:" + dir).ticker(now::get).open()) {
+        try (LockSpace observer =
+                Interlock.builder("dir:" + dir).ticker(now::get).open()) {
             Future<Lease> waiter = pool.submit(() -> locks.acquire("job", Duration.ofDays(1)));
-            Awaitility.await().atMost(Timing.seconds(10)).until(() -> queueEntries().size() == 1);
-            DirEntries.Waiter first = DirEntries.Waiter.parse(queueEntries().get(0)).orElseThrow();
-            assertThat(first.holder().leaseMs()).as("the queue lease written in the entry").isEqualTo(5_000);
+            Awaitility.await()
+                    .atMost(Timing.seconds(10))
+                    .until(() -> queueEntries().size() == 1);
+            DirEntries.Waiter first =
+                    DirEntries.Waiter.parse(queueEntries().get(0)).orElseThrow();
+            assertThat(first.holder().leaseMs())
+                    .as("the queue lease written in the entry")
+                    .isEqualTo(5_000);
             for (int step = 0; step < 8; step++) { // 16s on the ticker: more than three queue leases
                 String before = queueEntries().get(0);
                 advance(Duration.ofSeconds(2));
-                Awaitility.await().atMost(Timing.seconds(10)).until(() -> !queueEntries().equals(List.of(before)) && queueEntries().size() == 1);
+                Awaitility.await()
+                        .atMost(Timing.seconds(10))
+                        .until(() -> !queueEntries().equals(List.of(before))
+                                && queueEntries().size() == 1);
                 assertThat(observer.tryAcquire("job")).isEmpty();
-                DirEntries.Waiter w = DirEntries.Waiter.parse(queueEntries().get(0)).orElseThrow();
-                assertThat(w.holder().nonce()).as("step %d: the same place, renewed, never judged stale", step).isEqualTo(first.holder().nonce());
+                DirEntries.Waiter w =
+                        DirEntries.Waiter.parse(queueEntries().get(0)).orElseThrow();
+                assertThat(w.holder().nonce())
+                        .as("step %d: the same place, renewed, never judged stale", step)
+                        .isEqualTo(first.holder().nonce());
                 assertThat(w.arrivedMs()).isEqualTo(first.arrivedMs());
                 assertThat(w.beat()).isGreaterThan(step);
             }

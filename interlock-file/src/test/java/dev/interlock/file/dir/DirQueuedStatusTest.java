@@ -8,9 +8,9 @@ import dev.interlock.LockInfo;
 import dev.interlock.LockSpace;
 import dev.interlock.Mode;
 import dev.interlock.Owner;
-import dev.interlock.spi.support.Spaces;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
+import dev.interlock.spi.support.Spaces;
 import dev.interlock.testkit.FakeClock;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -25,7 +25,10 @@ class DirQueuedStatusTest {
     @Test
     void status_listsQueuedWaitersInOrder() throws Exception {
         FakeClock wall = FakeClock.at(DirQueueLeaseTest.LONG_AGO);
-        try (LockSpace locks = Interlock.builder("dir:" + dir).clock(wall).defaultLease(Duration.ofHours(1)).open()) {
+        try (LockSpace locks = Interlock.builder("dir:" + dir)
+                .clock(wall)
+                .defaultLease(Duration.ofHours(1))
+                .open()) {
             Lease held = locks.tryAcquire("job").orElseThrow();
             Owner first = Owner.newAcquisition();
             Owner second = Owner.newAcquisition();
@@ -33,14 +36,22 @@ class DirQueuedStatusTest {
                 wall.advance(Duration.ofSeconds(1));
                 try (Attempt b = queue(locks, second, Mode.EXCLUSIVE, Duration.ofSeconds(2))) {
                     LockInfo info = locks.status("job");
-                    assertThat(info.holders()).singleElement().satisfies(h -> assertThat(h.waiting()).isFalse());
+                    assertThat(info.holders())
+                            .singleElement()
+                            .satisfies(h -> assertThat(h.waiting()).isFalse());
                     assertThat(info.waiters()).isEqualTo(2);
-                    assertThat(info.queued()).extracting(h -> h.ownerId().orElseThrow()).containsExactly(first.id(), second.id());
-                    assertThat(info.queued()).allSatisfy(h -> assertThat(h.waiting()).isTrue());
-                    assertThat(info.queued()).extracting(h -> h.lease().orElseThrow())
-                            .as("min(lease, 5s)").containsExactly(Duration.ofSeconds(5), Duration.ofSeconds(2));
+                    assertThat(info.queued())
+                            .extracting(h -> h.ownerId().orElseThrow())
+                            .containsExactly(first.id(), second.id());
+                    assertThat(info.queued())
+                            .allSatisfy(h -> assertThat(h.waiting()).isTrue());
+                    assertThat(info.queued())
+                            .extracting(h -> h.lease().orElseThrow())
+                            .as("min(lease, 5s)")
+                            .containsExactly(Duration.ofSeconds(5), Duration.ofSeconds(2));
                     assertThat(info.queued().get(0).describe())
-                            .isEqualTo("SH by " + first.id() + " (pid " + ProcessHandle.current().pid() + ") waiting since " + DirQueueLeaseTest.LONG_AGO);
+                            .isEqualTo("SH by " + first.id() + " (pid "
+                                    + ProcessHandle.current().pid() + ") waiting since " + DirQueueLeaseTest.LONG_AGO);
                 }
             }
             held.close();

@@ -32,9 +32,14 @@ class DirReadOnlyTest {
         Path missing = tmp.resolve("typo-locks");
         try (LockSpace locks = Interlock.open("dir:" + missing)) {
             String expected = "no lock space at " + missing + " (nothing was created)";
-            assertThatThrownBy(() -> locks.status("job")).isInstanceOf(LockBackendException.class).hasMessageContaining(expected);
-            assertThatThrownBy(locks::list).isInstanceOf(LockBackendException.class).hasMessageContaining(expected);
-            assertThatThrownBy(() -> locks.breakLock("job", "host:1:1:00")).isInstanceOf(LockBackendException.class)
+            assertThatThrownBy(() -> locks.status("job"))
+                    .isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining(expected);
+            assertThatThrownBy(locks::list)
+                    .isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining(expected);
+            assertThatThrownBy(() -> locks.breakLock("job", "host:1:1:00"))
+                    .isInstanceOf(LockBackendException.class)
                     .hasMessageContaining(expected);
         }
         assertThat(tmp.resolve("typo-locks")).doesNotExist();
@@ -66,7 +71,8 @@ class DirReadOnlyTest {
     @Test
     void aRootThatCannotBeCreated_saysWhereAndWhy_withoutAJavaClassName() {
         try (LockSpace locks = Interlock.open("dir:/sys/interlock-test")) { // sysfs refuses mkdir, even to root
-            assertThatThrownBy(() -> locks.tryAcquire("job")).isInstanceOf(LockBackendException.class)
+            assertThatThrownBy(() -> locks.tryAcquire("job"))
+                    .isInstanceOf(LockBackendException.class)
                     .hasMessageContaining("cannot be created (/sys/interlock-test: operation not permitted)")
                     .hasMessageNotContaining("Exception");
         }
@@ -75,7 +81,8 @@ class DirReadOnlyTest {
     @Test
     void aMissingParent_isNotCreated_aSharedMountMayBeMissing() {
         Path root = tmp.resolve("unmounted/locks");
-        assertThatThrownBy(() -> Interlock.open("dir:" + root)).isInstanceOf(LockBackendException.class)
+        assertThatThrownBy(() -> Interlock.open("dir:" + root))
+                .isInstanceOf(LockBackendException.class)
                 .hasMessageContaining("does not exist, nor does its parent " + tmp.resolve("unmounted"))
                 .hasMessageContaining("mounted");
         assertThat(tmp.resolve("unmounted")).doesNotExist();
@@ -85,7 +92,8 @@ class DirReadOnlyTest {
     void aPathThroughAFile_isRefusedAtOpen() throws Exception {
         Path file = Files.writeString(tmp.resolve("a-file"), "x");
         for (Path p : new Path[] {file, file.resolve("locks")}) {
-            assertThatThrownBy(() -> Interlock.open("dir:" + p)).isInstanceOf(LockBackendException.class)
+            assertThatThrownBy(() -> Interlock.open("dir:" + p))
+                    .isInstanceOf(LockBackendException.class)
                     .hasMessageContaining(p + " is not a directory");
         }
     }

@@ -32,19 +32,26 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class DirRecoveryTest {
     private static final String OTHER_BOOT = "feedfacefeedfacefeedfacefeedface";
+
     @TempDir
     Path dir;
+
     private final AtomicLong now = new AtomicLong(1_000_000_000L);
     private final AtomicLong wallOffset = new AtomicLong();
     private LockSpace locks;
     private Process child;
 
     /** A wall clock that tests can jump by hours. */
-    private final Clock jumpy = dev.interlock.testkit.FakeClock.from(() -> Instant.now().plusMillis(wallOffset.get()));
+    private final Clock jumpy =
+            dev.interlock.testkit.FakeClock.from(() -> Instant.now().plusMillis(wallOffset.get()));
 
     @BeforeEach
     void open() {
-        locks = Interlock.builder("dir:" + dir).ticker(now::get).clock(jumpy).defaultLease(Duration.ofSeconds(60)).open();
+        locks = Interlock.builder("dir:" + dir)
+                .ticker(now::get)
+                .clock(jumpy)
+                .defaultLease(Duration.ofSeconds(60))
+                .open();
     }
 
     @AfterEach
@@ -66,15 +73,24 @@ class DirRecoveryTest {
     /** The current gate file of {@code name} (the lock directory must exist). */
     private String gate(String name) throws IOException {
         try (Stream<Path> s = Files.list(lockDir(name))) {
-            List<String> gates = s.map(p -> p.getFileName().toString()).filter(n -> n.startsWith("F.") || n.startsWith("X.")).toList();
+            List<String> gates = s.map(p -> p.getFileName().toString())
+                    .filter(n -> n.startsWith("F.") || n.startsWith("X."))
+                    .toList();
             assertThat(gates).hasSize(1);
             return gates.get(0);
         }
     }
 
     private static DirEntries.Holder holder(long pid, long start, String boot, long leaseMs) {
-        return new DirEntries.Holder(leaseMs, Instant.now().getEpochSecond(), pid, start, DirSelf.pidNamespace(), boot,
-                "abcdef0123456789", "other-host");
+        return new DirEntries.Holder(
+                leaseMs,
+                Instant.now().getEpochSecond(),
+                pid,
+                start,
+                DirSelf.pidNamespace(),
+                boot,
+                "abcdef0123456789",
+                "other-host");
     }
 
     private static DirEntries.Holder sameHost(long pid, long start) {
@@ -102,9 +118,13 @@ class DirRecoveryTest {
         assertThat(locks.tryAcquire("job")).as("first sight").isEmpty();
         advance(Duration.ofMillis(9_999));
         wallOffset.set(TimeUnit.HOURS.toMillis(5));
-        assertThat(locks.tryAcquire("job")).as("wall clock 5h ahead, lease not over on the ticker").isEmpty();
+        assertThat(locks.tryAcquire("job"))
+                .as("wall clock 5h ahead, lease not over on the ticker")
+                .isEmpty();
         wallOffset.set(-TimeUnit.HOURS.toMillis(7));
-        assertThat(locks.tryAcquire("job", Mode.SHARED)).as("wall clock 7h back").isEmpty();
+        assertThat(locks.tryAcquire("job", Mode.SHARED))
+                .as("wall clock 7h back")
+                .isEmpty();
         advance(Duration.ofMillis(1));
         try (Lease l = locks.tryAcquire("job").orElseThrow()) {
             assertThat(l.token()).isEqualTo(t + 1);
@@ -120,9 +140,12 @@ class DirRecoveryTest {
             assertThat(locks.tryAcquire("job")).as("beat %d", beat).isEmpty();
             advance(Duration.ofSeconds(6));
             assertThat(locks.tryAcquire("job")).isEmpty();
-            Files.move(d.resolve(DirEntries.Gate.writer(t, beat, h)), d.resolve(DirEntries.Gate.writer(t, beat + 1, h)));
+            Files.move(
+                    d.resolve(DirEntries.Gate.writer(t, beat, h)), d.resolve(DirEntries.Gate.writer(t, beat + 1, h)));
         }
-        assertThat(locks.tryAcquire("job")).as("first sight of the last renewal").isEmpty();
+        assertThat(locks.tryAcquire("job"))
+                .as("first sight of the last renewal")
+                .isEmpty();
         advance(Duration.ofMillis(9_999));
         assertThat(locks.tryAcquire("job")).isEmpty();
         advance(Duration.ofMillis(1));
@@ -174,7 +197,9 @@ class DirRecoveryTest {
         DirEntries.Holder reader = holder(1, 1, OTHER_BOOT, 5_000);
         Files.createFile(d.resolve(DirEntries.Beat.name(t, 0, reader)));
         Files.createFile(d.resolve(DirEntries.Reader.name(t, reader)));
-        assertThat(locks.status("rw").holders()).singleElement().satisfies(h -> assertThat(h.mode()).isEqualTo(Mode.SHARED));
+        assertThat(locks.status("rw").holders())
+                .singleElement()
+                .satisfies(h -> assertThat(h.mode()).isEqualTo(Mode.SHARED));
         try (Lease other = locks.tryAcquire("rw", Mode.SHARED).orElseThrow()) {
             assertThat(other.token()).isGreaterThan(t);
         }
@@ -198,10 +223,14 @@ class DirRecoveryTest {
             assertThat(paused.isValid()).as("its deadline passed on the ticker").isFalse();
             Lease taker = elsewhere.tryAcquire("job").orElseThrow();
             assertThat(taker.token()).isGreaterThan(paused.token());
-            assertThatThrownBy(paused::renew).isInstanceOf(LockLostException.class).hasMessageContaining("'job'");
+            assertThatThrownBy(paused::renew)
+                    .isInstanceOf(LockLostException.class)
+                    .hasMessageContaining("'job'");
             paused.close();
-            assertThat(locks.status("job").holders()).singleElement()
-                    .satisfies(h -> assertThat(h.ownerId()).hasValue(taker.owner().id()));
+            assertThat(locks.status("job").holders())
+                    .singleElement()
+                    .satisfies(
+                            h -> assertThat(h.ownerId()).hasValue(taker.owner().id()));
             taker.renew();
             assertThat(taker.isValid()).isTrue();
             taker.close();
@@ -216,7 +245,9 @@ class DirRecoveryTest {
         try {
             Lease ex = locks.tryAcquire("job").orElseThrow();
             ex.renew();
-            assertThat(locks.status("job").holders()).singleElement().satisfies(h -> assertThat(h.token()).hasValue(ex.token()));
+            assertThat(locks.status("job").holders())
+                    .singleElement()
+                    .satisfies(h -> assertThat(h.token()).hasValue(ex.token()));
             ex.close();
             assertThat(locks.status("job").isFree()).isTrue();
             Lease sh = locks.tryAcquire("job", Mode.SHARED).orElseThrow();
@@ -233,19 +264,33 @@ class DirRecoveryTest {
     @Test
     void writerWaitingForReaders_keepsItsGateAlive_andIsNotJudgedStale() throws Exception {
         Duration lease = Duration.ofSeconds(8);
-        LockSpace writerSpace = Interlock.builder("dir:" + dir).ticker(now::get).defaultLease(lease).open();
-        LockSpace observer = Interlock.builder("dir:" + dir).ticker(now::get).defaultLease(lease).open();
+        LockSpace writerSpace = Interlock.builder("dir:" + dir)
+                .ticker(now::get)
+                .defaultLease(lease)
+                .open();
+        LockSpace observer = Interlock.builder("dir:" + dir)
+                .ticker(now::get)
+                .defaultLease(lease)
+                .open();
         java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newSingleThreadExecutor();
         try {
             Lease reader = locks.lock("job").mode(Mode.SHARED).lease(lease).acquire(Duration.ZERO);
-            java.util.concurrent.Future<Lease> writer = pool.submit(() -> writerSpace.acquire("job", Duration.ofHours(1)));
-            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> gate("job").startsWith("X."));
+            java.util.concurrent.Future<Lease> writer =
+                    pool.submit(() -> writerSpace.acquire("job", Duration.ofHours(1)));
+            org.awaitility.Awaitility.await()
+                    .atMost(Duration.ofSeconds(10))
+                    .until(() -> gate("job").startsWith("X."));
             for (int step = 0; step < 6; step++) {
                 String before = gate("job");
-                advance(Duration.ofSeconds(3)); // more than a third of the lease: the waiting writer must renew its gate
+                advance(Duration.ofSeconds(
+                        3)); // more than a third of the lease: the waiting writer must renew its gate
                 reader.renew();
-                org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> !gate("job").equals(before));
-                assertThat(observer.tryAcquire("job")).as("step %d: the draining writer is alive", step).isEmpty();
+                org.awaitility.Awaitility.await()
+                        .atMost(Duration.ofSeconds(10))
+                        .until(() -> !gate("job").equals(before));
+                assertThat(observer.tryAcquire("job"))
+                        .as("step %d: the draining writer is alive", step)
+                        .isEmpty();
                 assertThat(writer.isDone()).isFalse();
             }
             reader.close();
@@ -263,11 +308,13 @@ class DirRecoveryTest {
     void writerTimingOutWhileReadersDrain_handsTheGateBack() throws Exception {
         try (LockSpace real = Interlock.open("dir:" + dir)) {
             Lease reader = real.tryAcquire("job", Mode.SHARED).orElseThrow();
-            assertThatThrownBy(() -> real.acquire("job", Duration.ofMillis(200))).isInstanceOf(dev.interlock.LockTimeoutException.class)
+            assertThatThrownBy(() -> real.acquire("job", Duration.ofMillis(200)))
+                    .isInstanceOf(dev.interlock.LockTimeoutException.class)
                     .hasMessageContaining("SH by " + reader.owner().id());
             assertThat(gate("job")).startsWith("F.");
             try (Lease second = real.tryAcquire("job", Mode.SHARED).orElseThrow()) {
-                assertThat(second.token()).isGreaterThan(reader.token() + 1); // the writer's token was used, never granted
+                assertThat(second.token())
+                        .isGreaterThan(reader.token() + 1); // the writer's token was used, never granted
             }
             reader.close();
             real.tryAcquire("job").orElseThrow().close();
@@ -281,12 +328,16 @@ class DirRecoveryTest {
             Lease held = elsewhere.tryAcquire("job").orElseThrow();
             assertThat(locks.breakLock("job", "nobody:1:1:00")).isFalse();
             assertThat(locks.breakLock("job", held.owner().id())).isTrue();
-            assertThat(locks.breakLock("job", held.owner().id())).as("already broken").isFalse();
+            assertThat(locks.breakLock("job", held.owner().id()))
+                    .as("already broken")
+                    .isFalse();
             try (Lease mine = locks.tryAcquire("job").orElseThrow()) {
                 assertThatThrownBy(held::renew).isInstanceOf(LockLostException.class);
                 held.close();
-                assertThat(locks.status("job").holders()).singleElement()
-                        .satisfies(h -> assertThat(h.ownerId()).hasValue(mine.owner().id()));
+                assertThat(locks.status("job").holders())
+                        .singleElement()
+                        .satisfies(h ->
+                                assertThat(h.ownerId()).hasValue(mine.owner().id()));
             }
             Lease reader = elsewhere.tryAcquire("shared", Mode.SHARED).orElseThrow();
             assertThat(locks.breakLock("shared", reader.owner().id())).isTrue();
@@ -324,7 +375,9 @@ class DirRecoveryTest {
                 th.start();
                 threads.add(th);
                 int queued = i + 1;
-                org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> locks.status("fifo").waiters() == queued);
+                org.awaitility.Awaitility.await()
+                        .atMost(Duration.ofSeconds(10))
+                        .until(() -> locks.status("fifo").waiters() == queued);
             }
             held.close();
             for (Thread th : threads) {

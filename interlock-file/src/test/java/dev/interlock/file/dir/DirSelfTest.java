@@ -49,9 +49,12 @@ class DirSelfTest {
         assertThat(self.provablyDead(h)).as("the leader runs").isFalse();
 
         shell.getOutputStream().close(); // the leader reads end of file and exits; its member stays
-        assertThat(shell.waitFor(Timing.seconds(10).toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(shell.waitFor(Timing.seconds(10).toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS))
+                .isTrue();
         await().atMost(Timing.seconds(10)).until(() -> !Files.exists(Path.of("/proc/" + leader)));
-        assertThat(self.provablyDead(h)).as("the leader is gone but its group still has process " + member).isFalse();
+        assertThat(self.provablyDead(h))
+                .as("the leader is gone but its group still has process " + member)
+                .isFalse();
 
         new ProcessBuilder("kill", "-KILL", Long.toString(member)).start().waitFor();
         await().atMost(Timing.seconds(10)).until(() -> self.provablyDead(h));
@@ -65,7 +68,8 @@ class DirSelfTest {
         DirEntries.Holder h = holder(pid, ProcessIdentity.startTicks(pid).orElseThrow());
         assertThat(self.provablyDead(h)).isFalse();
         p.getOutputStream().close();
-        assertThat(p.waitFor(Timing.seconds(10).toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(p.waitFor(Timing.seconds(10).toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS))
+                .isTrue();
         assertThat(self.provablyDead(h)).isTrue();
     }
 
@@ -78,11 +82,22 @@ class DirSelfTest {
      */
     private long zombie(boolean ownGroup) throws IOException {
         String waitForExec = "until read c < /proc/$1/comm && [ \"$c\" = sleep ]; do :; done";
-        shell = new ProcessBuilder("sh", "-c", "p=$$; " + (ownGroup ? "setsid " : "") + "sh -c \"$1\" child \"$p\" & echo $!;"
-                + " exec sleep 600", "parent", waitForExec).start();
+        shell = new ProcessBuilder(
+                        "sh",
+                        "-c",
+                        "p=$$; " + (ownGroup ? "setsid " : "") + "sh -c \"$1\" child \"$p\" & echo $!;"
+                                + " exec sleep 600",
+                        "parent",
+                        waitForExec)
+                .start();
         long child = Long.parseLong(new java.io.BufferedReader(
-                new java.io.InputStreamReader(shell.getInputStream(), StandardCharsets.US_ASCII)).readLine().trim());
-        await().atMost(Timing.seconds(10)).until(() -> ProcessIdentity.stat(child).map(ProcessIdentity.ProcStat::exited).orElse(false));
+                        new java.io.InputStreamReader(shell.getInputStream(), StandardCharsets.US_ASCII))
+                .readLine()
+                .trim());
+        await().atMost(Timing.seconds(10))
+                .until(() -> ProcessIdentity.stat(child)
+                        .map(ProcessIdentity.ProcStat::exited)
+                        .orElse(false));
         return child;
     }
 
@@ -90,21 +105,29 @@ class DirSelfTest {
     void aZombie_isDead_thoughKillStillFindsIt() throws Exception {
         long z = zombie(false);
         long start = ProcessIdentity.stat(z).orElseThrow().startTicks();
-        assertThat(self.provablyDead(holder(z, start))).as("process %d exited and is not reaped", z).isTrue();
+        assertThat(self.provablyDead(holder(z, start)))
+                .as("process %d exited and is not reaped", z)
+                .isTrue();
     }
 
     @Test
     void aZombieLeadingAGroupOfZombies_isDead() throws Exception {
         long z = zombie(true);
-        assertThat(ProcessIdentity.stat(z).orElseThrow().processGroup()).as("it leads its own group").isEqualTo(z);
+        assertThat(ProcessIdentity.stat(z).orElseThrow().processGroup())
+                .as("it leads its own group")
+                .isEqualTo(z);
         long start = ProcessIdentity.stat(z).orElseThrow().startTicks();
-        assertThat(self.provablyDead(holder(z, start))).as("process %d and its group can run no more", z).isTrue();
+        assertThat(self.provablyDead(holder(z, start)))
+                .as("process %d and its group can run no more", z)
+                .isTrue();
     }
 
     @Test
     void aReusedPid_isDead() throws IOException {
         long me = ProcessHandle.current().pid();
-        assertThat(self.provablyDead(holder(me, ProcessIdentity.current().startTicks() - 1))).isTrue();
-        assertThat(self.provablyDead(holder(me, ProcessIdentity.current().startTicks()))).isFalse();
+        assertThat(self.provablyDead(holder(me, ProcessIdentity.current().startTicks() - 1)))
+                .isTrue();
+        assertThat(self.provablyDead(holder(me, ProcessIdentity.current().startTicks())))
+                .isFalse();
     }
 }

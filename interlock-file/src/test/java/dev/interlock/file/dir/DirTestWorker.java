@@ -44,7 +44,8 @@ public final class DirTestWorker {
                 hold(args[1], args[2], Mode.parse(args[3]), Long.parseLong(args[4]));
                 break;
             case "once":
-                try (LockSpace locks = Interlock.open(args[1]); Lease l = locks.acquire(args[2], Mode.parse(args[3]), Duration.ofSeconds(30))) {
+                try (LockSpace locks = Interlock.open(args[1]);
+                        Lease l = locks.acquire(args[2], Mode.parse(args[3]), Duration.ofSeconds(30))) {
                     System.out.println("HELD " + l.token());
                 }
                 break;
@@ -54,22 +55,32 @@ public final class DirTestWorker {
     }
 
     private static void append(Path log, String line) throws Exception {
-        Files.writeString(log, line + "\n", StandardCharsets.US_ASCII, StandardOpenOption.CREATE, StandardOpenOption.APPEND,
+        Files.writeString(
+                log,
+                line + "\n",
+                StandardCharsets.US_ASCII,
+                StandardOpenOption.CREATE,
+                StandardOpenOption.APPEND,
                 StandardOpenOption.WRITE);
     }
 
-    private static void loop(String uri, String name, String modes, int iterations, Path log, Path counter) throws Exception {
+    private static void loop(String uri, String name, String modes, int iterations, Path log, Path counter)
+            throws Exception {
         System.out.println("READY");
         System.out.flush();
         try (LockSpace locks = Interlock.open(uri)) {
             for (int i = 0; i < iterations; i++) {
-                Mode mode = modes.equals("ex") ? Mode.EXCLUSIVE : modes.equals("sh") ? Mode.SHARED
-                        : ThreadLocalRandom.current().nextInt(3) == 0 ? Mode.EXCLUSIVE : Mode.SHARED;
+                Mode mode = modes.equals("ex")
+                        ? Mode.EXCLUSIVE
+                        : modes.equals("sh")
+                                ? Mode.SHARED
+                                : ThreadLocalRandom.current().nextInt(3) == 0 ? Mode.EXCLUSIVE : Mode.SHARED;
                 try (Lease lease = locks.acquire(name, mode, Duration.ofMinutes(2))) {
                     long enter = System.nanoTime();
                     if (mode == Mode.EXCLUSIVE) {
                         String s = Files.readString(counter).trim();
-                        Path tmp = counter.resolveSibling("counter." + ProcessHandle.current().pid());
+                        Path tmp = counter.resolveSibling(
+                                "counter." + ProcessHandle.current().pid());
                         Files.writeString(tmp, Long.toString(Long.parseLong(s) + 1));
                         Files.move(tmp, counter, StandardCopyOption.ATOMIC_MOVE);
                     } else {
@@ -95,11 +106,21 @@ public final class DirTestWorker {
                 long exit = System.nanoTime();
                 append(log, "EX " + lease.token() + " " + enter + " " + exit);
                 // Crash as a holder would: the gate now names a process that cannot exist (beyond pid_max).
-                DirEntries.Holder dead = new DirEntries.Holder(60_000, 0, 4_194_305 + ThreadLocalRandom.current().nextInt(1000), 1,
-                        self.pidNs, self.bootId, "dead" + Long.toHexString(lease.token()), "crashed");
+                DirEntries.Holder dead = new DirEntries.Holder(
+                        60_000,
+                        0,
+                        4_194_305 + ThreadLocalRandom.current().nextInt(1000),
+                        1,
+                        self.pidNs,
+                        self.bootId,
+                        "dead" + Long.toHexString(lease.token()),
+                        "crashed");
                 String mine;
                 try (Stream<Path> s = Files.list(lockDir)) {
-                    mine = s.map(p -> p.getFileName().toString()).filter(n -> n.startsWith("X." + lease.token() + ".")).findFirst().orElseThrow();
+                    mine = s.map(p -> p.getFileName().toString())
+                            .filter(n -> n.startsWith("X." + lease.token() + "."))
+                            .findFirst()
+                            .orElseThrow();
                 }
                 Files.move(lockDir.resolve(mine), lockDir.resolve(DirEntries.Gate.writer(lease.token(), 0, dead)));
                 lease.close(); // no longer ours: must not free anything
@@ -109,8 +130,12 @@ public final class DirTestWorker {
 
     private static void hold(String uri, String name, Mode mode, long leaseMs) throws Exception {
         try (LockSpace locks = Interlock.open(uri);
-                Lease l = locks.lock(name).mode(mode).lease(Duration.ofMillis(leaseMs)).acquire(Duration.ofSeconds(30))) {
-            System.out.println("HELD " + l.token() + " " + ProcessHandle.current().pid());
+                Lease l = locks.lock(name)
+                        .mode(mode)
+                        .lease(Duration.ofMillis(leaseMs))
+                        .acquire(Duration.ofSeconds(30))) {
+            System.out.println(
+                    "HELD " + l.token() + " " + ProcessHandle.current().pid());
             System.out.flush();
             BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
             while (in.readLine() != null) {

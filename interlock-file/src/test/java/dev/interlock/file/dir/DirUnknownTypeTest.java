@@ -32,6 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
 class DirUnknownTypeTest {
     @TempDir
     Path root;
+
     private LockSpace locks;
 
     @BeforeEach
@@ -50,7 +51,9 @@ class DirUnknownTypeTest {
         DirLockDir.entrySource = new DirLockDir.EntrySource() {
             @Override
             public List<NativeFiles.Entry> list(int dirfd) {
-                return NativeFiles.list(dirfd).stream().map(e -> new NativeFiles.Entry(e.name(), LibcFiles.DT_UNKNOWN)).toList();
+                return NativeFiles.list(dirfd).stream()
+                        .map(e -> new NativeFiles.Entry(e.name(), LibcFiles.DT_UNKNOWN))
+                        .toList();
             }
 
             @Override
@@ -77,7 +80,9 @@ class DirUnknownTypeTest {
         unknownTypes(n -> false, 0);
         try (Lease r = locks.tryAcquire("job", Mode.SHARED).orElseThrow()) {
             assertThat(locks.tryAcquire("job")).as("a writer beside a reader").isEmpty();
-            assertThat(locks.status("job").holders()).singleElement().satisfies(h -> assertThat(h.mode()).isEqualTo(Mode.SHARED));
+            assertThat(locks.status("job").holders())
+                    .singleElement()
+                    .satisfies(h -> assertThat(h.mode()).isEqualTo(Mode.SHARED));
         }
         locks.tryAcquire("job").orElseThrow().close();
     }
@@ -87,11 +92,15 @@ class DirUnknownTypeTest {
         Lease reader = locks.tryAcquire("job", Mode.SHARED).orElseThrow();
         for (int errno : new int[] {Errno.EIO, Errno.EACCES}) {
             unknownTypes(n -> n.startsWith("R."), errno);
-            assertThatThrownBy(() -> locks.tryAcquire("job")).isInstanceOf(LockBackendException.class)
-                    .hasMessageContaining("'job'").hasMessageContaining("R." + reader.token() + ".");
+            assertThatThrownBy(() -> locks.tryAcquire("job"))
+                    .isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("'job'")
+                    .hasMessageContaining("R." + reader.token() + ".");
             DirLockDir.entrySource = DirLockDir.SYSTEM;
             assertThat(entries("job")).as("the writer handed the gate back").anyMatch(n -> n.startsWith("F."));
-            assertThat(locks.status("job").holders()).singleElement().satisfies(h -> assertThat(h.mode()).isEqualTo(Mode.SHARED));
+            assertThat(locks.status("job").holders())
+                    .singleElement()
+                    .satisfies(h -> assertThat(h.mode()).isEqualTo(Mode.SHARED));
         }
         reader.renew();
         reader.close();
@@ -102,8 +111,13 @@ class DirUnknownTypeTest {
     void entriesGoneBeforeTheirTypeIsRead_areSkipped_notReportedAsForeign() throws Exception {
         Lease reader = locks.tryAcquire("job", Mode.SHARED).orElseThrow();
         // A waiter's entry, and the reader's heartbeat, renamed between the readdir and the lstat.
-        Files.createFile(root.resolve("job").resolve(DirEntries.Waiter.name(1, 1, Mode.EXCLUSIVE, 0,
-                new DirEntries.Holder(5_000, 1, 1, 1, 1, "feedface", "abcdef", "other-host"))));
+        Files.createFile(root.resolve("job")
+                .resolve(DirEntries.Waiter.name(
+                        1,
+                        1,
+                        Mode.EXCLUSIVE,
+                        0,
+                        new DirEntries.Holder(5_000, 1, 1, 1, 1, "feedface", "abcdef", "other-host"))));
         unknownTypes(n -> n.startsWith("Q.") || n.startsWith("B."), -1);
         DirLockBackend backend = (DirLockBackend) Spaces.backend(locks);
         try (DirLockDir dir = backend.openLockDir("job", false).orElseThrow()) {

@@ -11,8 +11,8 @@ import dev.interlock.file.internal.InotifyWatcher;
 import dev.interlock.file.internal.LibcEvents;
 import dev.interlock.file.internal.LibcFiles;
 import dev.interlock.file.internal.Waker;
-import dev.interlock.spi.support.Spaces;
 import dev.interlock.spi.AcquireSpec;
+import dev.interlock.spi.support.Spaces;
 import dev.interlock.testkit.Timing;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -59,8 +59,8 @@ class DirWakeupTest {
         LockSpace space = Interlock.open("dir:" + dir);
         open.add(space);
         DirLockBackend b = (DirLockBackend) Spaces.backend(space);
-        DirAttempt a = (DirAttempt) b.attempt(
-                new AcquireSpec("w", Mode.EXCLUSIVE, Owner.newAcquisition(), Duration.ofMinutes(1)));
+        DirAttempt a = (DirAttempt)
+                b.attempt(new AcquireSpec("w", Mode.EXCLUSIVE, Owner.newAcquisition(), Duration.ofMinutes(1)));
         open.add(a);
         assertThat(a.tryAcquire()).isEmpty();
         a.await(0);
@@ -75,12 +75,18 @@ class DirWakeupTest {
      */
     private void settle() throws Exception {
         Path lockFile = dir.resolve(DirNames.encode("w"));
-        int fd = LibcFiles.openat(LibcFiles.AT_FDCWD, LibcFiles.path(lockFile), LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_CLOEXEC, 0);
+        int fd = LibcFiles.openat(
+                LibcFiles.AT_FDCWD,
+                LibcFiles.path(lockFile),
+                LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_CLOEXEC,
+                0);
         assertThat(fd).isNotNegative();
         Waker barrier = new Waker();
         try (InotifyWatcher.Watch w = InotifyWatcher.process().watch(fd, LibcEvents.IN_ATTRIB, barrier)) {
             Files.setPosixFilePermissions(lockFile, Files.getPosixFilePermissions(lockFile));
-            assertThat(barrier.awaitChange(0, Timing.seconds(10).toNanos())).as("the barrier event arrived").isTrue();
+            assertThat(barrier.awaitChange(0, Timing.seconds(10).toNanos()))
+                    .as("the barrier event arrived")
+                    .isTrue();
         } finally {
             LibcFiles.close(fd);
         }
@@ -98,7 +104,9 @@ class DirWakeupTest {
         assertThat(a.wakeups()).as("first waiter woken").isGreaterThan(seenA);
         assertThat(b.wakeups()).as("second waiter woken").isGreaterThan(seenB);
         var granted = a.tryAcquire().or(b::tryAcquire); // whichever queued first
-        assertThat(granted).as("the first waiter in the queue now holds the lock").isPresent();
+        assertThat(granted)
+                .as("the first waiter in the queue now holds the lock")
+                .isPresent();
         granted.get().release();
     }
 
@@ -119,17 +127,25 @@ class DirWakeupTest {
         long seenB = b.wakeups();
         DirAttempt c = waiter(); // queues (a new entry in the directory), lists, renames nothing
         settle();
-        assertThat(a.wakeups()).as("a new waiter queueing does not wake the first").isEqualTo(seenA);
+        assertThat(a.wakeups())
+                .as("a new waiter queueing does not wake the first")
+                .isEqualTo(seenA);
         assertThat(b.wakeups()).as("nor the second").isEqualTo(seenB);
         held.close();
         settle();
-        assertThat(a.wakeups()).as("the holder's release wakes the first waiter").isGreaterThan(seenA);
-        assertThat(b.wakeups()).as("but not the second, which must let the first go first").isEqualTo(seenB);
+        assertThat(a.wakeups())
+                .as("the holder's release wakes the first waiter")
+                .isGreaterThan(seenA);
+        assertThat(b.wakeups())
+                .as("but not the second, which must let the first go first")
+                .isEqualTo(seenB);
         var granted = a.tryAcquire();
         assertThat(granted).isPresent();
         a.close(); // leaves the queue
         settle();
-        assertThat(b.wakeups()).as("the first waiter leaving the queue wakes the second").isGreaterThan(seenB);
+        assertThat(b.wakeups())
+                .as("the first waiter leaving the queue wakes the second")
+                .isGreaterThan(seenB);
         granted.get().release();
         c.close();
     }
@@ -149,8 +165,8 @@ class DirWakeupTest {
     @Test
     void closingTheSpace_returnsAtOnce() throws Exception {
         LockSpace space = Interlock.open("dir:" + dir);
-        DirAttempt a = (DirAttempt) Spaces.backend(space).attempt(
-                new AcquireSpec("w", Mode.EXCLUSIVE, Owner.newAcquisition(), Duration.ofMinutes(1)));
+        DirAttempt a = (DirAttempt) Spaces.backend(space)
+                .attempt(new AcquireSpec("w", Mode.EXCLUSIVE, Owner.newAcquisition(), Duration.ofMinutes(1)));
         assertThat(a.tryAcquire()).isEmpty();
         a.await(0);
         long start = System.nanoTime();

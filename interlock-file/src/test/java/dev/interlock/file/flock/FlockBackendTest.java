@@ -12,11 +12,11 @@ import dev.interlock.LockInfo;
 import dev.interlock.LockLostException;
 import dev.interlock.LockSpace;
 import dev.interlock.Mode;
+import dev.interlock.spi.support.Spaces;
 import dev.interlock.testkit.ChildJvm;
 import dev.interlock.testkit.ExclusionChecker;
 import dev.interlock.testkit.MultiProcessChecker;
 import dev.interlock.testkit.Timing;
-import dev.interlock.spi.support.Spaces;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -63,8 +63,10 @@ class FlockBackendTest {
 
     /** Starts util-linux flock(1) holding the file until we close its stdin; returns once it holds. */
     private static Process flockHold(Path file, boolean shared) throws Exception {
-        Process p = new ProcessBuilder("flock", shared ? "-s" : "-x", file.toString(), "sh", "-c", "echo held; cat >/dev/null")
-                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        Process p = new ProcessBuilder(
+                        "flock", shared ? "-s" : "-x", file.toString(), "sh", "-c", "echo held; cat >/dev/null")
+                .redirectError(ProcessBuilder.Redirect.INHERIT)
+                .start();
         BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
         assertThat(r.readLine()).isEqualTo("held");
         return p;
@@ -82,13 +84,21 @@ class FlockBackendTest {
     void plainName_isTheFileThatFlock1Locks() throws Exception {
         try (Lease l = locks.tryAcquire("nightly").orElseThrow()) {
             assertThat(dir.resolve("nightly")).isRegularFile();
-            assertThat(flockTry(dir.resolve("nightly").toString(), "true")).as("flock(1) -x while we hold EX").isEqualTo(1);
-            assertThat(flockTry("-s", dir.resolve("nightly").toString(), "true")).as("flock(1) -s while we hold EX").isEqualTo(1);
+            assertThat(flockTry(dir.resolve("nightly").toString(), "true"))
+                    .as("flock(1) -x while we hold EX")
+                    .isEqualTo(1);
+            assertThat(flockTry("-s", dir.resolve("nightly").toString(), "true"))
+                    .as("flock(1) -s while we hold EX")
+                    .isEqualTo(1);
         }
         assertThat(flockTry(dir.resolve("nightly").toString(), "true")).isZero();
         try (Lease l = locks.tryAcquire("nightly", Mode.SHARED).orElseThrow()) {
-            assertThat(flockTry("-s", dir.resolve("nightly").toString(), "true")).as("flock(1) -s while we hold SH").isZero();
-            assertThat(flockTry(dir.resolve("nightly").toString(), "true")).as("flock(1) -x while we hold SH").isEqualTo(1);
+            assertThat(flockTry("-s", dir.resolve("nightly").toString(), "true"))
+                    .as("flock(1) -s while we hold SH")
+                    .isZero();
+            assertThat(flockTry(dir.resolve("nightly").toString(), "true"))
+                    .as("flock(1) -x while we hold SH")
+                    .isEqualTo(1);
         }
     }
 
@@ -192,7 +202,8 @@ class FlockBackendTest {
     void otherCodeOpeningAndClosingTheFile_doesNotDropTheLock() throws Exception {
         try (Lease l = locks.tryAcquire("keep").orElseThrow()) {
             Files.readAllBytes(dir.resolve("keep"));
-            try (var ch = java.nio.channels.FileChannel.open(dir.resolve("keep"), java.nio.file.StandardOpenOption.READ)) {
+            try (var ch =
+                    java.nio.channels.FileChannel.open(dir.resolve("keep"), java.nio.file.StandardOpenOption.READ)) {
                 ch.size();
             }
             assertThat(flockTry(dir.resolve("keep").toString(), "true")).isEqualTo(1);
@@ -212,7 +223,9 @@ class FlockBackendTest {
         AtomicReference<LockLostException> told = new AtomicReference<>();
         l.onLost(told::set);
         Files.delete(dir.resolve("removed"));
-        assertThatThrownBy(l::renew).isInstanceOf(LockLostException.class).hasMessageContaining("was removed while held");
+        assertThatThrownBy(l::renew)
+                .isInstanceOf(LockLostException.class)
+                .hasMessageContaining("was removed while held");
         assertThat(told.get()).isNotNull();
         assertThat(l.isValid()).isFalse();
         l.close();
@@ -234,7 +247,8 @@ class FlockBackendTest {
         Files.writeString(victim, "precious");
         Files.createSymbolicLink(dir.resolve("trap"), victim);
         try {
-            assertThatThrownBy(() -> locks.tryAcquire("trap")).isInstanceOf(LockBackendException.class)
+            assertThatThrownBy(() -> locks.tryAcquire("trap"))
+                    .isInstanceOf(LockBackendException.class)
                     .hasMessageContaining("symbolic link");
             assertThat(Files.readString(victim)).isEqualTo("precious");
         } finally {
@@ -277,20 +291,32 @@ class FlockBackendTest {
         try (LockSpace s = Interlock.open("flock:" + sub)) {
             s.tryAcquire("x").orElseThrow().close();
         }
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(sub))).isEqualTo("rwx------");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(sub)))
+                .isEqualTo("rwx------");
     }
 
     @Test
     void missingParent_notADirectory_badUri_areClearErrors() throws Exception {
         assertThatThrownBy(() -> Interlock.open("flock:" + dir.resolve("no/such/dir")))
-                .isInstanceOf(LockBackendException.class).hasMessageContaining("does not exist").hasMessageContaining("mkdir -p");
+                .isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("does not exist")
+                .hasMessageContaining("mkdir -p");
         Files.writeString(dir.resolve("file"), "");
         assertThatThrownBy(() -> Interlock.open("flock:" + dir.resolve("file")))
-                .isInstanceOf(LockBackendException.class).hasMessageContaining("is not a directory");
-        assertThatThrownBy(() -> Interlock.open("flock:")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("names no directory");
-        assertThatThrownBy(() -> Interlock.open("flock://host/x")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("names a host");
-        assertThatThrownBy(() -> Interlock.open("nosuch:/x")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("flock");
-        assertThatThrownBy(() -> Interlock.open("/just/a/path")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("scheme");
+                .isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("is not a directory");
+        assertThatThrownBy(() -> Interlock.open("flock:"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("names no directory");
+        assertThatThrownBy(() -> Interlock.open("flock://host/x"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("names a host");
+        assertThatThrownBy(() -> Interlock.open("nosuch:/x"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("flock");
+        assertThatThrownBy(() -> Interlock.open("/just/a/path"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("scheme");
     }
 
     @Test
@@ -301,7 +327,9 @@ class FlockBackendTest {
             Files.delete(sub.resolve("x"));
             Files.delete(sub.resolve(".gates"));
             Files.delete(sub);
-            assertThatThrownBy(() -> s.tryAcquire("x")).isInstanceOf(LockBackendException.class).hasMessageContaining("was removed");
+            assertThatThrownBy(() -> s.tryAcquire("x"))
+                    .isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("was removed");
         }
     }
 
@@ -319,7 +347,8 @@ class FlockBackendTest {
     void waitersThatGaveUp_leaveNoWatches() throws Exception {
         try (Lease held = locks.tryAcquire("w").orElseThrow()) {
             for (int i = 0; i < 3; i++) {
-                assertThatThrownBy(() -> locks.acquire("w", Duration.ofMillis(50))).isInstanceOf(dev.interlock.LockTimeoutException.class);
+                assertThatThrownBy(() -> locks.acquire("w", Duration.ofMillis(50)))
+                        .isInstanceOf(dev.interlock.LockTimeoutException.class);
             }
         }
         FlockBackend b = (FlockBackend) Spaces.backend(locks);
@@ -359,9 +388,12 @@ class FlockBackendTest {
         ProcessBuilder pb = ChildJvm.builder(FlockHolder.class, List.of(), "flock:" + dir, "ro", "EXCLUSIVE");
         List<String> cmd = new java.util.ArrayList<>(List.of("unshare", "--user"));
         cmd.addAll(pb.command());
-        Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        Process p = new ProcessBuilder(cmd)
+                .redirectError(ProcessBuilder.Redirect.INHERIT)
+                .start();
         try {
-            String line = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8)).readLine();
+            String line =
+                    new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8)).readLine();
             assertThat(line).as("acquired the lock on read-only files").startsWith("HELD ");
             assertThat(Long.parseLong(line.substring(5))).isGreaterThan(before);
             assertThat(locks.tryAcquire("ro")).isEmpty();
@@ -383,7 +415,8 @@ class FlockBackendTest {
         try (LockSpace s = Interlock.open("flock:" + shared)) {
             s.tryAcquire("x", Mode.SHARED).orElseThrow().close();
         }
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(shared.resolve(".gates")))).isEqualTo("rwxrwx---");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(shared.resolve(".gates"))))
+                .isEqualTo("rwxrwx---");
     }
 
     @Test
@@ -391,8 +424,14 @@ class FlockBackendTest {
         try (Lease l = locks.tryAcquire("cloexec").orElseThrow()) {
             int fd = l.inheritableDescriptor().orElseThrow();
             String flags = Files.readAllLines(Path.of("/proc/self/fdinfo/" + fd)).stream()
-                    .filter(x -> x.startsWith("flags:")).findFirst().orElseThrow().substring(6).trim();
-            assertThat(Long.parseLong(flags, 8) & 02000000).as("O_CLOEXEC in %s", flags).isNotZero();
+                    .filter(x -> x.startsWith("flags:"))
+                    .findFirst()
+                    .orElseThrow()
+                    .substring(6)
+                    .trim();
+            assertThat(Long.parseLong(flags, 8) & 02000000)
+                    .as("O_CLOEXEC in %s", flags)
+                    .isNotZero();
         }
     }
 
@@ -423,7 +462,10 @@ class FlockBackendTest {
         p.getOutputStream().close();
         String rest = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
-        assertThat(line + rest).contains("is writable by every user").contains("break the exclusion").contains("HELD");
+        assertThat(line + rest)
+                .contains("is writable by every user")
+                .contains("break the exclusion")
+                .contains("HELD");
     }
 
     private LockSpace other() {

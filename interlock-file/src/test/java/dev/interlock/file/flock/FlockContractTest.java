@@ -35,7 +35,11 @@ class FlockContractTest extends LockSpaceContract {
             public boolean takeAway(Lease lease) {
                 try {
                     Path fresh = Files.createFile(dir.resolve(".replacement-" + lease.name()));
-                    Files.move(fresh, dir.resolve(lease.name()), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+                    Files.move(
+                            fresh,
+                            dir.resolve(lease.name()),
+                            StandardCopyOption.REPLACE_EXISTING,
+                            StandardCopyOption.ATOMIC_MOVE);
                     return true;
                 } catch (IOException e) {
                     throw new UncheckedIOException(e);

@@ -51,16 +51,20 @@ class FlockDirectoryTest {
         mode(rootOnly, 0700);
         Files.createSymbolicLink(shared.resolve(".gates"), rootOnly);
         try (LockSpace locks = Interlock.open("flock:" + shared)) {
-            assertThatThrownBy(() -> locks.tryAcquire("nologin", Mode.SHARED)).isInstanceOf(LockBackendException.class)
+            assertThatThrownBy(() -> locks.tryAcquire("nologin", Mode.SHARED))
+                    .isInstanceOf(LockBackendException.class)
                     .hasMessageContaining(shared.resolve(".gates") + " is a symbolic link")
                     .hasMessageContaining("rm " + shared.resolve(".gates"));
-            assertThatThrownBy(() -> locks.tryAcquire("nologin")).isInstanceOf(LockBackendException.class)
+            assertThatThrownBy(() -> locks.tryAcquire("nologin"))
+                    .isInstanceOf(LockBackendException.class)
                     .hasMessageContaining("symbolic link");
         }
         try (var entries = Files.list(rootOnly)) {
             assertThat(entries).as("files created through the planted link").isEmpty();
         }
-        assertThat(Files.isSymbolicLink(shared.resolve(".gates"))).as("the link is left for the user to inspect").isTrue();
+        assertThat(Files.isSymbolicLink(shared.resolve(".gates")))
+                .as("the link is left for the user to inspect")
+                .isTrue();
     }
 
     @Test
@@ -68,7 +72,8 @@ class FlockDirectoryTest {
         Path d = Files.createDirectory(tmp.resolve("d"));
         Files.writeString(d.resolve(".gates"), "");
         try (LockSpace locks = Interlock.open("flock:" + d)) {
-            assertThatThrownBy(() -> locks.tryAcquire("x", Mode.SHARED)).isInstanceOf(LockBackendException.class)
+            assertThatThrownBy(() -> locks.tryAcquire("x", Mode.SHARED))
+                    .isInstanceOf(LockBackendException.class)
                     .hasMessageContaining(".gates is not a directory");
         }
     }
@@ -80,7 +85,8 @@ class FlockDirectoryTest {
         mode(gates, 0777);
         Files.setAttribute(gates, "unix:uid", 4242);
         try (LockSpace locks = Interlock.open("flock:" + shared)) {
-            assertThatThrownBy(() -> locks.tryAcquire("x", Mode.SHARED)).isInstanceOf(LockBackendException.class)
+            assertThatThrownBy(() -> locks.tryAcquire("x", Mode.SHARED))
+                    .isInstanceOf(LockBackendException.class)
                     .hasMessageContaining(".gates belongs to uid 4242, not to you")
                     .hasMessageContaining("mkdir -m 1777 " + gates);
             assertThat(gates.resolve("x")).doesNotExist();
@@ -128,9 +134,14 @@ class FlockDirectoryTest {
         Path typo = tmp.resolve("lokcs");
         try (LockSpace locks = Interlock.open("flock:" + typo)) {
             String expected = "no lock space at " + typo + " (nothing was created)";
-            assertThatThrownBy(() -> locks.status("x")).isInstanceOf(LockBackendException.class).hasMessageContaining(expected);
-            assertThatThrownBy(locks::list).isInstanceOf(LockBackendException.class).hasMessageContaining(expected);
-            assertThatThrownBy(() -> locks.breakLock("x", "h:1:2:0123456789abcdef")).isInstanceOf(UnsupportedOperationException.class)
+            assertThatThrownBy(() -> locks.status("x"))
+                    .isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining(expected);
+            assertThatThrownBy(locks::list)
+                    .isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining(expected);
+            assertThatThrownBy(() -> locks.breakLock("x", "h:1:2:0123456789abcdef"))
+                    .isInstanceOf(UnsupportedOperationException.class)
                     .hasMessageContaining("cannot break");
         }
         assertThat(typo).doesNotExist();
@@ -144,7 +155,8 @@ class FlockDirectoryTest {
             try (Lease l = locks.tryAcquire("x").orElseThrow()) {
                 assertThat(later).isDirectory();
                 assertThat(later.resolve(".gates")).isDirectory();
-                assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(later))).isEqualTo("rwx------");
+                assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(later)))
+                        .isEqualTo("rwx------");
                 assertThat(locks.status("x").holders()).hasSize(1);
                 assertThat(locks.list()).hasSize(1);
             }
@@ -161,7 +173,8 @@ class FlockDirectoryTest {
             Files.move(d, tmp.resolve("d.old"));
             Files.createDirectory(d);
             // The name in the directory we hold is still our inode, but others now lock d/x in the new directory.
-            assertThatThrownBy(l::renew).isInstanceOf(LockLostException.class)
+            assertThatThrownBy(l::renew)
+                    .isInstanceOf(LockLostException.class)
                     .hasMessageContaining("lock directory " + d + " was removed or replaced");
             assertThat(told.get()).isNotNull();
             l.close();
@@ -172,7 +185,8 @@ class FlockDirectoryTest {
     void waiter_watchesTheFilesItHoldsOpen() throws Exception {
         Path d = Files.createDirectory(tmp.resolve("d"));
         KernelWait.enable(false); // the inotify path: a kernel wait watches nothing
-        try (LockSpace locks = Interlock.open("flock:" + d); LockSpace other = Interlock.open("flock:" + d)) {
+        try (LockSpace locks = Interlock.open("flock:" + d);
+                LockSpace other = Interlock.open("flock:" + d)) {
             FlockBackend b = (FlockBackend) Spaces.backend(other);
             Lease held = locks.tryAcquire("w").orElseThrow();
             AtomicReference<Lease> got = new AtomicReference<>();

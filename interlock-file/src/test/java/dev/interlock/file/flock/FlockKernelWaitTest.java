@@ -35,31 +35,40 @@ class FlockKernelWaitTest {
     /** A thread acquiring "w" in {@code space}; completes with the lease or the exception. */
     private static CompletableFuture<Object> waiter(LockSpace space, String name) {
         CompletableFuture<Object> f = new CompletableFuture<>();
-        Thread t = new Thread(() -> {
-            try {
-                f.complete(space.acquire("w", Timing.seconds(60)));
-            } catch (Throwable e) {
-                f.complete(e);
-            }
-        }, name);
+        Thread t = new Thread(
+                () -> {
+                    try {
+                        f.complete(space.acquire("w", Timing.seconds(60)));
+                    } catch (Throwable e) {
+                        f.complete(e);
+                    }
+                },
+                name);
         t.setDaemon(true);
         t.start();
         return f;
     }
 
     private static Thread thread(String name) {
-        return Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().equals(name)).findFirst().orElse(null);
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.getName().equals(name))
+                .findFirst()
+                .orElse(null);
     }
 
     private static boolean asleepInFlock(String name) {
         Thread t = thread(name);
-        return t != null && Arrays.stream(t.getStackTrace()).limit(12)
-                .anyMatch(e -> e.getClassName().endsWith(".KernelWait") && e.getMethodName().equals("flock"));
+        return t != null
+                && Arrays.stream(t.getStackTrace())
+                        .limit(12)
+                        .anyMatch(e -> e.getClassName().endsWith(".KernelWait")
+                                && e.getMethodName().equals("flock"));
     }
 
     @Test
     void waitersSleepInFlock_andEachReleaseHandsTheLockOn() throws Exception {
-        try (LockSpace holder = Interlock.open("flock:" + dir); LockSpace a = Interlock.open("flock:" + dir);
+        try (LockSpace holder = Interlock.open("flock:" + dir);
+                LockSpace a = Interlock.open("flock:" + dir);
                 LockSpace b = Interlock.open("flock:" + dir)) {
             Lease held = holder.tryAcquire("w").orElseThrow();
             CompletableFuture<Object> first = waiter(a, "first-waiter");
@@ -81,14 +90,17 @@ class FlockKernelWaitTest {
 
     @Test
     void closingTheSpace_endsAWaitAsleepInFlock_atOnce() throws Exception {
-        try (LockSpace holder = Interlock.open("flock:" + dir); Lease held = holder.tryAcquire("w").orElseThrow()) {
+        try (LockSpace holder = Interlock.open("flock:" + dir);
+                Lease held = holder.tryAcquire("w").orElseThrow()) {
             LockSpace waiting = Interlock.open("flock:" + dir);
             CompletableFuture<Object> w = waiter(waiting, "closed-waiter");
             await().atMost(Timing.seconds(10)).until(() -> asleepInFlock("closed-waiter"));
             long start = System.nanoTime();
             waiting.close();
             Object result = w.get(10, TimeUnit.SECONDS);
-            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("the wait ended after the close in").isLessThan(Timing.seconds(1));
+            assertThat(Duration.ofNanos(System.nanoTime() - start))
+                    .as("the wait ended after the close in")
+                    .isLessThan(Timing.seconds(1));
             assertThat(result).isInstanceOf(IllegalStateException.class);
         }
     }

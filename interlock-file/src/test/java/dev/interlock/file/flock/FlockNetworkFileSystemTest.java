@@ -33,13 +33,22 @@ class FlockNetworkFileSystemTest {
 
     private static FlockBackend open(String uri, IntToLongFunction fileSystemType) {
         int colon = uri.indexOf(':');
-        return FlockBackend.open(new BackendConfig(uri, "flock", uri.substring(colon + 1), Ticker.system(), Clock.systemUTC(),
-                Duration.ofSeconds(30)), fileSystemType);
+        return FlockBackend.open(
+                new BackendConfig(
+                        uri,
+                        "flock",
+                        uri.substring(colon + 1),
+                        Ticker.system(),
+                        Clock.systemUTC(),
+                        Duration.ofSeconds(30)),
+                fileSystemType);
     }
 
     /** What coreutils stat(1) says the type of {@code p}'s file system is. */
     private static long statType(Path p) throws Exception {
-        Process proc = new ProcessBuilder("stat", "-f", "-c", "%t", p.toString()).redirectErrorStream(true).start();
+        Process proc = new ProcessBuilder("stat", "-f", "-c", "%t", p.toString())
+                .redirectErrorStream(true)
+                .start();
         String out = new String(proc.getInputStream().readAllBytes(), StandardCharsets.US_ASCII).trim();
         assertThat(proc.waitFor(20, TimeUnit.SECONDS)).isTrue();
         assertThat(proc.exitValue()).as(out).isZero();
@@ -47,7 +56,11 @@ class FlockNetworkFileSystemTest {
     }
 
     private static long ourType(Path p) {
-        int fd = LibcFiles.openat(LibcFiles.AT_FDCWD, LibcFiles.path(p), LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_CLOEXEC, 0);
+        int fd = LibcFiles.openat(
+                LibcFiles.AT_FDCWD,
+                LibcFiles.path(p),
+                LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_CLOEXEC,
+                0);
         assertThat(fd).as("open %s: %s", p, Errno.describe(Errno.last())).isNotNegative();
         try {
             return LibcFiles.fileSystemType(fd);
@@ -61,7 +74,9 @@ class FlockNetworkFileSystemTest {
         for (Path p : new Path[] {tmp, Path.of("/tmp"), Path.of("/"), Path.of("/dev/shm"), Path.of("/proc")}) {
             if (Files.isDirectory(p)) {
                 assertThat(ourType(p)).as("f_type of %s", p).isEqualTo(statType(p));
-                assertThat(NetworkFileSystems.name(ourType(p))).as("%s is local", p).isEmpty();
+                assertThat(NetworkFileSystems.name(ourType(p)))
+                        .as("%s is local", p)
+                        .isEmpty();
             }
         }
         assertThat(ourType(Path.of("/proc"))).isEqualTo(0x9fa0);
@@ -76,19 +91,22 @@ class FlockNetworkFileSystemTest {
     @Test
     void networkFileSystem_isRefusedByDefault_namingItAndPointingToDir() throws IOException {
         Path d = Files.createDirectory(tmp.resolve("d"));
-        assertThatThrownBy(() -> open("flock:" + d, fd -> NFS)).isInstanceOf(LockBackendException.class)
+        assertThatThrownBy(() -> open("flock:" + d, fd -> NFS))
+                .isInstanceOf(LockBackendException.class)
                 .hasMessageContaining(d + " is on NFS (file system type 0x6969), a network file system")
                 .hasMessageContaining("status says 'free' while another host holds a lock")
                 .hasMessageContaining("use dir:" + d)
                 .hasMessageContaining("flock:" + d + "?network=allow");
-        assertThatThrownBy(() -> open("flock:" + d, fd -> SMB2)).isInstanceOf(LockBackendException.class)
+        assertThatThrownBy(() -> open("flock:" + d, fd -> SMB2))
+                .isInstanceOf(LockBackendException.class)
                 .hasMessageContaining("is on SMB2/SMB3 (file system type 0xFE534D42)");
     }
 
     @Test
     void missingDirectoryOnANetworkFileSystem_isRefusedAtOpen_andNotCreated() {
         Path d = tmp.resolve("not-yet");
-        assertThatThrownBy(() -> open("flock:" + d, fd -> NFS)).isInstanceOf(LockBackendException.class)
+        assertThatThrownBy(() -> open("flock:" + d, fd -> NFS))
+                .isInstanceOf(LockBackendException.class)
                 .hasMessageContaining(tmp + " is on NFS");
         assertThat(d).doesNotExist();
     }
@@ -96,7 +114,8 @@ class FlockNetworkFileSystemTest {
     @Test
     void networkAllow_opensAndLocks() throws IOException {
         Path d = Files.createDirectory(tmp.resolve("d"));
-        try (LockSpace locks = Interlock.builder(open("flock:" + d + "?network=allow", fd -> NFS)).open()) {
+        try (LockSpace locks = Interlock.builder(open("flock:" + d + "?network=allow", fd -> NFS))
+                .open()) {
             locks.tryAcquire("x", Mode.SHARED).orElseThrow().close();
             locks.tryAcquire("x").orElseThrow().close();
             assertThat(locks.status("x").isFree()).isTrue();
@@ -116,11 +135,16 @@ class FlockNetworkFileSystemTest {
 
     @Test
     void badOptions_areClearUsageErrors() {
-        assertThatThrownBy(() -> Interlock.open("flock:" + tmp + "?network=yes")).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("not 'yes'").hasMessageContaining("allow or refuse");
-        assertThatThrownBy(() -> Interlock.open("flock:" + tmp + "?timeout=5")).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("unknown option 'timeout'").hasMessageContaining("network=...");
-        assertThatThrownBy(() -> Interlock.open("flock:" + tmp + "#x")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> Interlock.open("flock:" + tmp + "?network=yes"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("not 'yes'")
+                .hasMessageContaining("allow or refuse");
+        assertThatThrownBy(() -> Interlock.open("flock:" + tmp + "?timeout=5"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("unknown option 'timeout'")
+                .hasMessageContaining("network=...");
+        assertThatThrownBy(() -> Interlock.open("flock:" + tmp + "#x"))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("'#'");
     }
 }

@@ -12,8 +12,8 @@ import dev.interlock.file.internal.KernelWait;
 import dev.interlock.file.internal.LibcEvents;
 import dev.interlock.file.internal.LibcFiles;
 import dev.interlock.file.internal.Waker;
-import dev.interlock.spi.support.Spaces;
 import dev.interlock.spi.AcquireSpec;
+import dev.interlock.spi.support.Spaces;
 import dev.interlock.testkit.Timing;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -62,12 +62,14 @@ class FlockWakeupTest {
         LockSpace space = Interlock.open("flock:" + dir);
         open.add(space);
         FlockBackend b = (FlockBackend) Spaces.backend(space);
-        FlockAttempt a = (FlockAttempt) b.attempt(
-                new AcquireSpec("w", Mode.EXCLUSIVE, Owner.newAcquisition(), Duration.ofMinutes(1)));
+        FlockAttempt a = (FlockAttempt)
+                b.attempt(new AcquireSpec("w", Mode.EXCLUSIVE, Owner.newAcquisition(), Duration.ofMinutes(1)));
         open.add(a);
         assertThat(a.tryAcquire()).isEmpty();
         a.await(0);
-        assertThat(b.watchCount()).as("one watch: the lock file if it holds the gate, else the gate file").isEqualTo(1);
+        assertThat(b.watchCount())
+                .as("one watch: the lock file if it holds the gate, else the gate file")
+                .isEqualTo(1);
         return a;
     }
 
@@ -79,12 +81,15 @@ class FlockWakeupTest {
      */
     private void settle() throws Exception {
         Path lockFile = dir.resolve("w");
-        int fd = LibcFiles.openat(LibcFiles.AT_FDCWD, LibcFiles.path(lockFile), LibcFiles.O_RDONLY | LibcFiles.O_CLOEXEC, 0);
+        int fd = LibcFiles.openat(
+                LibcFiles.AT_FDCWD, LibcFiles.path(lockFile), LibcFiles.O_RDONLY | LibcFiles.O_CLOEXEC, 0);
         assertThat(fd).isNotNegative();
         Waker barrier = new Waker();
         try (InotifyWatcher.Watch w = InotifyWatcher.process().watch(fd, LibcEvents.IN_ATTRIB, barrier)) {
             Files.setPosixFilePermissions(lockFile, Files.getPosixFilePermissions(lockFile));
-            assertThat(barrier.awaitChange(0, Timing.seconds(10).toNanos())).as("the barrier event arrived").isTrue();
+            assertThat(barrier.awaitChange(0, Timing.seconds(10).toNanos()))
+                    .as("the barrier event arrived")
+                    .isTrue();
         } finally {
             LibcFiles.close(fd);
         }
@@ -100,11 +105,17 @@ class FlockWakeupTest {
         held.close();
         settle(); // reads the events queued so far, the release's among them, and passes them on
         assertThat(a.wakeups()).as("the gate holder woken by the release").isGreaterThan(seenA);
-        assertThat(b.wakeups()).as("the other waiter not woken: it could not go on (no herd)").isEqualTo(seenB);
+        assertThat(b.wakeups())
+                .as("the other waiter not woken: it could not go on (no herd)")
+                .isEqualTo(seenB);
         var granted = a.tryAcquire();
-        assertThat(granted).as("the first waiter holds the gate, and now the lock").isPresent();
+        assertThat(granted)
+                .as("the first waiter holds the gate, and now the lock")
+                .isPresent();
         settle();
-        assertThat(b.wakeups()).as("woken when the gate holder got the lock and let the gate go").isGreaterThan(seenB);
+        assertThat(b.wakeups())
+                .as("woken when the gate holder got the lock and let the gate go")
+                .isGreaterThan(seenB);
         granted.get().release();
     }
 
@@ -121,7 +132,9 @@ class FlockWakeupTest {
         var granted = a.tryAcquire();
         assertThat(granted).isPresent();
         settle();
-        assertThat(b.wakeups()).as("the remaining waiter woken by the gate's release").isGreaterThan(seen);
+        assertThat(b.wakeups())
+                .as("the remaining waiter woken by the gate's release")
+                .isGreaterThan(seen);
         granted.get().release();
     }
 
@@ -129,8 +142,8 @@ class FlockWakeupTest {
     void closingTheSpace_wakesItsWaiters_andReturnsAtOnce() throws Exception {
         LockSpace space = Interlock.open("flock:" + dir);
         FlockBackend b = (FlockBackend) Spaces.backend(space);
-        FlockAttempt a = (FlockAttempt) b.attempt(
-                new AcquireSpec("w", Mode.EXCLUSIVE, Owner.newAcquisition(), Duration.ofMinutes(1)));
+        FlockAttempt a = (FlockAttempt)
+                b.attempt(new AcquireSpec("w", Mode.EXCLUSIVE, Owner.newAcquisition(), Duration.ofMinutes(1)));
         assertThat(a.tryAcquire()).isEmpty();
         a.await(0);
         long seen = a.wakeups();

@@ -29,9 +29,15 @@ class NameMappingTest {
     void longNames_areHashed() {
         String f = NameMapping.fileName("é".repeat(100));
         assertThat(f).startsWith(".h-").hasSize(3 + 64);
-        assertThat(NameMapping.fileName("x".repeat(201))).as("too long to be plain or encoded").startsWith(".h-");
-        assertThat(NameMapping.fileName("/".repeat(65))).as("encoding fits in 200").isEqualTo(".x-" + "%2F".repeat(65));
-        assertThat(NameMapping.fileName("/".repeat(66))).as("encoding would exceed 200").startsWith(".h-");
+        assertThat(NameMapping.fileName("x".repeat(201)))
+                .as("too long to be plain or encoded")
+                .startsWith(".h-");
+        assertThat(NameMapping.fileName("/".repeat(65)))
+                .as("encoding fits in 200")
+                .isEqualTo(".x-" + "%2F".repeat(65));
+        assertThat(NameMapping.fileName("/".repeat(66)))
+                .as("encoding would exceed 200")
+                .startsWith(".h-");
     }
 
     @Test
@@ -43,13 +49,16 @@ class NameMappingTest {
             StringBuilder sb = new StringBuilder();
             int len = 1 + rnd.nextInt(8);
             for (int j = 0; j < len; j++) {
-                int cp = alphabet.codePointAt(alphabet.offsetByCodePoints(0, rnd.nextInt(alphabet.codePointCount(0, alphabet.length()))));
+                int cp = alphabet.codePointAt(
+                        alphabet.offsetByCodePoints(0, rnd.nextInt(alphabet.codePointCount(0, alphabet.length()))));
                 sb.appendCodePoint(cp);
             }
             String name = sb.toString();
             String file = NameMapping.fileName(name);
             String before = seen.putIfAbsent(file, name);
-            assertThat(before == null || before.equals(name)).as("%s and %s share %s", before, name, file).isTrue();
+            assertThat(before == null || before.equals(name))
+                    .as("%s and %s share %s", before, name, file)
+                    .isTrue();
             assertThat(file).doesNotContain("/").isNotIn(".", "..");
             if (!NameMapping.isHashed(file)) {
                 assertThat(NameMapping.nameOf(file)).contains(name);
@@ -59,7 +68,9 @@ class NameMappingTest {
 
     @Test
     void nameOf_rejectsNonCanonicalAndForeignFiles() {
-        assertThat(NameMapping.nameOf(".x-a%2fb")).as("lower-case escape is not canonical").isEmpty();
+        assertThat(NameMapping.nameOf(".x-a%2fb"))
+                .as("lower-case escape is not canonical")
+                .isEmpty();
         assertThat(NameMapping.nameOf(".x-a%2")).isEmpty();
         assertThat(NameMapping.nameOf(".gates")).isEmpty();
         assertThat(NameMapping.nameOf("has space")).isEmpty();

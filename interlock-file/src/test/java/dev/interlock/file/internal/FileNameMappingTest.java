@@ -26,7 +26,9 @@ class FileNameMappingTest {
         // read '.x-abc' back as lock 'abc', whose file is 'abc').
         assertThat(flock.nameOf(".x-abc")).isEmpty();
         assertThat(dir.nameOf("%abc")).isEmpty();
-        assertThat(flock.nameOf(".x-a%2fb")).as("lower-case hex is not canonical").isEmpty();
+        assertThat(flock.nameOf(".x-a%2fb"))
+                .as("lower-case hex is not canonical")
+                .isEmpty();
         assertThat(flock.nameOf(".hidden")).isEmpty();
     }
 
@@ -45,7 +47,9 @@ class FileNameMappingTest {
                 String name = sb.toString();
                 String file = m.fileName(name);
                 String before = byFile.putIfAbsent(file, name);
-                assertThat(before == null || before.equals(name)).as(name + " and " + before + " share " + file).isTrue();
+                assertThat(before == null || before.equals(name))
+                        .as(name + " and " + before + " share " + file)
+                        .isTrue();
                 assertThat(file).doesNotContain("/").isNotIn(".", "..");
                 if (!m.isHashed(file)) {
                     assertThat(m.nameOf(file)).contains(name);

@@ -20,7 +20,9 @@ class FileSpaceUriTest {
     @ValueSource(strings = {"flock", "dir"})
     void theSameFormsOpen_onBothFileBackends(String scheme) throws Exception {
         Path d = Files.createDirectory(tmp.resolve("with space"));
-        for (String uri : new String[] {scheme + ":" + d, scheme + "://" + d, scheme + ":" + d + "/", scheme + ":" + d + "/../" + d.getFileName()}) {
+        for (String uri : new String[] {
+            scheme + ":" + d, scheme + "://" + d, scheme + ":" + d + "/", scheme + ":" + d + "/../" + d.getFileName()
+        }) {
             try (LockSpace s = Interlock.open(uri)) {
                 assertThat(s.uri()).as(uri).isEqualTo(scheme + ":" + d);
                 s.tryAcquire("x").orElseThrow().close();
@@ -28,21 +30,29 @@ class FileSpaceUriTest {
         }
         Path cwd = Path.of("").toAbsolutePath();
         try (LockSpace s = Interlock.open(scheme + ":relative-not-made")) {
-            assertThat(s.uri()).as("a relative path is resolved against the working directory").isEqualTo(scheme + ":" + cwd.resolve("relative-not-made"));
+            assertThat(s.uri())
+                    .as("a relative path is resolved against the working directory")
+                    .isEqualTo(scheme + ":" + cwd.resolve("relative-not-made"));
         }
-        assertThat(cwd.resolve("relative-not-made")).as("opening creates nothing").doesNotExist();
+        assertThat(cwd.resolve("relative-not-made"))
+                .as("opening creates nothing")
+                .doesNotExist();
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"flock", "dir"})
     void theSameFormsAreRefused_onBothFileBackends(String scheme) {
-        assertThatThrownBy(() -> Interlock.open(scheme + "://otherhost/locks")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> Interlock.open(scheme + "://otherhost/locks"))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("names a host ('otherhost')");
-        assertThatThrownBy(() -> Interlock.open(scheme + ":")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> Interlock.open(scheme + ":"))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("names no directory");
-        assertThatThrownBy(() -> Interlock.open(scheme + ":" + tmp + "#x")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> Interlock.open(scheme + ":" + tmp + "#x"))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("'#'");
-        assertThatThrownBy(() -> Interlock.open(scheme + ":" + tmp + "?nosuch=1")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> Interlock.open(scheme + ":" + tmp + "?nosuch=1"))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("unknown option 'nosuch'");
     }
 }

@@ -90,12 +90,20 @@ class InotifyWatcherTest {
         watch(open(f), LibcEvents.IN_CLOSE_WRITE, closes);
         watch(open(f), LibcEvents.IN_ATTRIB, attributes); // a plain inotify_add_watch would leave only IN_ATTRIB
         touchAttributes(f);
-        assertThat(attributes.awaitChange(0, WAIT)).as("woken by the attribute change").isTrue();
+        assertThat(attributes.awaitChange(0, WAIT))
+                .as("woken by the attribute change")
+                .isTrue();
         writeAndClose(f);
-        assertThat(closes.awaitChange(0, WAIT)).as("the first user still gets its close events").isTrue();
+        assertThat(closes.awaitChange(0, WAIT))
+                .as("the first user still gets its close events")
+                .isTrue();
         touchAttributes(f);
-        assertThat(attributes.awaitChange(1, WAIT)).as("the later event has been passed on, so every earlier one too").isTrue();
-        assertThat(closes.seq()).as("woken once: by the close, not by the attribute changes it did not ask for").isEqualTo(1);
+        assertThat(attributes.awaitChange(1, WAIT))
+                .as("the later event has been passed on, so every earlier one too")
+                .isTrue();
+        assertThat(closes.seq())
+                .as("woken once: by the close, not by the attribute changes it did not ask for")
+                .isEqualTo(1);
     }
 
     @Test
@@ -126,7 +134,9 @@ class InotifyWatcherTest {
         assertThat(InotifyWatcher.process().watchedInodes()).isEqualTo(before + 1);
         w2.close();
         assertThat(InotifyWatcher.process().watchedInodes()).isEqualTo(before);
-        assertThat(InotifyWatcher.process().idleInodes()).as("the kernel's watch is removed later").isPositive();
+        assertThat(InotifyWatcher.process().idleInodes())
+                .as("the kernel's watch is removed later")
+                .isPositive();
         InotifyWatcher.process().flushIdle();
         assertThat(InotifyWatcher.process().idleInodes()).isZero();
     }
@@ -176,14 +186,16 @@ class InotifyWatcherTest {
         volatile boolean interruptedAfter;
 
         Waiting(Waker k, long seen, long nanos) {
-            thread = new Thread(() -> {
-                try {
-                    changed = k.awaitChange(seen, nanos);
-                } catch (Throwable t) {
-                    failure = t;
-                    interruptedAfter = Thread.currentThread().isInterrupted();
-                }
-            }, "waiting-test");
+            thread = new Thread(
+                    () -> {
+                        try {
+                            changed = k.awaitChange(seen, nanos);
+                        } catch (Throwable t) {
+                            failure = t;
+                            interruptedAfter = Thread.currentThread().isInterrupted();
+                        }
+                    },
+                    "waiting-test");
             thread.setDaemon(true);
             thread.start();
         }
@@ -202,7 +214,8 @@ class InotifyWatcherTest {
         return w;
     }
 
-    private static void awaitState(String what, java.util.function.BooleanSupplier condition) throws InterruptedException {
+    private static void awaitState(String what, java.util.function.BooleanSupplier condition)
+            throws InterruptedException {
         long deadline = System.nanoTime() + WAIT;
         while (!condition.getAsBoolean()) {
             assertThat(System.nanoTime() - deadline).as("waited for: %s", what).isNegative();
@@ -222,9 +235,12 @@ class InotifyWatcherTest {
         w.join();
         assertThat(w.failure).isNull();
         assertThat(w.changed).as("woken by the change").isTrue();
-        assertThat(watcher.ownWakeups()).as("the waiter found its own event: the kernel woke it directly").isGreaterThan(own);
+        assertThat(watcher.ownWakeups())
+                .as("the waiter found its own event: the kernel woke it directly")
+                .isGreaterThan(own);
         assertThat(watcher.hasLeader()).as("nobody leads once nobody waits").isFalse();
-        assertThat(Thread.getAllStackTraces().keySet()).as("no reader thread of ours")
+        assertThat(Thread.getAllStackTraces().keySet())
+                .as("no reader thread of ours")
                 .noneMatch(t -> t.getName().startsWith("interlock-inotify"));
     }
 
@@ -242,7 +258,9 @@ class InotifyWatcherTest {
         awaitState("the first waiter leads", watcher::hasLeader);
         // Long enough that only a hand-over, not its own time running out, lets the follower see its event.
         Waiting follower = new Waiting(second, second.seq(), Timing.seconds(60).toNanos());
-        awaitState("the second waiter sleeps as a follower", () -> follower.thread.getState() == Thread.State.TIMED_WAITING);
+        awaitState(
+                "the second waiter sleeps as a follower",
+                () -> follower.thread.getState() == Thread.State.TIMED_WAITING);
         touchAttributes(f1);
         leader.join();
         assertThat(leader.changed).isTrue();
@@ -250,18 +268,23 @@ class InotifyWatcherTest {
         touchAttributes(f2);
         follower.join();
         assertThat(follower.failure).isNull();
-        assertThat(follower.changed).as("the follower saw its own event after the leader left").isTrue();
+        assertThat(follower.changed)
+                .as("the follower saw its own event after the leader left")
+                .isTrue();
     }
 
     @Test
     void interruptingTheLeader_endsItsPoll_withInterruptedException() throws Exception {
         InotifyWatcher watcher = InotifyWatcher.process();
         Waiting w = leaderOn(Files.createFile(tmp.resolve("f")), new Waker());
-        awaitState("the waiter is in poll(2)", () -> w.thread.getState() == Thread.State.RUNNABLE && watcher.hasLeader());
+        awaitState(
+                "the waiter is in poll(2)", () -> w.thread.getState() == Thread.State.RUNNABLE && watcher.hasLeader());
         w.thread.interrupt();
         w.join();
         assertThat(w.failure).isInstanceOf(InterruptedException.class);
-        assertThat(w.interruptedAfter).as("the interrupt status is cleared, as with any InterruptedException").isFalse();
+        assertThat(w.interruptedAfter)
+                .as("the interrupt status is cleared, as with any InterruptedException")
+                .isFalse();
         assertThat(watcher.hasLeader()).isFalse();
     }
 
@@ -295,8 +318,11 @@ class InotifyWatcherTest {
         Waker k = new Waker();
         watch(open(f), LibcEvents.IN_ATTRIB, k);
         long start = System.nanoTime();
-        assertThat(k.awaitChange(k.seq(), java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(5))).isFalse();
-        assertThat(System.nanoTime() - start).as("waited its time").isGreaterThanOrEqualTo(java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(5));
+        assertThat(k.awaitChange(k.seq(), java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(5)))
+                .isFalse();
+        assertThat(System.nanoTime() - start)
+                .as("waited its time")
+                .isGreaterThanOrEqualTo(java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(5));
         assertThat(InotifyWatcher.process().hasLeader()).isFalse();
     }
 }

@@ -43,7 +43,8 @@ class KernelWaitTest {
         Path f = Files.createFile(tmp.resolve("lock"));
         holder = open(f);
         waiter = open(f);
-        assertThat(LibcFiles.flock(holder, LibcFiles.LOCK_EX | LibcFiles.LOCK_NB)).isZero();
+        assertThat(LibcFiles.flock(holder, LibcFiles.LOCK_EX | LibcFiles.LOCK_NB))
+                .isZero();
     }
 
     @AfterEach
@@ -59,7 +60,9 @@ class KernelWaitTest {
     }
 
     private static long timers() throws IOException {
-        return Files.readAllLines(Path.of("/proc/self/timers")).stream().filter(l -> l.startsWith("ID:")).count();
+        return Files.readAllLines(Path.of("/proc/self/timers")).stream()
+                .filter(l -> l.startsWith("ID:"))
+                .count();
     }
 
     /** A thread waiting with {@link KernelWait#flock}; its thread id is known once it has started. */
@@ -72,16 +75,18 @@ class KernelWaitTest {
         final Thread thread;
 
         Waiting(int fd, long nanos) {
-            thread = new Thread(() -> {
-                tid.set(LibcSignals.syscall(LibcSignals.SYS_GETTID, 0, null, null, 0));
-                try {
-                    result.set(KernelWait.flock(fd, LibcFiles.LOCK_EX, nanos, waker, waker.seq()));
-                    thrown.complete(null);
-                } catch (Throwable t) {
-                    interruptedAfter = Thread.currentThread().isInterrupted();
-                    thrown.complete(t);
-                }
-            }, "kernel-waiter");
+            thread = new Thread(
+                    () -> {
+                        tid.set(LibcSignals.syscall(LibcSignals.SYS_GETTID, 0, null, null, 0));
+                        try {
+                            result.set(KernelWait.flock(fd, LibcFiles.LOCK_EX, nanos, waker, waker.seq()));
+                            thrown.complete(null);
+                        } catch (Throwable t) {
+                            interruptedAfter = Thread.currentThread().isInterrupted();
+                            thrown.complete(t);
+                        }
+                    },
+                    "kernel-waiter");
             thread.start();
         }
 
@@ -91,7 +96,8 @@ class KernelWaitTest {
             if (t < 0) {
                 return false;
             }
-            String line = Files.readString(Path.of("/proc/self/task/" + t + "/syscall")).trim();
+            String line = Files.readString(Path.of("/proc/self/task/" + t + "/syscall"))
+                    .trim();
             return line.startsWith(SYS_FLOCK + " ");
         }
 
@@ -113,7 +119,9 @@ class KernelWaitTest {
         assertThat(LibcFiles.flock(holder, LibcFiles.LOCK_UN)).isZero();
         assertThat(w.end()).isNull();
         assertThat(w.result.get()).isEqualTo(KernelWait.LOCKED);
-        assertThat(LibcFiles.flock(holder, LibcFiles.LOCK_EX | LibcFiles.LOCK_NB)).as("the waiter holds it").isEqualTo(-1);
+        assertThat(LibcFiles.flock(holder, LibcFiles.LOCK_EX | LibcFiles.LOCK_NB))
+                .as("the waiter holds it")
+                .isEqualTo(-1);
         assertThat(timers()).as("the timer is deleted").isEqualTo(before);
     }
 
@@ -126,7 +134,9 @@ class KernelWaitTest {
         long took = System.nanoTime() - start;
         assertThat(w.result.get()).isEqualTo(KernelWait.ENDED);
         assertThat(took).isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(200));
-        assertThat(LibcFiles.flock(waiter, LibcFiles.LOCK_EX | LibcFiles.LOCK_NB)).as("nothing was taken").isEqualTo(-1);
+        assertThat(LibcFiles.flock(waiter, LibcFiles.LOCK_EX | LibcFiles.LOCK_NB))
+                .as("nothing was taken")
+                .isEqualTo(-1);
         assertThat(timers()).isEqualTo(before);
     }
 
@@ -148,7 +158,8 @@ class KernelWaitTest {
         AtomicInteger result = new AtomicInteger(Integer.MIN_VALUE);
         Waker waker = new Waker();
         Thread.currentThread().interrupt();
-        assertThatThrownBy(() -> result.set(KernelWait.flock(waiter, LibcFiles.LOCK_EX, Timing.seconds(60).toNanos(), waker, waker.seq())))
+        assertThatThrownBy(() -> result.set(KernelWait.flock(
+                        waiter, LibcFiles.LOCK_EX, Timing.seconds(60).toNanos(), waker, waker.seq())))
                 .isInstanceOf(InterruptedException.class);
         assertThat(Thread.interrupted()).as("status cleared").isFalse();
     }
@@ -167,6 +178,8 @@ class KernelWaitTest {
         Waker waker = new Waker();
         long seen = waker.seq();
         waker.wake();
-        assertThat(KernelWait.flock(waiter, LibcFiles.LOCK_EX, Timing.seconds(60).toNanos(), waker, seen)).isEqualTo(KernelWait.ENDED);
+        assertThat(KernelWait.flock(
+                        waiter, LibcFiles.LOCK_EX, Timing.seconds(60).toNanos(), waker, seen))
+                .isEqualTo(KernelWait.ENDED);
     }
 }

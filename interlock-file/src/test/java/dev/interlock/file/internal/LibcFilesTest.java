@@ -59,8 +59,11 @@ class LibcFilesTest {
             assertThat(st.mode() & 07777).isEqualTo(((Number) Files.getAttribute(f, "unix:mode")).intValue() & 07777);
             assertThat(st.uid()).isEqualTo(((Number) Files.getAttribute(f, "unix:uid")).intValue());
             assertThat(st.isRegularFile()).isTrue();
-            assertThat(st.sameFile(LibcFiles.statx(LibcFiles.AT_FDCWD, LibcFiles.path(tmp.resolve("second-name")), 0))).isTrue();
-            assertThat(LibcFiles.lstatAt(LibcFiles.AT_FDCWD, LibcFiles.path(tmp)).isDirectory()).isTrue();
+            assertThat(st.sameFile(LibcFiles.statx(LibcFiles.AT_FDCWD, LibcFiles.path(tmp.resolve("second-name")), 0)))
+                    .isTrue();
+            assertThat(LibcFiles.lstatAt(LibcFiles.AT_FDCWD, LibcFiles.path(tmp))
+                            .isDirectory())
+                    .isTrue();
         } finally {
             LibcFiles.close(fd);
         }
@@ -77,7 +80,8 @@ class LibcFilesTest {
             List<LibcFiles.DirEntry> entries = LibcFiles.readDirectory(fd);
             assertThat(entries).isNotNull();
             Map<String, Byte> byName = entries.stream()
-                    .collect(Collectors.toMap(e -> new String(e.name(), StandardCharsets.UTF_8), LibcFiles.DirEntry::type));
+                    .collect(Collectors.toMap(
+                            e -> new String(e.name(), StandardCharsets.UTF_8), LibcFiles.DirEntry::type));
             assertThat(byName).containsOnlyKeys("a-file", "a-dir", "a-link", "é-" + "x".repeat(200));
             assertThat(byName.get("a-file")).isIn(LibcFiles.DT_REG, LibcFiles.DT_UNKNOWN);
             assertThat(byName.get("a-dir")).isIn(LibcFiles.DT_DIR, LibcFiles.DT_UNKNOWN);
@@ -94,7 +98,8 @@ class LibcFilesTest {
         assertThat(Errno.describe(Errno.ESTALE)).isEqualTo("stale file handle (ESTALE)");
         assertThat(Errno.describe(71)).endsWith("(errno 71)").doesNotContain("Exception");
         assertThat(new ErrnoException(Errno.ELOOP).getMessage()).isEqualTo("too many levels of symbolic links (ELOOP)");
-        assertThat(LibcFiles.openat(LibcFiles.AT_FDCWD, LibcFiles.path(tmp.resolve("missing")), LibcFiles.O_RDONLY, 0)).isEqualTo(-1);
+        assertThat(LibcFiles.openat(LibcFiles.AT_FDCWD, LibcFiles.path(tmp.resolve("missing")), LibcFiles.O_RDONLY, 0))
+                .isEqualTo(-1);
         assertThat(Errno.describeLast()).isEqualTo("no such file or directory (ENOENT)");
     }
 }

@@ -42,7 +42,8 @@ class NativeFilesTest {
 
     @Test
     void tryFlock_onAnythingButBusy_throwsTheErrno() {
-        ErrnoException e = catchThrowableOfType(() -> NativeFiles.tryFlock(-1, LibcFiles.LOCK_EX), ErrnoException.class);
+        ErrnoException e =
+                catchThrowableOfType(() -> NativeFiles.tryFlock(-1, LibcFiles.LOCK_EX), ErrnoException.class);
         assertThat(e.errno()).isEqualTo(Errno.EBADF);
         assertThat(e).hasMessage("bad file descriptor (EBADF)");
     }
@@ -50,12 +51,16 @@ class NativeFilesTest {
     @Test
     void aFailedCall_throwsItsErrno_withTheErrnoText() {
         byte[] missing = LibcFiles.path(tmp.resolve("missing"));
-        ErrnoException open = catchThrowableOfType(() -> NativeFiles.openat(LibcFiles.AT_FDCWD, missing, RW, 0), ErrnoException.class);
+        ErrnoException open = catchThrowableOfType(
+                () -> NativeFiles.openat(LibcFiles.AT_FDCWD, missing, RW, 0), ErrnoException.class);
         assertThat(open.errno()).isEqualTo(Errno.ENOENT);
         assertThat(open).hasMessage("no such file or directory (ENOENT)");
-        ErrnoException stat = catchThrowableOfType(() -> NativeFiles.statx(LibcFiles.AT_FDCWD, missing, 0), ErrnoException.class);
+        ErrnoException stat =
+                catchThrowableOfType(() -> NativeFiles.statx(LibcFiles.AT_FDCWD, missing, 0), ErrnoException.class);
         assertThat(stat.errno()).isEqualTo(Errno.ENOENT);
-        assertThat(NativeFiles.lstatMode(LibcFiles.AT_FDCWD, tmp.resolve("missing").toString())).isEqualTo(-1);
+        assertThat(NativeFiles.lstatMode(
+                        LibcFiles.AT_FDCWD, tmp.resolve("missing").toString()))
+                .isEqualTo(-1);
     }
 
     @Test
@@ -64,17 +69,26 @@ class NativeFilesTest {
         int fd = NativeFiles.openat(LibcFiles.AT_FDCWD, file, RW, 0);
         NativeFiles.cutOff(true);
         try {
-            assertThat(catchThrowableOfType(() -> NativeFiles.openat(LibcFiles.AT_FDCWD, file, RW, 0), ErrnoException.class).errno())
+            assertThat(catchThrowableOfType(
+                                    () -> NativeFiles.openat(LibcFiles.AT_FDCWD, file, RW, 0), ErrnoException.class)
+                            .errno())
                     .isEqualTo(Errno.EIO);
-            assertThat(catchThrowableOfType(() -> NativeFiles.statx(LibcFiles.AT_FDCWD, file, 0), ErrnoException.class).errno())
+            assertThat(catchThrowableOfType(() -> NativeFiles.statx(LibcFiles.AT_FDCWD, file, 0), ErrnoException.class)
+                            .errno())
                     .isEqualTo(Errno.EIO);
-            assertThat(catchThrowableOfType(() -> NativeFiles.mkdirat(LibcFiles.AT_FDCWD, tmp.resolve("d").toString(), 0700),
-                    ErrnoException.class).errno()).isEqualTo(Errno.EIO);
-            assertThat(NativeFiles.tryFlock(fd, LibcFiles.LOCK_EX)).isTrue(); // a descriptor is no name: the kernel lock still works
+            assertThat(catchThrowableOfType(
+                                    () -> NativeFiles.mkdirat(
+                                            LibcFiles.AT_FDCWD, tmp.resolve("d").toString(), 0700),
+                                    ErrnoException.class)
+                            .errno())
+                    .isEqualTo(Errno.EIO);
+            assertThat(NativeFiles.tryFlock(fd, LibcFiles.LOCK_EX))
+                    .isTrue(); // a descriptor is no name: the kernel lock still works
         } finally {
             NativeFiles.cutOff(false);
             NativeFiles.close(fd);
         }
-        assertThat(NativeFiles.statx(LibcFiles.AT_FDCWD, file, 0).isRegularFile()).isTrue();
+        assertThat(NativeFiles.statx(LibcFiles.AT_FDCWD, file, 0).isRegularFile())
+                .isTrue();
     }
 }

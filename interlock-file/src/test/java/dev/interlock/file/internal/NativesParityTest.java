@@ -26,7 +26,9 @@ class NativesParityTest {
     private static Set<String> signatures(Method[] methods, boolean wantStatic) {
         Set<String> out = new TreeSet<>();
         for (Method m : methods) {
-            if (Modifier.isPublic(m.getModifiers()) && Modifier.isStatic(m.getModifiers()) == wantStatic && !m.isSynthetic()) {
+            if (Modifier.isPublic(m.getModifiers())
+                    && Modifier.isStatic(m.getModifiers()) == wantStatic
+                    && !m.isSynthetic()) {
                 out.add(m.getReturnType().getSimpleName() + " " + m.getName() + Arrays.toString(m.getParameterTypes()));
             }
         }
@@ -41,7 +43,8 @@ class NativesParityTest {
         for (Class<?>[] g : GROUPS) {
             Set<String> wanted = signatures(g[0].getMethods(), false);
             wanted.removeAll(UNPUBLISHED);
-            assertThat(signatures(g[1].getDeclaredMethods(), true)).as(g[1].getSimpleName() + " publishes " + g[0].getName())
+            assertThat(signatures(g[1].getDeclaredMethods(), true))
+                    .as(g[1].getSimpleName() + " publishes " + g[0].getName())
                     .containsAll(wanted);
         }
     }
@@ -49,7 +52,9 @@ class NativesParityTest {
     @Test
     void jna_implementsEveryFunction_andNoOther() {
         for (Class<?>[] g : GROUPS) {
-            assertThat(signatures(g[2].getDeclaredMethods(), false)).as(g[2].getName()).isEqualTo(signatures(g[0].getMethods(), false));
+            assertThat(signatures(g[2].getDeclaredMethods(), false))
+                    .as(g[2].getName())
+                    .isEqualTo(signatures(g[0].getMethods(), false));
         }
     }
 
@@ -65,15 +70,22 @@ class NativesParityTest {
         }
         for (Class<?>[] g : GROUPS) {
             Class<?> impl = Class.forName(ffm.getName() + "$" + g[0].getSimpleName());
-            assertThat(signatures(impl.getDeclaredMethods(), false)).as(impl.getName()).isEqualTo(signatures(g[0].getMethods(), false));
+            assertThat(signatures(impl.getDeclaredMethods(), false))
+                    .as(impl.getName())
+                    .isEqualTo(signatures(g[0].getMethods(), false));
         }
-        assertThat(signatures(ffm.getDeclaredMethods(), false)).isEqualTo(signatures(Natives.class.getMethods(), false));
+        assertThat(signatures(ffm.getDeclaredMethods(), false))
+                .isEqualTo(signatures(Natives.class.getMethods(), false));
     }
 
     @Test
     void theEventGroup_hasPollAndEventfd_withTheirSignatures() throws Exception {
-        assertThat(LibcEvents.class.getMethod("poll", byte[].class, long.class, int.class).getReturnType()).isEqualTo(int.class);
-        assertThat(LibcEvents.class.getMethod("eventfd", int.class, int.class).getReturnType()).isEqualTo(int.class);
+        assertThat(LibcEvents.class
+                        .getMethod("poll", byte[].class, long.class, int.class)
+                        .getReturnType())
+                .isEqualTo(int.class);
+        assertThat(LibcEvents.class.getMethod("eventfd", int.class, int.class).getReturnType())
+                .isEqualTo(int.class);
         assertThat(LibcEvents.EFD_CLOEXEC).isEqualTo(02000000);
         assertThat(LibcEvents.EFD_NONBLOCK).isEqualTo(04000);
         assertThat(LibcEvents.POLLIN).isEqualTo(1);

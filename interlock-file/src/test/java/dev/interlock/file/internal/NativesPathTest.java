@@ -22,7 +22,9 @@ class NativesPathTest {
             assumeTrue(Runtime.version().feature() < 22, "on JDK 22+ the path depends on how the classes are packaged");
             expected = "jna";
         }
-        assertThat(Libc.NATIVES.name()).as("native path on JDK " + Runtime.version()).isEqualTo(expected);
+        assertThat(Libc.NATIVES.name())
+                .as("native path on JDK " + Runtime.version())
+                .isEqualTo(expected);
     }
 
     /** Whichever class is initialised first, the FFM class or Libc, Libc must see the FFM instance. */
@@ -30,11 +32,19 @@ class NativesPathTest {
     void ffm_isChosen_evenWhenItsClassIsInitialisedBeforeLibc() throws Exception {
         assumeTrue("ffm".equals(System.getProperty("interlock.test.natives")), "only where FFM is the expected path");
         Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-        Process p = new ProcessBuilder(java.toString(), "--enable-native-access=ALL-UNNAMED", "-cp",
-                System.getProperty("java.class.path"), FfmFirstMain.class.getName()).redirectErrorStream(true).start();
+        Process p = new ProcessBuilder(
+                        java.toString(),
+                        "--enable-native-access=ALL-UNNAMED",
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        FfmFirstMain.class.getName())
+                .redirectErrorStream(true)
+                .start();
         assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
-        assertThat(out).as("class path " + System.getProperty("java.class.path").replace(File.pathSeparator, "\n")).isEqualTo("ffm");
+        assertThat(out)
+                .as("class path " + System.getProperty("java.class.path").replace(File.pathSeparator, "\n"))
+                .isEqualTo("ffm");
     }
 
     @Test

@@ -45,7 +45,8 @@ class NativesTest {
         Natives.Files f = n.files();
         assertThat(f.close(-1)).isEqualTo(-1);
         assertThat(n.errno()).isEqualTo(Errno.EBADF);
-        assertThat(f.openat(LibcFiles.AT_FDCWD, LibcFiles.cstring("/nonexistent/x"), LibcFiles.O_RDONLY, 0)).isEqualTo(-1);
+        assertThat(f.openat(LibcFiles.AT_FDCWD, LibcFiles.cstring("/nonexistent/x"), LibcFiles.O_RDONLY, 0))
+                .isEqualTo(-1);
         assertThat(n.errno()).isEqualTo(Errno.ENOENT);
         n.errno(Errno.EINTR);
         assertThat(n.errno()).isEqualTo(Errno.EINTR);
@@ -58,7 +59,11 @@ class NativesTest {
     void files_readWriteStatRenameLinkList(Natives n) throws Exception {
         Natives.Files f = n.files();
         Path a = tmp.resolve("a");
-        int fd = f.openat(LibcFiles.AT_FDCWD, c(a), LibcFiles.O_RDWR | LibcFiles.O_CREAT | LibcFiles.O_EXCL | LibcFiles.O_CLOEXEC, 0640);
+        int fd = f.openat(
+                LibcFiles.AT_FDCWD,
+                c(a),
+                LibcFiles.O_RDWR | LibcFiles.O_CREAT | LibcFiles.O_EXCL | LibcFiles.O_CLOEXEC,
+                0640);
         assertThat(fd).as(Errno.describe(n.errno())).isNotNegative();
         byte[] hello = "hello world".getBytes(StandardCharsets.US_ASCII);
         assertThat(f.write(fd, hello, 5)).isEqualTo(5);
@@ -69,7 +74,8 @@ class NativesTest {
         assertThat(new String(back, 0, 16, StandardCharsets.US_ASCII)).isEqualTo("hellohello world");
         assertThat(back[31]).as("not written past what was read").isEqualTo((byte) 42);
         byte[] st = new byte[256];
-        assertThat(f.statx(fd, LibcFiles.EMPTY_PATH, LibcFiles.AT_EMPTY_PATH, LibcFiles.STATX_BASIC_STATS, st)).isZero();
+        assertThat(f.statx(fd, LibcFiles.EMPTY_PATH, LibcFiles.AT_EMPTY_PATH, LibcFiles.STATX_BASIC_STATS, st))
+                .isZero();
         assertThat(LibcFiles.getInt(st, 40)).isEqualTo(16); // stx_size
         assertThat(f.flock(fd, LibcFiles.LOCK_EX | LibcFiles.LOCK_NB)).isZero();
         assertThat(f.fchown(fd, -1, -1)).as("(uid_t) -1: unchanged").isZero();
@@ -79,8 +85,15 @@ class NativesTest {
         assertThat(f.close(fd)).isZero();
         assertThat(Files.readString(a)).isEqualTo("hel");
 
-        assertThat(f.renameat(LibcFiles.AT_FDCWD, c(a), LibcFiles.AT_FDCWD, c(tmp.resolve("a-much-longer-second-name")))).isZero();
-        assertThat(f.linkat(LibcFiles.AT_FDCWD, c(tmp.resolve("a-much-longer-second-name")), LibcFiles.AT_FDCWD, c(tmp.resolve("b")), 0))
+        assertThat(f.renameat(
+                        LibcFiles.AT_FDCWD, c(a), LibcFiles.AT_FDCWD, c(tmp.resolve("a-much-longer-second-name"))))
+                .isZero();
+        assertThat(f.linkat(
+                        LibcFiles.AT_FDCWD,
+                        c(tmp.resolve("a-much-longer-second-name")),
+                        LibcFiles.AT_FDCWD,
+                        c(tmp.resolve("b")),
+                        0))
                 .isZero();
         assertThat(f.mkdirat(LibcFiles.AT_FDCWD, c(tmp.resolve("d")), 0700)).isZero();
         assertThat(f.mkdirat(LibcFiles.AT_FDCWD, c(tmp.resolve("d")), 0700)).isEqualTo(-1);
@@ -90,14 +103,18 @@ class NativesTest {
         long len = f.readlinkat(LibcFiles.AT_FDCWD, c(tmp.resolve("l")), link, link.length);
         assertThat(new String(link, 0, (int) len, StandardCharsets.US_ASCII)).isEqualTo("some/target");
         assertThat(f.unlinkat(LibcFiles.AT_FDCWD, c(tmp.resolve("b")), 0)).isZero();
-        assertThat(f.faccessat(LibcFiles.AT_FDCWD, c(tmp.resolve("b")), LibcFiles.W_OK, 0)).isEqualTo(-1);
+        assertThat(f.faccessat(LibcFiles.AT_FDCWD, c(tmp.resolve("b")), LibcFiles.W_OK, 0))
+                .isEqualTo(-1);
         assertThat(n.errno()).isEqualTo(Errno.ENOENT);
 
-        int dir = f.openat(LibcFiles.AT_FDCWD, c(tmp), LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_CLOEXEC, 0);
+        int dir = f.openat(
+                LibcFiles.AT_FDCWD, c(tmp), LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_CLOEXEC, 0);
         byte[] dents = new byte[LibcFiles.DENTS_SIZE];
         long got = f.getdents64(dir, dents);
         assertThat(got).isPositive();
-        assertThat(new String(dents, 0, (int) got, StandardCharsets.ISO_8859_1)).contains("a-much-longer-second-name").contains("l\0");
+        assertThat(new String(dents, 0, (int) got, StandardCharsets.ISO_8859_1))
+                .contains("a-much-longer-second-name")
+                .contains("l\0");
         f.close(dir);
         assertThat(f.geteuid()).isEqualTo(LibcFiles.geteuid());
     }
@@ -117,8 +134,13 @@ class NativesTest {
             pfd.putInt(8, -1).putShort(12, (short) LibcEvents.POLLIN).putShort(14, (short) 0x7777);
             byte[] fds = pfd.array();
             assertThat(e.poll(fds, 2, 0)).isZero();
-            assertThat(ByteBuffer.wrap(fds).order(ByteOrder.nativeOrder()).getShort(6)).as("revents written back").isZero();
-            byte[] one = ByteBuffer.allocate(8).order(ByteOrder.nativeOrder()).putLong(0, 1).array();
+            assertThat(ByteBuffer.wrap(fds).order(ByteOrder.nativeOrder()).getShort(6))
+                    .as("revents written back")
+                    .isZero();
+            byte[] one = ByteBuffer.allocate(8)
+                    .order(ByteOrder.nativeOrder())
+                    .putLong(0, 1)
+                    .array();
             assertThat(f.write(efd, one, 8)).isEqualTo(8);
             assertThat(e.poll(fds, 2, 1000)).isEqualTo(1);
             ByteBuffer r = ByteBuffer.wrap(fds).order(ByteOrder.nativeOrder());
@@ -126,7 +148,8 @@ class NativesTest {
             assertThat(r.getShort(14)).as("a negative fd is ignored").isZero();
             byte[] count = new byte[8];
             assertThat(f.read(efd, count, 8)).isEqualTo(8);
-            assertThat(ByteBuffer.wrap(count).order(ByteOrder.nativeOrder()).getLong(0)).isEqualTo(1);
+            assertThat(ByteBuffer.wrap(count).order(ByteOrder.nativeOrder()).getLong(0))
+                    .isEqualTo(1);
             assertThat(f.read(efd, count, 8)).isEqualTo(-1);
             assertThat(n.errno()).isEqualTo(Errno.EAGAIN);
         } finally {
@@ -147,7 +170,8 @@ class NativesTest {
             byte[] ev = new byte[4096];
             long len = n.files().read(fd, ev, ev.length);
             assertThat(len).isGreaterThan(16);
-            assertThat(new String(ev, 16, (int) len - 16, StandardCharsets.US_ASCII)).startsWith("new");
+            assertThat(new String(ev, 16, (int) len - 16, StandardCharsets.US_ASCII))
+                    .startsWith("new");
             assertThat(e.inotify_rm_watch(fd, wd)).isZero();
         } finally {
             n.files().close(fd);

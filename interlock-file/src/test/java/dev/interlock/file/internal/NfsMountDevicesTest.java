@@ -11,7 +11,8 @@ import org.junit.jupiter.api.Test;
  * the lock by the device of the mount it was taken through.
  */
 class NfsMountDevicesTest {
-    static final String MOUNTINFO = String.join("\n",
+    static final String MOUNTINFO = String.join(
+            "\n",
             "22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw",
             "40 22 0:52 / /mnt/a rw,relatime shared:20 - nfs4 srv:/export rw,vers=4.2,acregmin=3",
             "41 22 0:53 / /mnt/b rw,relatime shared:21 - nfs4 srv:/export rw,vers=4.2,actimeo=3",
@@ -40,8 +41,10 @@ class NfsMountDevicesTest {
     @Test
     void flocksOn_aHolderThroughTheOtherMount_isFound_byTheSameInodeNumber() {
         // Locked through /mnt/a (0:52 = 00:34), looked at through /mnt/b (0:53 = 00:35).
-        String procLocks = "1: FLOCK  ADVISORY  WRITE 4242 00:34:1234 0 EOF\n2: FLOCK  ADVISORY  WRITE 77 00:36:1234 0 EOF\n";
-        assertThat(ProcLocks.flocksOn(new long[] {NfsMountDevices.device(0, 53)}, 1234, procLocks)).isEmpty();
+        String procLocks =
+                "1: FLOCK  ADVISORY  WRITE 4242 00:34:1234 0 EOF\n2: FLOCK  ADVISORY  WRITE 77 00:36:1234 0 EOF\n";
+        assertThat(ProcLocks.flocksOn(new long[] {NfsMountDevices.device(0, 53)}, 1234, procLocks))
+                .isEmpty();
         assertThat(ProcLocks.flocksOn(NfsMountDevices.sameShare(0, 53, MOUNTINFO), 1234, procLocks))
                 .containsExactly(new ProcLocks.Entry(Mode.EXCLUSIVE, 4242, false));
     }

@@ -12,7 +12,8 @@ class ProcLocksFileTest {
     void keepWarm_stopsOnceSomebodyElseHasRead() throws Exception {
         int before = ProcLocksFile.warmReads();
         int reads = ProcLocksFile.reads();
-        CompletableFuture<Integer> warm = CompletableFuture.supplyAsync(() -> ProcLocksFile.keepWarm(reads, TimeUnit.MINUTES.toNanos(1)));
+        CompletableFuture<Integer> warm =
+                CompletableFuture.supplyAsync(() -> ProcLocksFile.keepWarm(reads, TimeUnit.MINUTES.toNanos(1)));
         long limit = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (ProcLocksFile.warmReads() == before && System.nanoTime() - limit < 0) {
             Thread.onSpinWait();

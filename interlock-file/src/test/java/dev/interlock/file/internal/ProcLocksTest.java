@@ -38,8 +38,10 @@ class ProcLocksTest {
         List<java.nio.channels.FileChannel> held = new java.util.ArrayList<>();
         try {
             for (int i = 0; i < 800; i++) {
-                java.nio.channels.FileChannel c = java.nio.channels.FileChannel.open(tmp.resolve("l" + i),
-                        java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE);
+                java.nio.channels.FileChannel c = java.nio.channels.FileChannel.open(
+                        tmp.resolve("l" + i),
+                        java.nio.file.StandardOpenOption.CREATE,
+                        java.nio.file.StandardOpenOption.WRITE);
                 held.add(c);
                 assertThat(c.tryLock()).isNotNull(); // fcntl locks: listed as POSIX, skipped by flocksOn
             }

@@ -28,8 +28,10 @@ class ReplaceTargetWithoutGateTest {
     @Test
     void fencedCommit_underALease_withdrawsAnOlderHoldersWrite_whichIsThenRefused() throws Exception {
         Path f = Files.writeString(tmp.resolve("f"), "old\n");
-        try (LockSpace locks = Interlock.open("mem:nogate"); Lease lease = locks.acquire("f", Duration.ofSeconds(30));
-                ReplaceTarget stale = ReplaceTarget.openWithoutGate(f); ReplaceTarget newer = ReplaceTarget.openWithoutGate(f)) {
+        try (LockSpace locks = Interlock.open("mem:nogate");
+                Lease lease = locks.acquire("f", Duration.ofSeconds(30));
+                ReplaceTarget stale = ReplaceTarget.openWithoutGate(f);
+                ReplaceTarget newer = ReplaceTarget.openWithoutGate(f)) {
             ReplaceTarget.Temp six = stale.createTemp(null);
             ReplaceTarget.Temp seven = newer.createTemp(null);
             try {
@@ -41,8 +43,10 @@ class ReplaceTargetWithoutGateTest {
                 assertThat(newer.commit(seven, 7, lease)).isTrue();
 
                 assertThat(tmp.resolve(six.shown())).as("withdrawn").doesNotExist();
-                assertThatThrownBy(() -> stale.commit(six, 6, lease)).isInstanceOfSatisfying(FencedWriteException.class,
-                        e -> assertThat(e.currentToken()).isEqualTo(7));
+                assertThatThrownBy(() -> stale.commit(six, 6, lease))
+                        .isInstanceOfSatisfying(
+                                FencedWriteException.class,
+                                e -> assertThat(e.currentToken()).isEqualTo(7));
                 assertThat(Files.readString(f)).isEqualTo("seven\n");
                 assertThat(newer.fence()).hasValue(7);
             } finally {
@@ -60,8 +64,10 @@ class ReplaceTargetWithoutGateTest {
             try {
                 t.write(tmpFile, "new\n".getBytes(StandardCharsets.US_ASCII));
                 t.setFence(tmpFile, 3);
-                assertThatThrownBy(() -> t.commit(tmpFile, 3, null)).isInstanceOfSatisfying(AtomicFileException.class,
-                        e -> assertThat(e.reason()).isEqualTo(AtomicFileException.Reason.FENCE_UNSUPPORTED))
+                assertThatThrownBy(() -> t.commit(tmpFile, 3, null))
+                        .isInstanceOfSatisfying(
+                                AtomicFileException.class,
+                                e -> assertThat(e.reason()).isEqualTo(AtomicFileException.Reason.FENCE_UNSUPPORTED))
                         .hasMessageContaining("a fenced write without a lease needs it");
             } finally {
                 t.removeTemp(tmpFile);

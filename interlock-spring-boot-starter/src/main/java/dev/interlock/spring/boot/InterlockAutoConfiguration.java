@@ -24,17 +24,23 @@ import org.springframework.context.annotation.Conditional;
  * <p>Ordered after the auto-configurations that make the DataSource, the meter registry and the
  * observation registry, named as strings for both Boot 4 and Boot 3 package names.
  */
-@AutoConfiguration(afterName = {
-        "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
-        "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration"})
+@AutoConfiguration(
+        afterName = {
+            "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+            "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration"
+        })
 @EnableConfigurationProperties(InterlockProperties.class)
 public class InterlockAutoConfiguration {
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean(LockSpace.class)
     @Conditional(UriOrDataSource.class)
-    LockSpace interlockLockSpace(InterlockProperties properties, ObjectProvider<DataSource> dataSource, ObjectProvider<LockMetrics> metrics,
+    LockSpace interlockLockSpace(
+            InterlockProperties properties,
+            ObjectProvider<DataSource> dataSource,
+            ObjectProvider<LockMetrics> metrics,
             ObjectProvider<LockSpaceWrapper> wrappers) {
-        LockSpace space = new LockSpaceSettings(properties).open(dataSource.getIfUnique(), metrics.getIfUnique(() -> LockMetrics.NONE));
+        LockSpace space = new LockSpaceSettings(properties)
+                .open(dataSource.getIfUnique(), metrics.getIfUnique(() -> LockMetrics.NONE));
         for (LockSpaceWrapper wrapper : (Iterable<LockSpaceWrapper>) wrappers.orderedStream()::iterator) {
             space = wrapper.wrap(space);
         }
@@ -48,11 +54,9 @@ public class InterlockAutoConfiguration {
         }
 
         @ConditionalOnProperty(prefix = "interlock", name = "uri")
-        static final class UriSet {
-        }
+        static final class UriSet {}
 
         @ConditionalOnBean(DataSource.class)
-        static final class DataSourceExists {
-        }
+        static final class DataSourceExists {}
     }
 }

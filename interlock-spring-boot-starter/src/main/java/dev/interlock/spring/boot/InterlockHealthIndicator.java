@@ -29,9 +29,12 @@ class InterlockHealthIndicator extends AbstractHealthIndicator {
             locks = space.list();
         } catch (RuntimeException e) {
             // The backends' messages name the space with its password masked; no stack trace in the health JSON.
-            builder.down().withDetail("reason", e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage());
+            builder.down()
+                    .withDetail("reason", e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage());
             return;
         }
-        builder.up().withDetail("locks", locks.size()).withDetail("held", locks.stream().filter(l -> !l.isFree()).count());
+        builder.up()
+                .withDetail("locks", locks.size())
+                .withDetail("held", locks.stream().filter(l -> !l.isFree()).count());
     }
 }

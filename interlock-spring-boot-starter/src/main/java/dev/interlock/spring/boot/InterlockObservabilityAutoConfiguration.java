@@ -21,13 +21,16 @@ import org.springframework.context.annotation.Configuration;
  * which picks up the {@link LockMetrics} and {@link LockSpaceWrapper} beans made here, and after
  * Boot's own registries (named for Boot 4 and Boot 3).
  */
-@AutoConfiguration(before = InterlockAutoConfiguration.class, afterName = {
-        "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
-        "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration",
-        "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration",
-        "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
-        "org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration",
-        "org.springframework.boot.actuate.autoconfigure.observation.ObservationAutoConfiguration"})
+@AutoConfiguration(
+        before = InterlockAutoConfiguration.class,
+        afterName = {
+            "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
+            "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration",
+            "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration",
+            "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
+            "org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration",
+            "org.springframework.boot.actuate.autoconfigure.observation.ObservationAutoConfiguration"
+        })
 @EnableConfigurationProperties(InterlockProperties.class)
 public class InterlockObservabilityAutoConfiguration {
     @Configuration(proxyBeanMethods = false)
@@ -38,7 +41,9 @@ public class InterlockObservabilityAutoConfiguration {
         @Bean
         @ConditionalOnMissingBean(LockMetrics.class)
         MicrometerLockMetrics interlockLockMetrics(MeterRegistry registry, InterlockProperties properties) {
-            return MicrometerLockMetrics.builder(registry).tagNames(LockSpaceSettings.tagNames(properties)).build();
+            return MicrometerLockMetrics.builder(registry)
+                    .tagNames(LockSpaceSettings.tagNames(properties))
+                    .build();
         }
     }
 
@@ -49,7 +54,8 @@ public class InterlockObservabilityAutoConfiguration {
     static class Observations {
         @Bean
         LockSpaceWrapper interlockObservations(ObservationRegistry registry, InterlockProperties properties) {
-            return space -> new ObservedLockSpace(space, registry, new LockNameTags(LockSpaceSettings.tagNames(properties)));
+            return space ->
+                    new ObservedLockSpace(space, registry, new LockNameTags(LockSpaceSettings.tagNames(properties)));
         }
     }
 }

@@ -53,30 +53,44 @@ final class LockSpaceSettings {
         String given = properties.getUri();
         boolean onDataSource = wantsDataSource(given);
         if (onDataSource && dataSource == null) {
-            throw new InterlockPropertyException(URI, URI + " is '" + given + "', which means the application's DataSource, but there is no"
-                    + " DataSource bean", "Give a whole URI in " + URI + " (jdbc:postgresql://db/app, redis://cache:6379, dir:/mnt/shared/locks)"
-                    + " or define a DataSource (spring.datasource.url).");
+            throw new InterlockPropertyException(
+                    URI,
+                    URI + " is '" + given + "', which means the application's DataSource, but there is no"
+                            + " DataSource bean",
+                    "Give a whole URI in " + URI
+                            + " (jdbc:postgresql://db/app, redis://cache:6379, dir:/mnt/shared/locks)"
+                            + " or define a DataSource (spring.datasource.url).");
         }
         String base = given == null || given.isBlank() ? "jdbc:" : given.trim();
         List<String> involved = new ArrayList<>(List.of(URI));
         String uri = withOptions(base, involved);
-        Interlock.Builder builder = Interlock.builder(uri).defaultLease(properties.getDefaultLease()).metrics(metrics);
+        Interlock.Builder builder = Interlock.builder(uri)
+                .defaultLease(properties.getDefaultLease())
+                .metrics(metrics);
         if (onDataSource) {
             OnDataSource.use(builder, dataSource);
         }
         // The URI itself is not repeated here: it may carry a password, and the backends' messages show it masked.
         List<String> options = involved.subList(1, involved.size());
-        String from = onDataSource ? "the application's DataSource (" + URI + " " + (given == null ? "absent" : "'" + given + "'") + ")"
-                + (options.isEmpty() ? "" : " with " + String.join(", ", options)) : String.join(", ", involved);
+        String from = onDataSource
+                ? "the application's DataSource (" + URI + " " + (given == null ? "absent" : "'" + given + "'") + ")"
+                        + (options.isEmpty() ? "" : " with " + String.join(", ", options))
+                : String.join(", ", involved);
         try {
             return builder.open();
         } catch (IllegalArgumentException e) {
-            throw new InterlockPropertyException(involved, "Interlock refused the lock space given by " + from + ": " + e.getMessage(),
-                    "Correct " + String.join(" or ", involved) + "; docs/spring-boot.md lists the forms.", e);
+            throw new InterlockPropertyException(
+                    involved,
+                    "Interlock refused the lock space given by " + from + ": " + e.getMessage(),
+                    "Correct " + String.join(" or ", involved) + "; docs/spring-boot.md lists the forms.",
+                    e);
         } catch (LockBackendException e) {
-            throw new InterlockPropertyException(involved, "Interlock could not open the lock space given by " + from + ": " + e.getMessage(),
+            throw new InterlockPropertyException(
+                    involved,
+                    "Interlock could not open the lock space given by " + from + ": " + e.getMessage(),
                     "Check that the backend is reachable and usable with these settings (server running, credentials, the lock"
-                            + " table created or " + CREATE_TABLE + "=true).", e);
+                            + " table created or " + CREATE_TABLE + "=true).",
+                    e);
         }
     }
 
@@ -84,9 +98,12 @@ final class LockSpaceSettings {
     private static final class OnDataSource {
         static void use(Interlock.Builder builder, DataSource dataSource) {
             if (!ClassUtils.isPresent("dev.interlock.jdbc.JdbcLockBackend", LockSpaceSettings.class.getClassLoader())) {
-                throw new InterlockPropertyException(URI, URI + " is absent or a bare jdbc:, which means the application's DataSource, but"
-                        + " dev.interlock:interlock-jdbc is not on the class path", "Add the dependency dev.interlock:interlock-jdbc, or give"
-                        + " another lock space in " + URI + ".");
+                throw new InterlockPropertyException(
+                        URI,
+                        URI + " is absent or a bare jdbc:, which means the application's DataSource, but"
+                                + " dev.interlock:interlock-jdbc is not on the class path",
+                        "Add the dependency dev.interlock:interlock-jdbc, or give" + " another lock space in " + URI
+                                + ".");
             }
             builder.option(JdbcLockBackend.DATA_SOURCE, dataSource);
         }
@@ -101,27 +118,47 @@ final class LockSpaceSettings {
             uri = addOption(uri, scheme, "jdbc", TABLE, "table", jdbc.getTable(), involved);
         }
         if (jdbc.getCreateTable() != null) {
-            uri = addOption(uri, scheme, "jdbc", CREATE_TABLE, "create", jdbc.getCreateTable().toString(), involved);
+            uri = addOption(
+                    uri,
+                    scheme,
+                    "jdbc",
+                    CREATE_TABLE,
+                    "create",
+                    jdbc.getCreateTable().toString(),
+                    involved);
         }
         String prefix = properties.getRedis().getKeyPrefix();
         if (prefix != null) {
-            uri = addOption(uri, scheme.equals("rediss") ? "redis" : scheme, "redis", KEY_PREFIX, "prefix", prefix, involved);
+            uri = addOption(
+                    uri, scheme.equals("rediss") ? "redis" : scheme, "redis", KEY_PREFIX, "prefix", prefix, involved);
         }
         return uri;
     }
 
-    private static String addOption(String uri, String scheme, String forScheme, String property, String option, String value,
+    private static String addOption(
+            String uri,
+            String scheme,
+            String forScheme,
+            String property,
+            String option,
+            String value,
             List<String> involved) {
         if (!scheme.equals(forScheme)) {
-            throw new InterlockPropertyException(property, property + " applies to " + forScheme + ": lock spaces, but " + URI
-                    + " is a " + scheme + ": space", "Remove " + property + ", or point " + URI + " at a " + forScheme + ": space.");
+            throw new InterlockPropertyException(
+                    property,
+                    property + " applies to " + forScheme + ": lock spaces, but " + URI + " is a " + scheme + ": space",
+                    "Remove " + property + ", or point " + URI + " at a " + forScheme + ": space.");
         }
         if (Pattern.compile("[?&]" + option + "=").matcher(uri).find()) {
-            throw new InterlockPropertyException(List.of(property, URI), property + " is set and " + URI + " already has " + option
-                    + "=; say it once", "Remove " + property + " or the " + option + "= option of " + URI + ".", null);
+            throw new InterlockPropertyException(
+                    List.of(property, URI),
+                    property + " is set and " + URI + " already has " + option + "=; say it once",
+                    "Remove " + property + " or the " + option + "= option of " + URI + ".",
+                    null);
         }
         involved.add(property);
-        return uri + (uri.indexOf('?') >= 0 ? "&" : "?") + option + "=" + URLEncoder.encode(value, StandardCharsets.UTF_8);
+        return uri + (uri.indexOf('?') >= 0 ? "&" : "?") + option + "="
+                + URLEncoder.encode(value, StandardCharsets.UTF_8);
     }
 
     private static String scheme(String uri) {
@@ -133,7 +170,9 @@ final class LockSpaceSettings {
     static int tagNames(InterlockProperties properties) {
         int names = properties.getMetrics().getTagNames();
         if (names < 0) {
-            throw new InterlockPropertyException(TAG_NAMES, TAG_NAMES + " must be 0 or more, was " + names,
+            throw new InterlockPropertyException(
+                    TAG_NAMES,
+                    TAG_NAMES + " must be 0 or more, was " + names,
                     "Set " + TAG_NAMES + " to the number of lock names to tag (0: none).");
         }
         return names;
@@ -141,7 +180,9 @@ final class LockSpaceSettings {
 
     static void checkPositive(String property, Duration d) {
         if (d != null && (d.isNegative() || d.isZero())) {
-            throw new InterlockPropertyException(property, property + " must be positive, was " + d,
+            throw new InterlockPropertyException(
+                    property,
+                    property + " must be positive, was " + d,
                     "Set " + property + " to a positive duration such as 30s.");
         }
     }

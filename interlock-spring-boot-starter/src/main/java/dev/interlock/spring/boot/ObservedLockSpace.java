@@ -200,8 +200,11 @@ final class ObservedLockSpace implements LockSpace {
         /** Marks the wait acquired and starts the hold, which ends at the lease's close or loss. */
         private Lease held(Observation wait, Lease lease) {
             String token = Long.toString(lease.token());
-            wait.lowCardinalityKeyValue("interlock.outcome", "acquired").highCardinalityKeyValue("interlock.token", token);
-            Observation hold = observation(HOLD, "interlock hold", name, mode).highCardinalityKeyValue("interlock.token", token).start();
+            wait.lowCardinalityKeyValue("interlock.outcome", "acquired")
+                    .highCardinalityKeyValue("interlock.token", token);
+            Observation hold = observation(HOLD, "interlock hold", name, mode)
+                    .highCardinalityKeyValue("interlock.token", token)
+                    .start();
             return new ObservedLease(lease, hold);
         }
     }

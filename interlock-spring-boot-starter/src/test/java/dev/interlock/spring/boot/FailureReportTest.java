@@ -20,15 +20,19 @@ import org.springframework.boot.test.system.OutputCaptureExtension;
 class FailureReportTest {
     @SpringBootConfiguration
     @EnableAutoConfiguration
-    static class App {
-    }
+    static class App {}
 
     @Test
     void badProperty_applicationFailedToStart_reportNamesThePropertyAndTheAction(CapturedOutput output) {
         SpringApplication app = new SpringApplication(App.class);
-        assertThatThrownBy(() -> app.run("--spring.main.web-application-type=none", "--spring.main.banner-mode=off",
-                "--interlock.uri=mem:report", "--interlock.redis.key-prefix=app:")).isInstanceOf(RuntimeException.class);
-        assertThat(output.toString()).contains("APPLICATION FAILED TO START")
+        assertThatThrownBy(() -> app.run(
+                        "--spring.main.web-application-type=none",
+                        "--spring.main.banner-mode=off",
+                        "--interlock.uri=mem:report",
+                        "--interlock.redis.key-prefix=app:"))
+                .isInstanceOf(RuntimeException.class);
+        assertThat(output.toString())
+                .contains("APPLICATION FAILED TO START")
                 .contains("interlock.redis.key-prefix applies to redis: lock spaces, but interlock.uri is a mem: space")
                 .contains("Remove interlock.redis.key-prefix, or point interlock.uri at a redis: space.");
     }

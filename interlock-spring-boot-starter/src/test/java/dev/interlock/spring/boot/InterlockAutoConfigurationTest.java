@@ -35,9 +35,13 @@ import org.springframework.integration.support.locks.LockRegistry;
 
 /** Every condition of the auto-configuration, on ApplicationContextRunner (no server, no web). */
 class InterlockAutoConfigurationTest {
-    private final ApplicationContextRunner runner = new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(
-            InterlockObservabilityAutoConfiguration.class, InterlockAutoConfiguration.class, InterlockShedLockAutoConfiguration.class,
-            InterlockLockRegistryAutoConfiguration.class, InterlockActuatorAutoConfiguration.class));
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(
+                    InterlockObservabilityAutoConfiguration.class,
+                    InterlockAutoConfiguration.class,
+                    InterlockShedLockAutoConfiguration.class,
+                    InterlockLockRegistryAutoConfiguration.class,
+                    InterlockActuatorAutoConfiguration.class));
 
     private static String mem() {
         return "mem:boot-" + UUID.randomUUID();
@@ -55,12 +59,17 @@ class InterlockAutoConfigurationTest {
     void memUri_givesLockSpaceProviderAndRegistryOnIt() {
         String uri = mem();
         runner.withPropertyValues("interlock.uri=" + uri).run(ctx -> {
-            assertThat(ctx).hasNotFailed().hasSingleBean(LockSpace.class).hasSingleBean(LockProvider.class).hasSingleBean(LockRegistry.class);
+            assertThat(ctx)
+                    .hasNotFailed()
+                    .hasSingleBean(LockSpace.class)
+                    .hasSingleBean(LockProvider.class)
+                    .hasSingleBean(LockRegistry.class);
             LockSpace space = ctx.getBean(LockSpace.class);
             assertThat(space.uri()).isEqualTo(uri);
             assertThat(ctx.getBean(InterlockLockProvider.class).space()).isSameAs(space);
             assertThat(ctx.getBean(InterlockLockRegistry.class).space()).isSameAs(space);
-            assertThat(ctx.getBean(InterlockLockProvider.class).renewsInBackground()).isFalse();
+            assertThat(ctx.getBean(InterlockLockProvider.class).renewsInBackground())
+                    .isFalse();
         });
     }
 
@@ -89,86 +98,114 @@ class InterlockAutoConfigurationTest {
     @Test
     void jdbcUri_h2_withTableProperties_createsThatTable() {
         String url = "jdbc:h2:mem:boot-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1";
-        runner.withPropertyValues("interlock.uri=" + url, "interlock.jdbc.table=app_locks", "interlock.jdbc.create-table=true").run(ctx -> {
-            assertThat(ctx).hasNotFailed();
-            LockSpace space = ctx.getBean(LockSpace.class);
-            assertThat(space.uri()).contains("app_locks");
-            try (Lease lease = space.tryAcquire("job").orElseThrow()) {
-                assertThat(space.status("job").holders()).hasSize(1);
-            }
-        });
+        runner.withPropertyValues(
+                        "interlock.uri=" + url, "interlock.jdbc.table=app_locks", "interlock.jdbc.create-table=true")
+                .run(ctx -> {
+                    assertThat(ctx).hasNotFailed();
+                    LockSpace space = ctx.getBean(LockSpace.class);
+                    assertThat(space.uri()).contains("app_locks");
+                    try (Lease lease = space.tryAcquire("job").orElseThrow()) {
+                        assertThat(space.status("job").holders()).hasSize(1);
+                    }
+                });
     }
 
     @Test
     void jdbcUri_sqlite_onTempFile(@TempDir Path dir) {
-        runner.withPropertyValues("interlock.uri=jdbc:sqlite:" + dir.resolve("locks.db"), "interlock.jdbc.create-table=true").run(ctx -> {
-            assertThat(ctx).hasNotFailed();
-            try (Lease lease = ctx.getBean(LockSpace.class).tryAcquire("job").orElseThrow()) {
-                assertThat(lease.token()).isPositive();
-            }
-        });
+        runner.withPropertyValues(
+                        "interlock.uri=jdbc:sqlite:" + dir.resolve("locks.db"), "interlock.jdbc.create-table=true")
+                .run(ctx -> {
+                    assertThat(ctx).hasNotFailed();
+                    try (Lease lease =
+                            ctx.getBean(LockSpace.class).tryAcquire("job").orElseThrow()) {
+                        assertThat(lease.token()).isPositive();
+                    }
+                });
     }
 
     @Test
     void noUri_withDataSource_usesTheApplicationsDataSource() {
         JdbcDataSource ds = h2();
-        runner.withBean(DataSource.class, () -> ds).withPropertyValues("interlock.jdbc.create-table=true").run(ctx -> {
-            assertThat(ctx).hasNotFailed();
-            LockSpace space = ctx.getBean(LockSpace.class);
-            try (Lease lease = space.tryAcquire("job").orElseThrow()) {
-                // The lock is a row of the application's own database.
-                assertThat(Interlock.builder("jdbc:").option(dev.interlock.jdbc.JdbcLockBackend.DATA_SOURCE, ds).open().tryAcquire("job")).isEmpty();
-            }
-        });
+        runner.withBean(DataSource.class, () -> ds)
+                .withPropertyValues("interlock.jdbc.create-table=true")
+                .run(ctx -> {
+                    assertThat(ctx).hasNotFailed();
+                    LockSpace space = ctx.getBean(LockSpace.class);
+                    try (Lease lease = space.tryAcquire("job").orElseThrow()) {
+                        // The lock is a row of the application's own database.
+                        assertThat(Interlock.builder("jdbc:")
+                                        .option(dev.interlock.jdbc.JdbcLockBackend.DATA_SOURCE, ds)
+                                        .open()
+                                        .tryAcquire("job"))
+                                .isEmpty();
+                    }
+                });
     }
 
     @Test
     void bareJdbcUriWithOptions_withDataSource_usesItWithThoseOptions() {
         JdbcDataSource ds = h2();
-        runner.withBean(DataSource.class, () -> ds).withPropertyValues("interlock.uri=jdbc:?table=job_locks&create=true").run(ctx -> {
-            assertThat(ctx).hasNotFailed();
-            assertThat(ctx.getBean(LockSpace.class).uri()).contains("job_locks");
-        });
+        runner.withBean(DataSource.class, () -> ds)
+                .withPropertyValues("interlock.uri=jdbc:?table=job_locks&create=true")
+                .run(ctx -> {
+                    assertThat(ctx).hasNotFailed();
+                    assertThat(ctx.getBean(LockSpace.class).uri()).contains("job_locks");
+                });
     }
 
     @Test
     void neitherUriNorDataSource_configuresNothing() {
-        runner.run(ctx -> assertThat(ctx).hasNotFailed().doesNotHaveBean(LockSpace.class).doesNotHaveBean(LockProvider.class)
-                .doesNotHaveBean(LockRegistry.class).doesNotHaveBean(HealthIndicator.class));
+        runner.run(ctx -> assertThat(ctx)
+                .hasNotFailed()
+                .doesNotHaveBean(LockSpace.class)
+                .doesNotHaveBean(LockProvider.class)
+                .doesNotHaveBean(LockRegistry.class)
+                .doesNotHaveBean(HealthIndicator.class));
     }
 
     // ------------------------------------------------------------------ adapters present or absent
 
     @Test
     void withoutShedLock_noLockProvider_registryStill() {
-        runner.withClassLoader(new FilteredClassLoader(LockProvider.class)).withPropertyValues("interlock.uri=" + mem())
-                .run(ctx -> assertThat(ctx).hasNotFailed().hasSingleBean(LockSpace.class).doesNotHaveBean("interlockShedLockProvider")
+        runner.withClassLoader(new FilteredClassLoader(LockProvider.class))
+                .withPropertyValues("interlock.uri=" + mem())
+                .run(ctx -> assertThat(ctx)
+                        .hasNotFailed()
+                        .hasSingleBean(LockSpace.class)
+                        .doesNotHaveBean("interlockShedLockProvider")
                         .hasSingleBean(LockRegistry.class));
     }
 
     @Test
     void withoutInterlockShedLockModule_noLockProvider() {
-        runner.withClassLoader(new FilteredClassLoader(InterlockLockProvider.class)).withPropertyValues("interlock.uri=" + mem())
+        runner.withClassLoader(new FilteredClassLoader(InterlockLockProvider.class))
+                .withPropertyValues("interlock.uri=" + mem())
                 .run(ctx -> assertThat(ctx).hasNotFailed().doesNotHaveBean("interlockShedLockProvider"));
     }
 
     @Test
     void withoutSpringIntegration_noRegistry_providerStill() {
-        runner.withClassLoader(new FilteredClassLoader(LockRegistry.class)).withPropertyValues("interlock.uri=" + mem())
-                .run(ctx -> assertThat(ctx).hasNotFailed().doesNotHaveBean("interlockLockRegistry").hasSingleBean(LockProvider.class));
+        runner.withClassLoader(new FilteredClassLoader(LockRegistry.class))
+                .withPropertyValues("interlock.uri=" + mem())
+                .run(ctx -> assertThat(ctx)
+                        .hasNotFailed()
+                        .doesNotHaveBean("interlockLockRegistry")
+                        .hasSingleBean(LockProvider.class));
     }
 
     @Test
     void shedLockRenewInBackground_property_givesRenewingProvider() {
         runner.withPropertyValues("interlock.uri=" + mem(), "interlock.shedlock.renew-in-background=true")
-                .run(ctx -> assertThat(ctx.getBean(InterlockLockProvider.class).renewsInBackground()).isTrue());
+                .run(ctx -> assertThat(ctx.getBean(InterlockLockProvider.class).renewsInBackground())
+                        .isTrue());
     }
 
     @Test
     void shedLockProvider_locksInTheSpace() {
         runner.withPropertyValues("interlock.uri=" + mem()).run(ctx -> {
             LockProvider provider = ctx.getBean(LockProvider.class);
-            Optional<SimpleLock> lock = provider.lock(new LockConfiguration(java.time.Instant.now(), "nightly", Duration.ofSeconds(30), Duration.ZERO));
+            Optional<SimpleLock> lock = provider.lock(
+                    new LockConfiguration(java.time.Instant.now(), "nightly", Duration.ofSeconds(30), Duration.ZERO));
             assertThat(lock).isPresent();
             assertThat(ctx.getBean(LockSpace.class).status("nightly").holders()).hasSize(1);
             lock.get().unlock();
@@ -180,19 +217,23 @@ class InterlockAutoConfigurationTest {
     @Test
     void userLockSpace_isUsed_andAdaptersUseIt() {
         LockSpace own = Interlock.open(mem());
-        runner.withBean("myLocks", LockSpace.class, () -> own).withPropertyValues("interlock.uri=" + mem()).run(ctx -> {
-            assertThat(ctx).hasSingleBean(LockSpace.class);
-            assertThat(ctx.getBean(LockSpace.class)).isSameAs(own);
-            assertThat(ctx.getBean(InterlockLockProvider.class).space()).isSameAs(own);
-            assertThat(ctx).hasSingleBean(HealthIndicator.class);
-        });
+        runner.withBean("myLocks", LockSpace.class, () -> own)
+                .withPropertyValues("interlock.uri=" + mem())
+                .run(ctx -> {
+                    assertThat(ctx).hasSingleBean(LockSpace.class);
+                    assertThat(ctx.getBean(LockSpace.class)).isSameAs(own);
+                    assertThat(ctx.getBean(InterlockLockProvider.class).space()).isSameAs(own);
+                    assertThat(ctx).hasSingleBean(HealthIndicator.class);
+                });
     }
 
     @Test
     void userLockProviderAndRegistry_areKept() {
         LockProvider provider = c -> Optional.empty();
         LockRegistry registry = new InterlockLockRegistry(Interlock.open(mem()));
-        runner.withBean(LockProvider.class, () -> provider).withBean(LockRegistry.class, () -> registry).withPropertyValues("interlock.uri=" + mem())
+        runner.withBean(LockProvider.class, () -> provider)
+                .withBean(LockRegistry.class, () -> registry)
+                .withPropertyValues("interlock.uri=" + mem())
                 .run(ctx -> {
                     assertThat(ctx.getBean(LockProvider.class)).isSameAs(provider);
                     assertThat(ctx.getBean(LockRegistry.class)).isSameAs(registry);
@@ -201,7 +242,10 @@ class InterlockAutoConfigurationTest {
 
     @Test
     void registryProperties_reachTheRegistry() {
-        runner.withPropertyValues("interlock.uri=" + mem(), "interlock.registry.time-to-live=5s", "interlock.registry.renew-in-background=false")
+        runner.withPropertyValues(
+                        "interlock.uri=" + mem(),
+                        "interlock.registry.time-to-live=5s",
+                        "interlock.registry.renew-in-background=false")
                 .run(ctx -> {
                     InterlockLockRegistry registry = ctx.getBean(InterlockLockRegistry.class);
                     InterlockLockRegistry.InterlockLock lock = registry.obtain("job");
@@ -209,7 +253,8 @@ class InterlockAutoConfigurationTest {
                     try {
                         Lease lease = lock.lease().orElseThrow();
                         // 5 s, fixed: the lease ends about 5 s after it was taken, not 30 s.
-                        assertThat(Duration.between(lease.acquiredAt(), lease.validUntil())).isBetween(Duration.ofSeconds(4), Duration.ofSeconds(6));
+                        assertThat(Duration.between(lease.acquiredAt(), lease.validUntil()))
+                                .isBetween(Duration.ofSeconds(4), Duration.ofSeconds(6));
                     } finally {
                         lock.unlock();
                     }
@@ -218,68 +263,87 @@ class InterlockAutoConfigurationTest {
 
     @Test
     void defaultLease_property_isTheSpacesDefault() {
-        runner.withPropertyValues("interlock.uri=" + mem(), "interlock.default-lease=7s").run(ctx -> {
-            try (Lease lease = ctx.getBean(LockSpace.class).tryAcquire("job").orElseThrow()) {
-                assertThat(Duration.between(lease.acquiredAt(), lease.validUntil())).isBetween(Duration.ofSeconds(6), Duration.ofSeconds(8));
-            }
-        });
+        runner.withPropertyValues("interlock.uri=" + mem(), "interlock.default-lease=7s")
+                .run(ctx -> {
+                    try (Lease lease =
+                            ctx.getBean(LockSpace.class).tryAcquire("job").orElseThrow()) {
+                        assertThat(Duration.between(lease.acquiredAt(), lease.validUntil()))
+                                .isBetween(Duration.ofSeconds(6), Duration.ofSeconds(8));
+                    }
+                });
     }
 
-    // ------------------------------------------------------------------ bad properties: a failure that names the property
+    // ------------------------------------------------------------------ bad properties: a failure that names the
+    // property
 
     private static String failureText(AssertableApplicationContext ctx) {
         assertThat(ctx).hasFailed();
         FailureAnalysis analysis = new InterlockFailureAnalyzer().analyze(ctx.getStartupFailure());
-        assertThat(analysis).as("the failure analyzer recognises %s", ctx.getStartupFailure()).isNotNull();
+        assertThat(analysis)
+                .as("the failure analyzer recognises %s", ctx.getStartupFailure())
+                .isNotNull();
         return analysis.getDescription() + "\n" + analysis.getAction();
     }
 
     @Test
     void nonPositiveDefaultLease_failsNamingTheProperty() {
         runner.withPropertyValues("interlock.uri=" + mem(), "interlock.default-lease=0s")
-                .run(ctx -> assertThat(failureText(ctx)).contains("interlock.default-lease").contains("positive"));
+                .run(ctx -> assertThat(failureText(ctx))
+                        .contains("interlock.default-lease")
+                        .contains("positive"));
     }
 
     @Test
     void unknownScheme_failsNamingTheUriProperty() {
         runner.withPropertyValues("interlock.uri=nosuch:/x")
-                .run(ctx -> assertThat(failureText(ctx)).contains("interlock.uri").contains("nosuch").doesNotContain("Exception"));
+                .run(ctx -> assertThat(failureText(ctx))
+                        .contains("interlock.uri")
+                        .contains("nosuch")
+                        .doesNotContain("Exception"));
     }
 
     @Test
     void tableOnANonJdbcSpace_failsNamingTheTableProperty() {
         runner.withPropertyValues("interlock.uri=" + mem(), "interlock.jdbc.table=app_locks")
-                .run(ctx -> assertThat(failureText(ctx)).contains("interlock.jdbc.table").contains("jdbc:"));
+                .run(ctx -> assertThat(failureText(ctx))
+                        .contains("interlock.jdbc.table")
+                        .contains("jdbc:"));
     }
 
     @Test
     void tableInUriAndProperty_failsNamingBoth() {
         runner.withBean(DataSource.class, InterlockAutoConfigurationTest::h2)
                 .withPropertyValues("interlock.uri=jdbc:?table=a", "interlock.jdbc.table=b")
-                .run(ctx -> assertThat(failureText(ctx)).contains("interlock.jdbc.table").contains("interlock.uri"));
+                .run(ctx -> assertThat(failureText(ctx))
+                        .contains("interlock.jdbc.table")
+                        .contains("interlock.uri"));
     }
 
     @Test
     void badTableName_failsNamingTheTableProperty() {
-        runner.withBean(DataSource.class, InterlockAutoConfigurationTest::h2).withPropertyValues("interlock.jdbc.table=no such table")
+        runner.withBean(DataSource.class, InterlockAutoConfigurationTest::h2)
+                .withPropertyValues("interlock.jdbc.table=no such table")
                 .run(ctx -> assertThat(failureText(ctx)).contains("interlock.jdbc.table"));
     }
 
     @Test
     void bareJdbcWithoutDataSource_failsSayingWhatToDo() {
         runner.withPropertyValues("interlock.uri=jdbc:")
-                .run(ctx -> assertThat(failureText(ctx)).contains("interlock.uri").contains("DataSource"));
+                .run(ctx ->
+                        assertThat(failureText(ctx)).contains("interlock.uri").contains("DataSource"));
     }
 
     @Test
     void missingTable_withoutCreate_failsSayingHowToCreateIt() {
         runner.withBean(DataSource.class, InterlockAutoConfigurationTest::h2)
-                .run(ctx -> assertThat(failureText(ctx)).contains("interlock.uri").contains("interlock.jdbc.create-table"));
+                .run(ctx ->
+                        assertThat(failureText(ctx)).contains("interlock.uri").contains("interlock.jdbc.create-table"));
     }
 
     @Test
     void negativeTagNames_failsNamingTheProperty() {
-        runner.withBean(MeterRegistry.class, SimpleMeterRegistry::new).withPropertyValues("interlock.uri=" + mem(), "interlock.metrics.tag-names=-1")
+        runner.withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+                .withPropertyValues("interlock.uri=" + mem(), "interlock.metrics.tag-names=-1")
                 .run(ctx -> assertThat(failureText(ctx)).contains("interlock.metrics.tag-names"));
     }
 
@@ -301,11 +365,12 @@ class InterlockAutoConfigurationTest {
     @Test
     void unparsableDuration_failsNamingTheProperty() {
         // Boot's own binder reports it (with the property and the value); the space is never opened.
-        runner.withPropertyValues("interlock.uri=" + mem(), "interlock.default-lease=soon").run(ctx -> {
-            assertThat(ctx).hasFailed();
-            assertThat(ctx.getStartupFailure()).rootCause().hasMessageContaining("soon");
-            assertThat(ctx.getStartupFailure()).hasMessageContaining("interlock");
-        });
+        runner.withPropertyValues("interlock.uri=" + mem(), "interlock.default-lease=soon")
+                .run(ctx -> {
+                    assertThat(ctx).hasFailed();
+                    assertThat(ctx.getStartupFailure()).rootCause().hasMessageContaining("soon");
+                    assertThat(ctx.getStartupFailure()).hasMessageContaining("interlock");
+                });
     }
 
     // ------------------------------------------------------------------ IDE metadata
@@ -317,9 +382,17 @@ class InterlockAutoConfigurationTest {
             assertThat(in).as("the configuration processor ran").isNotNull();
             json = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
         }
-        for (String property : List.of("interlock.uri", "interlock.default-lease", "interlock.jdbc.table", "interlock.jdbc.create-table",
-                "interlock.redis.key-prefix", "interlock.shedlock.renew-in-background", "interlock.registry.time-to-live",
-                "interlock.registry.renew-in-background", "interlock.metrics.enabled", "interlock.metrics.tag-names",
+        for (String property : List.of(
+                "interlock.uri",
+                "interlock.default-lease",
+                "interlock.jdbc.table",
+                "interlock.jdbc.create-table",
+                "interlock.redis.key-prefix",
+                "interlock.shedlock.renew-in-background",
+                "interlock.registry.time-to-live",
+                "interlock.registry.renew-in-background",
+                "interlock.metrics.enabled",
+                "interlock.metrics.tag-names",
                 "interlock.observations.enabled")) {
             assertThat(json).contains("\"name\": \"" + property + "\"");
         }
@@ -330,20 +403,34 @@ class InterlockAutoConfigurationTest {
 
     @Test
     void meterRegistry_getsTheSpacesMetrics() {
-        runner.withBean(MeterRegistry.class, SimpleMeterRegistry::new).withPropertyValues("interlock.uri=" + mem()).run(ctx -> {
-            ctx.getBean(LockSpace.class).tryAcquire("job").orElseThrow().close();
-            MeterRegistry registry = ctx.getBean(MeterRegistry.class);
-            assertThat(registry.get("interlock.acquisitions").tag("name", "job").counter().count()).isEqualTo(1.0);
-            assertThat(registry.get("interlock.hold").tag("end", "released").timer().count()).isEqualTo(1);
-        });
+        runner.withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+                .withPropertyValues("interlock.uri=" + mem())
+                .run(ctx -> {
+                    ctx.getBean(LockSpace.class).tryAcquire("job").orElseThrow().close();
+                    MeterRegistry registry = ctx.getBean(MeterRegistry.class);
+                    assertThat(registry.get("interlock.acquisitions")
+                                    .tag("name", "job")
+                                    .counter()
+                                    .count())
+                            .isEqualTo(1.0);
+                    assertThat(registry.get("interlock.hold")
+                                    .tag("end", "released")
+                                    .timer()
+                                    .count())
+                            .isEqualTo(1);
+                });
     }
 
     @Test
     void metricsDisabled_noMetrics() {
-        runner.withBean(MeterRegistry.class, SimpleMeterRegistry::new).withPropertyValues("interlock.uri=" + mem(), "interlock.metrics.enabled=false")
+        runner.withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+                .withPropertyValues("interlock.uri=" + mem(), "interlock.metrics.enabled=false")
                 .run(ctx -> {
                     ctx.getBean(LockSpace.class).tryAcquire("job").orElseThrow().close();
-                    assertThat(ctx.getBean(MeterRegistry.class).find("interlock.acquisitions").counters()).isEmpty();
+                    assertThat(ctx.getBean(MeterRegistry.class)
+                                    .find("interlock.acquisitions")
+                                    .counters())
+                            .isEmpty();
                 });
     }
 
@@ -357,7 +444,8 @@ class InterlockAutoConfigurationTest {
                 Health up = health.health();
                 assertThat(up.getStatus()).isEqualTo(Status.UP);
                 assertThat(up.getDetails()).containsEntry("uri", uri).containsEntry("held", 1L);
-                MemoryBackend backend = MemoryBackend.of(uri.substring("mem:".length())).orElseThrow();
+                MemoryBackend backend =
+                        MemoryBackend.of(uri.substring("mem:".length())).orElseThrow();
                 backend.cut();
                 Health down = health.health();
                 assertThat(down.getStatus()).isEqualTo(Status.DOWN);
@@ -373,10 +461,13 @@ class InterlockAutoConfigurationTest {
         String url = "jdbc:h2:mem:boot-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1;USER=sa;PASSWORD=s3cret?create=true";
         runner.withPropertyValues("interlock.uri=" + url).run(ctx -> {
             assertThat(ctx).hasNotFailed();
-            Health health = ctx.getBean("interlockHealthIndicator", HealthIndicator.class).health();
+            Health health = ctx.getBean("interlockHealthIndicator", HealthIndicator.class)
+                    .health();
             assertThat(health.getStatus()).isEqualTo(Status.UP);
             assertThat(health.getDetails().toString()).contains("****").doesNotContain("s3cret");
-            assertThat(ctx.getBean(LocksEndpoint.class).locks().toString()).contains("****").doesNotContain("s3cret");
+            assertThat(ctx.getBean(LocksEndpoint.class).locks().toString())
+                    .contains("****")
+                    .doesNotContain("s3cret");
         });
     }
 
@@ -396,14 +487,17 @@ class InterlockAutoConfigurationTest {
                 assertThat(all.get("uri")).isEqualTo(space.uri());
                 @SuppressWarnings("unchecked")
                 List<Map<String, Object>> locks = (List<Map<String, Object>>) all.get("locks");
-                assertThat(locks).singleElement().satisfies(l -> assertThat(l.get("name")).isEqualTo("job"));
+                assertThat(locks)
+                        .singleElement()
+                        .satisfies(l -> assertThat(l.get("name")).isEqualTo("job"));
                 @SuppressWarnings("unchecked")
-                List<Map<String, Object>> holders = (List<Map<String, Object>>) endpoint.lock("job").get("holders");
+                List<Map<String, Object>> holders =
+                        (List<Map<String, Object>>) endpoint.lock("job").get("holders");
                 assertThat(holders).singleElement().satisfies(h -> {
                     assertThat(h.get("owner")).isEqualTo(lease.owner().id());
                     assertThat(h.get("token")).isEqualTo(lease.token());
                 });
-                assertThat(space.status("job").holders()).hasSize(1);   // still held: the endpoint took nothing
+                assertThat(space.status("job").holders()).hasSize(1); // still held: the endpoint took nothing
             }
         });
     }

@@ -21,7 +21,8 @@ class ObservedLockSpaceTest {
     private final TestObservationRegistry observations = TestObservationRegistry.create();
     private final String uri = "mem:observed-" + UUID.randomUUID();
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(InterlockObservabilityAutoConfiguration.class, InterlockAutoConfiguration.class))
+            .withConfiguration(AutoConfigurations.of(
+                    InterlockObservabilityAutoConfiguration.class, InterlockAutoConfiguration.class))
             .withBean(ObservationRegistry.class, () -> observations)
             .withPropertyValues("interlock.uri=" + uri);
 
@@ -32,15 +33,25 @@ class ObservedLockSpaceTest {
             long token;
             try (Lease lease = space.tryAcquire("nightly").orElseThrow()) {
                 token = lease.token();
-                assertThat(observations).hasObservationWithNameEqualTo(ObservedLockSpace.HOLD).that().hasBeenStarted().isNotStopped();
+                assertThat(observations)
+                        .hasObservationWithNameEqualTo(ObservedLockSpace.HOLD)
+                        .that()
+                        .hasBeenStarted()
+                        .isNotStopped();
             }
-            assertThat(observations).hasObservationWithNameEqualTo(ObservedLockSpace.WAIT).that().hasBeenStopped()
+            assertThat(observations)
+                    .hasObservationWithNameEqualTo(ObservedLockSpace.WAIT)
+                    .that()
+                    .hasBeenStopped()
                     .hasLowCardinalityKeyValue("interlock.outcome", "acquired")
                     .hasLowCardinalityKeyValue("interlock.name", "nightly")
                     .hasLowCardinalityKeyValue("interlock.mode", "exclusive")
                     .hasLowCardinalityKeyValue("interlock.backend", "mem")
                     .hasHighCardinalityKeyValue("interlock.token", Long.toString(token));
-            assertThat(observations).hasObservationWithNameEqualTo(ObservedLockSpace.HOLD).that().hasBeenStopped()
+            assertThat(observations)
+                    .hasObservationWithNameEqualTo(ObservedLockSpace.HOLD)
+                    .that()
+                    .hasBeenStopped()
                     .hasLowCardinalityKeyValue("interlock.end", "released")
                     .hasHighCardinalityKeyValue("interlock.token", Long.toString(token))
                     .hasHighCardinalityKeyValue("interlock.lock", "nightly");
@@ -54,12 +65,20 @@ class ObservedLockSpaceTest {
             try (Lease held = space.tryAcquire("busy").orElseThrow()) {
                 observations.clear();
                 assertThat(space.tryAcquire("busy")).isEmpty();
-                assertThat(observations).hasNumberOfObservationsEqualTo(1).hasObservationWithNameEqualTo(ObservedLockSpace.WAIT).that()
+                assertThat(observations)
+                        .hasNumberOfObservationsEqualTo(1)
+                        .hasObservationWithNameEqualTo(ObservedLockSpace.WAIT)
+                        .that()
                         .hasLowCardinalityKeyValue("interlock.outcome", "busy");
                 observations.clear();
-                assertThatThrownBy(() -> space.acquire("busy", Duration.ofMillis(20))).isInstanceOf(LockTimeoutException.class);
-                assertThat(observations).hasNumberOfObservationsEqualTo(1).hasObservationWithNameEqualTo(ObservedLockSpace.WAIT).that()
-                        .hasLowCardinalityKeyValue("interlock.outcome", "timeout").hasBeenStopped();
+                assertThatThrownBy(() -> space.acquire("busy", Duration.ofMillis(20)))
+                        .isInstanceOf(LockTimeoutException.class);
+                assertThat(observations)
+                        .hasNumberOfObservationsEqualTo(1)
+                        .hasObservationWithNameEqualTo(ObservedLockSpace.WAIT)
+                        .that()
+                        .hasLowCardinalityKeyValue("interlock.outcome", "timeout")
+                        .hasBeenStopped();
             }
         });
     }
@@ -69,10 +88,17 @@ class ObservedLockSpaceTest {
         runner.run(ctx -> {
             LockSpace space = ctx.getBean(LockSpace.class);
             Lease lease = space.tryAcquire("taken").orElseThrow();
-            MemoryBackend.of(uri.substring("mem:".length())).orElseThrow().reportLoss("taken", lease.owner().id(), "taken over in a test");
+            MemoryBackend.of(uri.substring("mem:".length()))
+                    .orElseThrow()
+                    .reportLoss("taken", lease.owner().id(), "taken over in a test");
             org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> !lease.isValid());
-            assertThat(observations).hasObservationWithNameEqualTo(ObservedLockSpace.HOLD).that().hasBeenStopped()
-                    .hasLowCardinalityKeyValue("interlock.end", "lost").assertThatError().isNotNull();
+            assertThat(observations)
+                    .hasObservationWithNameEqualTo(ObservedLockSpace.HOLD)
+                    .that()
+                    .hasBeenStopped()
+                    .hasLowCardinalityKeyValue("interlock.end", "lost")
+                    .assertThatError()
+                    .isNotNull();
             lease.close();
         });
     }
@@ -83,7 +109,8 @@ class ObservedLockSpaceTest {
             LockSpace space = ctx.getBean(LockSpace.class);
             space.tryAcquire("order-1").orElseThrow().close();
             space.tryAcquire("order-2").orElseThrow().close();
-            assertThat(observations).hasAnObservationWithAKeyValue("interlock.name", "order-1")
+            assertThat(observations)
+                    .hasAnObservationWithAKeyValue("interlock.name", "order-1")
                     .hasAnObservationWithAKeyValue("interlock.name", LockNameTags.OTHER);
             assertThat(observations).hasAnObservationWithAKeyValue("interlock.lock", "order-2");
         });

@@ -21,15 +21,15 @@ import javax.sql.DataSource;
 import net.javacrumbs.shedlock.core.LockProvider;
 import org.h2.jdbcx.JdbcDataSource;
 import org.junit.jupiter.api.Test;
+import org.springframework.beans.BeanUtils;
 import org.springframework.boot.SpringBootVersion;
 import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.diagnostics.FailureAnalyzer;
-import org.springframework.beans.BeanUtils;
-import org.springframework.core.io.support.SpringFactoriesLoader;
-import org.springframework.util.ClassUtils;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.io.support.SpringFactoriesLoader;
+import org.springframework.util.ClassUtils;
 
 /**
  * The starter, built against Boot 4, on Spring Boot 3.5 (Spring Framework 6.2): the lock space
@@ -46,10 +46,14 @@ class Boot35ContextTest {
      * health API) makes its part back off instead of failing the start.
      */
     @Configuration(proxyBeanMethods = false)
-    @ImportAutoConfiguration({InterlockObservabilityAutoConfiguration.class, InterlockAutoConfiguration.class,
-            InterlockShedLockAutoConfiguration.class, InterlockLockRegistryAutoConfiguration.class, InterlockActuatorAutoConfiguration.class})
-    static class Starter {
-    }
+    @ImportAutoConfiguration({
+        InterlockObservabilityAutoConfiguration.class,
+        InterlockAutoConfiguration.class,
+        InterlockShedLockAutoConfiguration.class,
+        InterlockLockRegistryAutoConfiguration.class,
+        InterlockActuatorAutoConfiguration.class
+    })
+    static class Starter {}
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner().withUserConfiguration(Starter.class);
 
@@ -65,8 +69,13 @@ class Boot35ContextTest {
     @Test
     void memUri_spaceProviderEndpoint_noHealthNoRegistry() {
         runner.withPropertyValues("interlock.uri=" + mem()).run(ctx -> {
-            assertThat(ctx).hasNotFailed().hasSingleBean(LockSpace.class).hasSingleBean(LockProvider.class).hasSingleBean(LocksEndpoint.class)
-                    .doesNotHaveBean("interlockHealthIndicator").doesNotHaveBean("interlockLockRegistry");
+            assertThat(ctx)
+                    .hasNotFailed()
+                    .hasSingleBean(LockSpace.class)
+                    .hasSingleBean(LockProvider.class)
+                    .hasSingleBean(LocksEndpoint.class)
+                    .doesNotHaveBean("interlockHealthIndicator")
+                    .doesNotHaveBean("interlockLockRegistry");
             assertThat(ctx.getBean(InterlockLockProvider.class).space()).isSameAs(ctx.getBean(LockSpace.class));
         });
     }
@@ -75,37 +84,59 @@ class Boot35ContextTest {
     void dataSource_isUsed() {
         JdbcDataSource ds = new JdbcDataSource();
         ds.setURL("jdbc:h2:mem:boot3-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1");
-        runner.withBean(DataSource.class, () -> ds).withPropertyValues("interlock.jdbc.create-table=true").run(ctx -> {
-            assertThat(ctx).hasNotFailed();
-            try (Lease lease = ctx.getBean(LockSpace.class).tryAcquire("job").orElseThrow()) {
-                assertThat(lease.token()).isPositive();
-            }
-        });
+        runner.withBean(DataSource.class, () -> ds)
+                .withPropertyValues("interlock.jdbc.create-table=true")
+                .run(ctx -> {
+                    assertThat(ctx).hasNotFailed();
+                    try (Lease lease =
+                            ctx.getBean(LockSpace.class).tryAcquire("job").orElseThrow()) {
+                        assertThat(lease.token()).isPositive();
+                    }
+                });
     }
 
     @Test
     void metricsAndObservations() {
         TestObservationRegistry observations = TestObservationRegistry.create();
-        runner.withBean(MeterRegistry.class, SimpleMeterRegistry::new).withBean(ObservationRegistry.class, () -> observations)
-                .withPropertyValues("interlock.uri=" + mem()).run(ctx -> {
+        runner.withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+                .withBean(ObservationRegistry.class, () -> observations)
+                .withPropertyValues("interlock.uri=" + mem())
+                .run(ctx -> {
                     ctx.getBean(LockSpace.class).tryAcquire("job").orElseThrow().close();
-                    assertThat(ctx.getBean(MeterRegistry.class).get("interlock.acquisitions").counter().count()).isEqualTo(1.0);
-                    TestObservationRegistryAssert.assertThat(observations).hasObservationWithNameEqualTo("interlock.lock.hold").that()
+                    assertThat(ctx.getBean(MeterRegistry.class)
+                                    .get("interlock.acquisitions")
+                                    .counter()
+                                    .count())
+                            .isEqualTo(1.0);
+                    TestObservationRegistryAssert.assertThat(observations)
+                            .hasObservationWithNameEqualTo("interlock.lock.hold")
+                            .that()
                             .hasLowCardinalityKeyValue("interlock.end", "released");
                 });
     }
 
     @Test
     void badProperty_failureNamesIt() {
-        runner.withPropertyValues("interlock.uri=" + mem(), "interlock.default-lease=0s").run(ctx -> {
-            assertThat(ctx).hasFailed();
-            // The analyzer as Boot 3.5 finds it: through META-INF/spring.factories.
-            String name = SpringFactoriesLoader.forDefaultResourceLocation().load(FailureAnalyzer.class,
-                    SpringFactoriesLoader.ArgumentResolver.none(), SpringFactoriesLoader.FailureHandler.handleMessage((msg, e) -> { }))
-                    .stream().map(a -> a.getClass().getName()).filter(n -> n.startsWith("dev.interlock")).findFirst().orElseThrow();
-            FailureAnalyzer analyzer = (FailureAnalyzer) BeanUtils.instantiateClass(ClassUtils.forName(name, getClass().getClassLoader()));
-            FailureAnalysis analysis = analyzer.analyze(ctx.getStartupFailure());
-            assertThat(analysis.getDescription()).contains("interlock.default-lease").contains("positive");
-        });
+        runner.withPropertyValues("interlock.uri=" + mem(), "interlock.default-lease=0s")
+                .run(ctx -> {
+                    assertThat(ctx).hasFailed();
+                    // The analyzer as Boot 3.5 finds it: through META-INF/spring.factories.
+                    String name = SpringFactoriesLoader.forDefaultResourceLocation()
+                            .load(
+                                    FailureAnalyzer.class,
+                                    SpringFactoriesLoader.ArgumentResolver.none(),
+                                    SpringFactoriesLoader.FailureHandler.handleMessage((msg, e) -> {}))
+                            .stream()
+                            .map(a -> a.getClass().getName())
+                            .filter(n -> n.startsWith("dev.interlock"))
+                            .findFirst()
+                            .orElseThrow();
+                    FailureAnalyzer analyzer = (FailureAnalyzer) BeanUtils.instantiateClass(
+                            ClassUtils.forName(name, getClass().getClassLoader()));
+                    FailureAnalysis analysis = analyzer.analyze(ctx.getStartupFailure());
+                    assertThat(analysis.getDescription())
+                            .contains("interlock.default-lease")
+                            .contains("positive");
+                });
     }
 }

@@ -3,7 +3,6 @@ package dev.interlock.spring.boot.bench;
 import dev.interlock.Interlock;
 import dev.interlock.LockSpace;
 import org.springframework.beans.factory.annotation.Value;
-import org.springframework.boot.SpringApplication;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.context.annotation.Bean;

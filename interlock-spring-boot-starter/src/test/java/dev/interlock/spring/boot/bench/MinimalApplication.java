@@ -26,7 +26,9 @@ public class MinimalApplication {
         app.setLogStartupInfo(false);
         try (ConfigurableApplicationContext ctx = app.run(args)) {
             long uptime = ManagementFactory.getRuntimeMXBean().getUptime();
-            long cpu = ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime() / 1_000_000;
+            long cpu = ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+                            .getProcessCpuTime()
+                    / 1_000_000;
             System.out.println("ready " + uptime + " " + cpu + " beans " + ctx.getBeanDefinitionCount());
         }
     }

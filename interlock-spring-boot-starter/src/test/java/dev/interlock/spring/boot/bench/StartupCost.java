@@ -42,30 +42,72 @@ public final class StartupCost {
     private StartupCost() {}
 
     /** Jars of a plain Boot application without logging back-end: spring-boot-starter less Logback, plus slf4j for Interlock. */
-    private static final List<String> BOOT = List.of("spring-boot-4", "spring-boot-autoconfigure-4", "spring-core-", "spring-context-",
-            "spring-beans-", "spring-aop-", "spring-expression-", "commons-logging-", "jspecify-", "micrometer-observation-",
-            "micrometer-commons-", "slf4j-api-", "slf4j-simple-", "snakeyaml-");
+    private static final List<String> BOOT = List.of(
+            "spring-boot-4",
+            "spring-boot-autoconfigure-4",
+            "spring-core-",
+            "spring-context-",
+            "spring-beans-",
+            "spring-aop-",
+            "spring-expression-",
+            "commons-logging-",
+            "jspecify-",
+            "micrometer-observation-",
+            "micrometer-commons-",
+            "slf4j-api-",
+            "slf4j-simple-",
+            "snakeyaml-");
     /** What the starter brings (its compile dependencies) besides Boot. */
-    private static final List<String> STARTER = List.of("interlock-spring-boot-starter", "interlock-core", "interlock-shedlock",
-            "interlock-spring/", "interlock-spring-0", "interlock-micrometer");
+    private static final List<String> STARTER = List.of(
+            "interlock-spring-boot-starter",
+            "interlock-core",
+            "interlock-shedlock",
+            "interlock-spring/",
+            "interlock-spring-0",
+            "interlock-micrometer");
+
     private static final List<String> FILE = List.of("interlock-file", "jna-");
     private static final List<String> CORE = List.of("interlock-core");
 
     public static void main(String[] args) throws Exception {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 21;
         List<String> all = Arrays.asList(System.getProperty("java.class.path").split(File.pathSeparator));
-        String app = all.stream().filter(e -> e.endsWith("test-classes") || e.endsWith("test-classes/")).findFirst().orElseThrow();
+        String app = all.stream()
+                .filter(e -> e.endsWith("test-classes") || e.endsWith("test-classes/"))
+                .findFirst()
+                .orElseThrow();
         Path dir = Files.createTempDirectory("startup-cost");
         Map<String, Variant> variants = new LinkedHashMap<>();
         String flock = "flock:" + dir;
         variants.put("boot", new Variant(MinimalApplication.class, classPath(all, app, BOOT), List.of(), null));
-        variants.put("by hand mem:", new Variant(ByHandApplication.class, classPath(all, app, concat(BOOT, CORE)), List.of("--bench.uri=mem:bench"), null));
-        variants.put("starter mem:", new Variant(MinimalApplication.class, classPath(all, app, concat(BOOT, STARTER)),
-                List.of("--interlock.uri=mem:bench"), "by hand mem:"));
-        variants.put("by hand flock:", new Variant(ByHandApplication.class, classPath(all, app, concat(BOOT, CORE, FILE)),
-                List.of("--bench.uri=" + flock), null));
-        variants.put("starter flock:", new Variant(MinimalApplication.class, classPath(all, app, concat(BOOT, STARTER, FILE)),
-                List.of("--interlock.uri=" + flock), "by hand flock:"));
+        variants.put(
+                "by hand mem:",
+                new Variant(
+                        ByHandApplication.class,
+                        classPath(all, app, concat(BOOT, CORE)),
+                        List.of("--bench.uri=mem:bench"),
+                        null));
+        variants.put(
+                "starter mem:",
+                new Variant(
+                        MinimalApplication.class,
+                        classPath(all, app, concat(BOOT, STARTER)),
+                        List.of("--interlock.uri=mem:bench"),
+                        "by hand mem:"));
+        variants.put(
+                "by hand flock:",
+                new Variant(
+                        ByHandApplication.class,
+                        classPath(all, app, concat(BOOT, CORE, FILE)),
+                        List.of("--bench.uri=" + flock),
+                        null));
+        variants.put(
+                "starter flock:",
+                new Variant(
+                        MinimalApplication.class,
+                        classPath(all, app, concat(BOOT, STARTER, FILE)),
+                        List.of("--interlock.uri=" + flock),
+                        "by hand flock:"));
         for (int i = 0; i < 2; i++) { // warm the file cache, not counted
             for (Variant v : variants.values()) {
                 v.start();
@@ -80,16 +122,24 @@ public final class StartupCost {
             }
         }
         Variant base = variants.get("boot");
-        System.out.printf("| class path | wall ms | ready ms | CPU ms at ready | CPU vs boot | CPU vs by hand | ready vs by hand |%n"
-                + "|---|---|---|---|---|---|---|%n");
+        System.out.printf(
+                "| class path | wall ms | ready ms | CPU ms at ready | CPU vs boot | CPU vs by hand | ready vs by hand |%n"
+                        + "|---|---|---|---|---|---|---|%n");
         for (Map.Entry<String, Variant> e : variants.entrySet()) {
             Variant v = e.getValue();
             Variant hand = v.byHand == null ? null : variants.get(v.byHand);
-            System.out.printf("| %s | %d | %d | %d | %+.1f%% | %s | %s |%n", e.getKey(), median(v.wall), median(v.ready), median(v.cpu),
-                    change(v.cpu, base.cpu), hand == null ? "" : String.format("%+.1f%%", change(v.cpu, hand.cpu)),
+            System.out.printf(
+                    "| %s | %d | %d | %d | %+.1f%% | %s | %s |%n",
+                    e.getKey(),
+                    median(v.wall),
+                    median(v.ready),
+                    median(v.cpu),
+                    change(v.cpu, base.cpu),
+                    hand == null ? "" : String.format("%+.1f%%", change(v.cpu, hand.cpu)),
                     hand == null ? "" : String.format("%+.1f%%", change(v.ready, hand.ready)));
         }
-        System.out.println("(medians of " + rounds + " starts each, alternated; " + Runtime.version() + ", " + Runtime.getRuntime().availableProcessors() + " CPUs)");
+        System.out.println("(medians of " + rounds + " starts each, alternated; " + Runtime.version() + ", "
+                + Runtime.getRuntime().availableProcessors() + " CPUs)");
     }
 
     @SafeVarargs
@@ -104,7 +154,9 @@ public final class StartupCost {
     private static String classPath(List<String> all, String app, List<String> wanted) {
         Predicate<String> keep = entry -> {
             String e = entry.replace('\\', '/');
-            String name = e.endsWith("/target/classes") || e.endsWith("/target/classes/") ? e.replaceAll("/target/classes/?$", "/") : e.substring(e.lastIndexOf('/') + 1);
+            String name = e.endsWith("/target/classes") || e.endsWith("/target/classes/")
+                    ? e.replaceAll("/target/classes/?$", "/")
+                    : e.substring(e.lastIndexOf('/') + 1);
             String module = name.endsWith("/") ? name.substring(name.lastIndexOf('/', name.length() - 2) + 1) : name;
             return wanted.stream().anyMatch(module::startsWith);
         };
@@ -127,6 +179,7 @@ public final class StartupCost {
         final String classPath;
         /** The variant with the same lock space by hand, to compare with (null: none). */
         final String byHand;
+
         final List<String> args;
         final List<Long> wall = new ArrayList<>();
         final List<Long> ready = new ArrayList<>();
@@ -141,15 +194,21 @@ public final class StartupCost {
 
         /** One start: {wall ms, uptime at ready ms, CPU ms at ready}. */
         long[] start() throws Exception {
-            List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xshare:auto", "-cp", classPath,
-                    main.getName(), "--spring.main.banner-mode=off"));
+            List<String> cmd = new ArrayList<>(List.of(
+                    Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                    "-Xshare:auto",
+                    "-cp",
+                    classPath,
+                    main.getName(),
+                    "--spring.main.banner-mode=off"));
             cmd.addAll(args);
             long t0 = System.nanoTime();
             Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
             long readyAt = -1;
             long cpuAt = -1;
             StringBuilder out = new StringBuilder();
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+            try (BufferedReader r =
+                    new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
                 for (String l; (l = r.readLine()) != null; ) {
                     out.append(l).append('\n');
                     if (l.startsWith("ready ")) {

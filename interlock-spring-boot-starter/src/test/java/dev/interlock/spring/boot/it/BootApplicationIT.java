@@ -50,7 +50,9 @@ import org.springframework.context.ConfigurableApplicationContext;
 class BootApplicationIT {
     /** Ticks with attempts by both instances and one grant, to wait for. */
     private static final int TICKS = 3;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    private final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     @TempDir
     Path dir;
@@ -82,8 +84,7 @@ class BootApplicationIT {
             }
 
             @Override
-            public void close() {
-            }
+            public void close() {}
         };
         scenario(List.of("--interlock.uri=dir:" + locks), blockDirectory);
     }
@@ -91,43 +92,66 @@ class BootApplicationIT {
     @Test
     void jdbcOnPostgresThroughTheDataSource() throws Exception {
         try (ItServers.Postgres pg = new ItServers.Postgres()) {
-            scenario(List.of("--spring.datasource.url=" + pg.url(), "--spring.datasource.password=s3cret-never-shown",
-                    "--spring.datasource.hikari.connection-timeout=1000", "--interlock.jdbc.table=boot_it_locks",
-                    "--interlock.jdbc.create-table=true"), pg);
+            scenario(
+                    List.of(
+                            "--spring.datasource.url=" + pg.url(),
+                            "--spring.datasource.password=s3cret-never-shown",
+                            "--spring.datasource.hikari.connection-timeout=1000",
+                            "--interlock.jdbc.table=boot_it_locks",
+                            "--interlock.jdbc.create-table=true"),
+                    pg);
         }
     }
 
     @Test
     void redisBackend() throws Exception {
         try (ItServers.Redis redis = new ItServers.Redis("s3cret-never-shown")) {
-            scenario(List.of("--interlock.uri=" + redis.uri() + "?timeout=1s",
-                    "--interlock.redis.key-prefix=boot-it-" + UUID.randomUUID().toString().substring(0, 8) + ":"), redis);
+            scenario(
+                    List.of(
+                            "--interlock.uri=" + redis.uri() + "?timeout=1s",
+                            "--interlock.redis.key-prefix=boot-it-"
+                                    + UUID.randomUUID().toString().substring(0, 8) + ":"),
+                    redis);
         }
     }
 
     private void scenario(List<String> backendArgs, ItServers.Server server) throws Exception {
         Path log = dir.resolve("runs.log");
         List<String> args = new ArrayList<>(backendArgs);
-        args.addAll(List.of("--it.log=" + log, "--server.port=0", "--server.address=127.0.0.1",
-                "--management.endpoints.web.exposure.include=health,locks", "--management.endpoint.health.show-details=always",
+        args.addAll(List.of(
+                "--it.log=" + log,
+                "--server.port=0",
+                "--server.address=127.0.0.1",
+                "--management.endpoints.web.exposure.include=health,locks",
+                "--management.endpoint.health.show-details=always",
                 "--spring.main.banner-mode=off"));
         Process other = ChildJvm.builder(LockedJobApplication.class, List.of(), args.toArray(String[]::new))
-                .redirectErrorStream(true).redirectOutput(dir.resolve("other.out").toFile()).start();
+                .redirectErrorStream(true)
+                .redirectOutput(dir.resolve("other.out").toFile())
+                .start();
         try (ConfigurableApplicationContext app = LockedJobApplication.start(args.toArray(String[]::new))) {
             int port = app.getEnvironment().getRequiredProperty("local.server.port", Integer.class);
             long self = ProcessHandle.current().pid();
             long otherPid = other.pid();
 
-            // 1. Once per tick across both instances, judged from the logged attempts; a violation ends the wait at once.
-            await().atMost(Timing.seconds(60)).until(() -> !other.isAlive() || !violations(attempts(log)).isEmpty()
-                    || ticksWithOneGrant(attempts(log), self, otherPid) >= TICKS);
-            assertThat(other.isAlive()).as("the other instance runs (its output: %s)", dir.resolve("other.out")).isTrue();
+            // 1. Once per tick across both instances, judged from the logged attempts; a violation ends the wait at
+            // once.
+            await().atMost(Timing.seconds(60))
+                    .until(() -> !other.isAlive()
+                            || !violations(attempts(log)).isEmpty()
+                            || ticksWithOneGrant(attempts(log), self, otherPid) >= TICKS);
+            assertThat(other.isAlive())
+                    .as("the other instance runs (its output: %s)", dir.resolve("other.out"))
+                    .isTrue();
             List<Attempt> attempts = attempts(log);
-            assertThat(violations(attempts)).as("attempts granted within the lockAtLeastFor of another instance's grant, of %s", attempts)
+            assertThat(violations(attempts))
+                    .as("attempts granted within the lockAtLeastFor of another instance's grant, of %s", attempts)
                     .isEmpty();
             assertThat(ticksWithOneGrant(attempts, self, otherPid)).isGreaterThanOrEqualTo(TICKS);
-            assertThat(lines(log).stream().filter(l -> l.startsWith("ran ")).count()).as("runs, at most one per grant")
-                    .isLessThanOrEqualTo(attempts.stream().filter(Attempt::granted).count());
+            assertThat(lines(log).stream().filter(l -> l.startsWith("ran ")).count())
+                    .as("runs, at most one per grant")
+                    .isLessThanOrEqualTo(
+                            attempts.stream().filter(Attempt::granted).count());
 
             // 2. Health UP, with the details.
             HttpResponse<String> up = get(port, "/actuator/health/interlock");
@@ -142,29 +166,45 @@ class BootApplicationIT {
                 token = lease.token();
                 HttpResponse<String> listed = get(port, "/actuator/locks");
                 assertThat(listed.statusCode()).as(listed.body()).isEqualTo(200);
-                assertThat(listed.body()).contains("\"it-endpoint\"").contains(lease.owner().id()).contains(Long.toString(token))
+                assertThat(listed.body())
+                        .contains("\"it-endpoint\"")
+                        .contains(lease.owner().id())
+                        .contains(Long.toString(token))
                         .doesNotContain("s3cret");
             }
 
-            // 4. Spans: the job's waits (children of the scheduled task's span) and the hold of the lock above, with its token.
+            // 4. Spans: the job's waits (children of the scheduled task's span) and the hold of the lock above, with
+            // its token.
             List<SimpleSpan> spans = new ArrayList<>(tracer.getSpans());
             Set<String> spanIds = spans.stream().map(SimpleSpan::getSpanId).collect(Collectors.toSet());
-            assertThat(spans).filteredOn(s -> s.getName().equals("interlock wait") && "nightly".equals(s.getTags().get("interlock.name")))
-                    .isNotEmpty().allSatisfy(s -> assertThat(spanIds).as("parent of %s", s).contains(s.getParentId()));
-            assertThat(spans).filteredOn(s -> s.getName().equals("interlock hold") && "it-endpoint".equals(s.getTags().get("interlock.name")))
-                    .singleElement().satisfies(s -> assertThat(s.getTags()).containsEntry("interlock.token", Long.toString(token))
+            assertThat(spans)
+                    .filteredOn(s -> s.getName().equals("interlock wait")
+                            && "nightly".equals(s.getTags().get("interlock.name")))
+                    .isNotEmpty()
+                    .allSatisfy(s -> assertThat(spanIds).as("parent of %s", s).contains(s.getParentId()));
+            assertThat(spans)
+                    .filteredOn(s -> s.getName().equals("interlock hold")
+                            && "it-endpoint".equals(s.getTags().get("interlock.name")))
+                    .singleElement()
+                    .satisfies(s -> assertThat(s.getTags())
+                            .containsEntry("interlock.token", Long.toString(token))
                             .containsEntry("interlock.end", "released"));
 
             // 5. DOWN with the reason while the backend is gone, then UP again.
             server.stop();
             try {
-                await().atMost(Timing.seconds(30)).until(() -> get(port, "/actuator/health/interlock").statusCode() == 503);
+                await().atMost(Timing.seconds(30))
+                        .until(() -> get(port, "/actuator/health/interlock").statusCode() == 503);
                 HttpResponse<String> down = get(port, "/actuator/health/interlock");
-                assertThat(down.body()).contains("\"DOWN\"").contains("\"reason\"").doesNotContain("s3cret");
+                assertThat(down.body())
+                        .contains("\"DOWN\"")
+                        .contains("\"reason\"")
+                        .doesNotContain("s3cret");
             } finally {
                 server.start();
             }
-            await().atMost(Timing.seconds(30)).until(() -> get(port, "/actuator/health/interlock").statusCode() == 200);
+            await().atMost(Timing.seconds(30))
+                    .until(() -> get(port, "/actuator/health/interlock").statusCode() == 200);
         } finally {
             other.destroy();
             if (!other.waitFor(20, TimeUnit.SECONDS)) {
@@ -177,12 +217,20 @@ class BootApplicationIT {
     record Attempt(long tick, long pid, long before, long after, boolean granted) {
         static Attempt parse(String line) {
             String[] f = line.split(" ");
-            return new Attempt(Long.parseLong(f[1]), Long.parseLong(f[2]), Long.parseLong(f[3]), Long.parseLong(f[4]), f[5].equals("granted"));
+            return new Attempt(
+                    Long.parseLong(f[1]),
+                    Long.parseLong(f[2]),
+                    Long.parseLong(f[3]),
+                    Long.parseLong(f[4]),
+                    f[5].equals("granted"));
         }
     }
 
     private static List<Attempt> attempts(Path log) {
-        return lines(log).stream().filter(l -> l.startsWith("attempt ")).map(Attempt::parse).toList();
+        return lines(log).stream()
+                .filter(l -> l.startsWith("attempt "))
+                .map(Attempt::parse)
+                .toList();
     }
 
     /**
@@ -193,7 +241,10 @@ class BootApplicationIT {
         List<String> found = new ArrayList<>();
         for (Attempt granted : attempts) {
             for (Attempt a : attempts) {
-                if (granted.granted() && a.granted() && a.pid() != granted.pid() && a.before() >= granted.after()
+                if (granted.granted()
+                        && a.granted()
+                        && a.pid() != granted.pid()
+                        && a.before() >= granted.after()
                         && a.after() < granted.before() + 500) {
                     found.add(a + " within the hold of " + granted);
                 }
@@ -205,20 +256,28 @@ class BootApplicationIT {
     /** The ticks at which both instances attempted the lock and exactly one got it. */
     private static long ticksWithOneGrant(List<Attempt> attempts, long a, long b) {
         Map<Long, List<Attempt>> byTick = attempts.stream().collect(Collectors.groupingBy(Attempt::tick));
-        return byTick.values().stream().filter(t -> t.stream().map(Attempt::pid).collect(Collectors.toSet()).containsAll(List.of(a, b))
-                && t.stream().filter(Attempt::granted).count() == 1).count();
+        return byTick.values().stream()
+                .filter(t ->
+                        t.stream().map(Attempt::pid).collect(Collectors.toSet()).containsAll(List.of(a, b))
+                                && t.stream().filter(Attempt::granted).count() == 1)
+                .count();
     }
 
     private static List<String> lines(Path log) {
         try {
-            return Files.exists(log) ? Files.readAllLines(log).stream().filter(l -> !l.isBlank()).toList() : List.of();
+            return Files.exists(log)
+                    ? Files.readAllLines(log).stream().filter(l -> !l.isBlank()).toList()
+                    : List.of();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
     }
 
     private HttpResponse<String> get(int port, String path) throws IOException, InterruptedException {
-        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).timeout(Duration.ofSeconds(20)).build(),
+        return http.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                        .timeout(Duration.ofSeconds(20))
+                        .build(),
                 HttpResponse.BodyHandlers.ofString());
     }
 }

@@ -75,8 +75,11 @@ public class LockedJobApplication {
                     long before = System.currentTimeMillis();
                     Optional<SimpleLock> lock = provider.lock(configuration);
                     long after = System.currentTimeMillis();
-                    append(log, "attempt " + before / 1000 + " " + ProcessHandle.current().pid() + " " + before + " " + after + " "
-                            + (lock.isPresent() ? "granted" : "busy"));
+                    append(
+                            log,
+                            "attempt " + before / 1000 + " "
+                                    + ProcessHandle.current().pid() + " " + before + " " + after + " "
+                                    + (lock.isPresent() ? "granted" : "busy"));
                     return lock;
                 };
             }
@@ -85,7 +88,8 @@ public class LockedJobApplication {
 
     static void append(Path log, String line) {
         try {
-            Files.writeString(log, line + "\n", StandardOpenOption.CREATE, StandardOpenOption.APPEND, StandardOpenOption.SYNC);
+            Files.writeString(
+                    log, line + "\n", StandardOpenOption.CREATE, StandardOpenOption.APPEND, StandardOpenOption.SYNC);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
