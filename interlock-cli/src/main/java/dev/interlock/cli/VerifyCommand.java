@@ -10,12 +10,10 @@ import dev.interlock.spi.support.Durations;
 import dev.interlock.spi.support.ProcessIdentity;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,7 +21,6 @@ import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -171,7 +168,7 @@ final class VerifyCommand implements Callable<Integer> {
     @Mixin
     Verbosity verbosity;
 
-    private Progress progress;
+    private VerifyProgress progress;
     /** The workers while they run, for the shutdown hook. */
     private volatile VerifyWorkers liveWorkers;
     /** --keep and --shared-dir as paths (picocli's own Path converter is left out to save start-up time). */
@@ -203,7 +200,7 @@ final class VerifyCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         validate();
-        progress = new Progress(spec.commandLine().getErr(), FileSystemProbe.stderrIsTerminal());
+        progress = new VerifyProgress(spec.commandLine().getErr(), FileSystemProbe.stderrIsTerminal());
         Target target = target();
         Plan plan = plan(target);
         Probes probes = probeFileSystems(target, plan.runDir());
@@ -227,8 +224,14 @@ final class VerifyCommand implements Callable<Integer> {
             Path kept = keepRecords(plan.runDir(), ws);
             print(report, probes, kept);
             if (plan.runDir() != null) {
-                finishMulti(
-                        plan.runDir(), ws.work(), plan.generated(), target.uri(), plan.lockName(), plan.waitHosts());
+                multiHost()
+                        .finish(
+                                plan.runDir(),
+                                ws.work(),
+                                plan.generated(),
+                                target.uri(),
+                                plan.lockName(),
+                                plan.waitHosts());
             } else if (plan.generated() && target.lockDir().isPresent()) {
                 VerifyFiles.removeLockFiles(target.scheme(), target.lockDir().get(), plan.lockName());
             }
@@ -244,6 +247,11 @@ final class VerifyCommand implements Callable<Integer> {
                 VerifyFiles.deleteTree(ws.work());
             }
         }
+    }
+
+    private VerifyMultiHost multiHost() {
+        return new VerifyMultiHost(
+                lead != null, sharedDir != null, progress, spec.commandLine().getErr());
     }
 
     private Target target() {
@@ -323,7 +331,7 @@ final class VerifyCommand implements Callable<Integer> {
         if (runDir != null) {
             return new Workspace(runDir.newHostDir(ProcessIdentity.current().host()), runDir.counter(), false);
         }
-        Path work = keep != null ? createKeep(keep) : createTemporary();
+        Path work = keep != null ? VerifyFiles.createKeep(keep) : VerifyFiles.createTemporary();
         return new Workspace(work, work.resolve("counter"), keep == null);
     }
 
@@ -352,7 +360,7 @@ final class VerifyCommand implements Callable<Integer> {
             return ws.work();
         }
         try {
-            VerifyFiles.copyTree(runDir.run, createKeep(keep));
+            VerifyFiles.copyTree(runDir.run, VerifyFiles.createKeep(keep));
         } catch (IOException e) {
             throw new CliException(
                     ExitCodes.UNAVAILABLE,
@@ -415,7 +423,7 @@ final class VerifyCommand implements Callable<Integer> {
                             VerifyReport.INCOMPLETE,
                             "only " + ready.size() + " of " + expected + " hosts of run "
                                     + runDir.runId + " were ready after " + Durations.format(waitHosts)
-                                    + abandon(runDir) + "; start the"
+                                    + multiHost().abandon(runDir) + "; start the"
                                     + " others with 'interlock verify --join " + runDir.runId
                                     + "' on the same lock space and shared directory");
                 }
@@ -461,22 +469,6 @@ final class VerifyCommand implements Callable<Integer> {
             hostDirs = List.of(work);
         }
         liveWorkers = null;
-        List<VerifyHostLog.HostLog> logs = new ArrayList<>();
-        for (Path d : hostDirs) {
-            try {
-                logs.add(VerifyHostLog.read(d));
-            } catch (IOException | RuntimeException e) {
-                problems.add("the records in " + d + " could not be read: "
-                        + (e instanceof IOException ? VerifyWorker.reason((IOException) e) : e.getMessage()));
-            }
-        }
-        String counterText;
-        try {
-            counterText = Files.readString(counter, StandardCharsets.US_ASCII);
-        } catch (IOException e) {
-            counterText = null;
-            problems.add("the counter " + counter + " could not be read: " + VerifyWorker.reason(e));
-        }
         VerifyReport.Setup s = new VerifyReport.Setup(
                 shown,
                 lockName,
@@ -486,71 +478,7 @@ final class VerifyCommand implements Callable<Integer> {
                 crashTest,
                 runDir != null ? runDir.runId : null,
                 runDir != null ? runDir.plan().hosts() : 1);
-        return VerifyReport.analyze(s, logs, 0, counterText, problems, warnings);
-    }
-
-    /**
-     * Marks this host merged (it has read everything); the lead then waits up to {@code waitHosts}
-     * for every host to have done so and removes the run, or leaves it and says why.
-     */
-    private void finishMulti(
-            VerifyRunDir runDir, Path work, boolean generated, String uri, String lockName, Duration waitHosts)
-            throws InterruptedException {
-        runDir.mark(work, "merged");
-        if (lead == null) {
-            return;
-        }
-        progress.show("waiting for every host to read the records");
-        List<Path> unread = runDir.removeOnceEveryHostRead(runDir.deadlineIn(waitHosts));
-        progress.clear();
-        if (!unread.isEmpty()) {
-            PrintWriter err = spec.commandLine().getErr();
-            err.println("interlock verify: left the run directory " + runDir.run + ": " + unread.size()
-                    + " host(s) did not say"
-                    + " within " + Durations.format(waitHosts) + " that they had read it ("
-                    + unread.stream().map(p -> p.getFileName().toString()).collect(Collectors.joining(", "))
-                    + "); remove it (rm -r " + runDir.run + ") once every host has"
-                    + " printed its result");
-            err.flush();
-            return;
-        }
-        Path shared = runDir.run.getParent();
-        if (sharedDir == null && shared.getFileName().toString().equals(SHARED_IN_LOCK_DIR)) {
-            try {
-                Files.deleteIfExists(shared); // only if empty: another run may be using it
-            } catch (IOException e) {
-                // not empty, or not ours to remove
-            }
-        }
-        Optional<Path> lockDir = FileSystemProbe.directoryOf(uri);
-        if (generated && lockDir.isPresent()) {
-            VerifyFiles.removeLockFiles(
-                    uri.substring(0, uri.indexOf(':')).toLowerCase(Locale.ROOT), lockDir.get(), lockName);
-        }
-    }
-
-    /**
-     * The lead gives up a run whose hosts never all came: the run cannot complete, and its
-     * directory is the lead's to remove (hosts that did join then say that it was removed).
-     * Returns what was done, for the message; nothing on a joining host.
-     */
-    private String abandon(VerifyRunDir runDir) {
-        if (lead == null) {
-            return "";
-        }
-        VerifyFiles.deleteTree(runDir.run);
-        if (Files.exists(runDir.run)) {
-            return "; the run directory " + runDir.run + " could not be removed (rm -r " + runDir.run + ")";
-        }
-        Path shared = runDir.run.getParent();
-        if (sharedDir == null && shared.getFileName().toString().equals(SHARED_IN_LOCK_DIR)) {
-            try {
-                Files.deleteIfExists(shared); // only if empty: another run may be using it
-            } catch (IOException e) {
-                // not empty, or not ours to remove
-            }
-        }
-        return "; the run directory " + runDir.run + " was removed";
+        return VerifyReport.fromRecords(s, hostDirs, counter, problems, warnings);
     }
 
     /** Opens the space and takes the lock once, so that an unusable backend is exit 69 before any worker starts. */
@@ -620,7 +548,7 @@ final class VerifyCommand implements Callable<Integer> {
         }
         if (keep != null) {
             Path k = keep.toAbsolutePath();
-            if (Files.exists(k, LinkOption.NOFOLLOW_LINKS) && !isEmptyDirectory(k)) {
+            if (Files.exists(k, LinkOption.NOFOLLOW_LINKS) && !VerifyFiles.isEmptyDirectory(k)) {
                 throw usage("--keep " + keep + " exists and is not an empty directory: name a new or empty directory");
             }
         }
@@ -642,76 +570,5 @@ final class VerifyCommand implements Callable<Integer> {
 
     private CliException usage(String message) {
         return new CliException(ExitCodes.USAGE, message);
-    }
-
-    private static boolean isEmptyDirectory(Path p) {
-        if (!Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
-            return false;
-        }
-        try (var s = Files.list(p)) {
-            return s.findAny().isEmpty();
-        } catch (IOException e) {
-            return false;
-        }
-    }
-
-    private static Path createKeep(Path keep) {
-        Path k = keep.toAbsolutePath();
-        try {
-            if (!Files.isDirectory(k, LinkOption.NOFOLLOW_LINKS)) {
-                Files.createDirectories(k.getParent());
-                Files.createDirectory(
-                        k, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-            }
-            return k;
-        } catch (IOException e) {
-            throw new CliException(ExitCodes.USAGE, "cannot create --keep " + keep + ": " + VerifyWorker.reason(e), e);
-        }
-    }
-
-    /** A private (0700) directory for the counter and the records, removed at the end. */
-    private static Path createTemporary() {
-        try {
-            return Files.createTempDirectory(
-                    "interlock-verify-",
-                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-        } catch (IOException e) {
-            throw new CliException(
-                    ExitCodes.UNAVAILABLE,
-                    "cannot create a temporary directory in " + System.getProperty("java.io.tmpdir") + ": "
-                            + VerifyWorker.reason(e)
-                            + "; set TMPDIR-like -Djava.io.tmpdir through INTERLOCK_JAVA_OPTS, or use --keep DIR",
-                    e);
-        }
-    }
-
-    /** The live line on a terminal's stderr ({@code \r}-rewritten); nothing at all when stderr is not a terminal. */
-    static final class Progress {
-        private final PrintWriter err;
-        private final boolean enabled;
-        private int shown;
-
-        Progress(PrintWriter err, boolean enabled) {
-            this.err = err;
-            this.enabled = enabled;
-        }
-
-        synchronized void show(String line) {
-            if (!enabled) {
-                return;
-            }
-            String l = line.length() > 79 ? line.substring(0, 79) : line;
-            err.print("\r" + l + " ".repeat(Math.max(0, shown - l.length())));
-            err.flush();
-            shown = l.length();
-        }
-
-        synchronized void clear() {
-            if (enabled && shown > 0) {
-                err.print("\r" + " ".repeat(shown) + "\r");
-                err.flush();
-                shown = 0;
-            }
-        }
     }
 }

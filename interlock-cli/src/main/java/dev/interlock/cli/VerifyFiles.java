@@ -13,6 +13,7 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.BasicFileAttributeView;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -155,5 +156,47 @@ final class VerifyFiles {
         Set<PosixFilePermission> perms = Files.getPosixFilePermissions(dir.getParent());
         perms.remove(PosixFilePermission.OTHERS_WRITE); // a world-writable parent (/tmp): not others' to change
         Files.setPosixFilePermissions(dir, perms);
+    }
+
+    static boolean isEmptyDirectory(Path p) {
+        if (!Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
+            return false;
+        }
+        try (var s = Files.list(p)) {
+            return s.findAny().isEmpty();
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /** The --keep directory (0700), made if absent, its parents too. */
+    static Path createKeep(Path keep) {
+        Path k = keep.toAbsolutePath();
+        try {
+            if (!Files.isDirectory(k, LinkOption.NOFOLLOW_LINKS)) {
+                Files.createDirectories(k.getParent());
+                Files.createDirectory(
+                        k, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+            }
+            return k;
+        } catch (IOException e) {
+            throw new CliException(ExitCodes.USAGE, "cannot create --keep " + keep + ": " + VerifyWorker.reason(e), e);
+        }
+    }
+
+    /** A private (0700) directory for the counter and the records, removed at the end. */
+    static Path createTemporary() {
+        try {
+            return Files.createTempDirectory(
+                    "interlock-verify-",
+                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        } catch (IOException e) {
+            throw new CliException(
+                    ExitCodes.UNAVAILABLE,
+                    "cannot create a temporary directory in " + System.getProperty("java.io.tmpdir") + ": "
+                            + VerifyWorker.reason(e)
+                            + "; set TMPDIR-like -Djava.io.tmpdir through INTERLOCK_JAVA_OPTS, or use --keep DIR",
+                    e);
+        }
     }
 }

@@ -4,6 +4,9 @@ import dev.interlock.check.ExclusionCheck;
 import dev.interlock.check.Handoffs;
 import dev.interlock.check.Section;
 import dev.interlock.spi.support.Durations;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -196,6 +199,31 @@ final class VerifyReport {
             this.warnings.add(
                     lostLeases + " lease(s) were lost during their section (renewal failed or the lock was broken)");
         }
+    }
+
+    /**
+     * Reads the records of {@code hostDirs} and the counter, and analyses them; what cannot be read
+     * is added to {@code problems}.
+     */
+    static VerifyReport fromRecords(
+            Setup setup, List<Path> hostDirs, Path counter, List<String> problems, List<String> warnings) {
+        List<VerifyHostLog.HostLog> logs = new ArrayList<>();
+        for (Path d : hostDirs) {
+            try {
+                logs.add(VerifyHostLog.read(d));
+            } catch (IOException | RuntimeException e) {
+                problems.add("the records in " + d + " could not be read: "
+                        + (e instanceof IOException ? VerifyWorker.reason((IOException) e) : e.getMessage()));
+            }
+        }
+        String counterText;
+        try {
+            counterText = Files.readString(counter, StandardCharsets.US_ASCII);
+        } catch (IOException e) {
+            counterText = null;
+            problems.add("the counter " + counter + " could not be read: " + VerifyWorker.reason(e));
+        }
+        return analyze(setup, logs, 0, counterText, problems, warnings);
     }
 
     /**
