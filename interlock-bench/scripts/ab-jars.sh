@@ -22,7 +22,7 @@ measure() { # round label jar
   # flock: and dir: uncontended acquire + release (JMH, µs per cycle)
   java -jar "$jar" 'FlockBenchmark.interlockExclusive$|DirBenchmark.interlockExclusive$' \
       -f 1 -wi 3 -w 1 -i 5 -r 1 -bm avgt -tu us -rf csv -rff "$dir/jmh.csv" > "$dir/jmh.log" 2>&1
-  awk -F, -v r="$r" -v l="$label" 'NR > 1 { gsub(/"/, "", $1); n = $1; sub(/.*\.bench\./, "", n); if ($8 != "") n = n "[others=" $8 "]";
+  awk -F, -v r="$r" -v l="$label" 'NR > 1 { sub(/\r$/, ""); gsub(/"/, "", $1); n = $1; sub(/.*\.bench\./, "", n); if ($8 != "") n = n "[others=" $8 "]";
       printf "%s %s %s %s us/cycle\n", r, l, n, $5 }' "$dir/jmh.csv" >> "$out"
   # jdbc: and redis: uncontended cycles/s, one thread, against the raw floor of the same run
   for b in jdbc redis; do
