@@ -32,9 +32,8 @@ import java.util.function.LongConsumer;
  * <em>executor</em>, one at a time per lease (a lock serialises them, as the SPI promises
  * backends), with the deadline of the call passed along. Loss listeners run on the executor too,
  * never on the timer. The timing and the background calls are {@link LeaseRenewals}', the
- * releases after a loss or a hold-at-least time {@link LeaseReleases}'; a loss
- * listener runs once ({@link LossListener}); a loss the backend reports arrives through
- * {@link LeaseLossChannel}.
+ * releases after a loss or a hold-at-least time {@link LeaseReleases}'; a loss listener runs once
+ * ({@link LossListener}); a loss the backend reports arrives through {@link LeaseLossChannel}.
  *
  * <p><b>State</b> is an atomic reference (HELD, CLOSED, LOST) and a volatile deadline, so
  * {@link #isValid()} and {@link #validUntil()} answer at once whatever the backend is doing.
@@ -46,8 +45,8 @@ import java.util.function.LongConsumer;
  * lost: its <em>loss point</em>.
  *
  * <p><b>The lease rule</b> ({@link Lease}): a lease lost at its loss point is released at its
- * deadline by the timer ({@link LeaseReleases#releaseAtTheEnd}), or earlier by {@link #close()}; the release
- * at the end also undoes a renewal that succeeded late. A loss the backend found is released at
+ * deadline by the timer ({@link LeaseReleases#releaseAtTheEnd}), or earlier by {@link #close()};
+ * the release at the end also undoes a renewal that succeeded late. A loss the backend found is released at
  * once. {@link #isValid()}, {@link #close()} and renewals compare the ticker with the loss point
  * themselves, so a pause that kept the timer from running changes nothing.
  *

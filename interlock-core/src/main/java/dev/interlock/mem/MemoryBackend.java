@@ -29,8 +29,8 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * The {@code mem:NAMESPACE} backend: locks in this JVM's memory, shared by every lock space opened
  * on the same namespace. It is the reference implementation of the SPI (every rule in
- * {@code docs/spi.md} in one readable class) and the fastest test double for code that uses
- * Interlock: open {@code mem:test} in a test instead of a real backend.
+ * {@code docs/spi.md} in readable form, with the parts listed below) and the fastest test double
+ * for code that uses Interlock: open {@code mem:test} in a test instead of a real backend.
  *
  * <p>It keeps every promise of the other backends within one JVM: exclusive and shared modes,
  * writers not starved (a FIFO queue of waiters, as {@code dir:} keeps), leases that expire on the
@@ -48,9 +48,9 @@ import java.util.concurrent.atomic.LongAdder;
  * could not: only {@code dev.interlock}, {@code dev.interlock.spi} and
  * {@code dev.interlock.spi.support} (docs/spi.md, "Usage").
  *
- * <p>Its parts, each in its own file of this package: a name's state ({@link Entry}, its
- * {@link Holder}s), a granted lock ({@link MemGrant}), and the failures tests ask for
- * ({@link MemoryFaults}); the acquisition, which waits in the name's queue, is here.
+ * <p>Its parts, each in its own file of this package: a name's state ({@code Entry}, its
+ * {@code Holder}s), a granted lock ({@code MemGrant}), and the failures tests ask for
+ * ({@code MemoryFaults}); the acquisition, which waits in the name's queue, is here.
  */
 public final class MemoryBackend implements LockBackend {
     private static final Map<String, MemoryBackend> NAMESPACES = new ConcurrentHashMap<>();
