@@ -227,7 +227,7 @@ public final class Suite {
         String me = a[4];
         long warmMs = Long.parseLong(a[5]);
         long windowMs = Long.parseLong(a[6]);
-        Handoff.Locker locker = Handoff.locker(kind, a[2]);
+        HandoffLockers.Locker locker = Handoff.locker(kind, a[2]);
         Files.createFile(control.resolve("ready-" + me));
         Path go = control.resolve("go");
         while (!Files.exists(go)) {

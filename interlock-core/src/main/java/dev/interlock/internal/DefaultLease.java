@@ -16,9 +16,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.OptionalInt;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
@@ -33,9 +31,9 @@ import java.util.function.LongConsumer;
  * by one. Backend calls (renew, release, the check of a kernel lock) run on the space's
  * <em>executor</em>, one at a time per lease (a lock serialises them, as the SPI promises
  * backends), with the deadline of the call passed along. Loss listeners run on the executor too,
- * never on the timer. The timing and the background calls are {@link LeaseRenewals}'; a loss
- * listener runs once ({@link LossListener}); a loss the backend reports arrives through
- * {@link LeaseLossChannel}.
+ * never on the timer. The timing and the background calls are {@link LeaseRenewals}', the
+ * releases after a loss or a hold-at-least time {@link LeaseReleases}'; a loss listener runs once
+ * ({@link LossListener}); a loss the backend reports arrives through {@link LeaseLossChannel}.
  *
  * <p><b>State</b> is an atomic reference (HELD, CLOSED, LOST) and a volatile deadline, so
  * {@link #isValid()} and {@link #validUntil()} answer at once whatever the backend is doing.
@@ -47,8 +45,8 @@ import java.util.function.LongConsumer;
  * lost: its <em>loss point</em>.
  *
  * <p><b>The lease rule</b> ({@link Lease}): a lease lost at its loss point is released at its
- * deadline by the timer ({@link #releaseAtTheEnd}), or earlier by {@link #close()}; the release
- * at the end also undoes a renewal that succeeded late. A loss the backend found is released at
+ * deadline by the timer ({@link LeaseReleases#releaseAtTheEnd}), or earlier by {@link #close()};
+ * the release at the end also undoes a renewal that succeeded late. A loss the backend found is released at
  * once. {@link #isValid()}, {@link #close()} and renewals compare the ticker with the loss point
  * themselves, so a pause that kept the timer from running changes nothing.
  *
@@ -68,7 +66,7 @@ final class DefaultLease implements Lease {
 
     final DefaultLockSpace space;
     final AcquireSpec spec;
-    private final Grant grant;
+    final Grant grant;
     final boolean leaseBased;
     private final boolean fixed;
     final String backendName;
@@ -78,23 +76,19 @@ final class DefaultLease implements Lease {
     final ReentrantLock io = new ReentrantLock();
     /** Background renewals (renewed leases) and checks (kernel locks). */
     private final LeaseRenewals renewals = new LeaseRenewals(this);
+    /** The releases after a loss and after a hold-at-least time. */
+    private final LeaseReleases releases = new LeaseReleases(this);
 
     volatile long leaseNanos;
     private volatile long deadline; // ticker nanos; Long.MAX_VALUE when it does not expire
     private final AtomicReference<LockLostException> lostCause = new AtomicReference<>();
-    /** The release at the deadline of a lease lost at its loss point; null until then. */
-    private volatile ScheduledFuture<?> endTask;
-    /** close() was called on the lost lease: its holder has stopped. */
-    private volatile boolean holderClosed;
-    /** The grant was released (or given up to its expiry) after a loss: a loss is released once. */
-    private final AtomicBoolean releasedAfterLoss = new AtomicBoolean();
     /** Ticker time of the grant: the start of the hold time of metrics. */
     private final long grantedAt;
     /**
      * Ticker time before which close() keeps the lock (hold at least); Long.MIN_VALUE: none.
      * Volatile: an adapter may move it while the lock is held ({@link #holdAtLeastFromNow}).
      */
-    private volatile long holdUntil;
+    volatile long holdUntil;
 
     private DefaultLease(
             DefaultLockSpace space,
@@ -276,27 +270,11 @@ final class DefaultLease implements Lease {
             tellListeners(e);
         }
         if (keepUntilEnd) {
-            releaseAtTheEnd();
+            releases.releaseAtTheEnd();
         } else {
-            space.execute(this::releaseAfterLoss);
+            space.execute(releases::releaseAfterLoss);
         }
         return e;
-    }
-
-    /**
-     * Timer: queues the release of a lease lost at its loss point for its deadline, not before.
-     * If the space is closing, nothing is released: the backend lets the lease run out.
-     */
-    private void releaseAtTheEnd() {
-        long wait = deadline - space.ticker.read();
-        endTask = space.schedule(this::endDue, Math.max(wait, MIN_STEP));
-        if (holderClosed) {
-            space.execute(this::closeLost); // the holder closed it meanwhile; never a backend call on the timer
-        }
-    }
-
-    private void endDue() {
-        space.execute(this::releaseAfterLoss);
     }
 
     private LossListener listener(Consumer<LockLostException> listener) {
@@ -306,38 +284,6 @@ final class DefaultLease implements Lease {
     private void tellListeners(LockLostException e) {
         for (LossListener l : listeners) {
             l.fire(e);
-        }
-    }
-
-    private void releaseAfterLoss() {
-        if (!releasedAfterLoss.compareAndSet(false, true)) {
-            return;
-        }
-        io.lock();
-        try {
-            logRelease("lost ", grant.releaseIfOwned());
-        } catch (RuntimeException e) {
-            log.debug("{} - releasing lost '{}' failed: {}", backendName, spec.name(), e.toString());
-        } finally {
-            io.unlock();
-        }
-    }
-
-    /**
-     * Says what an owner-checked release did: it freed the lock, or changed nothing because the
-     * lock was no longer this owner's (a lost lease, whose lock may now be someone else's).
-     */
-    private void logRelease(String what, boolean freed) {
-        if (freed) {
-            log.debug("{} - released {}'{}'", backendName, what, spec.name());
-        } else {
-            log.debug(
-                    "{} - nothing to release: {}'{}' (token {}) was no longer held by this owner (its lease had run out,"
-                            + " or it had passed to another holder)",
-                    backendName,
-                    what,
-                    spec.name(),
-                    grant.token());
         }
     }
 
@@ -472,7 +418,7 @@ final class DefaultLease implements Lease {
         }
         if (!state.compareAndSet(State.HELD, State.CLOSED)) {
             if (state.get() == State.LOST) {
-                closeLost();
+                releases.closeLost();
             }
             return;
         }
@@ -485,7 +431,7 @@ final class DefaultLease implements Lease {
         long until = holdUntil;
         long keep = until == Long.MIN_VALUE ? 0 : until - space.ticker.read();
         if (keep > 0) {
-            keepUntilHeldLongEnough(keep);
+            releases.keepUntilHeldLongEnough(keep);
             return;
         }
         boolean freed;
@@ -503,97 +449,12 @@ final class DefaultLease implements Lease {
         } finally {
             io.unlock();
         }
-        logRelease("", freed);
-    }
-
-    /**
-     * close() before the hold-at-least time. A lease is renewed one last time to end exactly then,
-     * so the lock outlives this process too, and this process releases it then as well: a backend
-     * whose others judge a lease from when they first see its renewal ({@code dir:}) would keep it
-     * up to one more lease for someone who looks only after that time. If the space closes first,
-     * the lease is left to run out. A lock that does not expire is released by the space at that
-     * time, or when the space closes, whichever is first.
-     */
-    private void keepUntilHeldLongEnough(long keepNanos) {
-        if (!leaseBased) {
-            space.releaseLater(this::releaseNow, keepNanos, true);
-            log.debug(
-                    "{} - '{}' closed, kept {}ms more (hold at least)",
-                    backendName,
-                    spec.name(),
-                    TimeUnit.NANOSECONDS.toMillis(keepNanos));
-            return;
-        }
-        Duration max = grant.maxLease();
-        long keep = max != null ? Math.min(keepNanos, max.toNanos()) : keepNanos; // dir: one lease at most
-        io.lock();
-        try {
-            grant.renew(Duration.ofNanos(keep), keep);
-        } catch (LockLostException e) {
-            log.debug("{} - '{}' was already lost when closed: {}", backendName, spec.name(), e.getMessage());
-            return;
-        } catch (RuntimeException e) {
-            throw new LockBackendException(
-                    backendName,
-                    spec.name(),
-                    backendName + " - could not keep " + LockNames.quote(spec.name())
-                            + " for " + TimeUnit.NANOSECONDS.toMillis(keepNanos) + "ms more (hold at least): "
-                            + e.getMessage()
-                            + "; it frees when its lease runs out",
-                    e);
-        } finally {
-            io.unlock();
-        }
-        space.releaseLater(this::releaseNow, keep, false);
-        log.debug(
-                "{} - '{}' closed, its lease now ends in {}ms (hold at least)",
-                backendName,
-                spec.name(),
-                TimeUnit.NANOSECONDS.toMillis(keep));
-    }
-
-    /**
-     * close() of a lost lease: the holder has stopped, so a lease kept until its end (lost at its
-     * loss point) is released now, or at its hold-at-least time if that comes first. Owner-checked
-     * and best effort, like every release after a loss; later calls do nothing.
-     */
-    private void closeLost() {
-        holderClosed = true;
-        if (releasedAfterLoss.get()) {
-            return; // released at the loss already, or being released
-        }
-        // The end's task may not be set yet (the loss is being declared on another thread): the
-        // holder has stopped all the same, and a release left to it could find the space closed.
-        ScheduledFuture<?> end = endTask;
-        long now = space.ticker.read();
-        long until = holdUntil;
-        if (until != Long.MIN_VALUE && until - now > 0) {
-            // Kept until then; without the end's task yet, releaseAtTheEnd calls this again once it is set.
-            if (end != null && until - deadline < 0 && end.cancel(false)) {
-                endTask = space.schedule(this::endDue, until - now);
-            }
-            return;
-        }
-        if (end != null) {
-            end.cancel(false);
-        }
-        releaseAfterLoss(); // once, whoever comes first; says what it did
+        releases.logRelease("", freed);
     }
 
     /** Releases the grant (from the space, when a hold-at-least time ran out or the space closes). */
     void releaseNow() {
-        io.lock();
-        try {
-            logRelease("", grant.releaseIfOwned());
-        } catch (RuntimeException e) {
-            log.warn(
-                    "{} - releasing '{}' after its hold-at-least time failed: {}",
-                    backendName,
-                    spec.name(),
-                    e.getMessage());
-        } finally {
-            io.unlock();
-        }
+        releases.releaseNow();
     }
 
     // ---------------------------------------------------------------- internal hooks (Leases)

@@ -15,28 +15,22 @@ import dev.interlock.spi.LossChannel;
 import dev.interlock.spi.support.BackendFailures;
 import dev.interlock.spi.support.ChangeSignal;
 import java.time.Clock;
-import java.time.Duration;
-import java.time.Instant;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The {@code mem:NAMESPACE} backend: locks in this JVM's memory, shared by every lock space opened
  * on the same namespace. It is the reference implementation of the SPI (every rule in
- * {@code docs/spi.md} in one readable class) and the fastest test double for code that uses
- * Interlock: open {@code mem:test} in a test instead of a real backend.
+ * {@code docs/spi.md} in readable form, with the parts listed below) and the fastest test double
+ * for code that uses Interlock: open {@code mem:test} in a test instead of a real backend.
  *
  * <p>It keeps every promise of the other backends within one JVM: exclusive and shared modes,
  * writers not starved (a FIFO queue of waiters, as {@code dir:} keeps), leases that expire on the
@@ -53,26 +47,31 @@ import java.util.concurrent.locks.ReentrantLock;
  * made by {@link BackendFailures}. It uses nothing of the core that a backend in another module
  * could not: only {@code dev.interlock}, {@code dev.interlock.spi} and
  * {@code dev.interlock.spi.support} (docs/spi.md, "Usage").
+ *
+ * <p>Its parts, each in its own file of this package: a name's state ({@code Entry}, its
+ * {@code Holder}s), a granted lock ({@code MemGrant}), and the failures tests ask for
+ * ({@code MemoryFaults}); the acquisition, which waits in the name's queue, is here.
  */
 public final class MemoryBackend implements LockBackend {
     private static final Map<String, MemoryBackend> NAMESPACES = new ConcurrentHashMap<>();
 
     private final String namespace;
     private final String description;
-    private final BackendFailures failures;
+    final BackendFailures failures;
     private final Clock clock;
-    private final Ticker ticker;
+    final Ticker ticker;
     private final Map<String, Entry> entries = new ConcurrentHashMap<>();
-    private volatile boolean cut;
-    private volatile CountDownLatch paused;
-    private volatile String pausedPrefix = "";
-    private final Calls calls = new Calls();
+    /** The test-made failures and hangs ({@link #cut()}, {@link #pause()}) every call passes through. */
+    final MemoryFaults faults;
+
+    final Calls calls = new Calls();
     private final AtomicInteger opened = new AtomicInteger();
 
     private MemoryBackend(String namespace, BackendConfig config) {
         this.namespace = namespace;
         this.description = "mem:" + namespace;
         this.failures = new BackendFailures(description);
+        this.faults = new MemoryFaults(failures);
         this.clock = config.clock();
         this.ticker = config.ticker();
     }
@@ -104,42 +103,8 @@ public final class MemoryBackend implements LockBackend {
 
     // ------------------------------------------------------------------------------------ state
 
-    /**
-     * One name: holders by owner id, the last token, and the queue of waiting attempts, all
-     * guarded by the name's own {@link #lock}.
-     */
-    private static final class Entry {
-        final ReentrantLock lock = new ReentrantLock();
-        /** Signalled on every change a waiter may care about; waiters wait on it without the lock. */
-        final ChangeSignal changes = new ChangeSignal();
-
-        final Map<String, Holder> holders = new LinkedHashMap<>(4);
-        final ArrayDeque<MemAttempt> queue = new ArrayDeque<>(4);
-        long token;
-        /** Dropped from the namespace (never granted, nobody waiting): whoever locked it looks the name up again. */
-        boolean removed;
-
-        void changed() {
-            changes.signal();
-        }
-    }
-
-    private static final class Holder {
-        final AcquireSpec spec;
-        final long token;
-        final Instant since;
-        long expires; // ticker nanos
-
-        Holder(AcquireSpec spec, long token, Instant since, long expires) {
-            this.spec = spec;
-            this.token = token;
-            this.since = since;
-            this.expires = expires;
-        }
-    }
-
     /** Removes expired holders (the server's own expiry); the caller holds the entry's lock. */
-    private void expire(Entry e) {
+    void expire(Entry e) {
         if (e.holders.isEmpty()) {
             return;
         }
@@ -176,22 +141,6 @@ public final class MemoryBackend implements LockBackend {
                 return e;
             }
             e.lock.unlock();
-        }
-    }
-
-    /** Calls into the backend that a test made fail or hang. */
-    private void enter(String what, String name) {
-        CountDownLatch p = paused;
-        if (p != null && (name == null || name.startsWith(pausedPrefix))) {
-            try {
-                p.await();
-            } catch (InterruptedException ie) {
-                Thread.currentThread().interrupt();
-                throw failures.unreachable(name, what + " interrupted while the backend was paused", ie);
-            }
-        }
-        if (cut) {
-            throw failures.unreachable(name, what + " failed: the backend is cut off", null);
         }
     }
 
@@ -232,7 +181,7 @@ public final class MemoryBackend implements LockBackend {
      * writer): so waiters are served in arrival order, and once a writer waits no new reader gets
      * in. An attempt joins the queue at its first failed try and leaves it when closed.
      */
-    private final class MemAttempt implements Attempt {
+    final class MemAttempt implements Attempt {
         final AcquireSpec spec;
         /** The entry of the last try (a queued attempt keeps it from being dropped). */
         Entry entry;
@@ -252,7 +201,7 @@ public final class MemoryBackend implements LockBackend {
 
         @Override
         public Optional<Grant> tryAcquire() {
-            enter("acquire", spec.name());
+            faults.enter("acquire", spec.name());
             calls.tries.increment();
             Entry e = locked(spec.name());
             try {
@@ -280,7 +229,7 @@ public final class MemoryBackend implements LockBackend {
                         ticker.read() + spec.lease().toNanos());
                 e.holders.put(spec.owner().id(), h);
                 e.changed();
-                return Optional.of(new MemGrant(e, h));
+                return Optional.of(new MemGrant(MemoryBackend.this, e, h));
             } finally {
                 e.lock.unlock();
             }
@@ -407,84 +356,8 @@ public final class MemoryBackend implements LockBackend {
         }
     }
 
-    /** A granted lock; every call checks that the holder entry is still this grant's. */
-    private final class MemGrant implements Grant {
-        /** The name's entry: never dropped once a token was issued. */
-        final Entry entry;
-
-        final Holder mine;
-        final AcquireSpec spec;
-
-        MemGrant(Entry entry, Holder mine) {
-            this.entry = entry;
-            this.mine = mine;
-            this.spec = mine.spec;
-            channels.put(this, spec.lossChannel());
-        }
-
-        @Override
-        public long token() {
-            return mine.token;
-        }
-
-        @Override
-        public Instant acquiredAt() {
-            return mine.since;
-        }
-
-        @Override
-        public void renew(Duration lease) {
-            renew(lease, Long.MAX_VALUE);
-        }
-
-        @Override
-        public void renew(Duration lease, long timeoutNanos) {
-            calls.renewals.increment();
-            enter("renew", spec.name());
-            Entry e = entry;
-            e.lock.lock();
-            try {
-                expire(e);
-                if (e.holders.get(spec.owner().id()) != mine) {
-                    throw failures.lost(
-                            spec.name(),
-                            mine.token,
-                            "no longer held by " + spec.owner().id() + " (its lease ran out, or it was broken)",
-                            null);
-                }
-                mine.expires = ticker.read() + lease.toNanos();
-            } finally {
-                e.lock.unlock();
-            }
-        }
-
-        @Override
-        public void release() {
-            releaseIfOwned();
-        }
-
-        @Override
-        public boolean releaseIfOwned() {
-            calls.releases.increment();
-            channels.remove(this);
-            enter("release", spec.name());
-            Entry e = entry;
-            e.lock.lock();
-            try {
-                if (e.holders.get(spec.owner().id()) == mine) {
-                    e.holders.remove(spec.owner().id());
-                    e.changed();
-                    return true;
-                }
-                return false;
-            } finally {
-                e.lock.unlock();
-            }
-        }
-    }
-
     /** Loss channels of live grants, for {@link #reportLoss}. */
-    private final Map<MemGrant, LossChannel> channels = new ConcurrentHashMap<>();
+    final Map<MemGrant, LossChannel> channels = new ConcurrentHashMap<>();
 
     private HolderInfo info(Holder h) {
         long left = h.expires - ticker.read();
@@ -501,7 +374,7 @@ public final class MemoryBackend implements LockBackend {
 
     @Override
     public LockInfo inspect(String name) {
-        enter("status", name);
+        faults.enter("status", name);
         Entry e = lockedIfPresent(name);
         if (e == null) {
             return LockInfo.builder(name).waiters(0).build();
@@ -543,7 +416,7 @@ public final class MemoryBackend implements LockBackend {
 
     @Override
     public boolean breakLock(String name, String ownerId) {
-        enter("break", name);
+        faults.enter("break", name);
         return takeAway(name, ownerId);
     }
 
@@ -556,30 +429,22 @@ public final class MemoryBackend implements LockBackend {
 
     /** Makes every call fail as an unreachable server would (a transient LockBackendException), until {@link #restore()}. */
     public void cut() {
-        cut = true;
+        faults.cut();
     }
 
     /** Undoes {@link #cut()} and {@link #pause()}. */
-    public synchronized void restore() {
-        cut = false;
-        CountDownLatch p = paused;
-        paused = null;
-        if (p != null) {
-            p.countDown();
-        }
+    public void restore() {
+        faults.restore();
     }
 
     /** Makes every call hang (as a server that accepts but never answers) until {@link #restore()}. */
     public void pause() {
-        pause("");
+        faults.pause("");
     }
 
     /** Makes the calls about names starting with {@code prefix} hang until {@link #restore()}. */
-    public synchronized void pause(String prefix) {
-        pausedPrefix = prefix;
-        if (paused == null) {
-            paused = new CountDownLatch(1);
-        }
+    public void pause(String prefix) {
+        faults.pause(prefix);
     }
 
     /**
