@@ -9,11 +9,8 @@ import dev.interlock.file.dir.DirEntries.Gate;
 import dev.interlock.file.dir.DirEntries.Holder;
 import dev.interlock.file.dir.DirEntries.Reader;
 import dev.interlock.file.dir.DirEntries.Waiter;
-import dev.interlock.file.internal.ErrnoException;
 import dev.interlock.file.internal.InotifyWatcher;
-import dev.interlock.file.internal.LibcEvents;
 import dev.interlock.file.internal.NameFilter;
-import dev.interlock.file.internal.NativeFiles;
 import dev.interlock.file.internal.PercentEncoding;
 import dev.interlock.file.internal.Waker;
 import dev.interlock.spi.AcquireSpec;
@@ -23,7 +20,6 @@ import dev.interlock.spi.support.Backoff;
 import dev.interlock.spi.support.LockNames;
 import dev.interlock.spi.support.Log;
 import dev.interlock.spi.support.QueuePlace;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -47,9 +43,6 @@ import java.util.regex.Pattern;
  */
 final class DirAttempt implements Attempt {
     private static final Log log = Log.of(DirAttempt.class);
-    /** Listings in one try without exactly one gate before the directory is declared damaged. */
-    private static final int GATE_PATIENCE = 20;
-
     private static final Pattern NOT_HOST = Pattern.compile("[^A-Za-z0-9._-]");
     private final DirLockBackend backend;
     private final DirLockDir dir;
@@ -64,9 +57,6 @@ final class DirAttempt implements Attempt {
 
     private boolean firstTry = true;
     private final Holder me;
-    /** {@link #me} with the queue lease: the holder field of our waiter entry. */
-    private final Holder meQueued;
-
     private final long leaseNanos;
     private List<HolderInfo> blockers = List.of();
     private long versionAtTry;
@@ -78,12 +68,10 @@ final class DirAttempt implements Attempt {
     private long heldBeat;
     private long heldBeatAt;
 
-    // Our waiter entry, once a try has failed: its name, kept by the place (the when), made and renamed here (the how).
+    /** Our waiter entry (made once a try has failed), and the place in the queue that says when to make and renew it. */
+    private final DirWaiterEntry queue;
+
     private final QueuePlace place;
-    private String queued;
-    private long queuedBeat;
-    private long queuedSeenToken;
-    private long queuedMs;
 
     DirAttempt(DirLockBackend backend, DirLockDir dir, AcquireSpec spec) {
         this.backend = backend;
@@ -111,32 +99,8 @@ final class DirAttempt implements Attempt {
                 backend.self.bootId,
                 nonce,
                 host);
-        this.place = new QueuePlace(Duration.ofMillis(me.leaseMs()), backend.ticker, new QueuePlace.Keeper() {
-            @Override
-            public boolean take(Duration lease) {
-                return enqueue();
-            }
-
-            @Override
-            public boolean renew(Duration lease) {
-                return renewQueued();
-            }
-
-            @Override
-            public void giveUp() {
-                dir.remove(queued);
-                queued = null;
-            }
-        });
-        this.meQueued = new Holder(
-                place.lease().toMillis(),
-                me.sinceSec(),
-                me.pid(),
-                me.startTicks(),
-                me.pidNs(),
-                me.bootId(),
-                me.nonce(),
-                me.host());
+        this.queue = new DirWaiterEntry(backend, dir, spec, me);
+        this.place = queue.place();
     }
 
     @Override
@@ -171,22 +135,6 @@ final class DirAttempt implements Attempt {
      */
     private NameFilter waitFor;
 
-    /** The gate changed hands (or was renewed, or reclaimed). */
-    private static final NameFilter GATE =
-            (mask, b, off, len) -> NameFilter.startsWith(b, off, len, "F.") || NameFilter.startsWith(b, off, len, "X.");
-
-    /** A reader left (or renewed, or was removed): for a writer that holds the gate while readers drain. */
-    private static final NameFilter READERS =
-            (mask, b, off, len) -> NameFilter.startsWith(b, off, len, "R.") || NameFilter.startsWith(b, off, len, "B.");
-
-    /** The queued waiter with {@code nonce}, which goes first, left the queue (its entry was removed). */
-    private static NameFilter waiterGone(String nonce) {
-        byte[] part = ("." + nonce + ".").getBytes(StandardCharsets.US_ASCII);
-        return (mask, b, off, len) -> (mask & LibcEvents.IN_DELETE) != 0
-                && NameFilter.startsWith(b, off, len, "Q.")
-                && NameFilter.contains(b, off, len, part);
-    }
-
     // ---------------------------------------------------------------- writers
 
     private Optional<Grant> tryWriter(long now, boolean fast) {
@@ -196,7 +144,7 @@ final class DirAttempt implements Attempt {
                 renamedNow = renewHeld(now);
             }
             if (heldName != null) {
-                DirLockDir.Snapshot s = settled(dir.list());
+                DirLockDir.Snapshot s = dir.listSettled();
                 if (!s.gate().name().equals(heldName)) {
                     if (dir.exists(heldName)) {
                         return Optional.empty(); // a listing that missed our gate: look again
@@ -213,7 +161,7 @@ final class DirAttempt implements Attempt {
                     }
                     return heldName == null ? Optional.empty() : grantWriter();
                 } else {
-                    waitFor = READERS;
+                    waitFor = DirWakeFilters.READERS;
                     return Optional.empty();
                 }
             }
@@ -223,7 +171,7 @@ final class DirAttempt implements Attempt {
             // Fast path: try the free gate this process saw last, without listing first; fairness is
             // then checked after the rename (and the gate handed back if a waiter came first).
             boolean viaHint = hinted != null;
-            DirLockDir.Snapshot s = viaHint ? null : settled(dir.list());
+            DirLockDir.Snapshot s = viaHint ? null : dir.listSettled();
             Gate g = viaHint ? hinted : s.gate();
             hinted = null;
             if (!viaHint && !mayGo(s)) {
@@ -234,7 +182,7 @@ final class DirAttempt implements Attempt {
                 reason = reclaimable(g, now);
                 if (reason == null) {
                     blockers = DirLockBackend.holders(s);
-                    waitFor = GATE;
+                    waitFor = DirWakeFilters.GATE;
                     return Optional.empty();
                 }
             }
@@ -256,7 +204,7 @@ final class DirAttempt implements Attempt {
             heldBeat = 0;
             heldBeatAt = now;
             DirFaults.step("E1");
-            DirLockDir.Snapshot s2 = settled(dir.list());
+            DirLockDir.Snapshot s2 = dir.listSettled();
             if (!s2.gate().name().equals(heldName) && !dir.exists(heldName)) {
                 heldName = null; // taken over at once (we were paused for a whole lease)
                 return Optional.empty();
@@ -276,7 +224,7 @@ final class DirAttempt implements Attempt {
                 return grantWriter();
             }
             if (s2.gate().name().equals(heldName)) {
-                waitFor = READERS;
+                waitFor = DirWakeFilters.READERS;
             }
             return Optional.empty();
         }
@@ -375,7 +323,7 @@ final class DirAttempt implements Attempt {
         Gate hinted = fast ? backend.hintedFreeGate(dir.dirName) : null;
         for (int round = 0; round < 8; round++) {
             boolean viaHint = hinted != null;
-            DirLockDir.Snapshot s = viaHint ? null : settled(dir.list());
+            DirLockDir.Snapshot s = viaHint ? null : dir.listSettled();
             Gate g = viaHint ? hinted : s.gate();
             hinted = null;
             if (!viaHint && !mayGo(s)) {
@@ -387,7 +335,7 @@ final class DirAttempt implements Attempt {
                 reason = reclaimable(g, now);
                 if (reason == null) {
                     blockers = DirLockBackend.holders(s);
-                    waitFor = GATE;
+                    waitFor = DirWakeFilters.GATE;
                     return Optional.empty();
                 }
                 lastWriter = g.token();
@@ -422,7 +370,7 @@ final class DirAttempt implements Attempt {
             // No writer may have come in between: the gate must still be free with the same last writer.
             DirLockDir.Snapshot s2;
             try {
-                s2 = settled(dir.list());
+                s2 = dir.listSettled();
             } catch (LockBackendException e) {
                 dir.remove(beat);
                 dir.remove(entry);
@@ -439,7 +387,7 @@ final class DirAttempt implements Attempt {
             dir.remove(entry);
             if (!noWriter) {
                 blockers = DirLockBackend.holders(s2); // else mayGo named the waiter we gave way to
-                waitFor = g2.writer() ? GATE : null;
+                waitFor = g2.writer() ? DirWakeFilters.GATE : null;
             }
             return Optional.empty();
         }
@@ -447,63 +395,6 @@ final class DirAttempt implements Attempt {
     }
 
     // ---------------------------------------------------------------- shared helpers
-
-    /**
-     * The one gate of a listing. A listing may miss a gate being renamed, or show it under both
-     * names, so the directory is listed again; if it still does not show exactly one gate after
-     * {@value #GATE_PATIENCE} listings, it is damaged (a gate deleted or planted) and nothing is granted.
-     */
-    private DirLockDir.Snapshot settled(DirLockDir.Snapshot first) {
-        DirLockDir.Snapshot s = first;
-        for (int i = 1; s.gate() == null && !s.gone && i < GATE_PATIENCE; i++) {
-            Thread.onSpinWait();
-            s = dir.list();
-        }
-        if (s.gate() != null) {
-            return s;
-        }
-        if (s.gone) {
-            throw backend.failures.unreachable(
-                    spec.name(),
-                    "the lock directory " + dir.dirName
-                            + " was removed while we were using it; nothing was granted, try again",
-                    null);
-        }
-        if (s.gates.isEmpty() && !hasNameRecord()) {
-            // No gate and no name record: never a lock directory (a user's home under a root such as
-            // /home), not a damaged one. It is someone's data: never advise removing it.
-            throw backend.failures.refused(
-                    spec.name(),
-                    dir.dirName
-                            + " in the lock space's directory is not a lock directory (no gate file, no name record: Interlock"
-                            + " did not make it). Nothing was granted and it was left alone: use another lock name, or a directory that holds"
-                            + " only Interlock's locks",
-                    null);
-        }
-        throw backend.failures.refused(
-                spec.name(),
-                "the lock directory " + dir.dirName + " has "
-                        + (s.gates.isEmpty() ? "no gate file" : s.gates.size() + " gate files " + names(s.gates))
-                        + " in " + GATE_PATIENCE
-                        + " listings; it was damaged or tampered with. Nothing was granted. Stop every user of the lock, then remove "
-                        + dir.dirName + " (it is recreated on next use)",
-                null);
-    }
-
-    /** True if the lock directory has its name record (or it cannot be told): every directory Interlock made has one. */
-    private boolean hasNameRecord() {
-        try {
-            return NativeFiles.lstatMode(dir.fd(), DirLockBackend.NAME_RECORD) != -1;
-        } catch (ErrnoException e) {
-            return true;
-        }
-    }
-
-    private static List<String> names(List<Gate> gates) {
-        List<String> out = new ArrayList<>();
-        gates.forEach(g -> out.add(g.name()));
-        return out;
-    }
 
     /**
      * Why the writer on gate {@code g} may be replaced, or null if it may not: its process is
@@ -526,41 +417,6 @@ final class DirAttempt implements Attempt {
 
     // ---------------------------------------------------------------- queue
 
-    /** Creates our waiter entry; false if it cannot be made (we then wait unqueued, and try again at the next wait). */
-    private boolean enqueue() {
-        DirLockDir.Snapshot s = dir.list();
-        Gate g = s.gate();
-        queuedSeenToken = g == null ? 0 : g.token();
-        queuedMs = backend.clock.millis();
-        queuedBeat = 0;
-        String name = Waiter.name(queuedSeenToken, queuedMs, spec.mode(), 0, meQueued);
-        try {
-            dir.create(name);
-        } catch (LockBackendException e) {
-            log.debug(
-                    "{} - '{}': cannot queue ({}); waiting unqueued",
-                    backend.description(),
-                    spec.name(),
-                    e.getMessage());
-            return false;
-        }
-        queued = name;
-        DirFaults.step("Q1");
-        return true;
-    }
-
-    /** Renames our waiter entry to its next beat; false if it was removed as stale (we queue again at the next wait). */
-    private boolean renewQueued() {
-        String next = Waiter.name(queuedSeenToken, queuedMs, spec.mode(), queuedBeat + 1, meQueued);
-        if (dir.cas(queued, next)) {
-            queued = next;
-            queuedBeat++;
-            return true;
-        }
-        queued = null;
-        return false;
-    }
-
     /**
      * Fairness: may this attempt try now? Not while an earlier live waiter conflicts with it (for a
      * reader: an earlier writer; for a writer: any earlier waiter). A first try (not yet queued)
@@ -568,6 +424,7 @@ final class DirAttempt implements Attempt {
      * are removed. Fairness only: a mistake here delays, it never grants a lock wrongly.
      */
     private boolean mayGo(DirLockDir.Snapshot s) {
+        String queued = queue.name();
         Waiter mine = queued == null ? null : Waiter.parse(queued).orElse(null);
         long now = backend.ticker.read();
         for (Waiter w : s.waiters) {
@@ -595,7 +452,7 @@ final class DirAttempt implements Attempt {
             List<HolderInfo> who = new ArrayList<>(DirLockBackend.holders(s));
             who.add(w.info());
             blockers = who;
-            waitFor = waiterGone(w.holder().nonce());
+            waitFor = DirWakeFilters.waiterGone(w.holder().nonce());
             return false;
         }
         return true;

@@ -27,6 +27,9 @@ final class DirLockDir implements AutoCloseable {
     /** The root this directory was opened in (its descriptor stays open as long as the space). */
     private final DirLockBackend.Root root;
 
+    /** Listings in one try without exactly one gate before the directory is declared damaged. */
+    private static final int GATE_PATIENCE = 20;
+
     final String name;
     final String dirName;
     private int fd;
@@ -201,6 +204,63 @@ final class DirLockDir implements AutoCloseable {
             backend.reportForeign(name, dirName, s.foreign);
         }
         return s;
+    }
+
+    /**
+     * Lists the directory until a listing shows its one gate. A listing may miss a gate being
+     * renamed, or show it under both names, so the directory is listed again; if it still does not show exactly one gate after
+     * {@value #GATE_PATIENCE} listings, it is damaged (a gate deleted or planted) and nothing is granted.
+     */
+    Snapshot listSettled() {
+        Snapshot s = list();
+        for (int i = 1; s.gate() == null && !s.gone && i < GATE_PATIENCE; i++) {
+            Thread.onSpinWait();
+            s = list();
+        }
+        if (s.gate() != null) {
+            return s;
+        }
+        if (s.gone) {
+            throw backend.failures.unreachable(
+                    name,
+                    "the lock directory " + dirName
+                            + " was removed while we were using it; nothing was granted, try again",
+                    null);
+        }
+        if (s.gates.isEmpty() && !hasNameRecord()) {
+            // No gate and no name record: never a lock directory (a user's home under a root such as
+            // /home), not a damaged one. It is someone's data: never advise removing it.
+            throw backend.failures.refused(
+                    name,
+                    dirName
+                            + " in the lock space's directory is not a lock directory (no gate file, no name record: Interlock"
+                            + " did not make it). Nothing was granted and it was left alone: use another lock name, or a directory that holds"
+                            + " only Interlock's locks",
+                    null);
+        }
+        throw backend.failures.refused(
+                name,
+                "the lock directory " + dirName + " has "
+                        + (s.gates.isEmpty() ? "no gate file" : s.gates.size() + " gate files " + names(s.gates))
+                        + " in " + GATE_PATIENCE
+                        + " listings; it was damaged or tampered with. Nothing was granted. Stop every user of the lock, then remove "
+                        + dirName + " (it is recreated on next use)",
+                null);
+    }
+
+    /** True if the lock directory has its name record (or it cannot be told): every directory Interlock made has one. */
+    private boolean hasNameRecord() {
+        try {
+            return NativeFiles.lstatMode(fd, DirLockBackend.NAME_RECORD) != -1;
+        } catch (ErrnoException e) {
+            return true;
+        }
+    }
+
+    private static List<String> names(List<Gate> gates) {
+        List<String> out = new ArrayList<>();
+        gates.forEach(g -> out.add(g.name()));
+        return out;
     }
 
     /** The protocol entry a name denotes ({@link Gate}, {@link Reader}, {@link Beat} or {@link Waiter}), or null. */

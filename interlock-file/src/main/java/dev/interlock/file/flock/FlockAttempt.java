@@ -69,7 +69,7 @@ final class FlockAttempt implements Attempt {
         }
         for (int round = 0; round < 3; round++) {
             if (fd < 0) {
-                int r = backend.openFile(spec.name(), fileName, fileBytes, false);
+                int r = FlockFiles.open(backend, spec.name(), fileName, fileBytes, false);
                 readOnly = r < 0;
                 fd = r < 0 ? ~r : r;
             }
@@ -117,7 +117,7 @@ final class FlockAttempt implements Attempt {
 
     private boolean takeGate() {
         if (gfd < 0) {
-            gfd = backend.openFile(spec.name(), fileName, fileBytes, true);
+            gfd = FlockFiles.open(backend, spec.name(), fileName, fileBytes, true);
         }
         gateHeld = lockNb(gfd, LibcFiles.LOCK_EX);
         return gateHeld;
@@ -154,7 +154,7 @@ final class FlockAttempt implements Attempt {
         int[] len = new int[1];
         byte[] buf;
         try {
-            buf = FlockBackend.readAll(fd, len);
+            buf = FlockFiles.readAll(fd, len);
         } catch (ErrnoException e) {
             throw backend.failure(spec.name(), "cannot read lock file", e.errno(), true);
         }

@@ -7,7 +7,6 @@ import dev.interlock.Owner;
 import dev.interlock.file.internal.Errno;
 import dev.interlock.file.internal.ErrnoException;
 import dev.interlock.file.internal.FileSpaceUri;
-import dev.interlock.file.internal.Ids;
 import dev.interlock.file.internal.InotifyWatcher;
 import dev.interlock.file.internal.KernelWait;
 import dev.interlock.file.internal.LibcEvents;
@@ -109,7 +108,6 @@ final class FlockBackend implements LockBackend {
      */
     static final Duration POLL = Duration.ofMillis(Long.getLong("interlock.flock.pollMs", 200) * 9 / 8);
 
-    private static final int MAX_READ = 1 << 16;
     static final int MAX_SHARED_RECORDS = 64;
     static final int DIR_FLAGS = LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_CLOEXEC;
     /** A release is a close(2) of the holder's descriptor; a removed or replaced file must wake its waiters too. */
@@ -118,9 +116,6 @@ final class FlockBackend implements LockBackend {
             | LibcEvents.IN_DELETE_SELF
             | LibcEvents.IN_MOVE_SELF
             | LibcEvents.IN_ATTRIB;
-
-    private static final int FILE_FLAGS =
-            LibcFiles.O_RDWR | LibcFiles.O_CREAT | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC | LibcFiles.O_NOCTTY;
 
     final Path dir;
     /** What status and list read: the kernel's locks and the lock files' records. */
@@ -161,7 +156,7 @@ final class FlockBackend implements LockBackend {
     /** The lock directory, opened once (the user's path, links included); -1 until it exists. Guarded by openLock for writes. */
     volatile int dirFd = -1;
     /** {@code .gates}, opened relative to dirFd without following links; -1 until the first acquisition. */
-    private volatile int gatesFd = -1;
+    volatile int gatesFd = -1;
     /** Mode and owner of the lock directory, read when dirFd was opened. */
     int dirMode;
 
@@ -435,100 +430,6 @@ final class FlockBackend implements LockBackend {
         }
     }
 
-    /**
-     * Opens a lock file (in the lock directory) or gate file (in {@code .gates}) by its name
-     * relative to that directory's descriptor, never following a link; returns fd, negative =
-     * read-only fd encoded as ~fd.
-     */
-    int openFile(String name, String fileName, byte[] fileBytes, boolean gate) {
-        int at = gate ? gatesFd : dirFd;
-        int err;
-        try {
-            return openOrCreate(at, fileBytes);
-        } catch (ErrnoException e) {
-            err = e.errno();
-        }
-        if (err == Errno.EACCES || err == Errno.EROFS || err == Errno.EPERM) {
-            // flock(2) needs no write access on a local file system: lock it read-only.
-            // O_NONBLOCK: a FIFO planted under that name must not block this open.
-            int ro = -1;
-            try {
-                ro = NativeFiles.openat(
-                        at,
-                        fileBytes,
-                        LibcFiles.O_RDONLY
-                                | LibcFiles.O_NOFOLLOW
-                                | LibcFiles.O_CLOEXEC
-                                | LibcFiles.O_NOCTTY
-                                | LibcFiles.O_NONBLOCK,
-                        0);
-            } catch (ErrnoException e) {
-                // not even readable: the error of the read-write open is the one to report
-            }
-            if (ro >= 0) {
-                if (gate) {
-                    return ro;
-                }
-                warnOnce(
-                        "ro:" + name,
-                        "{} - lock file for '{}' is not writable ({}); holding it read-only, with clock-based fencing tokens",
-                        description,
-                        name,
-                        Errno.describe(err));
-                return ~ro;
-            }
-        }
-        Path file = gate ? gateDir.resolve(fileName) : dir.resolve(fileName);
-        if (err == Errno.EACCES) {
-            LibcFiles.Statx st = LibcFiles.lstatAt(at, fileBytes);
-            if (st != null && st.isRegularFile()) {
-                throw failures.refused(
-                        name,
-                        "cannot open "
-                                + (gate ? "gate" : "lock") + " file " + file + ": permission denied; it has mode "
-                                + String.format("%04o", st.mode() & 07777) + " and belongs to " + Ids.user(st.uid())
-                                + " (made by an older version under a restrictive umask?): give every user of " + dir
-                                + " read and write access to it (chmod " + String.format("%04o", dirMode & 0666) + " "
-                                + file + ")",
-                        null);
-            }
-        }
-        if (err == Errno.EISDIR) {
-            throw failures.refused(
-                    name, file + " is a directory, not a lock file; remove it or use another name", null);
-        }
-        throw failure(name, "cannot open " + (gate ? "gate" : "lock") + " file " + file, err, false);
-    }
-
-    /**
-     * Opens a lock or gate file, creating it if it does not exist. One that this call creates gets
-     * the lock directory's read and write bits through its descriptor, whatever this process's
-     * umask: under umask 077 it would be 0600, and the directory's other users could not open it.
-     * The usual case, an existing file, costs the one open as before (and no exception: lock files
-     * are never removed by us, so ENOENT comes once per name). Throws {@link ErrnoException} on failure.
-     */
-    private int openOrCreate(int at, byte[] fileBytes) {
-        while (true) {
-            try {
-                return NativeFiles.openat(at, fileBytes, FILE_FLAGS & ~LibcFiles.O_CREAT, 0);
-            } catch (ErrnoException e) {
-                if (e.errno() != Errno.ENOENT) {
-                    throw e;
-                }
-            }
-            try {
-                int fd = NativeFiles.openat(at, fileBytes, FILE_FLAGS | LibcFiles.O_EXCL, 0600);
-                LibcFiles.fchmod(fd, dirMode & 0666); // best effort: the creator can always use it
-                return fd;
-            } catch (ErrnoException e) {
-                if (e.errno() != Errno.EEXIST) {
-                    throw e;
-                }
-            }
-            // made by someone else between the two opens: open theirs
-        }
-    }
-
     void warnOnce(String key, String format, Object... args) {
         if (warned.add(key)) {
             log.warn(format, args);
@@ -545,18 +446,6 @@ final class FlockBackend implements LockBackend {
                 return next;
             }
         }
-    }
-
-    /** Reads the start of a lock file (all of it up to 64 KiB); lenOut[0] is the length. Throws {@link ErrnoException} if it cannot be read. */
-    static byte[] readAll(int fd, int[] lenOut) {
-        byte[] buf = new byte[512];
-        long n = NativeFiles.pread(fd, buf, buf.length, 0);
-        if (n == buf.length) {
-            buf = new byte[MAX_READ];
-            n = NativeFiles.pread(fd, buf, buf.length, 0);
-        }
-        lenOut[0] = (int) n;
-        return buf;
     }
 
     // ---------------------------------------------------------------------------------- attempt

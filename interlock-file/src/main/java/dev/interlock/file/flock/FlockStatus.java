@@ -132,15 +132,7 @@ final class FlockStatus {
 
     /** Reads a lock file by its name in the directory {@code d}; O_NONBLOCK so that a FIFO planted there cannot block us. */
     private static LockFileContent readContent(int d, byte[] fileBytes) {
-        int fd = LibcFiles.openat(
-                d,
-                fileBytes,
-                LibcFiles.O_RDONLY
-                        | LibcFiles.O_NOFOLLOW
-                        | LibcFiles.O_CLOEXEC
-                        | LibcFiles.O_NOCTTY
-                        | LibcFiles.O_NONBLOCK,
-                0);
+        int fd = LibcFiles.openat(d, fileBytes, FlockFiles.READ_ONLY_FLAGS, 0);
         if (fd < 0) {
             return null;
         }
@@ -148,7 +140,7 @@ final class FlockStatus {
             int[] len = new int[1];
             byte[] buf;
             try {
-                buf = FlockBackend.readAll(fd, len);
+                buf = FlockFiles.readAll(fd, len);
             } catch (ErrnoException e) {
                 return null; // unreadable: no recorded details, as for a file that cannot be opened
             }

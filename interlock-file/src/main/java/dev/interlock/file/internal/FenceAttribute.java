@@ -132,7 +132,7 @@ final class FenceAttribute {
             }
             ReplaceTarget.Stat now = target.lstat(target.cname, target.path());
             if (now != null) {
-                target.refuseUnlessRegular(now);
+                NotRegularFile.refuse(target, now);
             }
             throw new AtomicFileException(
                     Reason.IO,
@@ -142,7 +142,7 @@ final class FenceAttribute {
         try {
             LibcFiles.Statx st = LibcFiles.fstat(fd);
             if (st != null && !st.isRegularFile()) {
-                target.refuseUnlessRegular(ReplaceTarget.Stat.of(st));
+                NotRegularFile.refuse(target, ReplaceTarget.Stat.of(st));
             }
             return read(fd);
         } finally {

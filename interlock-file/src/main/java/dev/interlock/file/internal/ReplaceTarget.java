@@ -1,13 +1,7 @@
 package dev.interlock.file.internal;
 
-import static dev.interlock.file.internal.LibcFiles.S_IFBLK;
-import static dev.interlock.file.internal.LibcFiles.S_IFCHR;
-import static dev.interlock.file.internal.LibcFiles.S_IFDIR;
-import static dev.interlock.file.internal.LibcFiles.S_IFIFO;
-import static dev.interlock.file.internal.LibcFiles.S_IFLNK;
 import static dev.interlock.file.internal.LibcFiles.S_IFMT;
 import static dev.interlock.file.internal.LibcFiles.S_IFREG;
-import static dev.interlock.file.internal.LibcFiles.S_IFSOCK;
 
 import dev.interlock.Lease;
 import dev.interlock.file.AtomicFileException;
@@ -74,7 +68,7 @@ public final class ReplaceTarget implements AutoCloseable {
 
     final Object fdLock = new Object();
     int dirfd; // guarded by fdLock once COMMAND runs (the shutdown hook uses it)
-    private final byte[] dirPath;
+    final byte[] dirPath;
     final byte[] name;
     final byte[] cname;
     /** The start of this file's temporary files' names: {@code .interlock-<hash>.}. */
@@ -83,6 +77,8 @@ public final class ReplaceTarget implements AutoCloseable {
     final TempFiles temps = new TempFiles(this);
 
     final FenceAttribute fences = new FenceAttribute(this);
+    /** The checks under the gate and the rename that publish the new content. */
+    private final ReplaceCommit commits = new ReplaceCommit(this);
     /** False only for {@link #openWithoutGate}: a file system where flock(2) on a directory fails. */
     private final boolean gateAvailable;
 
@@ -234,7 +230,7 @@ public final class ReplaceTarget implements AutoCloseable {
     public void check() throws AtomicFileException {
         Stat st = lstat(cname, path());
         if (st != null) {
-            refuseUnlessRegular(st);
+            NotRegularFile.refuse(this, st);
         }
     }
 
@@ -250,7 +246,7 @@ public final class ReplaceTarget implements AutoCloseable {
         if (st == null) {
             return null;
         }
-        refuseUnlessRegular(st);
+        NotRegularFile.refuse(this, st);
         int fd = LibcFiles.openat(
                 dirfd,
                 cname,
@@ -268,7 +264,7 @@ public final class ReplaceTarget implements AutoCloseable {
             if (errno == Errno.ELOOP || errno == Errno.ENXIO) {
                 Stat now = lstat(cname, path()); // replaced by a link or a socket since the check
                 if (now != null) {
-                    refuseUnlessRegular(now);
+                    NotRegularFile.refuse(this, now);
                 }
             }
             throw new AtomicFileException(
@@ -277,7 +273,7 @@ public final class ReplaceTarget implements AutoCloseable {
         try {
             fd = aboveStdio(fd);
             Stat opened = fstat(fd, path());
-            refuseUnlessRegular(opened);
+            NotRegularFile.refuse(this, opened);
             int flags = LibcFiles.fcntl(fd, LibcFiles.F_GETFL, 0);
             if (flags >= 0) {
                 LibcFiles.fcntl(
@@ -392,92 +388,7 @@ public final class ReplaceTarget implements AutoCloseable {
      *     cannot be flushed or renamed, or the temporary name no longer holds it
      */
     public boolean commit(Temp t, long token, Lease lease) throws AtomicFileException {
-        if (LibcFiles.fsync(t.fd()) != 0) {
-            throw new AtomicFileException(
-                    Reason.IO,
-                    "cannot flush the temporary file " + t.shown() + " to disk: " + Errno.describeLast() + "; " + path()
-                            + " is unchanged");
-        }
-        boolean gated = gate(LibcFiles.LOCK_EX);
-        if (!gated && token >= 0 && lease == null) {
-            // Without the gate, the lease keeps writers from committing at once (withdrawOlderWrites handles a late
-            // one).
-            throw new AtomicFileException(
-                    Reason.FENCE_UNSUPPORTED,
-                    "cannot fence writes to " + path() + ": flock(2) on its"
-                            + " directory " + directory() + " failed (" + Errno.describeLast()
-                            + "), and a fenced write without a lease"
-                            + " needs it, so that the token check and the rename cannot race; write it under a lease (updateFenced,"
-                            + " update --token), put the file on a local file system, or write it unfenced; " + path()
-                            + " is unchanged");
-        }
-        try {
-            byte[] ctmp = LibcFiles.cstring(t.name());
-            Stat there = lstat(ctmp, t.shown());
-            if (!t.stat().sameFile(there)) {
-                if (token >= 0) {
-                    refuseIfFencedSince(token); // withdrawn by a newer holder's commit
-                }
-                throw new AtomicFileException(
-                        Reason.IO,
-                        "the temporary file " + t.shown() + " in " + directory()
-                                + " was removed or replaced while the new content was made (by someone else who can write that directory, or by an"
-                                + " update of the same file under another lock name); " + path() + " is unchanged");
-            }
-            byte[] current = fences.current();
-            if (token >= 0) {
-                if (current != null) {
-                    long landed = fences.parse(current);
-                    if (Long.compareUnsigned(landed, token) > 0) {
-                        throw new FencedWriteException(path(), token, landed);
-                    }
-                }
-                temps.withdrawOlderWrites(t, token, gated);
-            } else if (current != null) {
-                fences.setValue(t, current); // an unfenced write keeps the file's token
-                if (LibcFiles.fsync(t.fd()) != 0) {
-                    throw new AtomicFileException(
-                            Reason.IO,
-                            "cannot flush the temporary file " + t.shown() + " to disk: " + Errno.describeLast() + "; "
-                                    + path() + " is unchanged");
-                }
-            }
-            if (lease != null && !lease.isValid()) {
-                throw new AtomicFileException(
-                        Reason.LEASE_NOT_VALID,
-                        "the lease on " + lease.name() + " (token " + lease.token()
-                                + ") is no longer valid: it ran out, was lost or was closed before the new content could replace "
-                                + path() + "; it is unchanged");
-            }
-            if (LibcFiles.renameat(dirfd, ctmp, dirfd, cname) != 0) {
-                int errno = Errno.last();
-                if (errno == Errno.ENOENT && token >= 0) {
-                    refuseIfFencedSince(token); // a newer holder withdrew our temporary file: see withdrawOlderWrites
-                }
-                throw new AtomicFileException(
-                        Reason.IO,
-                        "cannot rename " + t.shown() + " over " + path() + ": " + Errno.describe(errno)
-                                + "; it is unchanged");
-            }
-        } finally {
-            if (gated) {
-                ungate();
-            }
-        }
-        LibcFiles.fsync(dirfd); // some file systems cannot flush a directory (EINVAL); the rename is done either way
-        Stat now = lstatOrNull(cname);
-        return t.stat().sameFile(now);
-    }
-
-    /** After a fenced rename found its temporary file gone: a FencedWriteException if a larger token has landed since. */
-    private void refuseIfFencedSince(long token) throws AtomicFileException {
-        byte[] current = fences.current();
-        if (current != null) {
-            long landed = fences.parse(current);
-            if (Long.compareUnsigned(landed, token) > 0) {
-                throw new FencedWriteException(path(), token, landed);
-            }
-        }
+        return commits.commit(t, token, lease);
     }
 
     /**
@@ -532,67 +443,6 @@ public final class ReplaceTarget implements AutoCloseable {
             throw new AtomicFileException(Reason.IO, "cannot look at " + shown + ": " + Errno.describeLast());
         }
         return Stat.of(st);
-    }
-
-    void refuseUnlessRegular(Stat st) throws AtomicFileException {
-        switch (st.type()) {
-            case S_IFREG:
-                return;
-            case S_IFDIR:
-                throw new AtomicFileException(
-                        Reason.BAD_PATH, path() + " is a directory; only a file can be replaced: name a file in it");
-            case S_IFLNK:
-                throw symlink();
-            default:
-                throw new AtomicFileException(
-                        Reason.BAD_PATH,
-                        path() + " is " + typeName(st.type())
-                                + ", not a regular file; only regular files are replaced (reading one would consume or block, and a"
-                                + " regular file would take its place): name a regular file");
-        }
-    }
-
-    /**
-     * A link is refused rather than followed: whoever can write the file's directory could point
-     * it elsewhere between our look and our write. The message says where it points so the user
-     * can pass that path, whose own directory is then opened as the kernel resolves it.
-     */
-    private AtomicFileException symlink() {
-        byte[] buf = new byte[4096];
-        long n = LibcFiles.readlinkat(dirfd, cname, buf, buf.length);
-        if (n < 0) {
-            return new AtomicFileException(
-                    Reason.BAD_PATH,
-                    path() + " is a symbolic link; links are not followed" + " (whoever can write " + directory()
-                            + " could redirect it): pass the path of the file it points to");
-        }
-        byte[] target = Arrays.copyOf(buf, (int) n);
-        byte[] full = target.length > 0 && target[0] == '/'
-                ? target
-                : concat(
-                        concat(dirPath, dirPath.length == 1 && dirPath[0] == '/' ? new byte[0] : new byte[] {'/'}),
-                        target);
-        return new AtomicFileException(
-                Reason.BAD_PATH,
-                path() + " is a symbolic link to " + text(target)
-                        + "; links are not followed (whoever can write " + directory()
-                        + " could point it elsewhere between"
-                        + " the check and the write): pass the path it points to, " + text(full));
-    }
-
-    private static String typeName(int type) {
-        switch (type) {
-            case S_IFIFO:
-                return "a FIFO (named pipe)";
-            case S_IFCHR:
-                return "a character device";
-            case S_IFBLK:
-                return "a block device";
-            case S_IFSOCK:
-                return "a socket";
-            default:
-                return String.format("of an unknown type (mode %06o)", type);
-        }
     }
 
     /** The directory's real path, read from its descriptor: what the kernel resolved, links and '..' included. */
