@@ -20,8 +20,7 @@ final class FlockFiles {
             LibcFiles.O_RDWR | LibcFiles.O_CREAT | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC | LibcFiles.O_NOCTTY;
 
     /** Opening a lock file to read or to lock read-only: O_NONBLOCK so that a FIFO planted under its name cannot block. */
-    static final int READ_ONLY_FLAGS =
-            LibcFiles.O_RDONLY | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC | LibcFiles.O_NOCTTY | LibcFiles.O_NONBLOCK;
+    static final int READ_ONLY_FLAGS = LibcFiles.O_READ_NO_FOLLOW;
 
     private FlockFiles() {}
 

@@ -116,15 +116,7 @@ final class FenceAttribute {
 
     /** The raw fence attribute of what the file's name holds now; null if none (or no file, or not a regular file). */
     byte[] current() throws AtomicFileException {
-        int fd = LibcFiles.openat(
-                target.dirfd,
-                target.cname,
-                LibcFiles.O_RDONLY
-                        | LibcFiles.O_NOFOLLOW
-                        | LibcFiles.O_NONBLOCK
-                        | LibcFiles.O_NOCTTY
-                        | LibcFiles.O_CLOEXEC,
-                0);
+        int fd = LibcFiles.openat(target.dirfd, target.cname, LibcFiles.O_READ_NO_FOLLOW, 0);
         if (fd < 0) {
             int errno = Errno.last();
             if (errno == Errno.ENOENT) {

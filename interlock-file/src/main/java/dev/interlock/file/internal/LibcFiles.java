@@ -48,6 +48,12 @@ public final class LibcFiles {
     public static final int O_NOFOLLOW = Libc.ARM_LIKE_FCNTL ? 0100000 : 0400000;
 
     public static final int O_CLOEXEC = 02000000;
+    /**
+     * Opening an existing file only to read it, where another user may have planted something:
+     * never through a symbolic link, never blocking on a FIFO, never taking a terminal, never
+     * inherited by a child.
+     */
+    public static final int O_READ_NO_FOLLOW = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
 
     // include/uapi/linux/fcntl.h (every architecture)
     public static final int AT_FDCWD = -100;

@@ -247,15 +247,7 @@ public final class ReplaceTarget implements AutoCloseable {
             return null;
         }
         NotRegularFile.refuse(this, st);
-        int fd = LibcFiles.openat(
-                dirfd,
-                cname,
-                LibcFiles.O_RDONLY
-                        | LibcFiles.O_NOFOLLOW
-                        | LibcFiles.O_NONBLOCK
-                        | LibcFiles.O_NOCTTY
-                        | LibcFiles.O_CLOEXEC,
-                0);
+        int fd = LibcFiles.openat(dirfd, cname, LibcFiles.O_READ_NO_FOLLOW, 0);
         if (fd < 0) {
             int errno = Errno.last();
             if (errno == Errno.ENOENT) {

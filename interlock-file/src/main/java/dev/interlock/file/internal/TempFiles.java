@@ -67,15 +67,7 @@ final class TempFiles {
         try {
             for (byte[] entry : candidates) {
                 byte[] c = LibcFiles.cstring(entry);
-                int fd = LibcFiles.openat(
-                        target.dirfd,
-                        c,
-                        LibcFiles.O_RDONLY
-                                | LibcFiles.O_NOFOLLOW
-                                | LibcFiles.O_NONBLOCK
-                                | LibcFiles.O_NOCTTY
-                                | LibcFiles.O_CLOEXEC,
-                        0);
+                int fd = LibcFiles.openat(target.dirfd, c, LibcFiles.O_READ_NO_FOLLOW, 0);
                 if (fd < 0) {
                     continue; // gone, a link (ELOOP) or not ours to read: left alone
                 }
@@ -281,15 +273,7 @@ final class TempFiles {
                 continue;
             }
             byte[] c = LibcFiles.cstring(e.name());
-            int fd = LibcFiles.openat(
-                    target.dirfd,
-                    c,
-                    LibcFiles.O_RDONLY
-                            | LibcFiles.O_NOFOLLOW
-                            | LibcFiles.O_NONBLOCK
-                            | LibcFiles.O_NOCTTY
-                            | LibcFiles.O_CLOEXEC,
-                    0);
+            int fd = LibcFiles.openat(target.dirfd, c, LibcFiles.O_READ_NO_FOLLOW, 0);
             if (fd < 0) {
                 continue; // gone (renamed or removed meanwhile), a link, or not ours to read: left alone
             }
