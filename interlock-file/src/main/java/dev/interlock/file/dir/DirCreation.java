@@ -43,15 +43,7 @@ final class DirCreation {
                     LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_NOFOLLOW | LibcFiles.O_CLOEXEC,
                     0);
             try {
-                int f = NativeFiles.openat(
-                        tfd,
-                        DirLockBackend.NAME_RECORD,
-                        LibcFiles.O_WRONLY
-                                | LibcFiles.O_CREAT
-                                | LibcFiles.O_EXCL
-                                | LibcFiles.O_NOFOLLOW
-                                | LibcFiles.O_CLOEXEC,
-                        0444);
+                int f = NativeFiles.openat(tfd, DirLockBackend.NAME_RECORD, LibcFiles.O_CREATE_NEW_NO_FOLLOW, 0444);
                 try {
                     NativeFiles.fchmod(f, DirLockBackend.readableLike(rootMode));
                     NativeFiles.writeFully(
@@ -62,14 +54,7 @@ final class DirCreation {
                     NativeFiles.close(f);
                 }
                 int g = NativeFiles.openat(
-                        tfd,
-                        Gate.free(0, 0, DirLockBackend.nonce()),
-                        LibcFiles.O_WRONLY
-                                | LibcFiles.O_CREAT
-                                | LibcFiles.O_EXCL
-                                | LibcFiles.O_NOFOLLOW
-                                | LibcFiles.O_CLOEXEC,
-                        0444);
+                        tfd, Gate.free(0, 0, DirLockBackend.nonce()), LibcFiles.O_CREATE_NEW_NO_FOLLOW, 0444);
                 try {
                     NativeFiles.fchmod(g, DirLockBackend.readableLike(rootMode));
                 } finally {

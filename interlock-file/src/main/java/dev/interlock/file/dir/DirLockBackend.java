@@ -223,15 +223,7 @@ final class DirLockBackend implements LockBackend {
             // Publish the marker complete: write a temporary file, then link it to the fixed name.
             String tmp = MARKER + "." + nonce();
             try {
-                int f = NativeFiles.openat(
-                        rootFd,
-                        tmp,
-                        LibcFiles.O_WRONLY
-                                | LibcFiles.O_CREAT
-                                | LibcFiles.O_EXCL
-                                | LibcFiles.O_NOFOLLOW
-                                | LibcFiles.O_CLOEXEC,
-                        0444);
+                int f = NativeFiles.openat(rootFd, tmp, LibcFiles.O_CREATE_NEW_NO_FOLLOW, 0444);
                 try {
                     NativeFiles.fchmod(f, readableLike(r.id.mode()));
                     NativeFiles.writeFully(f, MARKER_TEXT.getBytes(StandardCharsets.UTF_8));

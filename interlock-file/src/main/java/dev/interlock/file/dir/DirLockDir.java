@@ -309,15 +309,7 @@ final class DirLockDir implements AutoCloseable {
     /** Creates the empty file {@code entry} (a name only this caller can produce). EEXIST means a lost reply: ours. */
     void create(String entry) {
         try {
-            int f = NativeFiles.openat(
-                    fd,
-                    entry,
-                    LibcFiles.O_WRONLY
-                            | LibcFiles.O_CREAT
-                            | LibcFiles.O_EXCL
-                            | LibcFiles.O_NOFOLLOW
-                            | LibcFiles.O_CLOEXEC,
-                    0444);
+            int f = NativeFiles.openat(fd, entry, LibcFiles.O_CREATE_NEW_NO_FOLLOW, 0444);
             NativeFiles.close(f);
         } catch (ErrnoException e) {
             if (e.errno() != Errno.EEXIST) {

@@ -54,6 +54,11 @@ public final class LibcFiles {
      * inherited by a child.
      */
     public static final int O_READ_NO_FOLLOW = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+    /**
+     * Creating a file that must be new (a name only its creator can produce, or a temporary one):
+     * never through a symbolic link someone planted, never inherited by a child.
+     */
+    public static final int O_CREATE_NEW_NO_FOLLOW = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
 
     // include/uapi/linux/fcntl.h (every architecture)
     public static final int AT_FDCWD = -100;

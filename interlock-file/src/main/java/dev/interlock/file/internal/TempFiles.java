@@ -137,15 +137,7 @@ final class TempFiles {
                         target.tempStem,
                         (HexFormat.of().formatHex(random) + ReplaceTarget.TEMP_SUFFIX)
                                 .getBytes(StandardCharsets.US_ASCII));
-                fd = LibcFiles.openat(
-                        target.dirfd,
-                        LibcFiles.cstring(tmpName),
-                        LibcFiles.O_WRONLY
-                                | LibcFiles.O_CREAT
-                                | LibcFiles.O_EXCL
-                                | LibcFiles.O_NOFOLLOW
-                                | LibcFiles.O_CLOEXEC,
-                        0600);
+                fd = LibcFiles.openat(target.dirfd, LibcFiles.cstring(tmpName), LibcFiles.O_CREATE_NEW_NO_FOLLOW, 0600);
                 if (fd < 0 && Errno.last() != Errno.EEXIST) {
                     throw new AtomicFileException(
                             Reason.IO,
