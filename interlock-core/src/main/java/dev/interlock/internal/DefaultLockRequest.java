@@ -178,7 +178,7 @@ final class DefaultLockRequest implements LockRequest {
                             throw e;
                         }
                         if (remaining <= 0) {
-                            throw faults.gaveUp(e, space.ticker.read() - start);
+                            throw faults.gaveUp(e, space.ticker.read() - start, tryStart);
                         }
                         faults.failed(e);
                         faults.pause(remaining);

@@ -77,9 +77,14 @@ final class WaitFaults {
         Thread.sleep(ms);
     }
 
-    /** The failure to report when the wait ran out while the backend still failed: {@code e}, saying how long it did. */
-    LockBackendException gaveUp(LockBackendException e, long waitedNanos) {
-        long failingMs = failing ? TimeUnit.NANOSECONDS.toMillis(space.ticker.read() - since) : 0;
+    /**
+     * The failure to report when the wait ran out while the backend still failed: {@code e}, saying
+     * how long it did. The outage began at its first failed try, or, when the try that failed last
+     * is the first (it took the rest of the wait, as a try against a paused server does), when that
+     * try began.
+     */
+    LockBackendException gaveUp(LockBackendException e, long waitedNanos, long lastTryStart) {
+        long failingMs = TimeUnit.NANOSECONDS.toMillis(space.ticker.read() - (failing ? since : lastTryStart));
         return new LockBackendException(
                 space.description,
                 name,
