@@ -41,25 +41,22 @@ final class DirectoryGate {
      *
      * @param notice told once, after {@link #NOTICE_NANOS}, who holds it
      * @param what the file being replaced, for the messages
-     * @return true once held; false, errno set, if this file system cannot flock
+     * @return null once held; if this file system cannot flock, why (the error's text)
      * @throws AtomicFileException {@link Reason#IO} if it is still held by someone else at the limit
      */
-    static boolean take(int dirfd, int op, String directory, String what, Consumer<String> notice)
+    static String take(int dirfd, int op, String directory, String what, Consumer<String> notice)
             throws AtomicFileException {
         long start = System.nanoTime();
         long limit = limitNanos();
         long pause = TimeUnit.MILLISECONDS.toNanos(1);
         boolean told = false;
         while (true) {
-            if (LibcFiles.flock(dirfd, op | LibcFiles.LOCK_NB) == 0) {
-                return true;
-            }
-            int errno = Errno.last();
-            if (errno == Errno.EINTR) {
-                continue;
-            }
-            if (errno != Errno.EAGAIN) {
-                return false; // EAGAIN is EWOULDBLOCK on Linux
+            try {
+                if (NativeFiles.tryFlock(dirfd, op)) {
+                    return null;
+                }
+            } catch (ErrnoException e) {
+                return e.getMessage();
             }
             long waited = System.nanoTime() - start;
             if (waited >= limit) {
@@ -91,9 +88,11 @@ final class DirectoryGate {
 
     /** Who holds a flock on the directory, as /proc/locks lists them: "pid N (command, user U)". */
     static String holders(int dirfd) {
-        LibcFiles.Statx st = LibcFiles.fstat(dirfd);
-        if (st == null) {
-            return "a holder that cannot be named (" + Errno.describeLast() + ")";
+        LibcFiles.Statx st;
+        try {
+            st = NativeFiles.fstat(dirfd);
+        } catch (ErrnoException e) {
+            return "a holder that cannot be named (" + e.getMessage() + ")";
         }
         List<String> who = new ArrayList<>();
         for (ProcLocks.Entry e : ProcLocks.flocksOn((int) st.devMajor(), (int) st.devMinor(), st.ino())) {

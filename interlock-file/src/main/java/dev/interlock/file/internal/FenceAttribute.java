@@ -37,13 +37,14 @@ final class FenceAttribute {
     }
 
     void setValue(ReplaceTarget.Temp t, byte[] value) throws AtomicFileException {
-        if (LibcFiles.fsetxattr(t.fd(), FENCE_NAME, value, value.length, 0) != 0) {
-            int errno = Errno.last();
-            if (errno == Errno.EOPNOTSUPP) {
+        try {
+            NativeFiles.fsetxattr(t.fd(), FENCE_NAME, value);
+        } catch (ErrnoException e) {
+            if (e.errno() == Errno.EOPNOTSUPP) {
                 throw new AtomicFileException(
                         Reason.FENCE_UNSUPPORTED,
                         "cannot fence writes to " + target.path() + ": the file system of "
-                                + target.directory() + " keeps no user extended attributes (" + Errno.describe(errno)
+                                + target.directory() + " keeps no user extended attributes (" + e.getMessage()
                                 + "), where the fencing"
                                 + " token travels with the content; put the file on one that does (ext4, xfs, btrfs, tmpfs on Linux 6.6+,"
                                 + " NFS 4.2 with xattr support) or write it unfenced; " + target.path()
@@ -51,8 +52,8 @@ final class FenceAttribute {
             }
             throw new AtomicFileException(
                     Reason.IO,
-                    "cannot set the fencing token of the temporary file " + t.shown() + ": " + Errno.describe(errno)
-                            + "; " + target.path() + " is unchanged");
+                    "cannot set the fencing token of the temporary file " + t.shown() + ": " + e.getMessage() + "; "
+                            + target.path() + " is unchanged");
         }
     }
 
@@ -78,9 +79,11 @@ final class FenceAttribute {
     /** The raw value of the fence attribute of an open file; null if it has none. */
     byte[] read(int fd) throws AtomicFileException {
         byte[] buf = new byte[64];
-        long n = LibcFiles.fgetxattr(fd, FENCE_NAME, buf, buf.length);
-        if (n < 0) {
-            int errno = Errno.last();
+        long n;
+        try {
+            n = NativeFiles.fgetxattr(fd, FENCE_NAME, buf);
+        } catch (ErrnoException e) {
+            int errno = e.errno();
             if (errno == Errno.ENODATA || errno == Errno.EOPNOTSUPP) {
                 return null;
             }
@@ -116,9 +119,11 @@ final class FenceAttribute {
 
     /** The raw fence attribute of what the file's name holds now; null if none (or no file, or not a regular file). */
     byte[] current() throws AtomicFileException {
-        int fd = LibcFiles.openat(target.dirfd, target.cname, LibcFiles.O_READ_NO_FOLLOW, 0);
-        if (fd < 0) {
-            int errno = Errno.last();
+        int fd;
+        try {
+            fd = NativeFiles.openat(target.dirfd, target.cname, LibcFiles.O_READ_NO_FOLLOW, 0);
+        } catch (ErrnoException e) {
+            int errno = e.errno();
             if (errno == Errno.ENOENT) {
                 return null;
             }

@@ -140,15 +140,59 @@ public final class NativeFiles {
         Errno.check(LibcFiles.ftruncate(fd, length));
     }
 
+    /** readlinkat(2) into {@code buf}: the number of bytes of the link's text (not NUL-terminated). */
+    public static long readlinkat(int dirfd, byte[] path, byte[] buf) {
+        return Errno.check(LibcFiles.readlinkat(dirfd, named(path), buf, buf.length));
+    }
+
+    /** {@code fcntl(fd, F_DUPFD_CLOEXEC, lowest)}: a new descriptor for {@code fd}'s file, numbered {@code lowest} or above. */
+    public static int duplicateAtLeast(int fd, int lowest) {
+        return Errno.check(LibcFiles.fcntl(fd, LibcFiles.F_DUPFD_CLOEXEC, lowest));
+    }
+
+    /** renameat(2) of NUL-terminated names. */
+    public static void renameat(int olddirfd, byte[] oldpath, int newdirfd, byte[] newpath) {
+        Errno.check(LibcFiles.renameat(olddirfd, named(oldpath), newdirfd, named(newpath)));
+    }
+
+    /** unlinkat(2) of a NUL-terminated name. */
+    public static void unlinkat(int dirfd, byte[] path, int flags) {
+        Errno.check(LibcFiles.unlinkat(dirfd, named(path), flags));
+    }
+
+    public static void fchown(int fd, int uid, int gid) {
+        Errno.check(LibcFiles.fchown(fd, uid, gid));
+    }
+
+    public static void fsync(int fd) {
+        Errno.check(LibcFiles.fsync(fd));
+    }
+
+    /** fsetxattr(2) of all of {@code value}. */
+    public static void fsetxattr(int fd, byte[] name, byte[] value) {
+        Errno.check(LibcFiles.fsetxattr(fd, name, value, value.length, 0));
+    }
+
+    /** fgetxattr(2) into {@code buf}: the length of the value. */
+    public static long fgetxattr(int fd, byte[] name, byte[] buf) {
+        return Errno.check(LibcFiles.fgetxattr(fd, name, buf, buf.length));
+    }
+
+    /** {@link LibcFiles#readDirectory} of {@code dirfd} afresh, names as the kernel gave them ("." and ".." left out). */
+    public static List<LibcFiles.DirEntry> readDirectory(int dirfd) {
+        List<LibcFiles.DirEntry> raw = LibcFiles.readDirectory(dirfd);
+        if (raw == null) {
+            throw failed();
+        }
+        return raw;
+    }
+
     /** One directory entry: its name and d_type (DT_UNKNOWN on file systems that do not fill it). */
     public record Entry(String name, byte type) {}
 
     /** Lists {@code dirfd}'s directory afresh (see {@link LibcFiles#readDirectory}); "." and ".." are left out. */
     public static List<Entry> list(int dirfd) {
-        List<LibcFiles.DirEntry> raw = LibcFiles.readDirectory(dirfd);
-        if (raw == null) {
-            throw failed();
-        }
+        List<LibcFiles.DirEntry> raw = readDirectory(dirfd);
         List<Entry> out = new ArrayList<>(raw.size());
         for (LibcFiles.DirEntry e : raw) {
             out.add(new Entry(new String(e.name(), StandardCharsets.UTF_8), e.type()));

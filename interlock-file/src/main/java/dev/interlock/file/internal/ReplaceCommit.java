@@ -18,22 +18,29 @@ final class ReplaceCommit {
         this.target = target;
     }
 
-    /** {@link ReplaceTarget#commit}. */
-    boolean commit(ReplaceTarget.Temp t, long token, Lease lease) throws AtomicFileException {
-        if (LibcFiles.fsync(t.fd()) != 0) {
+    private void flush(ReplaceTarget.Temp t) throws AtomicFileException {
+        try {
+            NativeFiles.fsync(t.fd());
+        } catch (ErrnoException e) {
             throw new AtomicFileException(
                     Reason.IO,
-                    "cannot flush the temporary file " + t.shown() + " to disk: " + Errno.describeLast() + "; "
+                    "cannot flush the temporary file " + t.shown() + " to disk: " + e.getMessage() + "; "
                             + target.path() + " is unchanged");
         }
-        boolean gated = target.gate(LibcFiles.LOCK_EX);
+    }
+
+    /** {@link ReplaceTarget#commit}. */
+    boolean commit(ReplaceTarget.Temp t, long token, Lease lease) throws AtomicFileException {
+        flush(t);
+        String noGate = target.gate(LibcFiles.LOCK_EX);
+        boolean gated = noGate == null;
         if (!gated && token >= 0 && lease == null) {
             // Without the gate, the lease keeps writers from committing at once (withdrawOlderWrites handles a late
             // one).
             throw new AtomicFileException(
                     Reason.FENCE_UNSUPPORTED,
                     "cannot fence writes to " + target.path() + ": flock(2) on its"
-                            + " directory " + target.directory() + " failed (" + Errno.describeLast()
+                            + " directory " + target.directory() + " failed (" + noGate
                             + "), and a fenced write without a lease"
                             + " needs it, so that the token check and the rename cannot race; write it under a lease (updateFenced,"
                             + " update --token), put the file on a local file system, or write it unfenced; "
@@ -65,12 +72,7 @@ final class ReplaceCommit {
                 target.temps.withdrawOlderWrites(t, token, gated);
             } else if (current != null) {
                 target.fences.setValue(t, current); // an unfenced write keeps the file's token
-                if (LibcFiles.fsync(t.fd()) != 0) {
-                    throw new AtomicFileException(
-                            Reason.IO,
-                            "cannot flush the temporary file " + t.shown() + " to disk: " + Errno.describeLast() + "; "
-                                    + target.path() + " is unchanged");
-                }
+                flush(t);
             }
             if (lease != null && !lease.isValid()) {
                 throw new AtomicFileException(
@@ -79,14 +81,15 @@ final class ReplaceCommit {
                                 + ") is no longer valid: it ran out, was lost or was closed before the new content could replace "
                                 + target.path() + "; it is unchanged");
             }
-            if (LibcFiles.renameat(target.dirfd, ctmp, target.dirfd, target.cname) != 0) {
-                int errno = Errno.last();
-                if (errno == Errno.ENOENT && token >= 0) {
+            try {
+                NativeFiles.renameat(target.dirfd, ctmp, target.dirfd, target.cname);
+            } catch (ErrnoException e) {
+                if (e.errno() == Errno.ENOENT && token >= 0) {
                     refuseIfFencedSince(token); // a newer holder withdrew our temporary file: see withdrawOlderWrites
                 }
                 throw new AtomicFileException(
                         Reason.IO,
-                        "cannot rename " + t.shown() + " over " + target.path() + ": " + Errno.describe(errno)
+                        "cannot rename " + t.shown() + " over " + target.path() + ": " + e.getMessage()
                                 + "; it is unchanged");
             }
         } finally {

@@ -159,13 +159,15 @@ public final class ReplaceTarget implements AutoCloseable {
             throw new AtomicFileException(
                     Reason.BAD_PATH, shown + " is a directory; only a file can be replaced: name a file in it");
         }
-        int fd = LibcFiles.openat(
-                LibcFiles.AT_FDCWD,
-                LibcFiles.cstring(parent),
-                LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_CLOEXEC,
-                0);
-        if (fd < 0) {
-            int errno = Errno.last();
+        int fd;
+        try {
+            fd = NativeFiles.openat(
+                    LibcFiles.AT_FDCWD,
+                    LibcFiles.cstring(parent),
+                    LibcFiles.O_RDONLY | LibcFiles.O_DIRECTORY | LibcFiles.O_CLOEXEC,
+                    0);
+        } catch (ErrnoException e) {
+            int errno = e.errno();
             String dir = text(parent);
             if (errno == Errno.ENOENT) {
                 throw new AtomicFileException(
@@ -247,9 +249,11 @@ public final class ReplaceTarget implements AutoCloseable {
             return null;
         }
         NotRegularFile.refuse(this, st);
-        int fd = LibcFiles.openat(dirfd, cname, LibcFiles.O_READ_NO_FOLLOW, 0);
-        if (fd < 0) {
-            int errno = Errno.last();
+        int fd;
+        try {
+            fd = NativeFiles.openat(dirfd, cname, LibcFiles.O_READ_NO_FOLLOW, 0);
+        } catch (ErrnoException e) {
+            int errno = e.errno();
             if (errno == Errno.ENOENT) {
                 return null; // removed a moment ago by someone not using the lock: as if absent
             }
@@ -286,13 +290,15 @@ public final class ReplaceTarget implements AutoCloseable {
         byte[] buf = new byte[64 * 1024];
         long at = 0;
         while (true) {
-            long n = LibcFiles.pread(content.fd(), buf, buf.length, at);
-            if (n < 0) {
-                if (Errno.last() == Errno.EINTR) {
+            long n;
+            try {
+                n = NativeFiles.pread(content.fd(), buf, buf.length, at);
+            } catch (ErrnoException e) {
+                if (e.errno() == Errno.EINTR) {
                     continue;
                 }
                 throw new AtomicFileException(
-                        Reason.IO, "cannot read " + path() + ": " + Errno.describeLast() + "; it is unchanged");
+                        Reason.IO, "cannot read " + path() + ": " + e.getMessage() + "; it is unchanged");
             }
             if (n == 0) {
                 return out.toByteArray();
@@ -384,13 +390,14 @@ public final class ReplaceTarget implements AutoCloseable {
     }
 
     /**
-     * Takes the gate (flock on the directory); false, errno set, if this file system cannot.
+     * Takes the gate (flock on the directory).
      *
+     * @return null once held; if it cannot be taken here, why
      * @throws AtomicFileException {@link Reason#IO} if someone else holds it past the limit
      */
-    boolean gate(int op) throws AtomicFileException {
+    String gate(int op) throws AtomicFileException {
         if (!gateAvailable) {
-            return false;
+            return Errno.describe(Errno.ENOLCK); // what an NFS mount without flock says
         }
         return DirectoryGate.take(dirfd, op, directory(), path(), gateNotice);
     }
@@ -410,9 +417,11 @@ public final class ReplaceTarget implements AutoCloseable {
     }
 
     Stat lstat(byte[] cpath, String shown) throws AtomicFileException {
-        LibcFiles.Statx st = LibcFiles.lstatAt(dirfd, cpath);
-        if (st == null) {
-            int errno = Errno.last();
+        LibcFiles.Statx st;
+        try {
+            st = NativeFiles.statx(dirfd, cpath, LibcFiles.AT_SYMLINK_NOFOLLOW);
+        } catch (ErrnoException e) {
+            int errno = e.errno();
             if (errno == Errno.ENOENT) {
                 return null;
             }
@@ -430,23 +439,30 @@ public final class ReplaceTarget implements AutoCloseable {
     }
 
     static Stat fstat(int fd, String shown) throws AtomicFileException {
-        LibcFiles.Statx st = LibcFiles.fstat(fd);
-        if (st == null) {
-            throw new AtomicFileException(Reason.IO, "cannot look at " + shown + ": " + Errno.describeLast());
+        try {
+            return Stat.of(NativeFiles.fstat(fd));
+        } catch (ErrnoException e) {
+            throw new AtomicFileException(Reason.IO, "cannot look at " + shown + ": " + e.getMessage());
         }
-        return Stat.of(st);
     }
 
     /** The directory's real path, read from its descriptor: what the kernel resolved, links and '..' included. */
     private static byte[] realPath(int fd, byte[] typed) throws AtomicFileException {
         byte[] buf = new byte[4096];
         byte[] proc = LibcFiles.cstring(("/proc/self/fd/" + fd).getBytes(StandardCharsets.US_ASCII));
-        long n = LibcFiles.readlinkat(LibcFiles.AT_FDCWD, proc, buf, buf.length);
+        long n;
+        String why = "";
+        try {
+            n = NativeFiles.readlinkat(LibcFiles.AT_FDCWD, proc, buf);
+        } catch (ErrnoException e) {
+            n = -1;
+            why = ": " + e.getMessage();
+        }
         if (n <= 0 || buf[0] != '/') {
             throw new AtomicFileException(
                     Reason.SYSTEM,
-                    "cannot read the real path of " + text(typed) + " from /proc/self/fd"
-                            + (n < 0 ? ": " + Errno.describeLast() : "") + "; Interlock needs /proc mounted");
+                    "cannot read the real path of " + text(typed) + " from /proc/self/fd" + why
+                            + "; Interlock needs /proc mounted");
         }
         return Arrays.copyOf(buf, (int) n);
     }
@@ -456,13 +472,13 @@ public final class ReplaceTarget implements AutoCloseable {
         if (fd > 2) {
             return fd;
         }
-        int moved = LibcFiles.fcntl(fd, LibcFiles.F_DUPFD_CLOEXEC, 3);
-        int errno = Errno.last();
-        LibcFiles.close(fd);
-        if (moved < 0) {
-            throw new AtomicFileException(Reason.SYSTEM, "cannot duplicate a descriptor: " + Errno.describe(errno));
+        try {
+            return NativeFiles.duplicateAtLeast(fd, 3);
+        } catch (ErrnoException e) {
+            throw new AtomicFileException(Reason.SYSTEM, "cannot duplicate a descriptor: " + e.getMessage());
+        } finally {
+            LibcFiles.close(fd);
         }
-        return moved;
     }
 
     /** Bytes as text for messages and lock names: UTF-8, whatever the locale (like lock names on the command line). */

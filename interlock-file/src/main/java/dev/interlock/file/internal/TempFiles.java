@@ -41,10 +41,12 @@ final class TempFiles {
     List<String> removeLeftovers() throws AtomicFileException {
         List<String> notes = new ArrayList<>();
         List<byte[]> candidates = new ArrayList<>();
-        List<LibcFiles.DirEntry> entries = LibcFiles.readDirectory(target.dirfd);
-        if (entries == null) {
-            notes.add("warning: cannot list " + target.directory() + " for leftover temporary files: "
-                    + Errno.describeLast());
+        List<LibcFiles.DirEntry> entries;
+        try {
+            entries = NativeFiles.readDirectory(target.dirfd);
+        } catch (ErrnoException e) {
+            notes.add(
+                    "warning: cannot list " + target.directory() + " for leftover temporary files: " + e.getMessage());
             return notes;
         }
         for (LibcFiles.DirEntry e : entries) {
@@ -55,11 +57,12 @@ final class TempFiles {
         if (candidates.isEmpty()) {
             return notes;
         }
-        if (!target.gate(LibcFiles.LOCK_EX)) {
+        String noGate = target.gate(LibcFiles.LOCK_EX);
+        if (noGate != null) {
             notes.add("warning: " + candidates.size() + " temporary file(s) of " + ReplaceTarget.text(target.name)
                     + " in " + target.directory()
                     + " may be left by interrupted writers, but flock(2) on the directory fails here ("
-                    + Errno.describeLast()
+                    + noGate
                     + "), so whether their writers live cannot be told: remove them by hand once no writer of "
                     + ReplaceTarget.text(target.name) + " runs");
             return notes;
@@ -82,13 +85,16 @@ final class TempFiles {
                     if (!st.sameFile(LibcFiles.lstatAt(target.dirfd, c))) {
                         continue; // the name was swapped since the open
                     }
-                    if (LibcFiles.unlinkat(target.dirfd, c, 0) == 0) {
+                    try {
+                        NativeFiles.unlinkat(target.dirfd, c, 0);
                         notes.add("removed " + ReplaceTarget.text(entry) + " in " + target.directory()
                                 + ", left by a replacement of " + ReplaceTarget.text(target.name)
                                 + " that was interrupted");
-                    } else if (Errno.last() != Errno.ENOENT) {
-                        notes.add("warning: cannot remove " + ReplaceTarget.text(entry) + " in " + target.directory()
-                                + ": " + Errno.describeLast());
+                    } catch (ErrnoException e) {
+                        if (e.errno() != Errno.ENOENT) {
+                            notes.add("warning: cannot remove " + ReplaceTarget.text(entry) + " in "
+                                    + target.directory() + ": " + e.getMessage());
+                        }
                     }
                 } finally {
                     LibcFiles.close(fd);
@@ -128,7 +134,7 @@ final class TempFiles {
     ReplaceTarget.Temp create(ReplaceTarget.Stat like) throws AtomicFileException {
         byte[] tmpName = null;
         int fd = -1;
-        boolean gated = target.gate(LibcFiles.LOCK_SH);
+        boolean gated = target.gate(LibcFiles.LOCK_SH) == null;
         try {
             for (int attempt = 0; attempt < 16 && fd < 0; attempt++) {
                 byte[] random = new byte[RANDOM_HEX / 2];
@@ -137,12 +143,16 @@ final class TempFiles {
                         target.tempStem,
                         (HexFormat.of().formatHex(random) + ReplaceTarget.TEMP_SUFFIX)
                                 .getBytes(StandardCharsets.US_ASCII));
-                fd = LibcFiles.openat(target.dirfd, LibcFiles.cstring(tmpName), LibcFiles.O_CREATE_NEW_NO_FOLLOW, 0600);
-                if (fd < 0 && Errno.last() != Errno.EEXIST) {
-                    throw new AtomicFileException(
-                            Reason.IO,
-                            "cannot create a temporary file in " + target.directory() + ": " + Errno.describeLast()
-                                    + "; " + target.path() + " is unchanged");
+                try {
+                    fd = NativeFiles.openat(
+                            target.dirfd, LibcFiles.cstring(tmpName), LibcFiles.O_CREATE_NEW_NO_FOLLOW, 0600);
+                } catch (ErrnoException e) {
+                    if (e.errno() != Errno.EEXIST) {
+                        throw new AtomicFileException(
+                                Reason.IO,
+                                "cannot create a temporary file in " + target.directory() + ": " + e.getMessage() + "; "
+                                        + target.path() + " is unchanged");
+                    }
                 }
             }
             if (fd >= 0) {
@@ -168,9 +178,10 @@ final class TempFiles {
             fd = ReplaceTarget.aboveStdio(fd);
             made = new ReplaceTarget.Temp(tmpName, fd, ReplaceTarget.fstat(fd, ReplaceTarget.text(tmpName)));
             if (like != null) {
-                if (LibcFiles.fchown(fd, like.uid(), like.gid()) != 0) {
-                    int errno = Errno.last();
-                    if (errno == Errno.EPERM) {
+                try {
+                    NativeFiles.fchown(fd, like.uid(), like.gid());
+                } catch (ErrnoException e) {
+                    if (e.errno() == Errno.EPERM) {
                         throw new AtomicFileException(
                                 Reason.IO,
                                 target.path() + " belongs to " + Ids.user(like.uid()) + " and group "
@@ -182,7 +193,7 @@ final class TempFiles {
                     throw new AtomicFileException(
                             Reason.IO,
                             "cannot give the temporary file " + ReplaceTarget.text(tmpName) + " the owner of "
-                                    + target.path() + ": " + Errno.describe(errno) + "; it is unchanged");
+                                    + target.path() + ": " + e.getMessage() + "; it is unchanged");
                 }
                 chmod(fd, like.mode() & 07777, tmpName);
             } else {
@@ -201,11 +212,13 @@ final class TempFiles {
     }
 
     private void chmod(int fd, int mode, byte[] tmpName) throws AtomicFileException {
-        if (LibcFiles.fchmod(fd, mode) != 0) {
+        try {
+            NativeFiles.fchmod(fd, mode);
+        } catch (ErrnoException e) {
             throw new AtomicFileException(
                     Reason.IO,
                     "cannot set the mode of the temporary file " + ReplaceTarget.text(tmpName) + " to "
-                            + String.format("%04o", mode) + ": " + Errno.describeLast() + "; " + target.path()
+                            + String.format("%04o", mode) + ": " + e.getMessage() + "; " + target.path()
                             + " is unchanged");
         }
     }
@@ -216,11 +229,13 @@ final class TempFiles {
      * @throws AtomicFileException {@link Reason#IO} if a write fails (ENOSPC, EDQUOT, EIO...)
      */
     void write(ReplaceTarget.Temp t, byte[] content) throws AtomicFileException {
-        if (!LibcFiles.writeFully(t.fd(), content)) {
+        try {
+            NativeFiles.writeFully(t.fd(), content);
+        } catch (ErrnoException e) {
             throw new AtomicFileException(
                     Reason.IO,
                     "cannot write the new content of " + target.path() + " to the temporary file " + t.shown() + ": "
-                            + Errno.describeLast() + "; " + target.path() + " is unchanged");
+                            + e.getMessage() + "; " + target.path() + " is unchanged");
         }
     }
 
@@ -249,15 +264,17 @@ final class TempFiles {
      * Unfenced temporary files, and those with this token or a larger one, are left alone.
      */
     void withdrawOlderWrites(ReplaceTarget.Temp ours, long token, boolean gated) throws AtomicFileException {
-        List<LibcFiles.DirEntry> entries = LibcFiles.readDirectory(target.dirfd);
-        if (entries == null) {
+        List<LibcFiles.DirEntry> entries;
+        try {
+            entries = NativeFiles.readDirectory(target.dirfd);
+        } catch (ErrnoException e) {
             if (gated) {
                 return;
             }
             throw new AtomicFileException(
                     Reason.IO,
                     "cannot list " + target.directory() + " to withdraw older holders' writes of "
-                            + ReplaceTarget.text(target.name) + " (" + Errno.describeLast() + "); " + target.path()
+                            + ReplaceTarget.text(target.name) + " (" + e.getMessage() + "); " + target.path()
                             + " is unchanged");
         }
         for (LibcFiles.DirEntry e : entries) {
