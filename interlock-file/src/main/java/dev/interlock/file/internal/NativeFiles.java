@@ -15,7 +15,13 @@ import java.util.List;
  * as a String is encoded as Java encodes file names, one given as bytes is already NUL-terminated
  * ({@link LibcFiles#cstring}: the hot paths encode their names once).
  *
- * <p>The one exception to throwing is {@link #tryFlock}: a busy lock is the normal answer there.
+ * <p>The exceptions to throwing are the calls whose error numbers are normal answers, made in
+ * loops on the waiting paths, where an exception per answer would be garbage per wake-up:
+ * {@link #tryFlock} (a busy lock), and the blocking waits, which test {@code EINTR}/{@code EAGAIN}
+ * on an int return and read {@link Errno#last()} right after the call: {@link KernelWait}'s
+ * timed {@code flock}, the {@code poll}/{@code read} loops of {@link InotifyWatcher} and
+ * {@link EntryWatcher}, and {@link LibcFiles}'s own read/write loops. Those setting up a waiter
+ * (inotify_init1, timer_create) log the error and fall back to polling.
  */
 public final class NativeFiles {
     private NativeFiles() {}
