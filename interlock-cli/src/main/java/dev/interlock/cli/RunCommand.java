@@ -240,15 +240,21 @@ final class RunCommand implements Callable<Integer> {
      * Arms the sentinel's timer now and after every renewal, so that the command is stopped
      * before the lease can run out even if this JVM stops renewing without dying (SIGSTOP, a
      * long pause, a renewal hung on an unreachable backend): SIGTERM when the lease would be
-     * declared lost, SIGKILL {@code grace} later, which is still before the deadline.
+     * declared lost, SIGKILL {@code grace} later (at most half the margin), which is still before
+     * the deadline. A session lease ({@code zk:}) is armed the same way from the deadline its
+     * session reports each time it answers; until the first report the deadline is unknown and
+     * nothing is armed.
      */
     private static void armOnEveryRenewal(Lease held, Sentinel sentinel, Duration grace) {
         Ticker ticker = Leases.ticker(held);
-        long margin = Leases.lossMarginNanos(held);
         Leases.onRenewed(held, deadline -> {
+            if (deadline == Long.MAX_VALUE) {
+                return;
+            }
+            long margin = Leases.lossMarginNanos(held);
             long now = ticker.read();
             long term = deadline - margin - now;
-            sentinel.arm(term, term + grace.toNanos());
+            sentinel.arm(term, term + Math.min(grace.toNanos(), margin / 2));
         });
     }
 

@@ -81,6 +81,11 @@ final class DefaultLease implements Lease {
 
     volatile long leaseNanos;
     private volatile long deadline; // ticker nanos; Long.MAX_VALUE when it does not expire
+    /** For a session lease, the last expiry passed on ({@link #sessionDeadline}); Long.MAX_VALUE: none yet. */
+    private volatile long sessionExpiry = Long.MAX_VALUE;
+
+    private volatile long sessionMargin;
+    private final Object sessionLock = new Object();
     private final AtomicReference<LockLostException> lostCause = new AtomicReference<>();
     /** Ticker time of the grant: the start of the hold time of metrics. */
     private final long grantedAt;
@@ -468,7 +473,28 @@ final class DefaultLease implements Lease {
      * renewing thread, and once now with the current one. It must not block.
      */
     void onRenewed(LongConsumer listener) {
-        renewals.onRenewed(listener, deadline);
+        renewals.onRenewed(listener, leaseBased ? deadline : sessionExpiry);
+    }
+
+    /**
+     * A {@link LeaseKind#SESSION} grant's backend reported when its session could end
+     * ({@link dev.interlock.spi.LossChannel#sessionDeadline}): passed on to the renewal listeners
+     * as if it were a renewal, but only when it moved by a quarter of the margin since it was last
+     * passed on (a session answers many times per margin, and each pass re-arms a timer).
+     */
+    void sessionDeadline(long lossPointNanos, long expiryNanos) {
+        if (leaseBased) {
+            return; // a renewed lease has its own deadline
+        }
+        synchronized (sessionLock) {
+            long margin = expiryNanos - lossPointNanos;
+            if (sessionExpiry != Long.MAX_VALUE && expiryNanos - sessionExpiry < margin / 4) {
+                return;
+            }
+            sessionMargin = margin;
+            sessionExpiry = expiryNanos;
+        }
+        renewals.tellRenewed(expiryNanos);
     }
 
     /** The deadline on the space's ticker; {@link Long#MAX_VALUE} if it does not expire. */
@@ -500,9 +526,9 @@ final class DefaultLease implements Lease {
         return leaseBased;
     }
 
-    /** How long before its deadline a lease whose renewals fail is declared lost. */
+    /** How long before its deadline a lease whose renewals fail (or whose session is silent) is declared lost. */
     long lossMarginNanos() {
-        return margin();
+        return leaseBased ? margin() : sessionMargin;
     }
 
     /** Space sweep of kernel leases: queue a check of the lock on the executor. */

@@ -10,6 +10,11 @@ final class LeaseLossChannel implements LossChannel {
     private volatile DefaultLease lease;
     private volatile String reason;
     private volatile Throwable cause;
+    /** The last session deadline reported before the lease started; applied when it does. */
+    private long lossPoint;
+
+    private long expiry;
+    private boolean deadlineReported;
 
     @Override
     public void lost(String why, Throwable error) {
@@ -29,13 +34,39 @@ final class LeaseLossChannel implements LossChannel {
         l.lose(why, error);
     }
 
+    @Override
+    public void sessionDeadline(long lossPointNanos, long expiryNanos) {
+        DefaultLease l = lease;
+        if (l == null) {
+            synchronized (this) {
+                l = lease;
+                if (l == null) {
+                    lossPoint = lossPointNanos;
+                    expiry = expiryNanos;
+                    deadlineReported = true;
+                    return;
+                }
+            }
+        }
+        l.sessionDeadline(lossPointNanos, expiryNanos);
+    }
+
     void attach(DefaultLease l) {
         String r;
         Throwable c;
+        boolean d;
+        long point;
+        long end;
         synchronized (this) {
             lease = l;
             r = reason;
             c = cause;
+            d = deadlineReported;
+            point = lossPoint;
+            end = expiry;
+        }
+        if (d) {
+            l.sessionDeadline(point, end);
         }
         if (r != null) {
             l.lose(r, c);

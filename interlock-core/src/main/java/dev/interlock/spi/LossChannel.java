@@ -17,4 +17,15 @@ public interface LossChannel {
      * @param cause the error behind it, or null
      */
     void lost(String reason, Throwable cause);
+
+    /**
+     * For {@link LeaseKind#SESSION} grants: the backend now knows its session cannot have ended
+     * before {@code expiryNanos}, and will declare the grant lost at {@code lossPointNanos} (before
+     * it) unless the session answers again; both on {@link BackendConfig#ticker()}. Report it when
+     * the grant is made and whenever the session answers (as often as it likes: the core passes on
+     * only moves that matter). The core passes it to what guards work done under the lease:
+     * {@code interlock run}'s sentinel stops the command at the loss point even if the process
+     * that holds the lease is stopped (SIGSTOP) and cannot say so itself. The default ignores it.
+     */
+    default void sessionDeadline(long lossPointNanos, long expiryNanos) {}
 }
