@@ -148,7 +148,7 @@ final class RedisAttempt implements Attempt {
             }
         }
         versionAtTry = watch != null ? watch.version() : 0;
-        String mark = plainWriter() ? backend.barging.mark(spec.name()) : null;
+        String mark = plainWriter() || spec.limit() > 0 ? backend.barging.mark(spec.name()) : null;
         RedisLockStore.Acquired r;
         try {
             r = backend.store.acquire(
@@ -171,7 +171,7 @@ final class RedisAttempt implements Attempt {
             unregister();
             if (r.passed()) {
                 backend.barging.barge(spec.name(), mark);
-            } else if (plainWriter()) {
+            } else if (plainWriter() || spec.limit() > 0) {
                 backend.barging.inTurn(spec.name());
             }
             return Optional.of(new RedisGrant(backend, spec, r.token(), backend.clock.instant()));

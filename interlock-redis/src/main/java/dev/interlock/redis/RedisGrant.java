@@ -90,6 +90,8 @@ final class RedisGrant implements Grant {
             RedisLockStore.Released r = store.release(spec.name(), spec.owner().id(), token, candidates);
             if (r.released() && spec.mode() == Mode.EXCLUSIVE && spec.limit() == 0) {
                 backend.barging.released(spec.name(), Long.toString(token));
+            } else if (r.fence() != null) {
+                backend.barging.released(spec.name(), r.fence()); // a permit, with waiters it may pass
             }
             if (r.handedTo() != null) {
                 backend.handed(spec.name(), r.handedTo(), r.handedToken(), sentAt);

@@ -58,7 +58,11 @@ final class RedisLockStore {
     record Snapshot(List<Entry> holders, List<Entry> waiters, OptionalLong lastToken) {}
 
     /** A release: whether the grant was there, and the waiter it was handed to (null: none) with its token. */
-    record Released(boolean released, String handedTo, long handedToken) {}
+    /**
+     * @param fence for a permit whose release woke a waiter, the fence value it left (the mark a
+     *     barging try of this process must find); null otherwise
+     */
+    record Released(boolean released, String handedTo, long handedToken, String fence) {}
 
     private final UnifiedJedis client;
     private final RedisKeys keys;
@@ -197,7 +201,7 @@ final class RedisLockStore {
      */
     Released release(String name, String ownerId, long token, List<String> candidates) {
         if (candidates.isEmpty()) {
-            return new Released(release(name, ownerId, token), null, 0);
+            return released(name, exec(RedisScripts.RELEASE, name, ownerId, Long.toString(token), ""));
         }
         String[] args = new String[4 + candidates.size()];
         args[0] = ownerId;
@@ -207,15 +211,23 @@ final class RedisLockStore {
         for (int i = 0; i < candidates.size(); i++) {
             args[4 + i] = candidates.get(i);
         }
-        Object r = exec(RedisScripts.RELEASE, name, args);
+        return released(name, exec(RedisScripts.RELEASE, name, args));
+    }
+
+    /** The release script's answer: handed over ('H'), a permit's fence ('F'), or {@link #done}. */
+    private Released released(String name, Object r) {
         if (r instanceof List) {
             @SuppressWarnings("unchecked")
-            List<Object> handed = (List<Object>) r;
-            if ("H".equals(str(handed, 0))) {
-                return new Released(true, str(handed, 1), Long.parseLong(str(handed, 2)));
+            List<Object> answer = (List<Object>) r;
+            if ("H".equals(str(answer, 0))) {
+                return new Released(true, str(answer, 1), Long.parseLong(str(answer, 2)), null);
+            }
+            if ("F".equals(str(answer, 0))) {
+                published.accept(keys.channel(name), str(answer, 2));
+                return new Released(true, null, 0, str(answer, 1));
             }
         }
-        return new Released(done(name, r), null, 0);
+        return new Released(done(name, r), null, 0, null);
     }
 
     /** Removes the grant of {@code ownerId} whatever its token (breaking a lock, or cleaning up an uncertain try). */

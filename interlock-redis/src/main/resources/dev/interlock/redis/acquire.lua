@@ -83,16 +83,24 @@ end
 local passed = false
 if limit > 0 then
   -- A permit: free if the holders and the waiters queued before this one leave one of the limit
-  -- (so a permit that frees goes to the longest waiter, never to a newcomer). No barging.
-  local taken = 0
-  for _ in pairs(holders) do taken = taken + 1 end
+  -- (so a permit that frees goes to the longest waiter, never to a newcomer), except for bounded
+  -- barging as for a writer: a permit this process freed may be taken back ahead of the queue if
+  -- one is free and the fence still bears the value the release saw (release.lua), so nobody has
+  -- been granted a permit since.
+  local held = 0
+  for _ in pairs(holders) do held = held + 1 end
+  local taken = held
   for o, w in pairs(waiters) do
     if ahead(o, w) then taken = taken + 1 end
   end
   if taken >= limit then
-    for _, h in pairs(holders) do block(h) end
-    for o, w in pairs(waiters) do
-      if ahead(o, w) then block(w) end
+    if held < limit and barge ~= '' and barge == fv then
+      passed = true
+    else
+      for _, h in pairs(holders) do block(h) end
+      for o, w in pairs(waiters) do
+        if ahead(o, w) then block(w) end
+      end
     end
   end
 else

@@ -6,7 +6,7 @@
 -- Compare-and-delete: removes only this owner's grant; hands the lock to the next waiter if it is
 -- one of those writers, else wakes it. Returns 0 if there was no such grant; when removed,
 -- {'H', owner, token} when handed, the notice published (the owner id woken, or '*'), or 1 if
--- nobody waits.
+-- nobody waits; for a permit whose release woke a waiter, {'F', fence value, notice}.
 local owner, token, lost = ARGV[1], ARGV[2], ARGV[3]
 -- The owner's live grant is the only entry: delete the hash, nobody to wake. Anything else (a
 -- dead or damaged entry, a wrong type, others in the hash) takes the full path below.
@@ -44,4 +44,14 @@ end
 if handed then
   return handed
 end
-return wake(waiters) or 1
+local woke = wake(waiters)
+if woke and string.sub(h.mode, 1, 1) == 'P' then
+  -- A permit freed while others wait: the fence value now is what a try of the releasing process
+  -- must still find to take a permit back ahead of them (bounded barging, acquire.lua). pcall: the
+  -- release is done, a damaged fence must not fail it (acquire reports that one).
+  local f = redis.pcall('GET', fence)
+  if type(f) == 'string' then
+    return { 'F', f, woke }
+  end
+end
+return woke or 1

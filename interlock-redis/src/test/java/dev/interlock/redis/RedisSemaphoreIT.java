@@ -57,6 +57,48 @@ class RedisSemaphoreIT {
                 .containsOnly(2);
     }
 
+    /**
+     * Bounded barging for permits: the process that freed a permit may take it back ahead of the
+     * queue with the fence value its release saw, while nobody has been granted one since; once
+     * someone has, that value no longer passes anyone.
+     */
+    @Test
+    void aFreedPermit_isTakenBackAheadOfTheQueue_onlyWithTheFenceItsReleaseSaw() {
+        admin = TestRedis.shared().admin();
+        RedisLockStore store = new RedisLockStore(admin, keys, "test", () -> {});
+        RedisLockStore.Acquired a = store.acquire("sem", Mode.EXCLUSIVE, 2, "a:1:2:a", 60_000, false, 5000, null);
+        RedisLockStore.Acquired b = store.acquire("sem", Mode.EXCLUSIVE, 2, "b:1:2:b", 60_000, false, 5000, null);
+        assertThat(store.acquire("sem", Mode.EXCLUSIVE, 2, "w:1:2:w", 60_000, true, 5000, null)
+                        .granted())
+                .as("queued")
+                .isFalse();
+        assertThat(store.acquire("sem", Mode.EXCLUSIVE, 2, "v:1:2:v", 60_000, true, 5000, null)
+                        .granted())
+                .as("queued second")
+                .isFalse();
+        RedisLockStore.Released freed = store.release("sem", "a:1:2:a", a.token(), List.of());
+        assertThat(freed.released()).isTrue();
+        assertThat(freed.fence()).as("the fence a release with waiters reports").isEqualTo(Long.toString(b.token()));
+        assertThat(store.acquire("sem", Mode.EXCLUSIVE, 2, "x:1:2:x", 60_000, false, 5000, "1")
+                        .granted())
+                .as("a try with another fence value")
+                .isFalse();
+        RedisLockStore.Acquired back =
+                store.acquire("sem", Mode.EXCLUSIVE, 2, "a:1:2:a2", 60_000, false, 5000, freed.fence());
+        assertThat(back.granted())
+                .as("taken back with the fence the release saw")
+                .isTrue();
+        assertThat(back.passed()).isTrue();
+        RedisLockStore.Released again = store.release("sem", "a:1:2:a2", back.token(), List.of());
+        RedisLockStore.Acquired w = store.acquire("sem", Mode.EXCLUSIVE, 2, "w:1:2:w", 60_000, true, 5000, null);
+        assertThat(w.granted()).as("the first waiter, in its turn").isTrue();
+        store.release("sem", "b:1:2:b", b.token(), List.of());
+        assertThat(store.acquire("sem", Mode.EXCLUSIVE, 2, "a:1:2:a3", 60_000, false, 5000, again.fence())
+                        .granted())
+                .as("a fence value from before someone else's grant passes nobody")
+                .isFalse();
+    }
+
     @Test
     void fiveProcesses_onASemaphoreOfTwo_neverMoreThanTwoInside_tokensInGrantOrder() throws Exception {
         String uri = TestRedis.shared().uri(TestRedis.newPrefix(), "");
