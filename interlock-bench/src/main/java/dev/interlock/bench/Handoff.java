@@ -51,7 +51,13 @@ import org.apache.curator.test.TestingServer;
  * java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.Handoff 2000 /tmp jdbc/floor jdbc/interlock jdbc/spring:80 jdbc/shedlock-100ms:80
  * java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.Handoff 2000 /tmp redis/floor redis/interlock redis/redisson redis/shedlock-100ms:80
  * java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.Handoff 1000 /tmp zk/floor zk/interlock zk/curator-mutex zk/curator-rw
+ * java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.Handoff 1000 /tmp flock flock@2 dir dir@2 redis/interlock redis/interlock@2
  * }
+ *
+ * <p>{@code KIND@N} (Interlock kinds only): the hand-off of a freed <em>permit</em> of a semaphore
+ * of N instead of the lock. Process 0 takes N - 1 permits more before the first round and keeps
+ * them to the end, so the two processes pass the last permit back and forth: the waiter is parked
+ * because every permit is taken, and the release of one wakes it.
  */
 public final class Handoff {
     private static final VarHandle LONGS = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
@@ -104,7 +110,7 @@ public final class Handoff {
             String[] where = new String[n];
             int[] kindRounds = new int[n];
             for (int i = 0; i < n; i++) {
-                String[] kr = kinds.get(i).split(":", 2); // KIND or KIND:ROUNDS (hardlink takes 100 ms a round)
+                String[] kr = kinds.get(i).split(":", 2); // KIND[@N] or KIND[@N]:ROUNDS (hardlink takes 100 ms a round)
                 kind[i] = kr[0];
                 kindRounds[i] = kr.length > 1 ? Integer.parseInt(kr[1]) : rounds;
                 if (kr[0].startsWith("jdbc/")) {
@@ -122,7 +128,7 @@ public final class Handoff {
                         zk = ZkSystems.server();
                     }
                     where[i] = zk.getConnectString();
-                } else if (KINDS.get(kr[0]) == null) {
+                } else if (KINDS.get(baseKind(kr[0])) == null) {
                     throw new IllegalArgumentException("unknown kind '" + kr[0] + "'; known: " + KINDS.keySet()
                             + ", jdbc/SYSTEM, redis/SYSTEM, zk/SYSTEM");
                 }
@@ -189,7 +195,9 @@ public final class Handoff {
     /** How the results name {@code kind}: its line in {@link #KINDS}, or the server system's own label. */
     static String label(String kind, String where) throws Exception {
         if (where == null) {
-            return kind.startsWith("dir?") ? "interlock dir:" + kind.substring(3) : KINDS.get(kind);
+            String base = baseKind(kind);
+            String label = base.startsWith("dir?") ? "interlock dir:" + base.substring(3) : KINDS.get(base);
+            return permits(kind) > 0 ? label + " limit(" + permits(kind) + ")" : label;
         }
         try (LockSystem sys = serverSystem(kind, where)) {
             return sys.label();
@@ -208,7 +216,18 @@ public final class Handoff {
 
     /** A {@code jdbc/SYSTEM}, {@code redis/SYSTEM} or {@code zk/SYSTEM} kind on the server at {@code where}. */
     static LockSystem serverSystem(String kind, String where) throws Exception {
-        String system = kind.substring(kind.indexOf('/') + 1);
+        int limit = permits(kind);
+        String system = baseKind(kind).substring(kind.indexOf('/') + 1);
+        if (limit > 0) {
+            if (!system.equals("interlock")) {
+                throw new IllegalArgumentException(kind + ": @N is for Interlock's own systems (SERVER/interlock@N)");
+            }
+            return kind.startsWith("zk/")
+                    ? ZkSystems.interlock(where, limit)
+                    : kind.startsWith("jdbc/")
+                            ? JdbcSystems.interlock(where, limit)
+                            : RedisSemaphoreSystems.interlock(where, limit);
+        }
         if (kind.startsWith("zk/")) {
             return ZkSystems.open(system, where);
         }
@@ -285,6 +304,7 @@ public final class Handoff {
             m = ch.map(FileChannel.MapMode.READ_WRITE, 0, 64);
         }
         Locker locker = locker(kind, dirOrUrl);
+        List<Locker> kept = new ArrayList<>(); // process 0's other permits of a KIND@N
         StringBuilder out = new StringBuilder();
         int warmup = Math.min(200, rounds / 5);
         if (me == 0) {
@@ -297,6 +317,11 @@ public final class Handoff {
             locker.release();
         }
         if (me == 0) {
+            for (int p = 1; p < permits(kind); p++) {
+                Locker other = locker(kind, dirOrUrl);
+                other.acquire();
+                kept.add(other);
+            }
             locker.acquire();
             LONGS.setVolatile(m, READY, 1L);
         } else {
@@ -334,11 +359,32 @@ public final class Handoff {
             locker.release();
         }
         Files.writeString(Path.of(a[6]), out);
+        for (Locker other : kept) {
+            other.release();
+            other.close();
+        }
         locker.close();
+    }
+
+    /** N of a {@code KIND@N}; 0 for the lock. */
+    static int permits(String kind) {
+        int at = kind.lastIndexOf('@');
+        return at < 0 ? 0 : Integer.parseInt(kind.substring(at + 1));
+    }
+
+    /** The kind without its {@code @N}. */
+    static String baseKind(String kind) {
+        int at = kind.lastIndexOf('@');
+        return at < 0 ? kind : kind.substring(0, at);
     }
 
     /** A locker of {@code kind} on the lock directory or server URL {@code dirOrUrl}. */
     static Locker locker(String kind, String dirOrUrl) throws Exception {
+        if (permits(kind) > 0 && !kind.contains("/")) {
+            String base = baseKind(kind);
+            String uri = base.startsWith("dir?") ? "dir:" + dirOrUrl + base.substring(3) : base + ":" + dirOrUrl;
+            return new InterlockLocker(uri, permits(kind));
+        }
         return kind.contains("/")
                 ? new SystemLocker(serverSystem(kind, dirOrUrl))
                 : kind.equals("raw")

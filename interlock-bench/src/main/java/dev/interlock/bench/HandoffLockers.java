@@ -236,13 +236,21 @@ final class HandoffLockers {
         final LockSpace locks;
         Lease lease;
 
+        final int limit;
+
         InterlockLocker(String uri) {
+            this(uri, 0);
+        }
+
+        /** Each acquire takes one permit of a semaphore of {@code limit} (0: the lock). */
+        InterlockLocker(String uri, int limit) {
             locks = Interlock.open(uri);
+            this.limit = limit;
         }
 
         @Override
         public void acquire() throws InterruptedException {
-            lease = locks.acquire("handoff");
+            lease = limit > 0 ? locks.lock("handoff").limit(limit).acquire() : locks.acquire("handoff");
         }
 
         @Override

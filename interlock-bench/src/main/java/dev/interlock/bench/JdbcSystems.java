@@ -75,6 +75,11 @@ final class JdbcSystems {
 
     /** Interlock on the application's pool ({@link JdbcLockSpaces#open}), LISTEN/NOTIFY wake-ups on. */
     static LockSystem interlock(String url) {
+        return interlock(url, 0);
+    }
+
+    /** {@link #interlock(String)}, each locker taking one permit of a semaphore of {@code limit} (0: the lock). */
+    static LockSystem interlock(String url, int limit) {
         HikariDataSource ds = pool(url, "interlock");
         LockSpace locks = JdbcLockSpaces.open(
                 ds,
@@ -82,7 +87,7 @@ final class JdbcSystems {
         return new LockSystem() {
             @Override
             public String label() {
-                return "Interlock jdbc:";
+                return limit > 0 ? "Interlock jdbc: limit(" + limit + ")" : "Interlock jdbc:";
             }
 
             @Override
@@ -92,7 +97,9 @@ final class JdbcSystems {
 
                     @Override
                     public void acquire(String name) throws InterruptedException {
-                        lease = locks.lock(name).lease(LEASE).acquire();
+                        lease = limit > 0
+                                ? locks.lock(name).limit(limit).lease(LEASE).acquire()
+                                : locks.lock(name).lease(LEASE).acquire();
                     }
 
                     @Override

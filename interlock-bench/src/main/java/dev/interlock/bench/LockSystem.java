@@ -34,10 +34,15 @@ interface LockSystem extends AutoCloseable {
      * waits as long as it takes.
      */
     static LockSystem interlock(LockSpace locks, String label) {
+        return interlock(locks, label, 0);
+    }
+
+    /** {@link #interlock(LockSpace, String)}, each locker taking one permit of a semaphore of {@code limit} (0: the lock). */
+    static LockSystem interlock(LockSpace locks, String label, int limit) {
         return new LockSystem() {
             @Override
             public String label() {
-                return label;
+                return limit > 0 ? label + " limit(" + limit + ")" : label;
             }
 
             @Override
@@ -47,7 +52,9 @@ interface LockSystem extends AutoCloseable {
 
                     @Override
                     public void acquire(String name) throws InterruptedException {
-                        lease = locks.lock(name).acquire();
+                        lease = limit > 0
+                                ? locks.lock(name).limit(limit).acquire()
+                                : locks.lock(name).acquire();
                     }
 
                     @Override

@@ -56,7 +56,12 @@ final class ZkSystems {
 
     /** Interlock opened from its URI (one session, watches on the one node each waiter waits for). */
     static LockSystem interlock(String connect) {
-        return LockSystem.interlock(Interlock.open("zk://" + connect + "/bench-interlock"), "Interlock zk:");
+        return interlock(connect, 0);
+    }
+
+    /** {@link #interlock(String)}, each locker taking one permit of a semaphore of {@code limit} (0: the lock). */
+    static LockSystem interlock(String connect, int limit) {
+        return LockSystem.interlock(Interlock.open("zk://" + connect + "/bench-interlock"), "Interlock zk:", limit);
     }
 
     /** Makes a recipe's lock object for one name on a client. */
