@@ -4,6 +4,7 @@ import dev.interlock.LockBackendException;
 import dev.interlock.spi.BackendConfig;
 import dev.interlock.spi.LockBackend;
 import dev.interlock.spi.LockBackendProvider;
+import dev.interlock.spi.support.BackendFailures;
 import java.util.Set;
 import javax.net.ssl.SSLParameters;
 import redis.clients.jedis.ClientSetInfoConfig;
@@ -79,8 +80,7 @@ public final class RedisBackendProvider implements LockBackendProvider {
         } catch (JedisDataException e) {
             String msg = e.getMessage() == null ? "" : e.getMessage();
             if (msg.contains("without any password configured") || msg.contains("no password is set")) {
-                throw new LockBackendException(
-                        description, null, description + " - " + RedisFailures.access(msg), e, false);
+                throw new BackendFailures(description).refused(null, RedisFailures.access(msg), e);
             }
             throw RedisFailures.translate(e, description, null, key -> "value");
         } catch (RuntimeException e) {
