@@ -363,13 +363,14 @@ final class FlockBackend implements LockBackend {
     }
 
     /**
-     * The locked descriptor can be inherited, and waiters are counted (from {@code /proc/locks}).
-     * No break (a kernel lock frees only when its holder releases it or exits), and tokens are not
-     * strict: a holder that cannot write the lock file takes a clock-based token.
+     * The locked descriptor can be inherited, waiters are counted (from {@code /proc/locks}), and a
+     * name may be held as a semaphore ({@link FlockSemaphore}). No break (a kernel lock frees only
+     * when its holder releases it or exits), and tokens are not strict: a holder that cannot write
+     * the lock file takes a clock-based token.
      */
     @Override
     public Set<Capability> capabilities() {
-        return EnumSet.of(Capability.INHERITABLE_DESCRIPTOR, Capability.WAITER_COUNT);
+        return EnumSet.of(Capability.INHERITABLE_DESCRIPTOR, Capability.WAITER_COUNT, Capability.SEMAPHORE);
     }
 
     Path directory() {

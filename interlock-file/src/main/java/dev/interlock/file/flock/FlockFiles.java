@@ -1,10 +1,12 @@
 package dev.interlock.file.flock;
 
+import dev.interlock.LockBackendException;
 import dev.interlock.file.internal.Errno;
 import dev.interlock.file.internal.ErrnoException;
 import dev.interlock.file.internal.Ids;
 import dev.interlock.file.internal.LibcFiles;
 import dev.interlock.file.internal.NativeFiles;
+import dev.interlock.spi.support.LockNames;
 import java.nio.file.Path;
 
 /**
@@ -122,5 +124,40 @@ final class FlockFiles {
         }
         lenOut[0] = (int) n;
         return buf;
+    }
+
+    /** Writes a lock file's new content over its old one, cutting what is left of a longer old content. */
+    static void write(FlockBackend backend, String name, int fd, byte[] out, int oldLength) {
+        long w;
+        try {
+            w = NativeFiles.pwrite(fd, out, out.length, 0);
+        } catch (ErrnoException e) {
+            throw backend.failure(name, "cannot write the fencing token to the lock file", e.errno(), false);
+        }
+        if (w != out.length) {
+            throw backend.failure(name, "cannot write the fencing token to the lock file", Errno.ENOSPC, false);
+        }
+        if (oldLength > out.length) {
+            try {
+                NativeFiles.ftruncate(fd, out.length);
+            } catch (ErrnoException e) {
+                throw backend.failure(name, "cannot truncate the lock file", e.errno(), false);
+            }
+        }
+    }
+
+    /** Refuses a hashed lock file that records another name than {@code name}: a SHA-256 collision. */
+    static void checkStoredName(FlockBackend backend, String name, String fileName, LockFileContent content) {
+        if (NameMapping.isHashed(fileName)
+                && content.storedName.isPresent()
+                && !content.storedName.get().equals(name)) {
+            throw new LockBackendException(
+                    backend.description,
+                    name,
+                    backend.description + " - " + LockNames.quote(name)
+                            + " maps to " + fileName + ", which belongs to " + LockNames.quote(content.storedName.get())
+                            + " (SHA-256 collision); use a shorter name",
+                    null);
+        }
     }
 }

@@ -13,7 +13,11 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.OptionalInt;
 
-/** A granted {@code flock:} lock: the open file description that holds the kernel lock, its token, and the identity checked at every renewal. */
+/**
+ * A granted {@code flock:} lock: the open file description that holds the kernel lock (for a
+ * permit, also the one that holds its slot: {@link FlockSemaphore}), its token, and the identity
+ * checked at every renewal.
+ */
 final class FlockGrant implements Grant {
     private final FlockBackend backend;
     private final AcquireSpec spec;
@@ -22,6 +26,8 @@ final class FlockGrant implements Grant {
     private final LibcFiles.Statx id;
     private final byte[] fileBytes;
     private int fd;
+    /** A permit's slot file, held exclusively; -1 for a plain lock. */
+    private int slotFd;
 
     FlockGrant(
             FlockBackend backend,
@@ -31,9 +37,22 @@ final class FlockGrant implements Grant {
             Instant acquiredAt,
             LibcFiles.Statx id,
             byte[] fileBytes) {
+        this(backend, spec, fd, -1, token, acquiredAt, id, fileBytes);
+    }
+
+    FlockGrant(
+            FlockBackend backend,
+            AcquireSpec spec,
+            int fd,
+            int slotFd,
+            long token,
+            Instant acquiredAt,
+            LibcFiles.Statx id,
+            byte[] fileBytes) {
         this.backend = backend;
         this.spec = spec;
         this.fd = fd;
+        this.slotFd = slotFd;
         this.token = token;
         this.acquiredAt = acquiredAt;
         this.id = id;
@@ -124,6 +143,11 @@ final class FlockGrant implements Grant {
     @Override
     public synchronized void release() {
         if (fd >= 0) {
+            if (slotFd >= 0) {
+                // The slot first: a waiter is woken by the close of the lock file, and must find the slot free then.
+                LibcFiles.close(slotFd);
+                slotFd = -1;
+            }
             LibcFiles.close(fd);
             fd = -1;
             FlockBackend.liveNonces.remove(spec.owner().nonce());
@@ -133,6 +157,7 @@ final class FlockGrant implements Grant {
 
     @Override
     public synchronized OptionalInt inheritableDescriptor() {
-        return fd >= 0 ? OptionalInt.of(fd) : OptionalInt.empty();
+        // A permit's slot is what bounds the holders to N: a child that outlives us keeps that.
+        return fd < 0 ? OptionalInt.empty() : OptionalInt.of(slotFd >= 0 ? slotFd : fd);
     }
 }
