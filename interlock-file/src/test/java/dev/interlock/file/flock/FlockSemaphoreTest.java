@@ -7,6 +7,7 @@ import dev.interlock.Interlock;
 import dev.interlock.Lease;
 import dev.interlock.LimitMismatchException;
 import dev.interlock.LockSpace;
+import dev.interlock.LockTimeoutException;
 import dev.interlock.Mode;
 import dev.interlock.Owner;
 import dev.interlock.spi.AcquireSpec;
@@ -77,6 +78,17 @@ class FlockSemaphoreTest {
             got.release();
         }
         b.close();
+    }
+
+    @Test
+    void aTimeout_namesTheHolders_withoutALeaseTheyDoNotHave() {
+        try (Lease held = locks.lock("one").limit(1).tryAcquire().orElseThrow()) {
+            assertThatThrownBy(() -> other.lock("one").limit(1).acquire(Duration.ofMillis(50)))
+                    .isInstanceOf(LockTimeoutException.class)
+                    .hasMessageContaining(held.owner().id())
+                    .hasMessageContaining("token " + held.token())
+                    .hasMessageNotContaining("lease until");
+        }
     }
 
     @Test
