@@ -182,7 +182,16 @@ final class FlockAttempt implements Attempt {
                 throw e;
             }
             closeGate();
-            FlockGrant g = new FlockGrant(backend, spec, fd, slotFd, token, backend.clock.instant(), id, fileBytes);
+            FlockGrant g = new FlockGrant(
+                    backend,
+                    spec,
+                    fd,
+                    slotFd,
+                    FlockSemaphore.slotBytes(fileName, slot[0]),
+                    token,
+                    backend.clock.instant(),
+                    id,
+                    fileBytes);
             fd = -1;
             admitted = null;
             return Optional.of(g);

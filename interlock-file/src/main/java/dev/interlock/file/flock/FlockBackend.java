@@ -92,6 +92,9 @@ import java.util.function.IntToLongFunction;
  * by every lock space, read by the first waiting thread itself) reports a close of the same file,
  * or the bounded poll passes. Timeouts and interrupts are exact on both paths.
  *
+ * <p><b>Semaphores</b> ({@code limit(n)}): a permit is a kernel lock on one of N slot files in
+ * {@code .gates} plus the lock file held shared; see {@link FlockSemaphore}.
+ *
  * <p><b>Fencing tokens</b> are {@code max(previous + 1, wall-clock microseconds)}: strictly
  * increasing for every acquisition whose holder can write the lock file; holders that cannot
  * write it (read-only file, foreign content) use the clock part alone, which still increases

@@ -28,6 +28,8 @@ final class FlockGrant implements Grant {
     private int fd;
     /** A permit's slot file, held exclusively; -1 for a plain lock. */
     private int slotFd;
+    /** The slot file's name in {@code .gates}, NUL-terminated; null for a plain lock. */
+    private final byte[] slotBytes;
 
     FlockGrant(
             FlockBackend backend,
@@ -37,7 +39,7 @@ final class FlockGrant implements Grant {
             Instant acquiredAt,
             LibcFiles.Statx id,
             byte[] fileBytes) {
-        this(backend, spec, fd, -1, token, acquiredAt, id, fileBytes);
+        this(backend, spec, fd, -1, null, token, acquiredAt, id, fileBytes);
     }
 
     FlockGrant(
@@ -45,6 +47,7 @@ final class FlockGrant implements Grant {
             AcquireSpec spec,
             int fd,
             int slotFd,
+            byte[] slotBytes,
             long token,
             Instant acquiredAt,
             LibcFiles.Statx id,
@@ -53,6 +56,7 @@ final class FlockGrant implements Grant {
         this.spec = spec;
         this.fd = fd;
         this.slotFd = slotFd;
+        this.slotBytes = slotBytes;
         this.token = token;
         this.acquiredAt = acquiredAt;
         this.id = id;
@@ -84,6 +88,7 @@ final class FlockGrant implements Grant {
         LibcFiles.Statx now;
         LibcFiles.Statx dirNow;
         LibcFiles.Statx dirHeld;
+        boolean slotLost;
         int err = 0;
         boolean dirGone = false;
         try {
@@ -107,6 +112,7 @@ final class FlockGrant implements Grant {
                 now = null;
                 err = e.errno();
             }
+            slotLost = slotFd >= 0 && slotReplaced();
         } finally {
             backend.leave();
         }
@@ -137,6 +143,25 @@ final class FlockGrant implements Grant {
                     backend.description + " - the lock file of " + LockNames.quote(spec.name())
                             + " was replaced by another file while held",
                     null);
+        }
+        if (slotLost) {
+            throw new LockLostException(
+                    backend.description,
+                    spec.name(),
+                    backend.description + " - the slot file of this permit of " + LockNames.quote(spec.name())
+                            + " was removed or replaced while held; another process may now take a permit beyond the limit",
+                    null);
+        }
+    }
+
+    /** True if the name of this permit's slot file in {@code .gates} no longer leads to the inode we hold. */
+    private boolean slotReplaced() {
+        LibcFiles.Statx held = LibcFiles.fstat(slotFd);
+        try {
+            return held != null
+                    && !held.sameFile(NativeFiles.statx(backend.gatesFd, slotBytes, LibcFiles.AT_SYMLINK_NOFOLLOW));
+        } catch (ErrnoException e) {
+            return e.errno() == Errno.ENOENT; // other errors (EACCES...) cannot tell: not a loss
         }
     }
 

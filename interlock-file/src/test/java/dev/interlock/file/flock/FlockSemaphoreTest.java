@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.interlock.Interlock;
 import dev.interlock.Lease;
 import dev.interlock.LimitMismatchException;
+import dev.interlock.LockLostException;
 import dev.interlock.LockSpace;
 import dev.interlock.LockTimeoutException;
 import dev.interlock.Mode;
@@ -88,6 +89,21 @@ class FlockSemaphoreTest {
                     .hasMessageContaining(held.owner().id())
                     .hasMessageContaining("token " + held.token())
                     .hasMessageNotContaining("lease until");
+        }
+    }
+
+    /** Removing a held slot file would let another process take a permit beyond the limit: the holder is told. */
+    @Test
+    void aSlotFileRemovedWhileHeld_isALostPermit() throws Exception {
+        Lease permit = locks.lock("slots").limit(2).tryAcquire().orElseThrow();
+        try {
+            permit.renew();
+            Files.delete(dir.resolve(".gates/slots+0"));
+            assertThatThrownBy(permit::renew)
+                    .isInstanceOf(LockLostException.class)
+                    .hasMessageContaining("the slot file of this permit of 'slots' was removed or replaced");
+        } finally {
+            permit.close();
         }
     }
 
