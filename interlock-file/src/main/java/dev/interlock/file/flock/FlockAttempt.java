@@ -215,12 +215,8 @@ final class FlockAttempt implements Attempt {
     /** The lock file's content, read by this attempt's descriptor. */
     private LockFileContent readContent() {
         int[] len = new int[1];
-        try {
-            byte[] buf = FlockFiles.readAll(fd, len);
-            return LockFileContent.parse(buf, len[0]);
-        } catch (ErrnoException e) {
-            throw backend.failure(spec.name(), "cannot read lock file", e.errno(), true);
-        }
+        byte[] buf = FlockFiles.readLockFile(backend, spec.name(), fd, len);
+        return LockFileContent.parse(buf, len[0]);
     }
 
     /**
@@ -275,12 +271,7 @@ final class FlockAttempt implements Attempt {
 
     private long writeTokenAndRecord() {
         int[] len = new int[1];
-        byte[] buf;
-        try {
-            buf = FlockFiles.readAll(fd, len);
-        } catch (ErrnoException e) {
-            throw backend.failure(spec.name(), "cannot read lock file", e.errno(), true);
-        }
+        byte[] buf = FlockFiles.readLockFile(backend, spec.name(), fd, len);
         boolean hashed = NameMapping.isHashed(fileName);
         long now = backend.clock.millis();
         if (spec.mode() == Mode.EXCLUSIVE && !hashed && !readOnly) {

@@ -114,6 +114,15 @@ final class FlockFiles {
         }
     }
 
+    /** {@link #readAll}, for a lock file that an acquisition holds: a failure to read it is the backend's (transient). */
+    static byte[] readLockFile(FlockBackend backend, String name, int fd, int[] lenOut) {
+        try {
+            return readAll(fd, lenOut);
+        } catch (ErrnoException e) {
+            throw backend.failure(name, "cannot read lock file", e.errno(), true);
+        }
+    }
+
     /** Reads the start of a lock file (all of it up to 64 KiB); lenOut[0] is the length. Throws {@link ErrnoException} if it cannot be read. */
     static byte[] readAll(int fd, int[] lenOut) {
         byte[] buf = new byte[512];

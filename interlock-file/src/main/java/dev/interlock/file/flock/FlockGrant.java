@@ -76,11 +76,7 @@ final class FlockGrant implements Grant {
     @Override
     public synchronized void renew(Duration lease) {
         if (fd < 0) {
-            throw new LockLostException(
-                    backend.description,
-                    spec.name(),
-                    backend.description + " - " + LockNames.quote(spec.name()) + " was released",
-                    null);
+            throw lost(LockNames.quote(spec.name()) + " was released");
         }
         // Two identities: the directory others reach by the space's path must still be the one
         // we hold (not renamed away, not replaced), and the name in it must still be the
@@ -117,41 +113,28 @@ final class FlockGrant implements Grant {
             backend.leave();
         }
         if (dirHeld != null && (dirGone || (dirNow != null && !dirHeld.sameFile(dirNow)))) {
-            throw new LockLostException(
-                    backend.description,
-                    spec.name(),
-                    backend.description + " - the lock directory " + backend.dir
-                            + " was removed or replaced while " + LockNames.quote(spec.name())
-                            + " was held; another process may now lock a new file of that name",
-                    null);
+            throw lost("the lock directory " + backend.dir + " was removed or replaced while "
+                    + LockNames.quote(spec.name()) + " was held; another process may now lock a new file of that name");
         }
         if (now == null) {
             if (err == Errno.ENOENT) {
-                throw new LockLostException(
-                        backend.description,
-                        spec.name(),
-                        backend.description + " - the lock file of " + LockNames.quote(spec.name())
-                                + " was removed while held; another process may now lock a new file of that name",
-                        null);
+                throw lost("the lock file of " + LockNames.quote(spec.name())
+                        + " was removed while held; another process may now lock a new file of that name");
             }
             throw backend.failure(spec.name(), "cannot check the lock file", err, true);
         }
         if (!now.sameFile(id)) {
-            throw new LockLostException(
-                    backend.description,
-                    spec.name(),
-                    backend.description + " - the lock file of " + LockNames.quote(spec.name())
-                            + " was replaced by another file while held",
-                    null);
+            throw lost("the lock file of " + LockNames.quote(spec.name()) + " was replaced by another file while held");
         }
         if (slotLost) {
-            throw new LockLostException(
-                    backend.description,
-                    spec.name(),
-                    backend.description + " - the slot file of this permit of " + LockNames.quote(spec.name())
-                            + " was removed or replaced while held; another process may now take a permit beyond the limit",
-                    null);
+            throw lost("the slot file of this permit of " + LockNames.quote(spec.name())
+                    + " was removed or replaced while held; another process may now take a permit beyond the limit");
         }
+    }
+
+    /** The loss of this grant, said as "description - what". */
+    private LockLostException lost(String what) {
+        return new LockLostException(backend.description, spec.name(), backend.description + " - " + what, null);
     }
 
     /** True if the name of this permit's slot file in {@code .gates} no longer leads to the inode we hold. */

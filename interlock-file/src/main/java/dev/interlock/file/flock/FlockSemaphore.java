@@ -192,12 +192,7 @@ final class FlockSemaphore {
     /** Reads the lock file; refuses content that a semaphore cannot keep its limit in. */
     private static Read read(FlockBackend b, AcquireSpec spec, String fileName, int fd) {
         int[] len = new int[1];
-        byte[] buf;
-        try {
-            buf = FlockFiles.readAll(fd, len);
-        } catch (ErrnoException e) {
-            throw b.failure(spec.name(), "cannot read lock file", e.errno(), true);
-        }
+        byte[] buf = FlockFiles.readLockFile(b, spec.name(), fd, len);
         LockFileContent content = LockFileContent.parse(buf, len[0]);
         if (content.kind == LockFileContent.Kind.FOREIGN) {
             throw b.failures.refused(
