@@ -122,9 +122,9 @@ public final class Handoff {
                         zk = ZkSystems.server();
                     }
                     where[i] = zk.getConnectString();
-                } else if (KINDS.get(kr[0]) == null) {
+                } else if (KINDS.get(withoutPermit(kr[0])) == null) {
                     throw new IllegalArgumentException("unknown kind '" + kr[0] + "'; known: " + KINDS.keySet()
-                            + ", jdbc/SYSTEM, redis/SYSTEM, zk/SYSTEM");
+                            + " (each also as KIND" + PERMIT + "), jdbc/SYSTEM, redis/SYSTEM, zk/SYSTEM");
                 }
                 label[i] = label(kr[0], where[i]);
             }
@@ -189,6 +189,9 @@ public final class Handoff {
     /** How the results name {@code kind}: its line in {@link #KINDS}, or the server system's own label. */
     static String label(String kind, String where) throws Exception {
         if (where == null) {
+            if (kind.endsWith(PERMIT)) {
+                return KINDS.get(withoutPermit(kind)) + ", one permit of limit(1)";
+            }
             return kind.startsWith("dir?") ? "interlock dir:" + kind.substring(3) : KINDS.get(kind);
         }
         try (LockSystem sys = serverSystem(kind, where)) {
@@ -337,8 +340,21 @@ public final class Handoff {
         locker.close();
     }
 
+    /**
+     * {@code KIND-permit} ({@code flock-permit}, {@code dir-permit}): the hand-off of the one permit
+     * of {@code limit(1)} on KIND's backend, against KIND's lock hand-off (docs/semaphores.md).
+     */
+    static final String PERMIT = "-permit";
+
+    private static String withoutPermit(String kind) {
+        return kind.endsWith(PERMIT) ? kind.substring(0, kind.length() - PERMIT.length()) : kind;
+    }
+
     /** A locker of {@code kind} on the lock directory or server URL {@code dirOrUrl}. */
     static Locker locker(String kind, String dirOrUrl) throws Exception {
+        if (kind.endsWith(PERMIT)) {
+            return new InterlockLocker(withoutPermit(kind) + ":" + dirOrUrl, 1);
+        }
         return kind.contains("/")
                 ? new SystemLocker(serverSystem(kind, dirOrUrl))
                 : kind.equals("raw")

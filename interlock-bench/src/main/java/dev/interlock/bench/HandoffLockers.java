@@ -234,15 +234,23 @@ final class HandoffLockers {
 
     static final class InterlockLocker implements Locker {
         final LockSpace locks;
+        /** 0: a plain lock; N: one permit of a semaphore of N. */
+        final int limit;
+
         Lease lease;
 
         InterlockLocker(String uri) {
+            this(uri, 0);
+        }
+
+        InterlockLocker(String uri, int limit) {
             locks = Interlock.open(uri);
+            this.limit = limit;
         }
 
         @Override
         public void acquire() throws InterruptedException {
-            lease = locks.acquire("handoff");
+            lease = limit > 0 ? locks.lock("handoff").limit(limit).acquire() : locks.acquire("handoff");
         }
 
         @Override
