@@ -177,7 +177,10 @@ public final class HolderInfo {
             return sb.toString();
         }
         since.ifPresent(s -> sb.append(" since ").append(s));
-        validUntil.ifPresent(v -> sb.append(", lease until ").append(v));
+        // Instant.MAX: a lock that does not expire (a kernel lock of flock:), as Lease.validUntil() says.
+        validUntil
+                .filter(v -> !v.equals(Instant.MAX))
+                .ifPresent(v -> sb.append(", lease until ").append(v));
         if (validUntil.isEmpty()) {
             lease.ifPresent(l -> sb.append(", lease ").append(l.toMillis()).append("ms"));
         }

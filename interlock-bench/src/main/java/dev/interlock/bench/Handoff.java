@@ -129,8 +129,9 @@ public final class Handoff {
                     }
                     where[i] = zk.getConnectString();
                 } else if (KINDS.get(baseKind(kr[0])) == null) {
-                    throw new IllegalArgumentException("unknown kind '" + kr[0] + "'; known: " + KINDS.keySet()
-                            + ", jdbc/SYSTEM, redis/SYSTEM, zk/SYSTEM");
+                    throw new IllegalArgumentException(
+                            "unknown kind '" + kr[0] + "'; known: " + KINDS.keySet()
+                                    + " (each also as KIND@N), jdbc/SYSTEM, redis/SYSTEM, zk/SYSTEM (interlock also as interlock@N)");
                 }
                 label[i] = label(kr[0], where[i]);
             }

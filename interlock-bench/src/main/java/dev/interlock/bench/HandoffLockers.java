@@ -234,9 +234,10 @@ final class HandoffLockers {
 
     static final class InterlockLocker implements Locker {
         final LockSpace locks;
-        Lease lease;
-
+        /** 0: a plain lock; N: one permit of a semaphore of N. */
         final int limit;
+
+        Lease lease;
 
         InterlockLocker(String uri) {
             this(uri, 0);

@@ -17,12 +17,19 @@ import java.util.Arrays;
  * ./mvnw -q -pl interlock-bench -am package -Dmaven.test.skip=true
  * java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.SemaphoreAB 100 20000 30 500
  * }
- * (rounds and calls per block on {@code mem:}, then on {@code redis:})
+ * (rounds and calls per block on {@code mem:}, then on {@code redis:}); or one backend by its URI:
+ * {@code SemaphoreAB flock:/tmp/ab 30 5000} (rounds, calls per block)
  */
 public final class SemaphoreAB {
     private SemaphoreAB() {}
 
     public static void main(String[] args) throws Exception {
+        if (args.length > 0 && args[0].contains(":")) { // one backend by its URI: SemaphoreAB flock:/tmp/ab 30 5000
+            try (LockSpace space = Interlock.open(args[0])) {
+                compare(args[0], space, Integer.parseInt(args[1]), Integer.parseInt(args[2]));
+            }
+            return;
+        }
         int memRounds = args.length > 0 ? Integer.parseInt(args[0]) : 100;
         int memOps = args.length > 1 ? Integer.parseInt(args[1]) : 20_000;
         int redisRounds = args.length > 2 ? Integer.parseInt(args[2]) : 30;

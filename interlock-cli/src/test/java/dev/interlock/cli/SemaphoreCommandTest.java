@@ -105,12 +105,41 @@ class SemaphoreCommandTest {
 
     @Test
     void run_limit_onABackendWithoutSemaphores_is69_andRunsNothing() throws Exception {
-        Path dir = Files.createDirectories(tmp.resolve("flock-locks"));
         Path ran = tmp.resolve("ran");
-        assertThat(run("run", "--backend", "flock:" + dir, "--limit", "2", "imports", "--", "touch", ran.toString()))
+        assertThat(run("run", "--backend", "broken:grant", "--limit", "2", "imports", "--", "touch", ran.toString()))
                 .isEqualTo(69);
-        assertThat(err.toString()).contains("semaphores (--limit) are not supported by flock:" + dir + " yet");
+        assertThat(err.toString()).contains("semaphores (--limit) are not supported by broken:grant yet");
         assertThat(ran).doesNotExist();
+    }
+
+    /** flock: has semaphores of its own (kernel locks on slot files): run --limit there as on mem:. */
+    @Test
+    void run_limit_onFlock_runsBesideOnePermit_isBusyBesideTwo_andRefusesAnotherLimit() throws Exception {
+        Path dir = Files.createDirectories(tmp.resolve("flock-locks"));
+        String flock = "flock:" + dir;
+        Path ran = tmp.resolve("ran");
+        try (LockSpace space = Interlock.open(flock);
+                Lease first = space.lock("imports").limit(2).tryAcquire().orElseThrow()) {
+            assertThat(run("run", "--backend", flock, "--limit", "2", "-n", "imports", "--", "touch", ran.toString()))
+                    .as(err.toString())
+                    .isZero();
+            assertThat(ran).exists();
+            assertThat(run("run", "--backend", flock, "--limit", "3", "imports", "--", "true"))
+                    .isEqualTo(64);
+            assertThat(err.toString()).contains("is held as a semaphore of 2 but a semaphore of 3 was asked");
+            try (Lease second = space.lock("imports").limit(2).tryAcquire().orElseThrow()) {
+                assertThat(run("run", "--backend", flock, "--limit", "2", "-n", "imports", "--", "true"))
+                        .isEqualTo(1);
+                assertThat(err.toString())
+                        .contains("'imports' is busy")
+                        .contains(second.owner().id());
+                assertThat(run("status", "--backend", flock, "imports")).isZero();
+                assertThat(out.toString())
+                        .contains("permit/2")
+                        .contains(first.owner().id())
+                        .contains(String.valueOf(second.token()));
+            }
+        }
     }
 
     @Test

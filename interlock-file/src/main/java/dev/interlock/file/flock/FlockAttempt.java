@@ -1,7 +1,6 @@
 package dev.interlock.file.flock;
 
 import dev.interlock.HolderInfo;
-import dev.interlock.LockBackendException;
 import dev.interlock.Mode;
 import dev.interlock.file.internal.Errno;
 import dev.interlock.file.internal.ErrnoException;
@@ -14,12 +13,15 @@ import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
 import dev.interlock.spi.Grant;
 import dev.interlock.spi.support.Backoff;
-import dev.interlock.spi.support.LockNames;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
-/** One acquisition on {@code flock:} (see {@link FlockBackend} for the steps): tries with LOCK_NB, keeps the gate while a writer waits, waits on inotify with a bounded poll. */
+/**
+ * One acquisition on {@code flock:} (see {@link FlockBackend} for the steps): tries with LOCK_NB,
+ * keeps the gate while a writer (or a permit asker, {@link FlockSemaphore}) waits, waits on
+ * inotify with a bounded poll.
+ */
 final class FlockAttempt implements Attempt {
     private final FlockBackend backend;
     private final AcquireSpec spec;
@@ -31,6 +33,11 @@ final class FlockAttempt implements Attempt {
     private boolean readOnly;
     private int gfd = -1;
     private boolean gateHeld;
+    /** A plain lock's attempt has checked, with the gate held, that no permit holds the name (once: the gate keeps new ones out). */
+    private boolean permitsChecked;
+    /** A permit's attempt holds the lock file shared and has checked the limit (kept while it waits with the gate). */
+    private FlockSemaphore.Read admitted;
+
     private Waker waker;
     /** The bound of each sleep, so that what no wake-up reports (a lock file replaced) is found: the backends' one polling law. */
     private final Backoff backoff = Backoff.fixed(FlockBackend.POLL);
@@ -67,6 +74,9 @@ final class FlockAttempt implements Attempt {
         if (waker != null) {
             seen = waker.seq();
         }
+        if (spec.limit() > 0) {
+            return tryPermit();
+        }
         for (int round = 0; round < 3; round++) {
             if (fd < 0) {
                 int r = FlockFiles.open(backend, spec.name(), fileName, fileBytes, false);
@@ -81,6 +91,10 @@ final class FlockAttempt implements Attempt {
                         return Optional.empty();
                     }
                     locked = lockNb(fd, LibcFiles.LOCK_EX);
+                    if (!locked && !permitsChecked) {
+                        permitsChecked = true;
+                        refuseIfPermitsHeld(readContent());
+                    }
                 }
             } else {
                 if (!gateHeld && !takeGate()) {
@@ -113,6 +127,111 @@ final class FlockAttempt implements Attempt {
                 spec.name(),
                 "the lock file keeps being removed while we lock it; stop whatever deletes files in " + backend.dir,
                 null);
+    }
+
+    /**
+     * One try for a permit ({@link FlockSemaphore}): the gate first (a newcomer never passes the
+     * waiter that holds it), then the lock file shared with the limit checked, then a free slot.
+     * Without a free slot the attempt keeps the gate and the lock file while it waits.
+     */
+    private Optional<Grant> tryPermit() {
+        for (int round = 0; round < 3; round++) {
+            if (!gateHeld && !takeGate()) {
+                return Optional.empty();
+            }
+            if (fd < 0) {
+                int r = FlockFiles.open(backend, spec.name(), fileName, fileBytes, false);
+                fd = r < 0 ? ~r : r;
+                if (r < 0) {
+                    closeAll();
+                    throw backend.failures.refused(
+                            spec.name(),
+                            "lock file " + backend.dir.resolve(fileName)
+                                    + " is not writable, and a semaphore records its limit there; give its users"
+                                    + " write access to it",
+                            null);
+                }
+            }
+            int[] slot = new int[1];
+            int slotFd;
+            try {
+                if (admitted == null) {
+                    admitted = FlockSemaphore.admit(backend, spec, fileName, fd);
+                }
+                slotFd = FlockSemaphore.takeSlot(backend, spec, fileName, admitted.content(), slot);
+            } catch (RuntimeException e) {
+                closeAll();
+                throw e;
+            }
+            if (slotFd < 0) {
+                return Optional.empty();
+            }
+            LibcFiles.Statx id = LibcFiles.fstat(fd);
+            if (id == null || id.nlink() == 0 || !id.isRegularFile()) {
+                // Removed between our open and our flock: that inode is nobody's lock any more. Start over.
+                LibcFiles.close(slotFd);
+                closeAll();
+                continue;
+            }
+            long token;
+            try {
+                token = FlockSemaphore.grant(backend, spec, fileName, fd, admitted, slot[0]);
+            } catch (RuntimeException e) {
+                LibcFiles.close(slotFd);
+                closeAll();
+                throw e;
+            }
+            closeGate();
+            FlockGrant g = new FlockGrant(
+                    backend,
+                    spec,
+                    fd,
+                    slotFd,
+                    FlockSemaphore.slotBytes(fileName, slot[0]),
+                    token,
+                    backend.clock.instant(),
+                    id,
+                    fileBytes);
+            fd = -1;
+            admitted = null;
+            return Optional.of(g);
+        }
+        throw backend.failures.unreachable(
+                spec.name(),
+                "the lock file keeps being removed while we lock it; stop whatever deletes files in " + backend.dir,
+                null);
+    }
+
+    /** Closes the lock file (dropping what it held) and the gate: the attempt starts over at its next try. */
+    private void closeAll() {
+        if (fd >= 0) {
+            LibcFiles.close(fd);
+            fd = -1;
+        }
+        admitted = null;
+        closeGate();
+    }
+
+    /** The lock file's content, read by this attempt's descriptor. */
+    private LockFileContent readContent() {
+        int[] len = new int[1];
+        byte[] buf = FlockFiles.readLockFile(backend, spec.name(), fd, len);
+        return LockFileContent.parse(buf, len[0]);
+    }
+
+    /**
+     * A plain lock on a name held as a semaphore is a mistake, not a wait (docs/semaphores.md):
+     * with the gate held, refuses if the limit the content records has a slot held.
+     */
+    private void refuseIfPermitsHeld(LockFileContent content) {
+        if (content.limit == 0) {
+            return;
+        }
+        int held = FlockSemaphore.limitHeld(backend, fileName, content);
+        if (held > 0) {
+            closeAll();
+            throw backend.failures.limitMismatch(spec.name(), held, 0);
+        }
     }
 
     private boolean takeGate() {
@@ -152,12 +271,7 @@ final class FlockAttempt implements Attempt {
 
     private long writeTokenAndRecord() {
         int[] len = new int[1];
-        byte[] buf;
-        try {
-            buf = FlockFiles.readAll(fd, len);
-        } catch (ErrnoException e) {
-            throw backend.failure(spec.name(), "cannot read lock file", e.errno(), true);
-        }
+        byte[] buf = FlockFiles.readLockFile(backend, spec.name(), fd, len);
         boolean hashed = NameMapping.isHashed(fileName);
         long now = backend.clock.millis();
         if (spec.mode() == Mode.EXCLUSIVE && !hashed && !readOnly) {
@@ -173,16 +287,13 @@ final class FlockAttempt implements Attempt {
             }
         }
         LockFileContent content = LockFileContent.parse(buf, len[0]);
-        if (hashed
-                && content.storedName.isPresent()
-                && !content.storedName.get().equals(spec.name())) {
-            throw new LockBackendException(
-                    backend.description,
-                    spec.name(),
-                    backend.description + " - " + LockNames.quote(spec.name())
-                            + " maps to " + fileName + ", which belongs to " + LockNames.quote(content.storedName.get())
-                            + " (SHA-256 collision); use a shorter name",
-                    null);
+        FlockFiles.checkStoredName(backend, spec.name(), fileName, content);
+        if (spec.mode() == Mode.SHARED && content.limit > 0) {
+            // A shared lock got in beside permits (they hold the lock file shared too): refuse it.
+            int held = FlockSemaphore.limitHeld(backend, fileName, content);
+            if (held > 0) {
+                throw backend.failures.limitMismatch(spec.name(), held, 0);
+            }
         }
         if (readOnly || content.kind == LockFileContent.Kind.FOREIGN) {
             if (content.kind == LockFileContent.Kind.FOREIGN) {
@@ -227,22 +338,7 @@ final class FlockAttempt implements Attempt {
     }
 
     private void writeContent(byte[] out, int oldLength) {
-        long w;
-        try {
-            w = NativeFiles.pwrite(fd, out, out.length, 0);
-        } catch (ErrnoException e) {
-            throw backend.failure(spec.name(), "cannot write the fencing token to the lock file", e.errno(), false);
-        }
-        if (w != out.length) {
-            throw backend.failure(spec.name(), "cannot write the fencing token to the lock file", Errno.ENOSPC, false);
-        }
-        if (oldLength > out.length) {
-            try {
-                NativeFiles.ftruncate(fd, out.length);
-            } catch (ErrnoException e) {
-                throw backend.failure(spec.name(), "cannot truncate the lock file", e.errno(), false);
-            }
-        }
+        FlockFiles.write(backend, spec.name(), fd, out, oldLength);
     }
 
     private void closeGate() {
@@ -267,7 +363,10 @@ final class FlockAttempt implements Attempt {
         boolean wantLock = gateHeld || gfd < 0;
         boolean wantGate = !gateHeld && gfd >= 0;
         long slice = Math.min(nanos, backoff.nextNanos());
-        if (kernelWait && KernelWait.usable()) {
+        // A permit asker with the gate waits for any of the slots: every permit's release closes
+        // the lock file it held shared, which inotify reports; the kernel would sleep on one file only.
+        boolean waitsForSlot = spec.limit() > 0 && gateHeld;
+        if (kernelWait && !waitsForSlot && KernelWait.usable()) {
             // Sleep in the kernel's lock queue, as flock(1) does: the gate holder on the lock file,
             // the others on the gate. The release wakes the sleeper inside the kernel.
             int target = wantLock ? fd : gfd;
@@ -350,10 +449,6 @@ final class FlockAttempt implements Attempt {
             unwatch();
             backend.waiting.remove(waker);
         }
-        if (fd >= 0) {
-            LibcFiles.close(fd);
-            fd = -1;
-        }
-        closeGate();
+        closeAll();
     }
 }

@@ -92,6 +92,9 @@ import java.util.function.IntToLongFunction;
  * by every lock space, read by the first waiting thread itself) reports a close of the same file,
  * or the bounded poll passes. Timeouts and interrupts are exact on both paths.
  *
+ * <p><b>Semaphores</b> ({@code limit(n)}): a permit is a kernel lock on one of N slot files in
+ * {@code .gates} plus the lock file held shared; see {@link FlockSemaphore}.
+ *
  * <p><b>Fencing tokens</b> are {@code max(previous + 1, wall-clock microseconds)}: strictly
  * increasing for every acquisition whose holder can write the lock file; holders that cannot
  * write it (read-only file, foreign content) use the clock part alone, which still increases
@@ -363,13 +366,14 @@ final class FlockBackend implements LockBackend {
     }
 
     /**
-     * The locked descriptor can be inherited, and waiters are counted (from {@code /proc/locks}).
-     * No break (a kernel lock frees only when its holder releases it or exits), and tokens are not
-     * strict: a holder that cannot write the lock file takes a clock-based token.
+     * The locked descriptor can be inherited, waiters are counted (from {@code /proc/locks}), and a
+     * name may be held as a semaphore ({@link FlockSemaphore}). No break (a kernel lock frees only
+     * when its holder releases it or exits), and tokens are not strict: a holder that cannot write
+     * the lock file takes a clock-based token.
      */
     @Override
     public Set<Capability> capabilities() {
-        return EnumSet.of(Capability.INHERITABLE_DESCRIPTOR, Capability.WAITER_COUNT);
+        return EnumSet.of(Capability.INHERITABLE_DESCRIPTOR, Capability.WAITER_COUNT, Capability.SEMAPHORE);
     }
 
     Path directory() {

@@ -1,10 +1,12 @@
 package dev.interlock.file.flock;
 
+import dev.interlock.LockBackendException;
 import dev.interlock.file.internal.Errno;
 import dev.interlock.file.internal.ErrnoException;
 import dev.interlock.file.internal.Ids;
 import dev.interlock.file.internal.LibcFiles;
 import dev.interlock.file.internal.NativeFiles;
+import dev.interlock.spi.support.LockNames;
 import java.nio.file.Path;
 
 /**
@@ -112,6 +114,15 @@ final class FlockFiles {
         }
     }
 
+    /** {@link #readAll}, for a lock file that an acquisition holds: a failure to read it is the backend's (transient). */
+    static byte[] readLockFile(FlockBackend backend, String name, int fd, int[] lenOut) {
+        try {
+            return readAll(fd, lenOut);
+        } catch (ErrnoException e) {
+            throw backend.failure(name, "cannot read lock file", e.errno(), true);
+        }
+    }
+
     /** Reads the start of a lock file (all of it up to 64 KiB); lenOut[0] is the length. Throws {@link ErrnoException} if it cannot be read. */
     static byte[] readAll(int fd, int[] lenOut) {
         byte[] buf = new byte[512];
@@ -122,5 +133,40 @@ final class FlockFiles {
         }
         lenOut[0] = (int) n;
         return buf;
+    }
+
+    /** Writes a lock file's new content over its old one, cutting what is left of a longer old content. */
+    static void write(FlockBackend backend, String name, int fd, byte[] out, int oldLength) {
+        long w;
+        try {
+            w = NativeFiles.pwrite(fd, out, out.length, 0);
+        } catch (ErrnoException e) {
+            throw backend.failure(name, "cannot write the fencing token to the lock file", e.errno(), false);
+        }
+        if (w != out.length) {
+            throw backend.failure(name, "cannot write the fencing token to the lock file", Errno.ENOSPC, false);
+        }
+        if (oldLength > out.length) {
+            try {
+                NativeFiles.ftruncate(fd, out.length);
+            } catch (ErrnoException e) {
+                throw backend.failure(name, "cannot truncate the lock file", e.errno(), false);
+            }
+        }
+    }
+
+    /** Refuses a hashed lock file that records another name than {@code name}: a SHA-256 collision. */
+    static void checkStoredName(FlockBackend backend, String name, String fileName, LockFileContent content) {
+        if (NameMapping.isHashed(fileName)
+                && content.storedName.isPresent()
+                && !content.storedName.get().equals(name)) {
+            throw new LockBackendException(
+                    backend.description,
+                    name,
+                    backend.description + " - " + LockNames.quote(name)
+                            + " maps to " + fileName + ", which belongs to " + LockNames.quote(content.storedName.get())
+                            + " (SHA-256 collision); use a shorter name",
+                    null);
+        }
     }
 }

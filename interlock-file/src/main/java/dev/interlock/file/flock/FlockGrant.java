@@ -13,7 +13,11 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.OptionalInt;
 
-/** A granted {@code flock:} lock: the open file description that holds the kernel lock, its token, and the identity checked at every renewal. */
+/**
+ * A granted {@code flock:} lock: the open file description that holds the kernel lock (for a
+ * permit, also the one that holds its slot: {@link FlockSemaphore}), its token, and the identity
+ * checked at every renewal.
+ */
 final class FlockGrant implements Grant {
     private final FlockBackend backend;
     private final AcquireSpec spec;
@@ -22,6 +26,10 @@ final class FlockGrant implements Grant {
     private final LibcFiles.Statx id;
     private final byte[] fileBytes;
     private int fd;
+    /** A permit's slot file, held exclusively; -1 for a plain lock. */
+    private int slotFd;
+    /** The slot file's name in {@code .gates}, NUL-terminated; null for a plain lock. */
+    private final byte[] slotBytes;
 
     FlockGrant(
             FlockBackend backend,
@@ -31,9 +39,24 @@ final class FlockGrant implements Grant {
             Instant acquiredAt,
             LibcFiles.Statx id,
             byte[] fileBytes) {
+        this(backend, spec, fd, -1, null, token, acquiredAt, id, fileBytes);
+    }
+
+    FlockGrant(
+            FlockBackend backend,
+            AcquireSpec spec,
+            int fd,
+            int slotFd,
+            byte[] slotBytes,
+            long token,
+            Instant acquiredAt,
+            LibcFiles.Statx id,
+            byte[] fileBytes) {
         this.backend = backend;
         this.spec = spec;
         this.fd = fd;
+        this.slotFd = slotFd;
+        this.slotBytes = slotBytes;
         this.token = token;
         this.acquiredAt = acquiredAt;
         this.id = id;
@@ -53,11 +76,7 @@ final class FlockGrant implements Grant {
     @Override
     public synchronized void renew(Duration lease) {
         if (fd < 0) {
-            throw new LockLostException(
-                    backend.description,
-                    spec.name(),
-                    backend.description + " - " + LockNames.quote(spec.name()) + " was released",
-                    null);
+            throw lost(LockNames.quote(spec.name()) + " was released");
         }
         // Two identities: the directory others reach by the space's path must still be the one
         // we hold (not renamed away, not replaced), and the name in it must still be the
@@ -65,6 +84,7 @@ final class FlockGrant implements Grant {
         LibcFiles.Statx now;
         LibcFiles.Statx dirNow;
         LibcFiles.Statx dirHeld;
+        boolean slotLost;
         int err = 0;
         boolean dirGone = false;
         try {
@@ -88,42 +108,54 @@ final class FlockGrant implements Grant {
                 now = null;
                 err = e.errno();
             }
+            slotLost = slotFd >= 0 && slotReplaced();
         } finally {
             backend.leave();
         }
         if (dirHeld != null && (dirGone || (dirNow != null && !dirHeld.sameFile(dirNow)))) {
-            throw new LockLostException(
-                    backend.description,
-                    spec.name(),
-                    backend.description + " - the lock directory " + backend.dir
-                            + " was removed or replaced while " + LockNames.quote(spec.name())
-                            + " was held; another process may now lock a new file of that name",
-                    null);
+            throw lost("the lock directory " + backend.dir + " was removed or replaced while "
+                    + LockNames.quote(spec.name()) + " was held; another process may now lock a new file of that name");
         }
         if (now == null) {
             if (err == Errno.ENOENT) {
-                throw new LockLostException(
-                        backend.description,
-                        spec.name(),
-                        backend.description + " - the lock file of " + LockNames.quote(spec.name())
-                                + " was removed while held; another process may now lock a new file of that name",
-                        null);
+                throw lost("the lock file of " + LockNames.quote(spec.name())
+                        + " was removed while held; another process may now lock a new file of that name");
             }
             throw backend.failure(spec.name(), "cannot check the lock file", err, true);
         }
         if (!now.sameFile(id)) {
-            throw new LockLostException(
-                    backend.description,
-                    spec.name(),
-                    backend.description + " - the lock file of " + LockNames.quote(spec.name())
-                            + " was replaced by another file while held",
-                    null);
+            throw lost("the lock file of " + LockNames.quote(spec.name()) + " was replaced by another file while held");
+        }
+        if (slotLost) {
+            throw lost("the slot file of this permit of " + LockNames.quote(spec.name())
+                    + " was removed or replaced while held; another process may now take a permit beyond the limit");
+        }
+    }
+
+    /** The loss of this grant, said as "description - what". */
+    private LockLostException lost(String what) {
+        return new LockLostException(backend.description, spec.name(), backend.description + " - " + what, null);
+    }
+
+    /** True if the name of this permit's slot file in {@code .gates} no longer leads to the inode we hold. */
+    private boolean slotReplaced() {
+        LibcFiles.Statx held = LibcFiles.fstat(slotFd);
+        try {
+            return held != null
+                    && !held.sameFile(NativeFiles.statx(backend.gatesFd, slotBytes, LibcFiles.AT_SYMLINK_NOFOLLOW));
+        } catch (ErrnoException e) {
+            return e.errno() == Errno.ENOENT; // other errors (EACCES...) cannot tell: not a loss
         }
     }
 
     @Override
     public synchronized void release() {
         if (fd >= 0) {
+            if (slotFd >= 0) {
+                // The slot first: a waiter is woken by the close of the lock file, and must find the slot free then.
+                LibcFiles.close(slotFd);
+                slotFd = -1;
+            }
             LibcFiles.close(fd);
             fd = -1;
             FlockBackend.liveNonces.remove(spec.owner().nonce());
@@ -133,6 +165,7 @@ final class FlockGrant implements Grant {
 
     @Override
     public synchronized OptionalInt inheritableDescriptor() {
-        return fd >= 0 ? OptionalInt.of(fd) : OptionalInt.empty();
+        // A permit's slot is what bounds the holders to N: a child that outlives us keeps that.
+        return fd < 0 ? OptionalInt.empty() : OptionalInt.of(slotFd >= 0 ? slotFd : fd);
     }
 }

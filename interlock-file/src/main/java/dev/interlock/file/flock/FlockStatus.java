@@ -3,6 +3,7 @@ package dev.interlock.file.flock;
 import dev.interlock.HolderInfo;
 import dev.interlock.LockBackendException;
 import dev.interlock.LockInfo;
+import dev.interlock.Mode;
 import dev.interlock.Owner;
 import dev.interlock.file.internal.ErrnoException;
 import dev.interlock.file.internal.LibcFiles;
@@ -56,11 +57,15 @@ final class FlockStatus {
             return new LockInfo(name, List.of(), 0);
         }
         // On a network file system (allowed), a holder may have locked through another mount of the share.
-        List<ProcLocks.Entry> kernel = backend.networkAllowed
-                ? ProcLocks.flocksOn(
-                        NfsMountDevices.sameShare(id.devMajor(), id.devMinor()), id.ino(), ProcLocksFile.read())
-                : ProcLocks.flocksOn((int) id.devMajor(), (int) id.devMinor(), id.ino());
+        long[] devices = backend.networkAllowed
+                ? NfsMountDevices.sameShare(id.devMajor(), id.devMinor())
+                : new long[] {NfsMountDevices.device(id.devMajor(), id.devMinor())};
+        String procLocks = ProcLocksFile.read();
+        List<ProcLocks.Entry> kernel = ProcLocks.flocksOn(devices, id.ino(), procLocks);
         LockFileContent content = readContent(d, fileBytes);
+        if (content != null && content.limit > 0 && heldSharedOnly(kernel)) {
+            return inspectPermits(d, name, fileName, content, devices, procLocks);
+        }
         List<LockFileContent.Record> unused = new ArrayList<>(content == null ? List.of() : content.records);
         unused.sort(NEWEST_FIRST);
         List<HolderInfo> holders = new ArrayList<>();
@@ -101,6 +106,78 @@ final class FlockStatus {
         }
         holders.sort(EXCLUSIVE_FIRST);
         return new LockInfo(name, holders, waiters);
+    }
+
+    /** True if the lock file is held, and only shared: by permits when the content records a limit. */
+    private static boolean heldSharedOnly(List<ProcLocks.Entry> kernel) {
+        boolean shared = false;
+        for (ProcLocks.Entry e : kernel) {
+            if (!e.waiting()) {
+                if (e.mode() != Mode.SHARED) {
+                    return false;
+                }
+                shared = true;
+            }
+        }
+        return shared;
+    }
+
+    /**
+     * A name held as a semaphore ({@link FlockSemaphore}): one holder per slot file the kernel
+     * shows locked, with the details of the slot's record; the waiters are those queued for the
+     * gate, plus the one that holds it while it waits for a slot.
+     */
+    private LockInfo inspectPermits(
+            int d, String name, String fileName, LockFileContent content, long[] devices, String procLocks) {
+        int g = LibcFiles.openat(d, FlockBackend.GATES_BYTES, FlockBackend.DIR_FLAGS | LibcFiles.O_NOFOLLOW, 0);
+        if (g < 0) {
+            return LockInfo.builder(name).limit(content.limit).build();
+        }
+        try {
+            List<HolderInfo> holders = new ArrayList<>();
+            for (int s = 0; s < content.limit; s++) {
+                LibcFiles.Statx slot = LibcFiles.lstatAt(g, FlockSemaphore.slotBytes(fileName, s));
+                if (slot == null || !slot.isRegularFile()) {
+                    continue;
+                }
+                for (ProcLocks.Entry e : ProcLocks.flocksOn(devices, slot.ino(), procLocks)) {
+                    if (!e.waiting()) {
+                        holders.add(permitHolder(content, s, e.pid()));
+                    }
+                }
+            }
+            int waiters = 0;
+            LibcFiles.Statx gate = LibcFiles.lstatAt(g, LibcFiles.cstring(fileName));
+            if (gate != null) {
+                // Queued for the gate, or holding it while waiting for a slot (or, for an instant, while trying).
+                waiters = ProcLocks.flocksOn(devices, gate.ino(), procLocks).size();
+            }
+            return LockInfo.builder(name)
+                    .holders(holders)
+                    .waiters(waiters)
+                    .limit(content.limit)
+                    .build();
+        } finally {
+            LibcFiles.close(g);
+        }
+    }
+
+    /** The holder of slot {@code slot}, process {@code pid}: with owner, since and token if its record is the slot's. */
+    private static HolderInfo permitHolder(LockFileContent content, int slot, long pid) {
+        HolderInfo.Builder h = HolderInfo.builder(Mode.EXCLUSIVE)
+                .pid(pid)
+                .host(ProcessIdentity.current().host())
+                .validUntil(Instant.MAX); // a kernel lock has no lease: it is held until released or its holder exits
+        for (LockFileContent.PermitRecord r : content.permits) {
+            if (r.slot() == slot && pidOf(r.ownerId()) == pid) {
+                h.ownerId(r.ownerId())
+                        .host(Owner.parse(r.ownerId()).host())
+                        .since(Instant.ofEpochMilli(r.sinceMillis()))
+                        .token(r.token());
+                break;
+            }
+        }
+        return h.build();
     }
 
     // Comparators as classes, not built from method references: linking those costs a short

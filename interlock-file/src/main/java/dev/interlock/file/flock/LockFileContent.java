@@ -15,6 +15,14 @@ import java.util.Optional;
  * name .x-...                       (hashed file names only: the encoded full name)
  * EX 1763712345678901 host:pid:start:nonce 1763712345678
  * </pre>
+ * A name held as a semaphore has, instead of mode records, its limit and one record per permit
+ * slot last granted ({@code permit SLOT TOKEN OWNER SINCE-EPOCH-MS}); older versions skip both
+ * lines (they have another number of fields), and rewrite the file without them:
+ * <pre>
+ * interlock-flock/1 token=00001763712345678901
+ * limit 3
+ * permit 0 1763712345678901 host:pid:start:nonce 1763712345678
+ * </pre>
  * The first line has a fixed width so the token can be rewritten in place. Record lines are
  * {@code MODE TOKEN OWNER SINCE-EPOCH-MS}. The contents never decide who holds the lock (the
  * kernel does); they carry the fencing-token counter and holder details for {@code status}.
@@ -42,16 +50,39 @@ final class LockFileContent {
         }
     }
 
+    /** One permit of a semaphore, granted on slot file {@code slot} (0 to limit - 1). */
+    record PermitRecord(int slot, long token, String ownerId, long sinceMillis) {
+        String line() {
+            return "permit " + slot + ' ' + token + ' ' + ownerId + ' ' + sinceMillis + '\n';
+        }
+    }
+
     final Kind kind;
     final long token;
     final Optional<String> storedName;
     final List<Record> records;
+    /** The limit the last permit grant stated (0: the last grant was a plain lock); in force while permits are held. */
+    final int limit;
+    /** The last grant of each slot (a released permit's record stays until its slot is granted again). */
+    final List<PermitRecord> permits;
 
     private LockFileContent(Kind kind, long token, Optional<String> storedName, List<Record> records) {
+        this(kind, token, storedName, records, 0, List.of());
+    }
+
+    private LockFileContent(
+            Kind kind,
+            long token,
+            Optional<String> storedName,
+            List<Record> records,
+            int limit,
+            List<PermitRecord> permits) {
         this.kind = kind;
         this.token = token;
         this.storedName = storedName;
         this.records = records;
+        this.limit = limit;
+        this.permits = permits;
     }
 
     private static final byte[] HEADER_BYTES = HEADER_PREFIX.getBytes(StandardCharsets.US_ASCII);
@@ -152,6 +183,8 @@ final class LockFileContent {
         }
         Optional<String> name = Optional.empty();
         List<Record> records = new ArrayList<>();
+        int limit = 0;
+        List<PermitRecord> permits = new ArrayList<>();
         int pos = HEADER_LENGTH;
         while (pos < text.length()) {
             int nl = text.indexOf('\n', pos);
@@ -165,6 +198,19 @@ final class LockFileContent {
                 continue;
             }
             String[] f = line.split(" ");
+            if (f.length == 2 && f[0].equals("limit")) {
+                limit = parseLimit(f[1]);
+                continue;
+            }
+            if (f.length == 5 && f[0].equals("permit")) {
+                try {
+                    permits.add(
+                            new PermitRecord(Integer.parseInt(f[1]), Long.parseLong(f[2]), f[3], Long.parseLong(f[4])));
+                } catch (NumberFormatException ignored) {
+                    // a damaged record line only loses its status details
+                }
+                continue;
+            }
             if (f.length != 4) {
                 continue;
             }
@@ -174,7 +220,27 @@ final class LockFileContent {
                 // a damaged record line only loses its status details
             }
         }
-        return new LockFileContent(Kind.OURS, token, name, records);
+        return new LockFileContent(Kind.OURS, token, name, records, limit, permits);
+    }
+
+    private static int parseLimit(String s) {
+        try {
+            int n = Integer.parseInt(s);
+            return n > 0 ? n : 0;
+        } catch (NumberFormatException e) {
+            return 0; // damaged: as if no limit were recorded (the next permit grant writes it again)
+        }
+    }
+
+    /** The content of a name held as a semaphore of {@code limit}: token, name (hashed files), limit, permit records. */
+    static byte[] renderPermits(long token, Optional<String> name, int limit, List<PermitRecord> permits) {
+        StringBuilder sb = new StringBuilder(HEADER_LENGTH + 16 + 96 * permits.size());
+        sb.append(new String(render(token, name, List.of()), StandardCharsets.UTF_8));
+        sb.append("limit ").append(limit).append('\n');
+        for (PermitRecord r : permits) {
+            sb.append(r.line());
+        }
+        return sb.toString().getBytes(StandardCharsets.UTF_8);
     }
 
     static byte[] render(long token, Optional<String> name, List<Record> records) {
