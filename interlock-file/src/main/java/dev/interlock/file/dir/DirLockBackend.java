@@ -176,10 +176,15 @@ final class DirLockBackend implements LockBackend {
         return true;
     }
 
-    /** Break by owner, strict tokens (carried in the gate's name), a counted and ordered queue. */
+    /** Break by owner, strict tokens (carried in the gate's name), a counted and ordered queue, permits (DirPermits). */
     @Override
     public Set<Capability> capabilities() {
-        return EnumSet.of(Capability.BREAK, Capability.STRICT_FENCING, Capability.WAITER_COUNT, Capability.QUEUE);
+        return EnumSet.of(
+                Capability.BREAK,
+                Capability.STRICT_FENCING,
+                Capability.WAITER_COUNT,
+                Capability.QUEUE,
+                Capability.SEMAPHORE);
     }
 
     /**
