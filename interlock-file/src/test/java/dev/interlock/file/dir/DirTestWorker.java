@@ -26,6 +26,8 @@ import java.util.stream.Stream;
  *       every other worker races to reclaim it;</li>
  *   <li>{@code hold URI NAME MODE LEASE_MS}: acquire, print {@code HELD <token> <pid>}, hold until
  *       stdin closes, release;</li>
+ *   <li>{@code permit URI NAME LIMIT LEASE_MS}: the same with a permit of a semaphore of LIMIT
+ *       (mode {@code P<limit>} of {@code hold});</li>
  *   <li>{@code once URI NAME MODE}: one acquire (used with -Dinterlock.dir.crashAt).</li>
  * </ul>
  */
@@ -41,7 +43,10 @@ public final class DirTestWorker {
                 storm(args[1], Path.of(args[2]), args[3], Integer.parseInt(args[4]), Path.of(args[5]));
                 break;
             case "hold":
-                hold(args[1], args[2], Mode.parse(args[3]), Long.parseLong(args[4]));
+                hold(args[1], args[2], Mode.parse(args[3]), 0, Long.parseLong(args[4]));
+                break;
+            case "permit":
+                hold(args[1], args[2], Mode.EXCLUSIVE, Integer.parseInt(args[3]), Long.parseLong(args[4]));
                 break;
             case "once":
                 try (LockSpace locks = Interlock.open(args[1]);
@@ -128,10 +133,12 @@ public final class DirTestWorker {
         }
     }
 
-    private static void hold(String uri, String name, Mode mode, long leaseMs) throws Exception {
+    /** Holds {@code name} in {@code mode}, or one permit of {@code limit} if it is not 0, until stdin closes. */
+    private static void hold(String uri, String name, Mode mode, int limit, long leaseMs) throws Exception {
         try (LockSpace locks = Interlock.open(uri);
-                Lease l = locks.lock(name)
-                        .mode(mode)
+                Lease l = (limit > 0
+                                ? locks.lock(name).limit(limit)
+                                : locks.lock(name).mode(mode))
                         .lease(Duration.ofMillis(leaseMs))
                         .acquire(Duration.ofSeconds(30))) {
             System.out.println(
