@@ -24,11 +24,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A permit held on another host that stopped renewing, on an injected monotonic ticker: it is
- * kept for a whole unrenewed lease, then any number of contenders that judge it stale at once
- * reuse it exactly once (docs/dir-protocol.md, 4.8), beside a live permit that stays held.
+ * Races for permits (docs/dir-protocol.md, 4.8), on an injected monotonic ticker: a contender that
+ * took its token but has not created its entry yet is invisible to the others, so only the
+ * listing made after its own entry exists may grant; and a permit held on another host that
+ * stopped renewing is kept for a whole unrenewed lease, then any number of contenders that judge
+ * it stale at once reuse it exactly once, beside a live permit that stays held.
  */
-class DirPermitStaleTest {
+class DirPermitRaceTest {
     private static final String OTHER_BOOT = "feedfacefeedfacefeedfacefeedface";
     private static final int CONTENDERS = 8;
 
@@ -41,6 +43,7 @@ class DirPermitStaleTest {
 
     @AfterEach
     void close() {
+        DirFaults.onStep = null;
         pool.shutdownNow();
         spaces.forEach(LockSpace::close);
     }
@@ -81,6 +84,39 @@ class DirPermitStaleTest {
         Files.createFile(lockDir.resolve(DirEntries.Permit.name(t, limit, other)));
         Files.move(lockDir.resolve(free), lockDir.resolve(DirEntries.Gate.free(t, g.lastWriter(), g.nonce())));
         return t;
+    }
+
+    @Test
+    void aContenderHeldBetweenItsTokenAndItsEntry_isNotGrantedBesideTheOneThatPassedIt() throws Exception {
+        LockSpace first = open();
+        LockSpace second = open();
+        first.lock("gpu").limit(1).tryAcquire().orElseThrow().close(); // the lock directory exists
+        CountDownLatch tookToken = new CountDownLatch(1);
+        CountDownLatch passed = new CountDownLatch(1);
+        DirFaults.onStep = step -> {
+            if (step.equals("P1") && Thread.currentThread().getName().startsWith("pool-")) {
+                tookToken.countDown();
+                try {
+                    passed.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        };
+        // The first contender saw a free permit, took its token, and is held before its entry exists.
+        Future<Optional<Lease>> held =
+                pool.submit(() -> first.lock("gpu").limit(1).tryAcquire());
+        assertThat(tookToken.await(30, TimeUnit.SECONDS)).isTrue();
+        // The second sees no permit entry at all, and gets the permit.
+        Lease winner = second.lock("gpu").limit(1).tryAcquire().orElseThrow();
+        passed.countDown();
+        assertThat(held.get(30, TimeUnit.SECONDS))
+                .as("its listing, made after its entry exists, shows the other permit: not granted")
+                .isEmpty();
+        assertThat(second.status("gpu").holders())
+                .singleElement()
+                .satisfies(h -> assertThat(h.token()).hasValue(winner.token()));
+        winner.close();
     }
 
     @Test
