@@ -28,7 +28,8 @@ import java.util.stream.Stream;
  *       stdin closes, release;</li>
  *   <li>{@code permit URI NAME LIMIT LEASE_MS}: the same with a permit of a semaphore of LIMIT
  *       (mode {@code P<limit>} of {@code hold});</li>
- *   <li>{@code once URI NAME MODE}: one acquire (used with -Dinterlock.dir.crashAt).</li>
+ *   <li>{@code once URI NAME MODE}: one acquire (used with -Dinterlock.dir.crashAt); MODE
+ *       {@code P<n>} is a permit of a semaphore of n.</li>
  * </ul>
  */
 public final class DirTestWorker {
@@ -50,7 +51,11 @@ public final class DirTestWorker {
                 break;
             case "once":
                 try (LockSpace locks = Interlock.open(args[1]);
-                        Lease l = locks.acquire(args[2], Mode.parse(args[3]), Duration.ofSeconds(30))) {
+                        Lease l = args[3].startsWith("P")
+                                ? locks.lock(args[2])
+                                        .limit(Integer.parseInt(args[3].substring(1)))
+                                        .acquire(Duration.ofSeconds(30))
+                                : locks.acquire(args[2], Mode.parse(args[3]), Duration.ofSeconds(30))) {
                     System.out.println("HELD " + l.token());
                 }
                 break;
