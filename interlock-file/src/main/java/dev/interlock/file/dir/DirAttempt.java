@@ -124,7 +124,7 @@ final class DirAttempt implements Attempt {
         boolean fast = firstTry;
         firstTry = false;
         Optional<Grant> g = spec.limit() > 0
-                ? permits.tryPermit(now)
+                ? permits.tryPermit(now, fast)
                 : spec.mode() == Mode.EXCLUSIVE ? tryWriter(now, fast) : tryReader(now, fast);
         if (g.isEmpty() && place.held()) {
             place.keep(); // renewed if a third of its lease has passed

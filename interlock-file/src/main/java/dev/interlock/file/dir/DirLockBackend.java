@@ -457,6 +457,9 @@ final class DirLockBackend implements LockBackend {
         return closed ? null : InotifyWatcher.process().watch(dir.fd(), WATCH_MASK, waker);
     }
 
+    /** Lock directories whose last permit granted here saw no waiter and no other permit: a hint only (DirPermits). */
+    final Set<String> quietPermits = ConcurrentHashMap.newKeySet();
+
     /** The last gate name this process saw or made for a lock directory: a hint only, never trusted. */
     private final ConcurrentHashMap<String, String> gateHints = new ConcurrentHashMap<>();
 

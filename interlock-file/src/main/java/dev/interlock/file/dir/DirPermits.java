@@ -78,20 +78,29 @@ final class DirPermits {
      * One try for a permit: list, refuse a mismatch, give way to the queue; take a token by renaming
      * the gate, create our heartbeat and permit entry, then list again and count.
      */
-    Optional<Grant> tryPermit(long now) {
+    Optional<Grant> tryPermit(long now, boolean fast) {
         int limit = spec.limit();
+        // Fast path (as a lock's, 4.2): the first try renames the last free gate seen without listing
+        // first, the listing after our entry deciding everything. Only where the last permit granted
+        // here saw nobody else: a newcomer must see a queue before its entry exists, or one that tries
+        // in a loop could keep a queued waiter's count full with its short-lived entries.
+        Gate hinted = fast && backend.quietPermits.contains(dir.dirName) ? backend.hintedFreeGate(dir.dirName) : null;
         for (int round = 0; round < 8; round++) {
-            // No fast path: a newcomer must see the queue before its entry exists, or a newcomer that
-            // tries in a loop could keep a queued waiter's count full with its short-lived entries.
-            DirLockDir.Snapshot s = dir.listSettled();
-            Gate g = s.gate();
-            String reason = g.writer() ? attempt.liveness.reclaimable(g, now) : null;
-            if (g.writer() && reason == null) {
-                throw backend.failures.limitMismatch(spec.name(), 0, limit);
-            }
-            Set<String> ahead = aheadOf(s, now);
-            if (!attempt.mayGo(s, ahead)) {
-                return Optional.empty();
+            boolean viaHint = hinted != null;
+            Gate g = viaHint ? hinted : null;
+            hinted = null;
+            String reason = null;
+            if (!viaHint) {
+                DirLockDir.Snapshot s = dir.listSettled();
+                g = s.gate();
+                reason = g.writer() ? attempt.liveness.reclaimable(g, now) : null;
+                if (g.writer() && reason == null) {
+                    throw backend.failures.limitMismatch(spec.name(), 0, limit);
+                }
+                if (!attempt.mayGo(s, aheadOf(s, now))) {
+                    backend.quietPermits.remove(dir.dirName);
+                    return Optional.empty();
+                }
             }
             long lastWriter = g.writer() ? g.token() : g.lastWriter();
             long t = g.token() + 1;
@@ -129,7 +138,13 @@ final class DirPermits {
                     attempt.blocked(DirLockBackend.holders(s2), g2.writer() ? DirWakeFilters.GATE : null);
                     return Optional.empty();
                 }
-                if (attempt.mayGo(s2, aheadOf(s2, now))) {
+                Set<String> ahead = aheadOf(s2, now);
+                if (attempt.mayGo(s2, ahead)) {
+                    if (ahead.isEmpty() && s2.waiters.isEmpty() && backend.quietPermits.size() < 100_000) {
+                        backend.quietPermits.add(dir.dirName);
+                    } else {
+                        backend.quietPermits.remove(dir.dirName);
+                    }
                     return Optional.of(attempt.granted(entry, t));
                 }
             } catch (LockBackendException | LimitMismatchException e) {
@@ -137,6 +152,7 @@ final class DirPermits {
                 throw e;
             }
             withdraw(beat, entry);
+            backend.quietPermits.remove(dir.dirName);
             return Optional.empty();
         }
         return Optional.empty();
