@@ -104,7 +104,8 @@ final class DirPermits {
             }
             long lastWriter = g.writer() ? g.token() : g.lastWriter();
             long t = g.token() + 1;
-            if (!dir.cas(g.name(), Gate.free(t, lastWriter, me.nonce()))) {
+            String ours = Gate.free(t, lastWriter, me.nonce());
+            if (!dir.cas(g.name(), ours)) {
                 continue; // someone changed the gate first; look again
             }
             if (reason != null) {
@@ -131,12 +132,19 @@ final class DirPermits {
                 // Act, then read: this listing is made after our entry exists.
                 DirLockDir.Snapshot s2 = dir.listSettled();
                 Gate g2 = s2.gate();
-                if (g2.writer() || g2.lastWriter() != lastWriter || !s2.contains(beat)) {
+                if (g2.writer() || !s2.contains(beat)) {
                     // A writer came in (it refuses itself on seeing our entry, or we on seeing it next
                     // try), or our heartbeat was removed as stale (we were paused for a whole lease).
                     withdraw(beat, entry);
                     attempt.blocked(DirLockBackend.holders(s2), g2.writer() ? DirWakeFilters.GATE : null);
                     return Optional.empty();
+                }
+                if (!g2.name().equals(ours)) {
+                    // Someone took a later token since ours, and may have been granted (and even have
+                    // released) before this listing: a grant must carry a token greater than every
+                    // earlier grant, so ours is void. Withdraw and take a new one.
+                    withdraw(beat, entry);
+                    continue;
                 }
                 Set<String> ahead = aheadOf(s2, now);
                 if (attempt.mayGo(s2, ahead)) {

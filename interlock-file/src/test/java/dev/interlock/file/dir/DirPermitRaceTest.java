@@ -120,6 +120,39 @@ class DirPermitRaceTest {
     }
 
     @Test
+    void aContenderHeldAfterItsToken_whileALaterTokenIsGrantedAndReleased_getsAGreaterToken() throws Exception {
+        LockSpace first = open();
+        LockSpace second = open();
+        first.lock("gpu").limit(2).tryAcquire().orElseThrow().close(); // the lock directory exists
+        CountDownLatch tookToken = new CountDownLatch(1);
+        CountDownLatch passed = new CountDownLatch(1);
+        DirFaults.onStep = step -> {
+            if (step.equals("P1") && Thread.currentThread().getName().startsWith("pool-")) {
+                tookToken.countDown();
+                try {
+                    passed.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        };
+        Future<Optional<Lease>> held =
+                pool.submit(() -> first.lock("gpu").limit(2).tryAcquire());
+        assertThat(tookToken.await(30, TimeUnit.SECONDS)).isTrue();
+        // A later token is granted and released while the first contender is held with its smaller one.
+        long later;
+        try (Lease l = second.lock("gpu").limit(2).tryAcquire().orElseThrow()) {
+            later = l.token();
+        }
+        passed.countDown();
+        Lease got = held.get(30, TimeUnit.SECONDS).orElseThrow(() -> new AssertionError("a permit was free"));
+        assertThat(got.token())
+                .as("a permit's token is greater than every earlier grant of the name")
+                .isGreaterThan(later);
+        got.close();
+    }
+
+    @Test
     void aStalePermit_judgedByManyAtOnce_isReusedExactlyOnce_andTheLiveOneStays() throws Exception {
         long stale = plantStalePermit("gpu", 2);
         Lease live = open().lock("gpu").limit(2).tryAcquire().orElseThrow();
