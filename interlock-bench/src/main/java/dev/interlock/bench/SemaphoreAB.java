@@ -10,15 +10,16 @@ import java.util.Arrays;
  * exclusive lock, same run (docs/semaphores.md; the target: within 1.2×). The two paths alternate
  * in blocks of {@code ops} calls within one JVM (the order swapped every round), each on its own
  * name, and the verdict is the median of the per-round ratios with its interquartile range, so
- * that load that comes and goes on a shared machine lands on both sides. Runs on {@code mem:} and
- * on a Redis the harness starts itself.
+ * that load that comes and goes on a shared machine lands on both sides. Runs on {@code mem:}, on
+ * a Redis the harness starts itself, and on {@code dir:} in a new temporary directory (a backend
+ * given 0 rounds is skipped).
  *
  * {@snippet lang="shell" :
  * ./mvnw -q -pl interlock-bench -am package -Dmaven.test.skip=true
- * java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.SemaphoreAB 100 20000 30 500
+ * java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.SemaphoreAB 100 20000 30 500 30 2000
  * }
- * (rounds and calls per block on {@code mem:}, then on {@code redis:}); or one backend by its URI:
- * {@code SemaphoreAB flock:/tmp/ab 30 5000} (rounds, calls per block)
+ * (rounds and calls per block on {@code mem:}, then on {@code redis:}, then on {@code dir:}); or one
+ * backend by its URI: {@code SemaphoreAB flock:/tmp/ab 30 5000} (rounds, calls per block)
  */
 public final class SemaphoreAB {
     private SemaphoreAB() {}
@@ -34,12 +35,24 @@ public final class SemaphoreAB {
         int memOps = args.length > 1 ? Integer.parseInt(args[1]) : 20_000;
         int redisRounds = args.length > 2 ? Integer.parseInt(args[2]) : 30;
         int redisOps = args.length > 3 ? Integer.parseInt(args[3]) : 500;
-        try (LockSpace mem = Interlock.open("mem:semaphore-ab")) {
-            compare("mem:", mem, memRounds, memOps);
+        int dirRounds = args.length > 4 ? Integer.parseInt(args[4]) : 30;
+        int dirOps = args.length > 5 ? Integer.parseInt(args[5]) : 2_000;
+        if (memRounds > 0) {
+            try (LockSpace mem = Interlock.open("mem:semaphore-ab")) {
+                compare("mem:", mem, memRounds, memOps);
+            }
         }
-        try (BenchServers.Redis redis = BenchServers.Redis.start();
-                LockSpace space = Interlock.open(redis.uri())) {
-            compare("redis:", space, redisRounds, redisOps);
+        if (redisRounds > 0) {
+            try (BenchServers.Redis redis = BenchServers.Redis.start();
+                    LockSpace space = Interlock.open(redis.uri())) {
+                compare("redis:", space, redisRounds, redisOps);
+            }
+        }
+        if (dirRounds > 0) {
+            java.nio.file.Path root = java.nio.file.Files.createTempDirectory("semaphore-ab-dir");
+            try (LockSpace dir = Interlock.open("dir:" + root)) {
+                compare("dir:", dir, dirRounds, dirOps);
+            }
         }
     }
 

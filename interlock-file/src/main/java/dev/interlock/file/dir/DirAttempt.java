@@ -24,6 +24,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 
@@ -73,6 +74,12 @@ final class DirAttempt implements Attempt {
 
     private final QueuePlace place;
 
+    /** Who of a listing lives: dead and stale holders judged (and removed) on the way. */
+    final DirLiveness liveness;
+
+    /** How this attempt takes a permit of a semaphore, and how a plain lock refuses a semaphore's name. */
+    private final DirPermits permits;
+
     DirAttempt(DirLockBackend backend, DirLockDir dir, AcquireSpec spec) {
         this.backend = backend;
         this.dir = dir;
@@ -101,6 +108,8 @@ final class DirAttempt implements Attempt {
                 host);
         this.queue = new DirWaiterEntry(backend, dir, spec, me);
         this.place = queue.place();
+        this.liveness = new DirLiveness(backend, dir, spec, me);
+        this.permits = new DirPermits(this, backend, dir, spec, me);
     }
 
     @Override
@@ -114,7 +123,9 @@ final class DirAttempt implements Attempt {
         long now = backend.ticker.read();
         boolean fast = firstTry;
         firstTry = false;
-        Optional<Grant> g = spec.mode() == Mode.EXCLUSIVE ? tryWriter(now, fast) : tryReader(now, fast);
+        Optional<Grant> g = spec.limit() > 0
+                ? permits.tryPermit(now, fast)
+                : spec.mode() == Mode.EXCLUSIVE ? tryWriter(now, fast) : tryReader(now, fast);
         if (g.isEmpty() && place.held()) {
             place.keep(); // renewed if a third of its lease has passed
         }
@@ -174,12 +185,15 @@ final class DirAttempt implements Attempt {
             DirLockDir.Snapshot s = viaHint ? null : dir.listSettled();
             Gate g = viaHint ? hinted : s.gate();
             hinted = null;
+            if (!viaHint) {
+                permits.refuseIfSemaphore(s, now);
+            }
             if (!viaHint && !mayGo(s)) {
                 return Optional.empty();
             }
             String reason = null;
             if (g.writer()) {
-                reason = reclaimable(g, now);
+                reason = liveness.reclaimable(g, now);
                 if (reason == null) {
                     blockers = DirLockBackend.holders(s);
                     waitFor = DirWakeFilters.GATE;
@@ -208,6 +222,14 @@ final class DirAttempt implements Attempt {
             if (!s2.gate().name().equals(heldName) && !dir.exists(heldName)) {
                 heldName = null; // taken over at once (we were paused for a whole lease)
                 return Optional.empty();
+            }
+            try {
+                permits.refuseIfSemaphore(s2, now);
+            } catch (RuntimeException e) {
+                // Permits were taken before our gate: hand it back (as a writer that came and went), refused.
+                dir.cas(heldName, Gate.free(heldToken, heldToken, me.nonce()));
+                heldName = null;
+                throw e;
             }
             boolean inTurn = !viaHint || mayGo(s2);
             if (!inTurn && !backend.barging.barge(dir.dirName, g.name())) {
@@ -261,60 +283,15 @@ final class DirAttempt implements Attempt {
 
     private Optional<Grant> grantWriter() {
         granted = true;
-        DirGrant grant = new DirGrant(dir, true, heldToken, heldBeat, me, backend.clock.instant(), spec.lossChannel());
+        DirGrant grant = new DirGrant(dir, null, heldToken, heldBeat, me, backend.clock.instant(), spec.lossChannel());
         heldName = null;
         return Optional.of(grant);
     }
 
     /** True if no live reader remains; dead and stale readers are removed on the way. */
     private boolean drained(DirLockDir.Snapshot s, long now) {
-        List<HolderInfo> alive = new ArrayList<>();
-        for (Reader r : s.readers) {
-            Beat b = s.beats.get(r.token());
-            String state = b == null ? "none" : b.name();
-            // A heartbeat renewed to a shorter lease (kept past close for a hold-at-least time) carries it.
-            long leaseMs = b == null
-                    ? r.holder().leaseMs()
-                    : Math.min(r.holder().leaseMs(), b.holder().leaseMs());
-            String reason = backend.self.provablyDead(r.holder())
-                    ? "its process is gone"
-                    : stale("R." + r.token(), state, leaseMs, now);
-            if (reason != null) {
-                if (b != null && !dir.remove(b.name())) {
-                    alive.add(r.holder().info(Mode.SHARED, r.token())); // renewed or reclaimed meanwhile: look again
-                    continue;
-                }
-                dir.remove(r.name());
-                log.warn(
-                        "{} - removed reader {} of '{}' (token {}): {}",
-                        backend.description(),
-                        r.holder().ownerId(),
-                        spec.name(),
-                        r.token(),
-                        reason);
-                continue;
-            }
-            alive.add(r.holder().info(Mode.SHARED, r.token()));
-        }
-        // Heartbeats without a reader entry: a reader that crashed between its two creates (or a
-        // listing that raced with one). Removed once their own holder is proven dead or stale.
-        for (Beat b : s.beats.values()) {
-            if (s.readers.stream().noneMatch(r -> r.token() == b.token())) {
-                String reason = backend.self.provablyDead(b.holder())
-                        ? "its process is gone"
-                        : stale("B." + b.token(), b.name(), b.holder().leaseMs(), now);
-                if (reason != null && dir.remove(b.name())) {
-                    log.debug(
-                            "{} - removed stray heartbeat {} of '{}': {}",
-                            backend.description(),
-                            b.name(),
-                            spec.name(),
-                            reason);
-                }
-            }
-        }
-        blockers = alive;
-        return alive.isEmpty();
+        blockers = liveness.liveReaders(s, now);
+        return blockers.isEmpty();
     }
 
     // ---------------------------------------------------------------- readers
@@ -326,13 +303,16 @@ final class DirAttempt implements Attempt {
             DirLockDir.Snapshot s = viaHint ? null : dir.listSettled();
             Gate g = viaHint ? hinted : s.gate();
             hinted = null;
+            if (!viaHint) {
+                permits.refuseIfSemaphore(s, now);
+            }
             if (!viaHint && !mayGo(s)) {
                 return Optional.empty();
             }
             long lastWriter;
             String reason = null;
             if (g.writer()) {
-                reason = reclaimable(g, now);
+                reason = liveness.reclaimable(g, now);
                 if (reason == null) {
                     blockers = DirLockBackend.holders(s);
                     waitFor = DirWakeFilters.GATE;
@@ -376,12 +356,18 @@ final class DirAttempt implements Attempt {
                 dir.remove(entry);
                 throw e;
             }
+            try {
+                permits.refuseIfSemaphore(s2, now);
+            } catch (RuntimeException e) {
+                dir.remove(beat);
+                dir.remove(entry);
+                throw e;
+            }
             Gate g2 = s2.gate();
             boolean noWriter =
                     !g2.writer() && g2.lastWriter() == lastWriter && s2.contains(beat) && s2.gates.size() == 1;
             if (noWriter && (!viaHint || mayGo(s2))) {
-                granted = true;
-                return Optional.of(new DirGrant(dir, false, t, 0, me, backend.clock.instant(), spec.lossChannel()));
+                return Optional.of(granted(entry, t));
             }
             dir.remove(beat);
             dir.remove(entry);
@@ -394,27 +380,6 @@ final class DirAttempt implements Attempt {
         return Optional.empty();
     }
 
-    // ---------------------------------------------------------------- shared helpers
-
-    /**
-     * Why the writer on gate {@code g} may be replaced, or null if it may not: its process is
-     * provably gone (same host and pid namespace), or this attempt has seen the same gate name,
-     * unrenewed, for the whole lease written in it.
-     */
-    private String reclaimable(Gate g, long now) {
-        if (g.holder().nonce().equals(me.nonce())) {
-            return null;
-        }
-        if (backend.self.provablyDead(g.holder())) {
-            return "its process " + g.holder().pid() + " is gone";
-        }
-        return stale("X." + g.token(), g.name(), g.holder().leaseMs(), now);
-    }
-
-    private String stale(String key, String state, long leaseMs, long now) {
-        return backend.stale(dir.dirName + "/" + key, state, leaseMs, now);
-    }
-
     // ---------------------------------------------------------------- queue
 
     /**
@@ -424,6 +389,16 @@ final class DirAttempt implements Attempt {
      * are removed. Fairness only: a mistake here delays, it never grants a lock wrongly.
      */
     private boolean mayGo(DirLockDir.Snapshot s) {
+        return mayGo(s, null);
+    }
+
+    /**
+     * {@link #mayGo(DirLockDir.Snapshot)} for a lock ({@code permitsAhead} null) or a permit: then
+     * {@code permitsAhead} holds the owners of the other live permits, this adds the earlier permit
+     * waiters, and the permit may go only if they leave one of its limit free (served in arrival
+     * order: a permit that frees is the earliest waiter's). Other waiters conflict with a permit.
+     */
+    boolean mayGo(DirLockDir.Snapshot s, Set<String> permitsAhead) {
         String queued = queue.name();
         Waiter mine = queued == null ? null : Waiter.parse(queued).orElse(null);
         long now = backend.ticker.read();
@@ -432,13 +407,15 @@ final class DirAttempt implements Attempt {
                 continue;
             }
             boolean earlier = mine == null || w.compareTo(mine) < 0;
-            boolean conflicts = spec.mode() == Mode.EXCLUSIVE || w.mode() == Mode.EXCLUSIVE;
-            if (!earlier || !conflicts) {
+            boolean permit = permitsAhead != null;
+            boolean conflicts = permit ? !w.permit() : spec.mode() == Mode.EXCLUSIVE || w.mode() == Mode.EXCLUSIVE;
+            if (!earlier || !conflicts && !permit) {
                 continue;
             }
             String reason = backend.self.provablyDead(w.holder())
                     ? "its process is gone"
-                    : stale("Q." + w.holder().nonce(), w.name(), w.holder().leaseMs(), now);
+                    : liveness.stale(
+                            "Q." + w.holder().nonce(), w.name(), w.holder().leaseMs(), now);
             if (reason != null) {
                 dir.remove(w.name());
                 log.debug(
@@ -449,13 +426,35 @@ final class DirAttempt implements Attempt {
                         reason);
                 continue;
             }
+            if (!conflicts) {
+                permitsAhead.add(w.holder().nonce()); // an earlier permit waiter: it counts, once
+                continue;
+            }
             List<HolderInfo> who = new ArrayList<>(DirLockBackend.holders(s));
             who.add(w.info());
             blockers = who;
             waitFor = DirWakeFilters.waiterGone(w.holder().nonce());
             return false;
         }
+        if (permitsAhead != null && permitsAhead.size() >= spec.limit()) {
+            List<HolderInfo> who = new ArrayList<>(DirLockBackend.holders(s));
+            s.waiters.stream().sorted().forEach(w -> who.add(w.info()));
+            blocked(who, null); // any permit or place that frees may let us in
+            return false;
+        }
         return true;
+    }
+
+    /** Records what blocks this attempt and which changes of the directory may wake it (null: any). */
+    void blocked(List<HolderInfo> who, NameFilter wakeOn) {
+        blockers = who;
+        waitFor = wakeOn;
+    }
+
+    /** The grant of the reader or permit {@code entry} with token {@code t}. */
+    Grant granted(String entry, long t) {
+        granted = true;
+        return new DirGrant(dir, entry, t, 0, me, backend.clock.instant(), spec.lossChannel());
     }
 
     // ---------------------------------------------------------------- waiting

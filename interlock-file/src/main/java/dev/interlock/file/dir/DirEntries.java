@@ -17,8 +17,9 @@ import java.util.regex.Pattern;
  * F.&lt;t&gt;.&lt;w&gt;.&lt;nonce&gt;                   gate, no writer; t = last token issued, w = token of the last writer
  * X.&lt;t&gt;.&lt;g&gt;.&lt;holder&gt;                  gate, held (or being drained) by the writer with token t; g = heartbeat count
  * R.&lt;t&gt;.&lt;holder&gt;                      a reader with token t
- * B.&lt;t&gt;.&lt;g&gt;.&lt;holder&gt;                  heartbeat of reader t; g = heartbeat count
- * Q.&lt;t&gt;.&lt;ms&gt;.&lt;m&gt;.&lt;g&gt;.&lt;holder&gt;        a waiter that arrived when the token was t, at ms (its wall clock), mode m (S|X)
+ * P.&lt;t&gt;.&lt;n&gt;.&lt;holder&gt;                  a permit of a semaphore of n with token t
+ * B.&lt;t&gt;.&lt;g&gt;.&lt;holder&gt;                  heartbeat of reader or permit t; g = heartbeat count
+ * Q.&lt;t&gt;.&lt;ms&gt;.&lt;m&gt;.&lt;g&gt;.&lt;holder&gt;        a waiter that arrived when the token was t, at ms (its wall clock), m = S|X|P (P: a permit)
  * holder = &lt;leaseMs&gt;.&lt;sinceSec&gt;.&lt;pid&gt;.&lt;startTicks&gt;.&lt;pidNs&gt;.&lt;bootId&gt;.&lt;nonce&gt;.&lt;host&gt;
  * </pre>
  */
@@ -150,7 +151,38 @@ final class DirEntries {
         }
     }
 
-    /** A reader's heartbeat {@code B.<t>.<g>.<holder>}; the holder lets a stray one (crash before its entry) be judged. */
+    /**
+     * A permit {@code P.<t>.<n>.<holder>}: one of {@code n} permits of the name, token {@code t}.
+     * Like a reader's entry its name never changes (its heartbeat is the {@link Beat} of its
+     * token), so a listing that counts permits cannot miss one that is renewing.
+     */
+    record Permit(String name, long token, int limit, Holder holder) {
+        static Optional<Permit> parse(String n) {
+            if (!n.startsWith("P.")) {
+                return Optional.empty();
+            }
+            String[] f = n.split("\\.", 4);
+            try {
+                if (f.length == 4) {
+                    long t = Long.parseLong(f[1]);
+                    int limit = Integer.parseInt(f[2]);
+                    Optional<Holder> h = Holder.parse(f[3]);
+                    if (t > 0 && limit > 0 && canonical(f[1], t) && canonical(f[2], limit) && h.isPresent()) {
+                        return Optional.of(new Permit(n, t, limit, h.get()));
+                    }
+                }
+            } catch (NumberFormatException e) {
+                // not a permit
+            }
+            return Optional.empty();
+        }
+
+        static String name(long token, int limit, Holder h) {
+            return "P." + token + "." + limit + "." + h.format();
+        }
+    }
+
+    /** A reader's (or permit's) heartbeat {@code B.<t>.<g>.<holder>}; the holder lets a stray one (crash before its entry) be judged. */
     record Beat(String name, long token, long beat, Holder holder) {
         static Optional<Beat> parse(String n) {
             if (!n.startsWith("B.")) {
@@ -177,8 +209,11 @@ final class DirEntries {
         }
     }
 
-    /** A waiter {@code Q.<t>.<ms>.<m>.<g>.<holder>}: ordered by (t, ms, nonce). */
-    record Waiter(String name, long seenToken, long arrivedMs, Mode mode, long beat, Holder holder)
+    /**
+     * A waiter {@code Q.<t>.<ms>.<m>.<g>.<holder>}: ordered by (t, ms, nonce). A waiter for a
+     * permit ({@code m = P}) is exclusive to everyone but other permit waiters.
+     */
+    record Waiter(String name, long seenToken, long arrivedMs, Mode mode, boolean permit, long beat, Holder holder)
             implements Comparable<Waiter> {
         static Optional<Waiter> parse(String n) {
             if (!n.startsWith("Q.")) {
@@ -186,14 +221,20 @@ final class DirEntries {
             }
             String[] f = n.split("\\.", 6);
             try {
-                if (f.length == 6 && (f[3].equals("S") || f[3].equals("X"))) {
+                if (f.length == 6 && (f[3].equals("S") || f[3].equals("X") || f[3].equals("P"))) {
                     long t = Long.parseLong(f[1]);
                     long ms = Long.parseLong(f[2]);
                     long g = Long.parseLong(f[4]);
                     Optional<Holder> h = Holder.parse(f[5]);
                     if (t >= 0 && g >= 0 && canonical(f[1], t) && canonical(f[4], g) && h.isPresent()) {
-                        return Optional.of(
-                                new Waiter(n, t, ms, f[3].equals("S") ? Mode.SHARED : Mode.EXCLUSIVE, g, h.get()));
+                        return Optional.of(new Waiter(
+                                n,
+                                t,
+                                ms,
+                                f[3].equals("S") ? Mode.SHARED : Mode.EXCLUSIVE,
+                                f[3].equals("P"),
+                                g,
+                                h.get()));
                     }
                 }
             } catch (NumberFormatException e) {
@@ -217,9 +258,9 @@ final class DirEntries {
                     true);
         }
 
-        static String name(long seenToken, long arrivedMs, Mode mode, long beat, Holder h) {
-            return "Q." + seenToken + "." + arrivedMs + "." + (mode == Mode.SHARED ? "S" : "X") + "." + beat + "."
-                    + h.format();
+        static String name(long seenToken, long arrivedMs, Mode mode, boolean permit, long beat, Holder h) {
+            String m = permit ? "P" : mode == Mode.SHARED ? "S" : "X";
+            return "Q." + seenToken + "." + arrivedMs + "." + m + "." + beat + "." + h.format();
         }
 
         @Override

@@ -3,7 +3,6 @@ package dev.interlock.file.dir;
 import dev.interlock.file.dir.DirEntries.Beat;
 import dev.interlock.file.dir.DirEntries.Gate;
 import dev.interlock.file.dir.DirEntries.Holder;
-import dev.interlock.file.dir.DirEntries.Reader;
 import dev.interlock.file.internal.InotifyWatcher;
 import dev.interlock.spi.Grant;
 import dev.interlock.spi.LossChannel;
@@ -13,8 +12,8 @@ import java.time.Instant;
 import java.util.Optional;
 
 /**
- * A granted {@code dir:} lock. A writer's heartbeat is the {@code g} of its gate name
- * {@code X.<t>.<g>.<holder>}, a reader's is its {@code B.<t>.<g>}; renewing renames the exact
+ * A granted {@code dir:} lock or permit. A writer's heartbeat is the {@code g} of its gate name
+ * {@code X.<t>.<g>.<holder>}, a reader's (or a permit's) is its {@code B.<t>.<g>}; renewing renames the exact
  * current name to {@code g+1}, so it fails (and the lock is reported lost) once anyone has
  * reclaimed the lock, and a reclaim fails once the holder has renewed. A renewal to a lease
  * shorter than the one acquired with writes that lease into the new name (others judge an entry by
@@ -29,6 +28,9 @@ final class DirGrant implements Grant {
     private static final Log log = Log.of(DirGrant.class);
     private final DirLockDir dir;
     private final boolean writer;
+    /** A reader's {@code R} or a permit's {@code P} entry, removed after its heartbeat at release; null for a writer. */
+    private final String entry;
+
     private final long token;
     /** This holder as acquired: its lease is the longest a renewal may give. */
     private final Holder me;
@@ -43,14 +45,15 @@ final class DirGrant implements Grant {
 
     DirGrant(
             DirLockDir dir,
-            boolean writer,
+            String entry,
             long token,
             long beat,
             Holder me,
             Instant acquiredAt,
             LossChannel lossChannel) {
         this.dir = dir;
-        this.writer = writer;
+        this.writer = entry == null;
+        this.entry = entry;
         this.token = token;
         this.beat = beat;
         this.me = me;
@@ -190,7 +193,7 @@ final class DirGrant implements Grant {
                 freed = found.isPresent() && dir.remove(current(found.get()));
             }
             DirFaults.step("S4");
-            dir.remove(Reader.name(token, me));
+            dir.remove(entry);
             return freed;
         } finally {
             movesReported.close();

@@ -176,10 +176,15 @@ final class DirLockBackend implements LockBackend {
         return true;
     }
 
-    /** Break by owner, strict tokens (carried in the gate's name), a counted and ordered queue. */
+    /** Break by owner, strict tokens (carried in the gate's name), a counted and ordered queue, permits (DirPermits). */
     @Override
     public Set<Capability> capabilities() {
-        return EnumSet.of(Capability.BREAK, Capability.STRICT_FENCING, Capability.WAITER_COUNT, Capability.QUEUE);
+        return EnumSet.of(
+                Capability.BREAK,
+                Capability.STRICT_FENCING,
+                Capability.WAITER_COUNT,
+                Capability.QUEUE,
+                Capability.SEMAPHORE);
     }
 
     /**
@@ -451,6 +456,9 @@ final class DirLockBackend implements LockBackend {
     InotifyWatcher.Watch watch(DirLockDir dir, Waker waker) {
         return closed ? null : InotifyWatcher.process().watch(dir.fd(), WATCH_MASK, waker);
     }
+
+    /** Lock directories whose last permit granted here saw no waiter and no other permit: a hint only (DirPermits). */
+    final Set<String> quietPermits = ConcurrentHashMap.newKeySet();
 
     /** The last gate name this process saw or made for a lock directory: a hint only, never trusted. */
     private final ConcurrentHashMap<String, String> gateHints = new ConcurrentHashMap<>();

@@ -4,6 +4,7 @@ import dev.interlock.LockBackendException;
 import dev.interlock.LockLostException;
 import dev.interlock.file.dir.DirEntries.Beat;
 import dev.interlock.file.dir.DirEntries.Gate;
+import dev.interlock.file.dir.DirEntries.Permit;
 import dev.interlock.file.dir.DirEntries.Reader;
 import dev.interlock.file.dir.DirEntries.Waiter;
 import dev.interlock.file.internal.Errno;
@@ -130,6 +131,7 @@ final class DirLockDir implements AutoCloseable {
     static final class Snapshot {
         final List<Gate> gates = new ArrayList<>();
         final List<Reader> readers = new ArrayList<>();
+        final List<Permit> permits = new ArrayList<>();
         final Map<Long, Beat> beats = new HashMap<>();
         final List<Waiter> waiters = new ArrayList<>();
         final List<String> foreign = new ArrayList<>();
@@ -191,6 +193,8 @@ final class DirLockDir implements AutoCloseable {
                 s.gates.add(g);
             } else if (entry instanceof Reader r) {
                 s.readers.add(r);
+            } else if (entry instanceof Permit p) {
+                s.permits.add(p);
             } else if (entry instanceof Beat b) {
                 s.beats.merge(b.token(), b, (x, y) -> x.beat() >= y.beat() ? x : y);
             } else {
@@ -263,7 +267,7 @@ final class DirLockDir implements AutoCloseable {
         return out;
     }
 
-    /** The protocol entry a name denotes ({@link Gate}, {@link Reader}, {@link Beat} or {@link Waiter}), or null. */
+    /** The protocol entry a name denotes ({@link Gate}, {@link Reader}, {@link Permit}, {@link Beat} or {@link Waiter}), or null. */
     private static Object parse(String n) {
         switch (n.charAt(0)) {
             case 'F':
@@ -271,6 +275,8 @@ final class DirLockDir implements AutoCloseable {
                 return Gate.parse(n).orElse(null);
             case 'R':
                 return Reader.parse(n).orElse(null);
+            case 'P':
+                return Permit.parse(n).orElse(null);
             case 'B':
                 return Beat.parse(n).orElse(null);
             case 'Q':

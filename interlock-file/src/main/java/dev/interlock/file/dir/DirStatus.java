@@ -6,11 +6,13 @@ import dev.interlock.LockInfo;
 import dev.interlock.Mode;
 import dev.interlock.file.dir.DirEntries.Beat;
 import dev.interlock.file.dir.DirEntries.Gate;
+import dev.interlock.file.dir.DirEntries.Permit;
 import dev.interlock.file.dir.DirEntries.Reader;
 import dev.interlock.file.internal.ErrnoException;
 import dev.interlock.file.internal.LibcFiles;
 import dev.interlock.file.internal.NativeFiles;
 import dev.interlock.spi.support.Log;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -40,11 +42,15 @@ final class DirStatus {
         }
         try (DirLockDir dir = d.get()) {
             DirLockDir.Snapshot s = dir.list();
-            return new LockInfo(
-                    name,
-                    holders(s),
-                    s.waiters.size(),
-                    s.waiters.stream().sorted().map(DirEntries.Waiter::info).toList());
+            return LockInfo.builder(name)
+                    .holders(holders(s))
+                    .waiters(s.waiters.size())
+                    .queued(s.waiters.stream()
+                            .sorted()
+                            .map(DirEntries.Waiter::info)
+                            .toList())
+                    .limit(s.permits.stream().mapToInt(Permit::limit).max().orElse(0))
+                    .build();
         }
     }
 
@@ -58,7 +64,26 @@ final class DirStatus {
         s.readers.stream()
                 .sorted(Comparator.comparingLong(Reader::token))
                 .forEach(r -> out.add(r.holder().info(Mode.SHARED, r.token())));
+        s.permits.stream().sorted(Comparator.comparingLong(Permit::token)).forEach(p -> out.add(permitHolder(p)));
         return out;
+    }
+
+    /**
+     * A permit holder: as a writer, plus the latest its permit can last as seen from here (now plus
+     * its lease: observers reclaim it a whole unrenewed lease after they first see its heartbeat).
+     */
+    private static HolderInfo permitHolder(Permit p) {
+        HolderInfo h = p.holder().info(Mode.EXCLUSIVE, p.token());
+        return new HolderInfo(
+                h.mode(),
+                h.ownerId(),
+                h.host(),
+                h.pid(),
+                h.since(),
+                Optional.of(Instant.now().plus(h.lease().orElseThrow())),
+                h.token(),
+                h.lease(),
+                h.bootId());
     }
 
     List<LockInfo> list() {
@@ -127,21 +152,26 @@ final class DirStatus {
             }
             for (Reader r : s.readers) {
                 if (r.holder().ownerId().equals(ownerId)) {
-                    Beat b = s.beats.get(r.token());
-                    boolean done = b == null || dir.remove(b.name());
-                    if (done) {
-                        dir.remove(r.name());
-                        log.warn(
-                                "{} - broke '{}' shared by {} (token {})",
-                                backend.description,
-                                name,
-                                ownerId,
-                                r.token());
-                    }
-                    return done;
+                    return breakEntry(dir, s, r.name(), r.token(), "shared by " + ownerId);
+                }
+            }
+            for (Permit p : s.permits) {
+                if (p.holder().ownerId().equals(ownerId)) {
+                    return breakEntry(dir, s, p.name(), p.token(), "a permit of " + p.limit() + " held by " + ownerId);
                 }
             }
             return false;
         }
+    }
+
+    /** Breaks a reader or permit as a reclaim does: its exact heartbeat first, then its entry. */
+    private boolean breakEntry(DirLockDir dir, DirLockDir.Snapshot s, String entry, long token, String what) {
+        Beat b = s.beats.get(token);
+        boolean done = b == null || dir.remove(b.name());
+        if (done) {
+            dir.remove(entry);
+            log.warn("{} - broke '{}' {} (token {})", backend.description, dir.name, what, token);
+        }
+        return done;
     }
 }

@@ -65,7 +65,7 @@ final class DirWaiterEntry implements QueuePlace.Keeper {
         queuedSeenToken = g == null ? 0 : g.token();
         queuedMs = backend.clock.millis();
         queuedBeat = 0;
-        String name = Waiter.name(queuedSeenToken, queuedMs, spec.mode(), 0, meQueued);
+        String name = Waiter.name(queuedSeenToken, queuedMs, spec.mode(), spec.limit() > 0, 0, meQueued);
         try {
             dir.create(name);
         } catch (LockBackendException e) {
@@ -84,7 +84,7 @@ final class DirWaiterEntry implements QueuePlace.Keeper {
     /** Renames our waiter entry to its next beat; false if it was removed as stale (we queue again at the next wait). */
     @Override
     public boolean renew(Duration lease) {
-        String next = Waiter.name(queuedSeenToken, queuedMs, spec.mode(), queuedBeat + 1, meQueued);
+        String next = Waiter.name(queuedSeenToken, queuedMs, spec.mode(), spec.limit() > 0, queuedBeat + 1, meQueued);
         if (dir.cas(queued, next)) {
             queued = next;
             queuedBeat++;

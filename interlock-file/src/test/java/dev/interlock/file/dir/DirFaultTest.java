@@ -67,6 +67,9 @@ class DirFaultTest {
             try (Lease ex = s.acquire(name, Timing.seconds(5))) {
                 assertThat(ex.isValid()).isTrue();
             }
+            try (Lease permit = s.lock(name).limit(2).acquire(Timing.seconds(5))) {
+                assertThat(permit.isValid()).isTrue();
+            }
             assertThat(s.status(name).isFree()).isTrue();
         }
         assertThat(entries(root.resolve(DirNames.encode(name))))
@@ -77,14 +80,17 @@ class DirFaultTest {
     }
 
     @ParameterizedTest(name = "crash after {0} ({1})")
-    @CsvSource({"E1, EX", "S1, SH", "S2, SH", "S3, SH", "S4, SH", "Q1, EX", "Q1, SH"})
+    @CsvSource({"E1, EX", "S1, SH", "S2, SH", "S3, SH", "S4, SH", "Q1, EX", "Q1, SH", "P1, P2", "P2, P2", "Q1, P1"})
     void crashBetweenProtocolSteps_leavesNothingThatBlocksOthers(String step, String mode) throws Exception {
         Path root = locks();
         Lease blocker = null;
         LockSpace mine = Interlock.open("dir:" + root);
         try {
             if (step.equals("Q1")) {
-                blocker = mine.tryAcquire("job").orElseThrow(); // the child must wait, so it queues
+                // The child must wait, so it queues (behind a permit holder if it asks for a permit).
+                blocker = mode.startsWith("P")
+                        ? mine.lock("job").limit(1).tryAcquire().orElseThrow()
+                        : mine.tryAcquire("job").orElseThrow();
             }
             Process p = start(List.of("-Dinterlock.dir.crashAt=" + step), "once", "dir:" + root, "job", mode);
             assertThat(p.waitFor(Timing.seconds(60).toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS))

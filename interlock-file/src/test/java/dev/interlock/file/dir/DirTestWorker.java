@@ -26,7 +26,10 @@ import java.util.stream.Stream;
  *       every other worker races to reclaim it;</li>
  *   <li>{@code hold URI NAME MODE LEASE_MS}: acquire, print {@code HELD <token> <pid>}, hold until
  *       stdin closes, release;</li>
- *   <li>{@code once URI NAME MODE}: one acquire (used with -Dinterlock.dir.crashAt).</li>
+ *   <li>{@code permit URI NAME LIMIT LEASE_MS}: the same with a permit of a semaphore of LIMIT
+ *       (mode {@code P<limit>} of {@code hold});</li>
+ *   <li>{@code once URI NAME MODE}: one acquire (used with -Dinterlock.dir.crashAt); MODE
+ *       {@code P<n>} is a permit of a semaphore of n.</li>
  * </ul>
  */
 public final class DirTestWorker {
@@ -41,11 +44,18 @@ public final class DirTestWorker {
                 storm(args[1], Path.of(args[2]), args[3], Integer.parseInt(args[4]), Path.of(args[5]));
                 break;
             case "hold":
-                hold(args[1], args[2], Mode.parse(args[3]), Long.parseLong(args[4]));
+                hold(args[1], args[2], Mode.parse(args[3]), 0, Long.parseLong(args[4]));
+                break;
+            case "permit":
+                hold(args[1], args[2], Mode.EXCLUSIVE, Integer.parseInt(args[3]), Long.parseLong(args[4]));
                 break;
             case "once":
                 try (LockSpace locks = Interlock.open(args[1]);
-                        Lease l = locks.acquire(args[2], Mode.parse(args[3]), Duration.ofSeconds(30))) {
+                        Lease l = args[3].startsWith("P")
+                                ? locks.lock(args[2])
+                                        .limit(Integer.parseInt(args[3].substring(1)))
+                                        .acquire(Duration.ofSeconds(30))
+                                : locks.acquire(args[2], Mode.parse(args[3]), Duration.ofSeconds(30))) {
                     System.out.println("HELD " + l.token());
                 }
                 break;
@@ -128,10 +138,12 @@ public final class DirTestWorker {
         }
     }
 
-    private static void hold(String uri, String name, Mode mode, long leaseMs) throws Exception {
+    /** Holds {@code name} in {@code mode}, or one permit of {@code limit} if it is not 0, until stdin closes. */
+    private static void hold(String uri, String name, Mode mode, int limit, long leaseMs) throws Exception {
         try (LockSpace locks = Interlock.open(uri);
-                Lease l = locks.lock(name)
-                        .mode(mode)
+                Lease l = (limit > 0
+                                ? locks.lock(name).limit(limit)
+                                : locks.lock(name).mode(mode))
                         .lease(Duration.ofMillis(leaseMs))
                         .acquire(Duration.ofSeconds(30))) {
             System.out.println(

@@ -116,6 +116,7 @@ class DirUnknownTypeTest {
                         1,
                         1,
                         Mode.EXCLUSIVE,
+                        false,
                         0,
                         new DirEntries.Holder(5_000, 1, 1, 1, 1, "feedface", "abcdef", "other-host"))));
         unknownTypes(n -> n.startsWith("Q.") || n.startsWith("B."), -1);
