@@ -87,6 +87,10 @@ final class JdbcAttempt implements Attempt {
      * waiter would find the lock held by its own ghost, and wait out the whole lease.
      */
     private boolean uncertain;
+    /** Where the caller stops waiting ({@link System#nanoTime()}); meaningful if {@link #waitBounded}. */
+    private final long waitEnds;
+    /** True for a wait with a time limit: its statements end by {@link #waitEnds} (at least a small floor). */
+    private final boolean waitBounded;
 
     JdbcAttempt(JdbcLockBackend backend, AcquireSpec spec) {
         this.backend = backend;
@@ -95,7 +99,20 @@ final class JdbcAttempt implements Attempt {
         this.owner = Owners.check(spec.owner().id());
         this.signal = backend.signals.acquire(key);
         this.place = new QueuePlace(spec.lease(), backend.ticker, new Keeper());
+        this.waitBounded = spec.waits() && spec.waitNanos() != Long.MAX_VALUE;
+        this.waitEnds = System.nanoTime() + (waitBounded ? spec.waitNanos() : 0);
     }
+
+    /**
+     * This thread's statements end by the caller's deadline until the scope closes: on a paused
+     * server, a try in flight must not hold an {@code acquire(timeout)} for the whole statement
+     * timeout (SqlRunner's floor still lets the clean-up after the deadline through).
+     */
+    private SqlRunner.Scope bounded() {
+        return waitBounded ? SqlRunner.waitEndsAt(waitEnds) : UNBOUNDED;
+    }
+
+    private static final SqlRunner.Scope UNBOUNDED = () -> {};
 
     @Override
     public Optional<Grant> tryAcquire() {
@@ -107,7 +124,7 @@ final class JdbcAttempt implements Attempt {
             return Optional.empty(); // fewer releases than places before ours since we counted
         }
         LockStore.Outcome o;
-        try {
+        try (SqlRunner.Scope b = bounded()) {
             if (uncertain) {
                 backend.store.abandon(spec.name(), owner);
                 uncertain = false;
@@ -142,7 +159,7 @@ final class JdbcAttempt implements Attempt {
             return;
         }
         looksFree = false;
-        try {
+        try (SqlRunner.Scope b = bounded()) {
             place.keep();
         } catch (LockBackendException e) {
             // Only order and promptness depend on it; the next try reports a database that stays away.
@@ -220,7 +237,7 @@ final class JdbcAttempt implements Attempt {
 
     @Override
     public List<HolderInfo> blockers() {
-        try {
+        try (SqlRunner.Scope b = bounded()) {
             LockInfo info = backend.inspect(spec.name());
             List<HolderInfo> all = new ArrayList<>(info.holders());
             for (HolderInfo q : info.queued()) { // the line in order: those before our own place
@@ -244,6 +261,12 @@ final class JdbcAttempt implements Attempt {
 
     @Override
     public void close() {
+        try (SqlRunner.Scope b = bounded()) {
+            closeBounded();
+        }
+    }
+
+    private void closeBounded() {
         leaveProcessLine();
         backend.signals.release(signal);
         if (uncertain && !granted) {
