@@ -129,7 +129,7 @@ final class JdbcAttempt implements Attempt {
                 backend.store.abandon(spec.name(), owner);
                 uncertain = false;
             }
-            o = backend.store.tryAcquire(spec.name(), spec.mode(), owner, spec.lease(), ticket);
+            o = backend.store.tryAcquire(spec.name(), spec.mode(), spec.limit(), owner, spec.lease(), ticket);
         } catch (LockBackendException e) {
             uncertain = uncertain || e.isTransient();
             throw e;
@@ -139,8 +139,10 @@ final class JdbcAttempt implements Attempt {
             queued = false; // a grant clears the queue place and the place in line
             place.granted();
             leaveProcessLine();
+            // A permit is stored as a shared holder's row (LockStore): renewed and released as one.
+            Mode stored = permit() ? Mode.SHARED : spec.mode();
             return Optional.of(new JdbcGrant(
-                    backend, spec.name(), key, spec.mode(), owner, (LockStore.Granted) o, backend.clock.instant()));
+                    backend, spec.name(), key, stored, owner, (LockStore.Granted) o, backend.clock.instant()));
         }
         return Optional.empty();
     }
@@ -150,7 +152,9 @@ final class JdbcAttempt implements Attempt {
         if (Thread.interrupted()) {
             throw backend.failures.interruptedWaiting(spec.name());
         }
-        if (spec.mode() == Mode.EXCLUSIVE && !inProcessLine) {
+        // One grant at a time for a lock: the threads of this process wait in turn behind the first;
+        // a semaphore may have several permits free, so each of its waiters tries for itself.
+        if (spec.mode() == Mode.EXCLUSIVE && !permit() && !inProcessLine) {
             signal.join(this);
             inProcessLine = true;
         }
@@ -207,10 +211,12 @@ final class JdbcAttempt implements Attempt {
             ahead = p.ahead();
             versionAtCount = version;
             if (backend.marksWaiters()) {
-                LockStore.Mark m = backend.store.markWaiting(spec.name(), spec.mode(), owner, lease, ticket);
+                // A permit's waiter only marks the row wanted: the writer's queue place is a plain lock's.
+                Mode marked = permit() ? Mode.SHARED : spec.mode();
+                LockStore.Mark m = backend.store.markWaiting(spec.name(), marked, owner, lease, ticket);
                 queued = m.queued();
                 looksFree = m.free() && ahead == 0;
-            } else if (spec.mode() == Mode.EXCLUSIVE) {
+            } else if (spec.mode() == Mode.EXCLUSIVE && !permit()) {
                 queued = backend.store.queueWriter(spec.name(), owner, lease, ticket);
             }
             return true;
@@ -250,6 +256,11 @@ final class JdbcAttempt implements Attempt {
         } catch (LockBackendException e) {
             return List.of();
         }
+    }
+
+    /** One permit of a semaphore rather than a lock. */
+    private boolean permit() {
+        return spec.limit() > 0;
     }
 
     private void leaveProcessLine() {

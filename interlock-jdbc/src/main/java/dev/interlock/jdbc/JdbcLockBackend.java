@@ -335,10 +335,18 @@ public final class JdbcLockBackend implements LockBackend {
         return true;
     }
 
-    /** Break by owner; tokens from a per-name counter that rows never lose; the queued writer is shown. */
+    /**
+     * Break by owner; tokens from a per-name counter that rows never lose; the queued writer is
+     * shown; the waiters are the live places of the name's line; semaphores (docs/semaphores.md).
+     */
     @Override
     public Set<Capability> capabilities() {
-        return EnumSet.of(Capability.BREAK, Capability.STRICT_FENCING, Capability.QUEUE);
+        return EnumSet.of(
+                Capability.BREAK,
+                Capability.STRICT_FENCING,
+                Capability.QUEUE,
+                Capability.WAITER_COUNT,
+                Capability.SEMAPHORE);
     }
 
     @Override
@@ -404,7 +412,12 @@ public final class JdbcLockBackend implements LockBackend {
         for (LockStore.Holder p : s.line()) {
             queued.add(holder(p, now));
         }
-        return new LockInfo(s.name(), holders, -1, queued);
+        return LockInfo.builder(s.name())
+                .holders(holders)
+                .waiters(s.line().size())
+                .queued(queued)
+                .limit(s.limit())
+                .build();
     }
 
     /** Times from the database's clock, shown on this host's: now plus what the database says is left. */
