@@ -10,14 +10,16 @@ import java.util.Arrays;
  * exclusive lock, same run (docs/semaphores.md; the target: within 1.2×). The two paths alternate
  * in blocks of {@code ops} calls within one JVM (the order swapped every round), each on its own
  * name, and the verdict is the median of the per-round ratios with its interquartile range, so
- * that load that comes and goes on a shared machine lands on both sides. Runs on {@code mem:} and
- * on a Redis the harness starts itself.
+ * that load that comes and goes on a shared machine lands on both sides. Runs on {@code mem:}, on
+ * a Redis the harness starts itself, and, given a fifth and sixth argument, on {@code jdbc:} on a
+ * PostgreSQL it starts itself.
  *
  * {@snippet lang="shell" :
  * ./mvnw -q -pl interlock-bench -am package -Dmaven.test.skip=true
  * java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.SemaphoreAB 100 20000 30 500
+ * java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.SemaphoreAB 0 0 0 0 30 300
  * }
- * (rounds and calls per block on {@code mem:}, then on {@code redis:})
+ * (rounds and calls per block on {@code mem:}, then on {@code redis:}, then on {@code jdbc:}; 0 rounds skips one)
  */
 public final class SemaphoreAB {
     private SemaphoreAB() {}
@@ -27,12 +29,24 @@ public final class SemaphoreAB {
         int memOps = args.length > 1 ? Integer.parseInt(args[1]) : 20_000;
         int redisRounds = args.length > 2 ? Integer.parseInt(args[2]) : 30;
         int redisOps = args.length > 3 ? Integer.parseInt(args[3]) : 500;
-        try (LockSpace mem = Interlock.open("mem:semaphore-ab")) {
-            compare("mem:", mem, memRounds, memOps);
+        int jdbcRounds = args.length > 4 ? Integer.parseInt(args[4]) : 0;
+        int jdbcOps = args.length > 5 ? Integer.parseInt(args[5]) : 300;
+        if (memRounds > 0) {
+            try (LockSpace mem = Interlock.open("mem:semaphore-ab")) {
+                compare("mem:", mem, memRounds, memOps);
+            }
         }
-        try (BenchServers.Redis redis = BenchServers.Redis.start();
-                LockSpace space = Interlock.open(redis.uri())) {
-            compare("redis:", space, redisRounds, redisOps);
+        if (redisRounds > 0) {
+            try (BenchServers.Redis redis = BenchServers.Redis.start();
+                    LockSpace space = Interlock.open(redis.uri())) {
+                compare("redis:", space, redisRounds, redisOps);
+            }
+        }
+        if (jdbcRounds > 0) {
+            try (BenchServers.Postgres pg = BenchServers.Postgres.start();
+                    LockSpace space = Interlock.open(pg.url() + "&table=semaphore_ab&create=true")) {
+                compare("jdbc: (PostgreSQL)", space, jdbcRounds, jdbcOps);
+            }
         }
     }
 
