@@ -87,6 +87,8 @@ final class JdbcAttempt implements Attempt {
      * waiter would find the lock held by its own ghost, and wait out the whole lease.
      */
     private boolean uncertain;
+    /** A plain try found busy asks whether permits hold the name: at the first try, and after each renewal of the place. */
+    private boolean askPermits = true;
     /** Where the caller stops waiting ({@link System#nanoTime()}); meaningful if {@link #waitBounded}. */
     private final long waitEnds;
     /** True for a wait with a time limit: its statements end by {@link #waitEnds} (at least a small floor). */
@@ -129,7 +131,9 @@ final class JdbcAttempt implements Attempt {
                 backend.store.abandon(spec.name(), owner);
                 uncertain = false;
             }
-            o = backend.store.tryAcquire(spec.name(), spec.mode(), spec.limit(), owner, spec.lease(), ticket);
+            o = backend.store.tryAcquire(
+                    spec.name(), spec.mode(), spec.limit(), owner, spec.lease(), ticket, askPermits);
+            askPermits = false;
         } catch (LockBackendException e) {
             uncertain = uncertain || e.isTransient();
             throw e;
@@ -209,6 +213,7 @@ final class JdbcAttempt implements Attempt {
             LockStore.Place p = backend.store.keepInLine(spec.name(), spec.mode(), owner, ticket, lease);
             ticket = p.ticket();
             ahead = p.ahead();
+            askPermits = true;
             versionAtCount = version;
             if (backend.marksWaiters()) {
                 // A permit's waiter only marks the row wanted: the writer's queue place is a plain lock's.

@@ -144,15 +144,21 @@ final class LockStore {
      * @param ticket the waiter's place in line, or {@link #NOT_IN_LINE}
      */
     Outcome tryAcquire(String name, Mode mode, String owner, Duration lease, long ticket) {
-        return tryAcquire(name, mode, 0, owner, lease, ticket);
+        return tryAcquire(name, mode, 0, owner, lease, ticket, true);
     }
 
     /**
      * As {@link #tryAcquire(String, Mode, String, Duration, long)}; with a {@code limit} above 0,
      * for one permit of a semaphore of that many. Refused with {@code LimitMismatchException} if
      * the name is held with another limit (a plain lock asked of permits, or the reverse).
+     *
+     * @param askPermits for a plain lock found busy: ask whether permits hold the name (one more
+     *     statement); a waiter asks at its first try and after each renewal of its place, not at
+     *     every try, so that a line of waiters polling a database without notifications does not
+     *     double its statements
      */
-    Outcome tryAcquire(String name, Mode mode, int limit, String owner, Duration lease, long ticket) {
+    Outcome tryAcquire(
+            String name, Mode mode, int limit, String owner, Duration lease, long ticket, boolean askPermits) {
         Args a = Args.of(NameKey.of(name))
                 .name(name)
                 .owner(owner)
@@ -169,7 +175,7 @@ final class LockStore {
                     Outcome busyOrNot = lock.run(c);
                     // Busy because permits hold it? A mistake to report, not a wait (docs/semaphores.md). Asked
                     // only of a busy try, on the same connection.
-                    int inForce = busyOrNot == Busy.BUSY ? sql.heldByPermits(runner, c, a) : 0;
+                    int inForce = busyOrNot == Busy.BUSY && askPermits ? sql.heldByPermits(runner, c, a) : 0;
                     return inForce > 0 ? new Mismatch(inForce) : busyOrNot;
                 };
         Outcome o = tryOnce(name, owner, work);
