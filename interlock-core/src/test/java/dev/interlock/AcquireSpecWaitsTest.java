@@ -34,6 +34,23 @@ class AcquireSpecWaitsTest {
                 .isFalse();
     }
 
+    /** A networked backend bounds a call in flight by the caller's time left (issue 29's brief, jdbc: on a paused server). */
+    @Test
+    void waitNanos_isTheTimeLeftOfATimedWait_andNoLimitOtherwise() throws Exception {
+        SEEN.clear();
+        try (LockSpace space = Interlock.open("spec-recorder:waitNanos")) {
+            space.tryAcquire("a").orElseThrow().close();
+            space.acquire("a", Duration.ofSeconds(5)).close();
+            space.acquire("a").close();
+        }
+        assertThat(SEEN.get(0).waitNanos()).as("a single try").isEqualTo(Long.MAX_VALUE);
+        assertThat(SEEN.get(1).waitNanos())
+                .as("acquire(5s)")
+                .isBetween(
+                        Duration.ofSeconds(4).toNanos(), Duration.ofSeconds(5).toNanos());
+        assertThat(SEEN.get(2).waitNanos()).as("acquire() without a limit").isEqualTo(Long.MAX_VALUE);
+    }
+
     @Test
     void aGrantMadeBeforeItsTry_countsItsLeaseFromThen() throws Exception {
         AGE_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(5);

@@ -3,6 +3,8 @@ package dev.interlock.bench;
 import dev.interlock.Interlock;
 import dev.interlock.Lease;
 import dev.interlock.LockSpace;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Arrays;
 
 /**
@@ -11,14 +13,15 @@ import java.util.Arrays;
  * in blocks of {@code ops} calls within one JVM (the order swapped every round), each on its own
  * name, and the verdict is the median of the per-round ratios with its interquartile range, so
  * that load that comes and goes on a shared machine lands on both sides. Runs on {@code mem:}, on
- * a Redis the harness starts itself, and on {@code dir:} in a new temporary directory (a backend
- * given 0 rounds is skipped).
+ * a Redis the harness starts itself, on {@code dir:} in a new temporary directory, and on
+ * {@code jdbc:} on a PostgreSQL it starts itself (a backend given 0 rounds is skipped).
  *
  * {@snippet lang="shell" :
  * ./mvnw -q -pl interlock-bench -am package -Dmaven.test.skip=true
  * java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.SemaphoreAB 100 20000 30 500 30 2000
+ * java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.SemaphoreAB 0 0 0 0 0 0 30 300
  * }
- * (rounds and calls per block on {@code mem:}, then on {@code redis:}, then on {@code dir:}); or one
+ * (rounds and calls per block on {@code mem:}, then {@code redis:}, {@code dir:}, {@code jdbc:}); or one
  * backend by its URI: {@code SemaphoreAB flock:/tmp/ab 30 5000} (rounds, calls per block)
  */
 public final class SemaphoreAB {
@@ -37,6 +40,8 @@ public final class SemaphoreAB {
         int redisOps = args.length > 3 ? Integer.parseInt(args[3]) : 500;
         int dirRounds = args.length > 4 ? Integer.parseInt(args[4]) : 30;
         int dirOps = args.length > 5 ? Integer.parseInt(args[5]) : 2_000;
+        int jdbcRounds = args.length > 6 ? Integer.parseInt(args[6]) : 0;
+        int jdbcOps = args.length > 7 ? Integer.parseInt(args[7]) : 300;
         if (memRounds > 0) {
             try (LockSpace mem = Interlock.open("mem:semaphore-ab")) {
                 compare("mem:", mem, memRounds, memOps);
@@ -49,9 +54,15 @@ public final class SemaphoreAB {
             }
         }
         if (dirRounds > 0) {
-            java.nio.file.Path root = java.nio.file.Files.createTempDirectory("semaphore-ab-dir");
+            Path root = Files.createTempDirectory("semaphore-ab-dir");
             try (LockSpace dir = Interlock.open("dir:" + root)) {
                 compare("dir:", dir, dirRounds, dirOps);
+            }
+        }
+        if (jdbcRounds > 0) {
+            try (BenchServers.Postgres pg = BenchServers.Postgres.start();
+                    LockSpace space = Interlock.open(pg.url() + "&table=semaphore_ab&create=true")) {
+                compare("jdbc: (PostgreSQL)", space, jdbcRounds, jdbcOps);
             }
         }
     }

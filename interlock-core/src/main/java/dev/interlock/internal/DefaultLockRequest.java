@@ -165,6 +165,7 @@ final class DefaultLockRequest implements LockRequest {
                     .limit(limit)
                     .lossChannel(channel)
                     .waits(timeoutNanos != 0)
+                    .waitNanos(timeoutNanos > 0 ? Math.max(0, remaining(timeoutNanos, start)) : Long.MAX_VALUE)
                     .build();
             try (Attempt attempt = space.backend.attempt(spec)) {
                 while (true) {

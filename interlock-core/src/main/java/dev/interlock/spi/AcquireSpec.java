@@ -24,6 +24,7 @@ public final class AcquireSpec {
     private final int limit;
     private final LossChannel lossChannel;
     private final boolean waits;
+    private final long waitNanos;
 
     private AcquireSpec(Builder b) {
         this.name = Objects.requireNonNull(b.name, "name");
@@ -34,6 +35,7 @@ public final class AcquireSpec {
         this.limit = b.limit;
         this.lossChannel = b.lossChannel;
         this.waits = b.waits;
+        this.waitNanos = b.waitNanos;
     }
 
     /**
@@ -109,6 +111,17 @@ public final class AcquireSpec {
         return waits;
     }
 
+    /**
+     * How long, from the moment this attempt is made, the caller goes on trying and waiting:
+     * {@link Long#MAX_VALUE} when it waits without a limit, and for a single try (which waits for
+     * nothing but its own call). A hint for a networked backend: a call that a paused server does
+     * not answer should not hold the caller past its deadline, so such a backend may bound its
+     * calls by the time left (at least a small floor) rather than only by its own call timeout.
+     */
+    public long waitNanos() {
+        return waitNanos;
+    }
+
     @Override
     public String toString() {
         return "AcquireSpec[" + name + " " + mode.shortName() + (limit > 0 ? " limit=" + limit : "") + " owner="
@@ -125,6 +138,7 @@ public final class AcquireSpec {
         private int limit;
         private LossChannel lossChannel = NOWHERE;
         private boolean waits;
+        private long waitNanos = Long.MAX_VALUE;
 
         private Builder(String name, Mode mode, Owner owner) {
             this.name = name;
@@ -162,6 +176,15 @@ public final class AcquireSpec {
         /** Whether the caller waits when the first try fails (default: false, a single try). */
         public Builder waits(boolean waits) {
             this.waits = waits;
+            return this;
+        }
+
+        /** How long the caller waits at most from now (default: {@link Long#MAX_VALUE}, no limit); see {@link AcquireSpec#waitNanos()}. */
+        public Builder waitNanos(long waitNanos) {
+            if (waitNanos < 0) {
+                throw new IllegalArgumentException("waitNanos must not be negative, was " + waitNanos);
+            }
+            this.waitNanos = waitNanos;
             return this;
         }
 

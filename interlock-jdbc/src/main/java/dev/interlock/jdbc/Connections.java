@@ -14,6 +14,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongFunction;
 import javax.sql.DataSource;
 
 /**
@@ -35,7 +36,18 @@ abstract class Connections implements AutoCloseable {
     }
 
     /** A connection in autocommit mode, with the network timeout set. */
-    abstract Borrowed borrow() throws SQLException;
+    final Borrowed borrow() throws SQLException {
+        return borrow(NO_CAP);
+    }
+
+    /** No bound on opening a connection but the connection's own timeouts. */
+    static final long NO_CAP = 0;
+
+    /**
+     * As {@link #borrow()}; a connection opened for it gives up after about {@code openWithinMs}
+     * (the caller's wait ends then) where the driver's options allow it, or {@link #NO_CAP}.
+     */
+    abstract Borrowed borrow(long openWithinMs) throws SQLException;
 
     /** A connection for this object alone until it closes it (the LISTEN connection). */
     abstract Connection dedicated() throws SQLException;
@@ -106,8 +118,9 @@ abstract class Connections implements AutoCloseable {
             this.dataSource = dataSource;
         }
 
+        /** The application's pool opens its connections by its own rules. */
         @Override
-        Borrowed borrow() throws SQLException {
+        Borrowed borrow(long openWithinMs) throws SQLException {
             Connection c = dataSource.getConnection();
             try {
                 if (!c.getAutoCommit()) {
@@ -159,6 +172,9 @@ abstract class Connections implements AutoCloseable {
         private static final ScheduledThreadPoolExecutor IDLE_CLOSER = idleCloser();
         private final String url;
         private final Properties properties;
+        /** The properties that bound opening a connection to the given ms (the driver's timeouts), or null if unknown. */
+        private final LongFunction<Properties> openWithin;
+
         private final boolean closeIdle;
         private final Semaphore permits = new Semaphore(MAX_OPEN, true);
         /** Idle connections, the longest idle first; guarded by this. */
@@ -170,9 +186,14 @@ abstract class Connections implements AutoCloseable {
         private record Idle(Connection connection, long since) {}
 
         FromUrl(String url, Properties properties, int networkTimeoutMs) {
+            this(url, properties, null, networkTimeoutMs);
+        }
+
+        FromUrl(String url, Properties properties, LongFunction<Properties> openWithin, int networkTimeoutMs) {
             super(networkTimeoutMs);
             this.url = url;
             this.properties = properties;
+            this.openWithin = openWithin;
             this.closeIdle = !embedded(url);
         }
 
@@ -198,7 +219,12 @@ abstract class Connections implements AutoCloseable {
         }
 
         Connection open() throws SQLException {
-            Connection c = DriverManager.getConnection(url, properties);
+            return open(NO_CAP);
+        }
+
+        private Connection open(long withinMs) throws SQLException {
+            Properties p = withinMs == NO_CAP || openWithin == null ? properties : openWithin.apply(withinMs);
+            Connection c = DriverManager.getConnection(url, p);
             try {
                 c.setAutoCommit(true);
             } catch (SQLException e) {
@@ -210,7 +236,7 @@ abstract class Connections implements AutoCloseable {
         }
 
         @Override
-        Borrowed borrow() throws SQLException {
+        Borrowed borrow(long openWithinMs) throws SQLException {
             if (!permit()) {
                 throw new SQLTransientConnectionException(
                         "all " + MAX_OPEN + " connections of the lock space stayed busy for " + networkTimeoutMs
@@ -225,7 +251,7 @@ abstract class Connections implements AutoCloseable {
             boolean wasIdle = c != null;
             if (c == null) {
                 try {
-                    c = open();
+                    c = open(openWithinMs);
                 } catch (SQLException | RuntimeException e) {
                     permits.release();
                     throw e;

@@ -68,13 +68,28 @@ abstract class Dialect {
         return null;
     }
 
-    /** CREATE TABLE statements for the lock table, its shared-holder table and its waiting line. */
+    /**
+     * CREATE TABLE statements for the lock table, its shared-holder table and its waiting line.
+     * The lock table's last column, {@code permits}, came with semaphores: a table made by an
+     * earlier build gets it from {@link StandardSql#PERMITS_COLUMN_DDL}.
+     */
     abstract List<String> ddl(String table, String shared, String line);
 
     /** True if {@code e} says a row with that key already exists. */
     boolean isDuplicateKey(SQLException e) {
         String s = e.getSQLState();
         return s != null && s.startsWith("23");
+    }
+
+    /** True if {@code e} says the column already exists (an ALTER TABLE ... ADD COLUMN that lost a race). */
+    boolean isDuplicateColumn(SQLException e) {
+        String s = e.getSQLState();
+        String m = e.getMessage() == null ? "" : e.getMessage().toLowerCase(Locale.ROOT);
+        return "42701".equals(s)
+                || "42S21".equals(s)
+                || e.getErrorCode() == 1060
+                || e.getErrorCode() == 42121
+                || m.contains("duplicate column");
     }
 
     /** True if {@code e} says the table does not exist. */
@@ -189,7 +204,8 @@ abstract class Dialect {
                             + "  epoch        BIGINT        NOT NULL,\n"
                             + "  waiter       VARCHAR(512),\n"
                             + "  waiter_until TIMESTAMPTZ,\n"
-                            + "  wanted_until TIMESTAMPTZ\n"
+                            + "  wanted_until TIMESTAMPTZ,\n"
+                            + "  permits      INTEGER\n"
                             + ")",
                     "CREATE TABLE IF NOT EXISTS " + shared + " (\n"
                             + "  name_key     VARCHAR(64)   NOT NULL,\n"
@@ -293,7 +309,8 @@ abstract class Dialect {
                             + "  shared_until DATETIME(6),\n"
                             + "  epoch        BIGINT       NOT NULL,\n"
                             + "  waiter       VARCHAR(512) " + text + ",\n"
-                            + "  waiter_until DATETIME(6)\n"
+                            + "  waiter_until DATETIME(6),\n"
+                            + "  permits      INT\n"
                             + ") ENGINE=InnoDB",
                     "CREATE TABLE IF NOT EXISTS " + shared + " (\n"
                             + "  name_key     " + key + " NOT NULL,\n"
@@ -359,7 +376,8 @@ abstract class Dialect {
                             + "  shared_until " + ts + ",\n"
                             + "  epoch        BIGINT        NOT NULL,\n"
                             + "  waiter       VARCHAR(512),\n"
-                            + "  waiter_until " + ts + "\n"
+                            + "  waiter_until " + ts + ",\n"
+                            + "  permits      INTEGER\n"
                             + ")",
                     "CREATE TABLE IF NOT EXISTS " + shared + " (\n"
                             + "  name_key     VARCHAR(64)   NOT NULL,\n"
@@ -453,7 +471,8 @@ abstract class Dialect {
                             + "  shared_until INTEGER,\n"
                             + "  epoch        INTEGER NOT NULL,\n"
                             + "  waiter       TEXT,\n"
-                            + "  waiter_until INTEGER\n"
+                            + "  waiter_until INTEGER,\n"
+                            + "  permits      INTEGER\n"
                             + ")",
                     "CREATE TABLE IF NOT EXISTS " + shared + " (\n"
                             + "  name_key     TEXT    NOT NULL,\n"

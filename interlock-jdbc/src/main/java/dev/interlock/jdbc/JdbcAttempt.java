@@ -87,6 +87,12 @@ final class JdbcAttempt implements Attempt {
      * waiter would find the lock held by its own ghost, and wait out the whole lease.
      */
     private boolean uncertain;
+    /** A plain try found busy asks whether permits hold the name: at the first try, and after each renewal of the place. */
+    private boolean askPermits = true;
+    /** Where the caller stops waiting ({@link System#nanoTime()}); meaningful if {@link #waitBounded}. */
+    private final long waitEnds;
+    /** True for a wait with a time limit: its statements end by {@link #waitEnds} (at least a small floor). */
+    private final boolean waitBounded;
 
     JdbcAttempt(JdbcLockBackend backend, AcquireSpec spec) {
         this.backend = backend;
@@ -95,7 +101,20 @@ final class JdbcAttempt implements Attempt {
         this.owner = Owners.check(spec.owner().id());
         this.signal = backend.signals.acquire(key);
         this.place = new QueuePlace(spec.lease(), backend.ticker, new Keeper());
+        this.waitBounded = spec.waits() && spec.waitNanos() != Long.MAX_VALUE;
+        this.waitEnds = System.nanoTime() + (waitBounded ? spec.waitNanos() : 0);
     }
+
+    /**
+     * This thread's statements end by the caller's deadline until the scope closes: on a paused
+     * server, a try in flight must not hold an {@code acquire(timeout)} for the whole statement
+     * timeout (SqlRunner's floor still lets the clean-up after the deadline through).
+     */
+    private SqlRunner.Scope bounded() {
+        return waitBounded ? SqlRunner.waitEndsAt(waitEnds) : UNBOUNDED;
+    }
+
+    private static final SqlRunner.Scope UNBOUNDED = () -> {};
 
     @Override
     public Optional<Grant> tryAcquire() {
@@ -107,12 +126,14 @@ final class JdbcAttempt implements Attempt {
             return Optional.empty(); // fewer releases than places before ours since we counted
         }
         LockStore.Outcome o;
-        try {
+        try (SqlRunner.Scope b = bounded()) {
             if (uncertain) {
                 backend.store.abandon(spec.name(), owner);
                 uncertain = false;
             }
-            o = backend.store.tryAcquire(spec.name(), spec.mode(), owner, spec.lease(), ticket);
+            o = backend.store.tryAcquire(
+                    spec.name(), spec.mode(), spec.limit(), owner, spec.lease(), ticket, askPermits);
+            askPermits = false;
         } catch (LockBackendException e) {
             uncertain = uncertain || e.isTransient();
             throw e;
@@ -122,8 +143,10 @@ final class JdbcAttempt implements Attempt {
             queued = false; // a grant clears the queue place and the place in line
             place.granted();
             leaveProcessLine();
+            // A permit is stored as a shared holder's row (LockStore): renewed and released as one.
+            Mode stored = permit() ? Mode.SHARED : spec.mode();
             return Optional.of(new JdbcGrant(
-                    backend, spec.name(), key, spec.mode(), owner, (LockStore.Granted) o, backend.clock.instant()));
+                    backend, spec.name(), key, stored, owner, (LockStore.Granted) o, backend.clock.instant()));
         }
         return Optional.empty();
     }
@@ -133,7 +156,9 @@ final class JdbcAttempt implements Attempt {
         if (Thread.interrupted()) {
             throw backend.failures.interruptedWaiting(spec.name());
         }
-        if (spec.mode() == Mode.EXCLUSIVE && !inProcessLine) {
+        // One grant at a time for a lock: the threads of this process wait in turn behind the first;
+        // a semaphore may have several permits free, so each of its waiters tries for itself.
+        if (spec.mode() == Mode.EXCLUSIVE && !permit() && !inProcessLine) {
             signal.join(this);
             inProcessLine = true;
         }
@@ -142,7 +167,7 @@ final class JdbcAttempt implements Attempt {
             return;
         }
         looksFree = false;
-        try {
+        try (SqlRunner.Scope b = bounded()) {
             place.keep();
         } catch (LockBackendException e) {
             // Only order and promptness depend on it; the next try reports a database that stays away.
@@ -188,12 +213,15 @@ final class JdbcAttempt implements Attempt {
             LockStore.Place p = backend.store.keepInLine(spec.name(), spec.mode(), owner, ticket, lease);
             ticket = p.ticket();
             ahead = p.ahead();
+            askPermits = true;
             versionAtCount = version;
             if (backend.marksWaiters()) {
-                LockStore.Mark m = backend.store.markWaiting(spec.name(), spec.mode(), owner, lease, ticket);
+                // A permit's waiter only marks the row wanted: the writer's queue place is a plain lock's.
+                Mode marked = permit() ? Mode.SHARED : spec.mode();
+                LockStore.Mark m = backend.store.markWaiting(spec.name(), marked, owner, lease, ticket);
                 queued = m.queued();
                 looksFree = m.free() && ahead == 0;
-            } else if (spec.mode() == Mode.EXCLUSIVE) {
+            } else if (spec.mode() == Mode.EXCLUSIVE && !permit()) {
                 queued = backend.store.queueWriter(spec.name(), owner, lease, ticket);
             }
             return true;
@@ -220,7 +248,7 @@ final class JdbcAttempt implements Attempt {
 
     @Override
     public List<HolderInfo> blockers() {
-        try {
+        try (SqlRunner.Scope b = bounded()) {
             LockInfo info = backend.inspect(spec.name());
             List<HolderInfo> all = new ArrayList<>(info.holders());
             for (HolderInfo q : info.queued()) { // the line in order: those before our own place
@@ -235,6 +263,11 @@ final class JdbcAttempt implements Attempt {
         }
     }
 
+    /** One permit of a semaphore rather than a lock. */
+    private boolean permit() {
+        return spec.limit() > 0;
+    }
+
     private void leaveProcessLine() {
         if (inProcessLine) {
             inProcessLine = false;
@@ -244,6 +277,12 @@ final class JdbcAttempt implements Attempt {
 
     @Override
     public void close() {
+        try (SqlRunner.Scope b = bounded()) {
+            closeBounded();
+        }
+    }
+
+    private void closeBounded() {
         leaveProcessLine();
         backend.signals.release(signal);
         if (uncertain && !granted) {

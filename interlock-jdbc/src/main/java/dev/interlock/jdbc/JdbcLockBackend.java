@@ -180,10 +180,15 @@ public final class JdbcLockBackend implements LockBackend {
                             e);
         }
         Properties withTimeouts = connectTimeouts(split.driverUrl(), properties, o);
+        Properties given = properties;
         return start(
                 description,
                 split.driverUrl(),
-                new Connections.FromUrl(split.driverUrl(), withTimeouts, networkTimeout(o)),
+                new Connections.FromUrl(
+                        split.driverUrl(),
+                        withTimeouts,
+                        ms -> connectTimeouts(split.driverUrl(), given, ms),
+                        networkTimeout(o)),
                 o,
                 ticker,
                 clock,
@@ -205,9 +210,35 @@ public final class JdbcLockBackend implements LockBackend {
             setUnlessGiven(p, lower, "loginTimeout", Long.toString(seconds));
             setUnlessGiven(p, lower, "connectTimeout", Long.toString(seconds));
             setUnlessGiven(p, lower, "socketTimeout", Long.toString(seconds + 5));
+            // A statement's cancel holds the connection until the server acknowledges it; a paused
+            // server never does, and pgjdbc's default of 10 s would hold the caller past a wait's end.
+            setUnlessGiven(p, lower, "cancelSignalTimeout", "1");
         } else if (lower.startsWith("jdbc:mariadb:") || lower.startsWith("jdbc:mysql:")) {
             setUnlessGiven(p, lower, "connectTimeout", Long.toString(seconds * 1000));
             setUnlessGiven(p, lower, "socketTimeout", Long.toString((seconds + 5) * 1000));
+        }
+        return p;
+    }
+
+    /**
+     * As {@link #connectTimeouts(String, Properties, JdbcOptions)}, for a connection opened when the
+     * caller's wait ends in {@code ms}: pgjdbc's login timeout (fractional seconds) bounds the
+     * whole opening; MariaDB's connect and socket timeouts (ms) bound its steps. Settings the URL
+     * or the properties give stay as given.
+     */
+    static Properties connectTimeouts(String driverUrl, Properties given, long ms) {
+        Properties p = new Properties();
+        p.putAll(given);
+        String lower = driverUrl.toLowerCase(Locale.ROOT);
+        if (lower.startsWith("jdbc:postgresql:")) {
+            long seconds = Math.max(1, (ms + 999) / 1000);
+            setUnlessGiven(p, lower, "loginTimeout", Double.toString(ms / 1000.0));
+            setUnlessGiven(p, lower, "connectTimeout", Long.toString(seconds));
+            setUnlessGiven(p, lower, "socketTimeout", Long.toString(seconds + 1));
+            setUnlessGiven(p, lower, "cancelSignalTimeout", "1");
+        } else if (lower.startsWith("jdbc:mariadb:") || lower.startsWith("jdbc:mysql:")) {
+            setUnlessGiven(p, lower, "connectTimeout", Long.toString(ms));
+            setUnlessGiven(p, lower, "socketTimeout", Long.toString(ms + SqlRunner.CUT_OFF_AFTER_MS));
         }
         return p;
     }
@@ -304,10 +335,18 @@ public final class JdbcLockBackend implements LockBackend {
         return true;
     }
 
-    /** Break by owner; tokens from a per-name counter that rows never lose; the queued writer is shown. */
+    /**
+     * Break by owner; tokens from a per-name counter that rows never lose; the queued writer is
+     * shown; the waiters are the live places of the name's line; semaphores (docs/semaphores.md).
+     */
     @Override
     public Set<Capability> capabilities() {
-        return EnumSet.of(Capability.BREAK, Capability.STRICT_FENCING, Capability.QUEUE);
+        return EnumSet.of(
+                Capability.BREAK,
+                Capability.STRICT_FENCING,
+                Capability.QUEUE,
+                Capability.WAITER_COUNT,
+                Capability.SEMAPHORE);
     }
 
     @Override
@@ -373,7 +412,12 @@ public final class JdbcLockBackend implements LockBackend {
         for (LockStore.Holder p : s.line()) {
             queued.add(holder(p, now));
         }
-        return new LockInfo(s.name(), holders, -1, queued);
+        return LockInfo.builder(s.name())
+                .holders(holders)
+                .waiters(s.line().size())
+                .queued(queued)
+                .limit(s.limit())
+                .build();
     }
 
     /** Times from the database's clock, shown on this host's: now plus what the database says is left. */

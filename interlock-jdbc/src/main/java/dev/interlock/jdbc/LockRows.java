@@ -36,7 +36,7 @@ final class LockRows {
             waiter = Optional.of(
                     new Holder(Mode.EXCLUSIVE, rs.getString("waiter"), 0, rs.getLong("waiter_left_ms"), -1, -1, true));
         }
-        return new State(rs.getString("name"), token, holders, waiter, List.of());
+        return new State(rs.getString("name"), token, holders, waiter, List.of(), rs.getInt("permit_limit"));
     }
 
     /** Reads live shared holders, keeping those of their name's current epoch (the others are dead). */
@@ -59,13 +59,22 @@ final class LockRows {
         }
     }
 
+    /**
+     * The lock row's state with its live shared holders and its line. Under a limit the shared
+     * holders are permit holders, each holding its permit alone: shown as exclusive. The limit is
+     * in force only while one of them lives.
+     */
     static State withReaders(State s, List<Holder> readers, List<Holder> line) {
-        if (readers.isEmpty() && line.isEmpty()) {
-            return s;
-        }
+        int limit = readers.isEmpty() ? 0 : s.limit();
         List<Holder> all = new ArrayList<>(s.holders());
-        all.addAll(readers);
-        return new State(s.name(), s.lastToken(), all, s.waiter(), line);
+        for (Holder r : readers) {
+            all.add(
+                    limit > 0
+                            ? new Holder(
+                                    Mode.EXCLUSIVE, r.owner(), r.token(), r.leftMs(), r.ageMs(), r.leaseMs(), false)
+                            : r);
+        }
+        return new State(s.name(), s.lastToken(), all, s.waiter(), line, limit);
     }
 
     /** Reads live places of the line (ordered by name key, then ticket), by name key. */

@@ -57,10 +57,13 @@ final class LockStore {
     static final long NOT_IN_LINE = Long.MAX_VALUE;
 
     /** What one try got. */
-    sealed interface Outcome permits Granted, Busy {}
+    sealed interface Outcome permits Granted, Busy, Mismatch {}
 
     /** A grant: its fencing token, and for shared holders the epoch they joined. */
     record Granted(long token, long epoch) implements Outcome {}
+
+    /** The name is held with another limit ({@code limitInForce}; 0: as a plain lock) than the one asked. */
+    record Mismatch(int limitInForce) implements Outcome {}
 
     /** Held by someone else, or a queued writer goes first. */
     enum Busy implements Outcome {
@@ -71,7 +74,8 @@ final class LockStore {
     record Holder(Mode mode, String owner, long token, long leftMs, long ageMs, long leaseMs, boolean waiting) {}
 
     /** What the table says about one name: its holders, the writer queued first, and the waiting line in order. */
-    record State(String name, long lastToken, List<Holder> holders, Optional<Holder> waiter, List<Holder> line) {}
+    record State(
+            String name, long lastToken, List<Holder> holders, Optional<Holder> waiter, List<Holder> line, int limit) {}
 
     /** Why a renewal failed (wrong owner, expired, not found: docs/jdbc.md, the renewal table). */
     record Lost(String why) {}
@@ -140,15 +144,48 @@ final class LockStore {
      * @param ticket the waiter's place in line, or {@link #NOT_IN_LINE}
      */
     Outcome tryAcquire(String name, Mode mode, String owner, Duration lease, long ticket) {
+        return tryAcquire(name, mode, 0, owner, lease, ticket, true);
+    }
+
+    /**
+     * As {@link #tryAcquire(String, Mode, String, Duration, long)}; with a {@code limit} above 0,
+     * for one permit of a semaphore of that many. Refused with {@code LimitMismatchException} if
+     * the name is held with another limit (a plain lock asked of permits, or the reverse).
+     *
+     * @param askPermits for a plain lock found busy: ask whether permits hold the name (one more
+     *     statement); a waiter asks at its first try and after each renewal of its place, not at
+     *     every try, so that a line of waiters polling a database without notifications does not
+     *     double its statements
+     */
+    Outcome tryAcquire(
+            String name, Mode mode, int limit, String owner, Duration lease, long ticket, boolean askPermits) {
         Args a = Args.of(NameKey.of(name))
                 .name(name)
                 .owner(owner)
                 .lease(lease.toMillis())
-                .ticket(ticket);
+                .ticket(ticket)
+                .limit(limit);
         boolean writer = mode == Mode.EXCLUSIVE;
-        Work<Outcome> work = ticket != NOT_IN_LINE
+        Work<Outcome> lock = ticket != NOT_IN_LINE
                 ? c -> sql.tryInLine(runner, c, a, writer)
                 : writer ? c -> sql.tryExclusive(runner, c, a) : c -> sql.tryShared(runner, c, a);
+        Work<Outcome> work = limit > 0
+                ? c -> sql.tryPermit(runner, c, a)
+                : c -> {
+                    Outcome busyOrNot = lock.run(c);
+                    // Busy because permits hold it? A mistake to report, not a wait (docs/semaphores.md). Asked
+                    // only of a busy try, on the same connection.
+                    int inForce = busyOrNot == Busy.BUSY && askPermits ? sql.heldByPermits(runner, c, a) : 0;
+                    return inForce > 0 ? new Mismatch(inForce) : busyOrNot;
+                };
+        Outcome o = tryOnce(name, owner, work);
+        if (o instanceof Mismatch m) {
+            throw refusals.limitMismatch(name, m.limitInForce(), limit);
+        }
+        return o;
+    }
+
+    private Outcome tryOnce(String name, String owner, Work<Outcome> work) {
         try {
             return call("acquiring", name, false, work);
         } catch (LockBackendException e) {

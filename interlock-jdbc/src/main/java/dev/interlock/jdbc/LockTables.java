@@ -57,11 +57,50 @@ final class LockTables {
                     }
                 }
             }
+            if (create) {
+                addPermitsColumn(c);
+            }
             checkShape(c, sql.table, sql.lockColumns(), create, deferred);
             checkShape(c, sql.shared, StandardSql.SHARED_COLUMNS, create, deferred);
             checkShape(c, sql.line, StandardSql.LINE_COLUMNS, create, deferred);
             return null;
         });
+    }
+
+    /**
+     * A lock table made before semaphores has no {@code permits} column: with {@code create=true}
+     * it is added (nullable, so no row is rewritten and older builds go on working beside this
+     * one); another process adding it at the same moment is fine.
+     */
+    private void addPermitsColumn(Connection c) throws SQLException {
+        try (Statement st = c.createStatement()) {
+            st.setQueryTimeout(runner.queryTimeoutSeconds);
+            try (ResultSet rs = st.executeQuery("SELECT * FROM " + sql.table + " WHERE 1 = 0")) {
+                ResultSetMetaData md = rs.getMetaData();
+                for (int i = 1; i <= md.getColumnCount(); i++) {
+                    if (md.getColumnName(i).equalsIgnoreCase(StandardSql.PERMITS_COLUMN)) {
+                        return;
+                    }
+                }
+            } catch (SQLException e) {
+                if (sql.dialect.isMissingTable(e)) {
+                    return; // checked below, with the message that says what to do
+                }
+                throw e;
+            }
+            try {
+                st.execute(alterAddPermits());
+            } catch (SQLException e) {
+                // Added by another process since we looked: checked below.
+                if (!sql.dialect.isDuplicateColumn(e)) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    private String alterAddPermits() {
+        return "ALTER TABLE " + sql.table + " ADD COLUMN " + StandardSql.PERMITS_COLUMN_DDL;
     }
 
     private void checkShape(Connection c, String name, List<String> wanted, boolean created, boolean deferred)
@@ -115,6 +154,25 @@ final class LockTables {
             if (!have.contains(w)) {
                 missing.add(w);
             }
+        }
+        if (missing.equals(List.of(StandardSql.PERMITS_COLUMN))) {
+            throw refusals.refused(
+                    null,
+                    "the lock table " + name
+                            + " was created by an earlier Interlock and lacks the column " + StandardSql.PERMITS_COLUMN
+                            + " (semaphores); add it with: " + alterAddPermits() + ", or add ?create=true to the URL",
+                    null);
+        }
+        if (missing.contains(StandardSql.PERMITS_COLUMN)
+                && missing.contains(PostgresSql.WANTED_COLUMN)
+                && missing.size() == 2) {
+            throw refusals.refused(
+                    null,
+                    "the lock table " + name
+                            + " was created by an earlier Interlock and lacks the columns " + PostgresSql.WANTED_COLUMN
+                            + " and " + StandardSql.PERMITS_COLUMN + "; add them with: ALTER TABLE " + name
+                            + " ADD COLUMN " + PostgresSql.WANTED_COLUMN + " TIMESTAMPTZ; " + alterAddPermits(),
+                    null);
         }
         if (missing.equals(List.of(PostgresSql.WANTED_COLUMN))) {
             throw refusals.refused(

@@ -25,41 +25,47 @@ final class NamedSql {
         LEASE,
         TICKET,
         EPOCH,
-        TOKEN
+        TOKEN,
+        LIMIT
     }
 
     /**
      * The values of one operation. Strings a statement names must be given; numbers default to 0.
      *
      * @param lease milliseconds
+     * @param limit a semaphore's number of permits (0: a plain lock)
      */
-    record Args(String key, String name, String owner, long lease, long ticket, long epoch, long token) {
+    record Args(String key, String name, String owner, long lease, long ticket, long epoch, long token, int limit) {
         static Args of(String key) {
-            return new Args(key, null, null, 0, 0, 0, 0);
+            return new Args(key, null, null, 0, 0, 0, 0, 0);
+        }
+
+        Args limit(int n) {
+            return new Args(key, name, owner, lease, ticket, epoch, token, n);
         }
 
         Args name(String n) {
-            return new Args(key, n, owner, lease, ticket, epoch, token);
+            return new Args(key, n, owner, lease, ticket, epoch, token, limit);
         }
 
         Args owner(String o) {
-            return new Args(key, name, o, lease, ticket, epoch, token);
+            return new Args(key, name, o, lease, ticket, epoch, token, limit);
         }
 
         Args lease(long ms) {
-            return new Args(key, name, owner, ms, ticket, epoch, token);
+            return new Args(key, name, owner, ms, ticket, epoch, token, limit);
         }
 
         Args ticket(long t) {
-            return new Args(key, name, owner, lease, t, epoch, token);
+            return new Args(key, name, owner, lease, t, epoch, token, limit);
         }
 
         Args epoch(long e) {
-            return new Args(key, name, owner, lease, ticket, e, token);
+            return new Args(key, name, owner, lease, ticket, e, token, limit);
         }
 
         Args token(long t) {
-            return new Args(key, name, owner, lease, ticket, epoch, t);
+            return new Args(key, name, owner, lease, ticket, epoch, t, limit);
         }
     }
 
@@ -103,6 +109,7 @@ final class NamedSql {
                 case TICKET -> ps.setLong(i + 1, a.ticket());
                 case EPOCH -> ps.setLong(i + 1, a.epoch());
                 case TOKEN -> ps.setLong(i + 1, a.token());
+                case LIMIT -> ps.setInt(i + 1, a.limit());
             }
         }
     }

@@ -56,7 +56,7 @@ final class PostgresSql extends StandardSql {
                 + " epoch = CASE WHEN t.shared_until IS NOT NULL THEN t.epoch + 1 ELSE t.epoch END,"
                 + " token = t.token + 1, owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at,"
                 + " acquired_at = EXCLUDED.acquired_at, lease_ms = EXCLUDED.lease_ms,"
-                + " readers = 0, shared_until = NULL, waiter = NULL, waiter_until = NULL"
+                + " readers = 0, shared_until = NULL, waiter = NULL, waiter_until = NULL, permits = NULL"
                 + " WHERE t.name = EXCLUDED.name"
                 + " AND (t.owner IS NULL OR t.expires_at <= now())"
                 + " AND (t.shared_until IS NULL OR t.shared_until <= now())"
@@ -71,10 +71,12 @@ final class PostgresSql extends StandardSql {
                 + " readers = CASE WHEN t.shared_until IS NULL OR t.shared_until <= now() THEN 1 ELSE t.readers + 1 END,"
                 + " shared_until = CASE WHEN t.shared_until IS NULL OR t.shared_until <= now() THEN EXCLUDED.shared_until"
                 + " ELSE GREATEST(t.shared_until, EXCLUDED.shared_until) END,"
-                + " token = t.token + 1, owner = NULL, expires_at = NULL, acquired_at = NULL, lease_ms = NULL"
+                + " token = t.token + 1, owner = NULL, expires_at = NULL, acquired_at = NULL, lease_ms = NULL,"
+                + " permits = NULL"
                 + " WHERE t.name = EXCLUDED.name"
                 + " AND (t.owner IS NULL OR t.expires_at <= now())"
                 + " AND (t.waiter IS NULL OR t.waiter_until <= now())"
+                + " AND (t.permits IS NULL OR t.permits = 0 OR t.shared_until IS NULL OR t.shared_until <= now())"
                 + lineClear(false)
                 + " RETURNING t.token, t.epoch, t.readers),"
                 + " h AS (INSERT INTO " + s + " (" + String.join(", ", SHARED_COLUMNS) + ")"
@@ -101,8 +103,10 @@ final class PostgresSql extends StandardSql {
                 + " RETURNING epoch),"
                 + " u AS (UPDATE " + t + " SET shared_until = CASE WHEN readers = 1 THEN NULL ELSE shared_until END,"
                 + " readers = readers - 1 WHERE name_key = :key AND readers > 0 AND epoch = (SELECT epoch FROM d)"
-                + " RETURNING readers, wanted_until > now() AS wanted),"
-                + " w AS (SELECT pg_notify(" + ch + ", :key) FROM u WHERE u.readers = 0 AND u.wanted)"
+                + " RETURNING readers, wanted_until > now() AS wanted, permits),"
+                // A permit freed is one a waiter can take; a reader's, only once the last reader leaves.
+                + " w AS (SELECT pg_notify(" + ch
+                + ", :key) FROM u WHERE (u.readers = 0 OR u.permits > 0) AND u.wanted)"
                 + " SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM w)");
         releaseExclusive = NamedSql.of(notifying(exRelease.named + ASYNC, ch));
         unqueueNotifying = NamedSql.of(notifying(unqueue.named, ch));
@@ -127,7 +131,7 @@ final class PostgresSql extends StandardSql {
 
     @Override
     List<String> lockColumns() {
-        List<String> all = new ArrayList<>(LOCK_COLUMNS);
+        List<String> all = new ArrayList<>(super.lockColumns());
         all.add(WANTED_COLUMN);
         return all;
     }

@@ -27,11 +27,27 @@ final class SqlRunner {
         T run(Connection c) throws SQLException;
     }
 
+    /**
+     * The least time a statement (or the opening of a connection) is given when the caller's wait
+     * is nearly over: enough for a healthy database to answer, so that the clean-up after a wait
+     * that ran out (giving up a place in line) still gets through.
+     */
+    static final long FLOOR_MS = 250;
+    /**
+     * How long after its capped time limit a statement whose server does not answer at all (a
+     * paused server ignores a cancel too) is cut off by the connection's network timeout.
+     */
+    static final long CUT_OFF_AFTER_MS = 500;
+    /** Where this thread's caller stops waiting ({@link System#nanoTime()}), while {@link #waitEndsAt} is in force. */
+    private static final ThreadLocal<long[]> WAIT_ENDS = new ThreadLocal<>();
+
     private final String description;
     private final Dialect dialect;
     private final Connections connections;
     private final SqlFailures failures;
     final int queryTimeoutSeconds;
+    /** The statement time limit in ms. */
+    private final long statementMs;
     /** The statement time limit in ms where a timer of ours enforces it ({@link #canceller}); 0 where the driver's query timeout does. */
     private final long cancelAfterMs;
     /** Cancels statements that outrun their limit (see {@link #query}); started at the first statement. */
@@ -49,8 +65,51 @@ final class SqlRunner {
         this.dialect = dialect;
         this.connections = connections;
         this.failures = failures;
+        this.statementMs = Math.max(1, statementTimeout.toMillis());
         this.queryTimeoutSeconds = (int) Math.max(1, (statementTimeout.toMillis() + 999) / 1000);
         this.cancelAfterMs = dialect.cancelsFromTimer() ? Math.max(1, statementTimeout.toMillis()) : 0;
+    }
+
+    // ---------------------------------------------------------------- the caller's deadline
+
+    /** Ends a {@link #waitEndsAt} scope. */
+    interface Scope extends AutoCloseable {
+        @Override
+        void close();
+    }
+
+    /**
+     * Until the scope closes, the statements and connects of this thread end by {@code endNanos}
+     * ({@link System#nanoTime()}), each given at least {@link #FLOOR_MS}: a waiting acquisition's
+     * call in flight must not hold its caller past the wait's deadline (a paused server otherwise
+     * holds it for the whole statement timeout, and the connection's network timeout after it).
+     */
+    static Scope waitEndsAt(long endNanos) {
+        long[] before = WAIT_ENDS.get();
+        WAIT_ENDS.set(new long[] {endNanos});
+        return () -> {
+            if (before == null) {
+                WAIT_ENDS.remove();
+            } else {
+                WAIT_ENDS.set(before);
+            }
+        };
+    }
+
+    /** How long the next statement (or connect) may take: the statement limit, or less if the caller's wait ends sooner. */
+    long budgetMs() {
+        long[] end = WAIT_ENDS.get();
+        if (end == null) {
+            return statementMs;
+        }
+        long left = TimeUnit.NANOSECONDS.toMillis(end[0] - System.nanoTime());
+        return Math.min(statementMs, Math.max(FLOOR_MS, left));
+    }
+
+    /** True once the caller's wait on this thread is over (never outside a {@link #waitEndsAt} scope). */
+    private static boolean waitOver() {
+        long[] end = WAIT_ENDS.get();
+        return end != null && end[0] - System.nanoTime() <= 0;
     }
 
     /**
@@ -64,7 +123,8 @@ final class SqlRunner {
         for (int attempt = 0; attempt < 3; attempt++) {
             Connections.Borrowed b;
             try {
-                b = connections.borrow();
+                long budget = budgetMs();
+                b = connections.borrow(budget < statementMs ? budget : Connections.NO_CAP);
             } catch (SQLException e) {
                 throw failures.map(what, name, e);
             }
@@ -79,7 +139,7 @@ final class SqlRunner {
                 if (broken && connections instanceof Connections.FromUrl) {
                     ((Connections.FromUrl) connections).dropIdle();
                 }
-                boolean again = dialect.isRetryable(e) || (broken && idempotent && attempt == 0);
+                boolean again = dialect.isRetryable(e) || (broken && idempotent && attempt == 0 && !waitOver());
                 if (!again) {
                     throw failures.map(what, name, e);
                 }
@@ -112,7 +172,9 @@ final class SqlRunner {
                 keys ? c.prepareStatement(sql.text, Statement.RETURN_GENERATED_KEYS) : c.prepareStatement(sql.text);
         try {
             if (cancelAfterMs == 0) {
-                ps.setQueryTimeout(queryTimeoutSeconds);
+                long budget = budgetMs();
+                ps.setQueryTimeout(
+                        budget < statementMs ? (int) Math.max(1, (budget + 999) / 1000) : queryTimeoutSeconds);
             }
             sql.bind(ps, args);
             return ps;
@@ -151,29 +213,52 @@ final class SqlRunner {
      */
 
     ResultSet query(PreparedStatement ps) throws SQLException {
-        ScheduledFuture<?> limit = limit(ps);
+        long budget = budgetMs();
+        ScheduledFuture<?> limit = limit(ps, budget);
+        boolean cut = cutOffAt(ps, budget);
         try {
             return ps.executeQuery();
         } finally {
             withdraw(limit);
+            if (cut) {
+                Connections.setNetworkTimeout(ps.getConnection(), connections.networkTimeoutMs);
+            }
         }
     }
 
     int exec(PreparedStatement ps) throws SQLException {
-        ScheduledFuture<?> limit = limit(ps);
+        long budget = budgetMs();
+        ScheduledFuture<?> limit = limit(ps, budget);
+        boolean cut = cutOffAt(ps, budget);
         try {
             return ps.executeUpdate();
         } finally {
             withdraw(limit);
+            if (cut) {
+                Connections.setNetworkTimeout(ps.getConnection(), connections.networkTimeoutMs);
+            }
         }
     }
 
-    private ScheduledFuture<?> limit(PreparedStatement ps) {
+    /**
+     * A statement capped by the caller's deadline: the connection's network timeout brought down to
+     * just after the cap, since a server that is paused answers neither the statement nor its
+     * cancel. The connection is then broken and thrown away; put back after the statement.
+     */
+    private boolean cutOffAt(PreparedStatement ps, long budgetMs) throws SQLException {
+        if (budgetMs >= statementMs) {
+            return false;
+        }
+        Connections.setNetworkTimeout(ps.getConnection(), (int) (budgetMs + CUT_OFF_AFTER_MS));
+        return true;
+    }
+
+    private ScheduledFuture<?> limit(PreparedStatement ps, long budgetMs) {
         if (cancelAfterMs == 0) {
             return null;
         }
         try {
-            return canceller().schedule(() -> cancel(ps), cancelAfterMs, TimeUnit.MILLISECONDS);
+            return canceller().schedule(() -> cancel(ps), Math.min(cancelAfterMs, budgetMs), TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException e) {
             return null; // closed: the network timeout still bounds the call
         }
@@ -187,7 +272,7 @@ final class SqlRunner {
 
     private void cancel(PreparedStatement ps) {
         try {
-            log.debug("{} - a statement ran past {} ms: cancelling it", description, cancelAfterMs);
+            log.debug("{} - a statement ran past its time limit: cancelling it", description);
             ps.cancel();
         } catch (SQLException | RuntimeException e) {
             log.debug("{} - cancelling a statement failed: {}", description, e.toString());

@@ -36,6 +36,14 @@ class StandardSql {
     static final List<String> SHARED_COLUMNS =
             List.of("name_key", "owner", "epoch", "token", "expires_at", "acquired_at", "lease_ms");
     static final List<String> LINE_COLUMNS = List.of("name_key", "owner", "ticket", "writer", "expires_at");
+    /**
+     * The lock table's column for semaphores: the number of permits while permits hold the name
+     * (its holders are then rows of {@code _shared}, counted in {@code readers}); NULL for a
+     * plain lock. Added to tables of earlier builds by {@link LockTables}.
+     */
+    static final String PERMITS_COLUMN = "permits";
+
+    static final String PERMITS_COLUMN_DDL = PERMITS_COLUMN + " INTEGER";
 
     final Dialect dialect;
     final String table;
@@ -60,6 +68,15 @@ class StandardSql {
     final NamedSql shCleanup;
 
     final NamedSql exists;
+
+    // Semaphores (tryPermit): the lock row locked first, then read with the live permits and the places before ours.
+    final NamedSql permitLockRow;
+    final NamedSql permitRow;
+    final NamedSql permitPurge;
+    final NamedSql permitGrant;
+    final NamedSql permitInsertLock;
+    /** For a plain try found busy: the limit of the permits that hold the name, or 0. */
+    final NamedSql heldByPermits;
 
     // Renewals: owner-checked, and only while the lease has not run out by the database's clock.
     final NamedSql exRenew;
@@ -116,7 +133,7 @@ class StandardSql {
                 + " epoch = CASE WHEN shared_until IS NOT NULL THEN epoch + 1 ELSE epoch END,"
                 + " token = " + dialect.nextToken("token") + ","
                 + " owner = :owner, expires_at = " + plus + ", acquired_at = " + n + ", lease_ms = :lease,"
-                + " readers = 0, shared_until = NULL, waiter = NULL, waiter_until = NULL"
+                + " readers = 0, shared_until = NULL, waiter = NULL, waiter_until = NULL, permits = NULL"
                 + " WHERE name_key = :key AND name = :name"
                 + " AND (owner IS NULL OR expires_at <= " + n + ")"
                 + " AND (shared_until IS NULL OR shared_until <= " + n + ")"
@@ -130,10 +147,11 @@ class StandardSql {
                 + " shared_until = CASE WHEN shared_until IS NULL OR shared_until <= " + n + " THEN " + plus
                 + " ELSE " + dialect.greatest("shared_until", plus) + " END,"
                 + " token = " + dialect.nextToken("token") + ","
-                + " owner = NULL, expires_at = NULL, acquired_at = NULL, lease_ms = NULL"
+                + " owner = NULL, expires_at = NULL, acquired_at = NULL, lease_ms = NULL, permits = NULL"
                 + " WHERE name_key = :key AND name = :name"
                 + " AND (owner IS NULL OR expires_at <= " + n + ")"
                 + " AND (waiter IS NULL OR waiter_until <= " + n + ")"
+                + notHeldByPermits(n)
                 + lineClear(false));
         shReadBack = NamedSql.of("SELECT token, epoch, readers FROM " + t + " WHERE name_key = :key");
         shInsertLock = NamedSql.of("INSERT INTO " + t + " (" + String.join(", ", LOCK_COLUMNS)
@@ -142,6 +160,31 @@ class StandardSql {
                 + ") VALUES (:key, :owner, :epoch, :token, " + plus + ", " + n + ", :lease)");
         shCleanup = NamedSql.of("DELETE FROM " + s + " WHERE name_key = :key AND epoch < :epoch");
         exists = NamedSql.of("SELECT 1 FROM " + t + " WHERE name_key = :key");
+
+        permitLockRow = NamedSql.of("UPDATE " + t + " SET token = token WHERE name_key = :key" + sync);
+        permitRow = NamedSql.of("SELECT t.token, t.epoch, COALESCE(t.permits, 0) AS permits,"
+                + " CASE WHEN t.owner IS NOT NULL AND t.expires_at > " + n + " THEN 1 ELSE 0 END AS ex_held,"
+                + " CASE WHEN t.shared_until IS NOT NULL AND t.shared_until > " + n + " THEN 1 ELSE 0 END AS sh_held,"
+                + " (SELECT COUNT(*) FROM " + s + " h WHERE h.name_key = :key AND h.epoch = t.epoch"
+                + " AND h.expires_at > " + n + ") AS live,"
+                + " (SELECT COUNT(*) FROM " + line + " q WHERE q.name_key = :key AND q.expires_at > " + n
+                + " AND (q.ticket < :ticket OR (q.ticket = :ticket AND q.owner < :owner))) AS ahead"
+                + " FROM " + t + " t WHERE t.name_key = :key");
+        permitPurge = NamedSql.of(
+                "DELETE FROM " + s + " WHERE name_key = :key AND (epoch < :epoch OR expires_at <= " + n + ")");
+        // shared_until first: MySQL assigns left to right, and nothing after it reads it.
+        permitGrant = NamedSql.of("UPDATE " + t + " SET"
+                + " shared_until = CASE WHEN shared_until IS NOT NULL AND shared_until > " + n + " THEN "
+                + dialect.greatest("shared_until", plus) + " ELSE " + plus + " END,"
+                + " readers = (SELECT COUNT(*) FROM " + s + " WHERE name_key = :key AND epoch = :epoch) + 1,"
+                + " token = :token, epoch = :epoch, permits = :limit,"
+                + " owner = NULL, expires_at = NULL, acquired_at = NULL, lease_ms = NULL"
+                + " WHERE name_key = :key");
+        permitInsertLock = NamedSql.of("INSERT INTO " + t + " (" + String.join(", ", LOCK_COLUMNS) + ", "
+                + PERMITS_COLUMN + ") VALUES (:key, :name, 1, NULL, NULL, NULL, NULL, 1, " + plus
+                + ", 1, NULL, NULL, :limit)");
+        heldByPermits = NamedSql.of("SELECT COALESCE(permits, 0) FROM " + t + " WHERE name_key = :key"
+                + " AND shared_until IS NOT NULL AND shared_until > " + n);
 
         exRenew = NamedSql.of("UPDATE " + t + " SET expires_at = " + plus + ", lease_ms = :lease"
                 + " WHERE name_key = :key AND owner = :owner AND token = :token AND expires_at > " + n + sync);
@@ -186,6 +229,7 @@ class StandardSql {
         lineAheadOfReader = NamedSql.of(ahead + " AND writer = 1");
 
         String lockCols = "name_key, name, token, owner, epoch, readers, waiter, lease_ms,"
+                + " CASE WHEN permits > 0 AND shared_until > " + n + " THEN permits ELSE 0 END AS permit_limit,"
                 + " CASE WHEN owner IS NOT NULL AND expires_at > " + n + " THEN 1 ELSE 0 END AS held,"
                 + " " + dialect.millisBetween(n, "expires_at") + " AS left_ms,"
                 + " " + dialect.millisBetween("acquired_at", n) + " AS age_ms,"
@@ -231,7 +275,14 @@ class StandardSql {
 
     /** The columns the lock table must have. */
     List<String> lockColumns() {
-        return LOCK_COLUMNS;
+        List<String> all = new java.util.ArrayList<>(LOCK_COLUMNS);
+        all.add(PERMITS_COLUMN);
+        return all;
+    }
+
+    /** A WHERE term: no permit holds the name (plain readers may not join permit holders). */
+    static String notHeldByPermits(String now) {
+        return " AND (permits IS NULL OR permits = 0 OR shared_until IS NULL OR shared_until <= " + now + ")";
     }
 
     /** The LISTEN channel of the table's releases ({@link PostgresSql}); the table name is a plain identifier. */
@@ -293,6 +344,84 @@ class StandardSql {
         // A read-back here could see a later holder's token: refuse rather than guess.
         throw new SQLException(
                 "the driver did not report LAST_INSERT_ID() with the update's result; use MariaDB Connector/J or MySQL Connector/J");
+    }
+
+    /**
+     * One try for a permit of a semaphore of {@code :limit}, in a transaction that locks the name's
+     * row first. Every permit grant of the name waits for that lock, so the count of live permit
+     * holders read by the next statement (a fresh statement at READ COMMITTED; the first
+     * consistent read of MySQL's transaction) includes every grant committed before: exclusion
+     * rests on the row lock, not on a statement's view of other rows. Refused with
+     * {@link LockStore.Mismatch} if a plain lock, plain readers or permits of another limit hold
+     * the name; busy if the live holders plus the live places before ours in line fill the limit.
+     * A grant removes the holders whose leases ran out (so that {@code readers} counts the live
+     * ones, as releases expect) and, for a waiter, its place in line.
+     */
+    Outcome tryPermit(SqlRunner r, Connection c, Args a) throws SQLException {
+        for (int round = 0; round < 2; round++) {
+            try {
+                Outcome o = SqlRunner.rolledBack(c, tx -> permitInTransaction(r, tx, a));
+                if (o != null) {
+                    return o;
+                }
+            } catch (SQLException e) {
+                if (!dialect.isDuplicateKey(e)) {
+                    throw e;
+                }
+                // The name's row was created by someone else since we looked: look again.
+            }
+        }
+        return Busy.BUSY;
+    }
+
+    private Outcome permitInTransaction(SqlRunner r, Connection tx, Args a) throws SQLException {
+        r.update(tx, permitLockRow, a);
+        long token;
+        long epoch;
+        int permits;
+        boolean exclusiveHeld;
+        boolean sharedHeld;
+        long live;
+        long ahead;
+        try (PreparedStatement ps = r.prepare(tx, permitRow, a);
+                ResultSet rs = r.query(ps)) {
+            if (!rs.next()) {
+                r.update(tx, permitInsertLock, a);
+                r.update(tx, shInsertHolder, a.epoch(1).token(1));
+                return new Granted(1, 1);
+            }
+            token = rs.getLong("token");
+            epoch = rs.getLong("epoch");
+            permits = rs.getInt("permits");
+            exclusiveHeld = rs.getInt("ex_held") == 1;
+            sharedHeld = rs.getInt("sh_held") == 1;
+            live = rs.getLong("live");
+            ahead = rs.getLong("ahead");
+        }
+        if (exclusiveHeld || (sharedHeld && permits == 0)) {
+            throw new Rollback(new LockStore.Mismatch(0));
+        }
+        boolean inForce = sharedHeld && live > 0;
+        if (inForce && permits != a.limit()) {
+            throw new Rollback(new LockStore.Mismatch(permits));
+        }
+        if ((inForce ? live : 0) + ahead >= a.limit()) {
+            throw new Rollback(Busy.BUSY);
+        }
+        long grantEpoch = inForce ? epoch : epoch + 1;
+        Args g = a.epoch(grantEpoch).token(token + 1);
+        r.update(tx, permitPurge, g);
+        r.update(tx, permitGrant, g);
+        r.update(tx, shInsertHolder, g);
+        if (a.ticket() != LockStore.NOT_IN_LINE) {
+            r.update(tx, linePurge, a);
+        }
+        return new Granted(token + 1, grantEpoch);
+    }
+
+    /** After a plain try found the name busy: the limit of the permits that hold it, or 0 (held as a plain lock, or free now). */
+    int heldByPermits(SqlRunner r, Connection c, Args a) throws SQLException {
+        return (int) r.queryLong(c, heldByPermits, a, 0);
     }
 
     /** One shared try: in a transaction, join the row's readers (or create the row) and add the holder's row. */

@@ -70,6 +70,25 @@ class BadInputTest {
         }
     }
 
+    /** Semaphores added the lock table's column {@code permits}: a table of an earlier build is upgraded, or refused with the ALTER to run. */
+    @Test
+    void lockTableOfAnEarlierBuild_withoutPermits_saysWhatToAdd_andCreateTrueAddsIt() {
+        String url = h2();
+        try (LockSpace s = Interlock.open(url + "?create=true")) {
+            s.tryAcquire("held-before").orElseThrow().close();
+        }
+        TestServers.execute(url, "ALTER TABLE interlock_locks DROP COLUMN permits");
+        assertThatThrownBy(() -> Interlock.open(url))
+                .isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("created by an earlier Interlock and lacks the column permits")
+                .hasMessageContaining("ALTER TABLE interlock_locks ADD COLUMN permits INTEGER")
+                .hasMessageNotContaining("Exception");
+        try (LockSpace s = Interlock.open(url + "?create=true")) {
+            assertThat(s.lock("held-before").limit(2).tryAcquire()).isPresent();
+        }
+        Interlock.open(url).close(); // upgraded: no option needed any more
+    }
+
     @Test
     void badTableNames_areRefusedWithTheRule() {
         for (String t : new String[] {"a-b", "x;drop", "\"q\"", "s.t", "1abc", "", "a".repeat(49)}) {

@@ -435,6 +435,53 @@ class PostgresFaultIT {
         }
     }
 
+    /**
+     * {@code interlock run -w 5s} on a paused PostgreSQL returned after 11.4 s: a try in flight
+     * waited for its statement timeout (10 s by default here), not for the wait's deadline. Each
+     * statement, and the opening of a connection, now ends by the time left of the wait. The
+     * pooled connection still open at the pause: the statement is cut off on it.
+     */
+    @Test
+    void pausedServer_aTimedAcquireOnAnOpenConnection_returnsByItsDeadline() throws Exception {
+        timedAcquireOnAPausedServer("deadlineopen", false);
+    }
+
+    /** As above, with no connection left open at the pause (closed idle): opening one is bounded too. */
+    @Test
+    void pausedServer_aTimedAcquireThatMustConnect_returnsByItsDeadline() throws Exception {
+        timedAcquireOnAPausedServer("deadlinenew", true);
+    }
+
+    private void timedAcquireOnAPausedServer(String app, boolean idleClosed) throws Exception {
+        String table = TestServers.table();
+        // The default statement timeout (10 s): the deadline of the wait must come first.
+        try (LockSpace locks = Interlock.open(
+                TestServers.withOptions(url, "table=" + table + "&create=true&ApplicationName=" + app))) {
+            locks.tryAcquire("job").orElseThrow().close(); // the row exists
+            if (idleClosed) {
+                await().atMost(Timing.seconds(10))
+                        .until(() -> queryLong("SELECT count(*) FROM pg_stat_activity WHERE application_name = '" + app
+                                        + "' AND query NOT LIKE 'LISTEN%'")
+                                == 0);
+            }
+            List<Long> pids = serverPids();
+            signal("STOP", pids);
+            try {
+                long t = System.nanoTime();
+                Future<Lease> acquired = pool.submit(() -> locks.lock("job").acquire(Duration.ofSeconds(2)));
+                assertThatThrownBy(() -> acquired.get(30, TimeUnit.SECONDS))
+                        .as("no grant from a paused server")
+                        .cause()
+                        .isInstanceOf(LockBackendException.class);
+                assertThat(Duration.ofNanos(System.nanoTime() - t))
+                        .as("acquire(2s) on a paused server returns by its deadline, not at the statement timeout")
+                        .isLessThan(Duration.ofSeconds(4));
+            } finally {
+                signal("CONT", pids);
+            }
+        }
+    }
+
     /** The postmaster (first line of postmaster.pid) and its children. */
     private static List<Long> serverPids() throws IOException {
         Path data = Path.of(queryString("SHOW data_directory"));

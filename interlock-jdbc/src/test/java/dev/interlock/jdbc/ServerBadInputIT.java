@@ -97,4 +97,21 @@ class ServerBadInputIT {
             assertThat(s.tryAcquire("x")).isPresent();
         }
     }
+
+    /** Semaphores added the column {@code permits}: {@code create=true} adds it to a table of an earlier build on the servers too. */
+    @Test
+    void tableOfAnEarlierBuild_withoutPermits_isRefusedWithTheAlter_andUpgradedByCreateTrue() {
+        for (String base : new String[] {TestServers.postgresUrl(), TestServers.mariadbUrl()}) {
+            String table = TestServers.table();
+            String url = TestServers.withOptions(base, "table=" + table);
+            Interlock.open(TestServers.withOptions(url, "create=true")).close();
+            TestServers.execute(url, "ALTER TABLE " + table + " DROP COLUMN permits");
+            assertThatThrownBy(() -> Interlock.open(url))
+                    .isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("ALTER TABLE " + table + " ADD COLUMN permits INTEGER");
+            try (LockSpace s = Interlock.open(TestServers.withOptions(url, "create=true"))) {
+                assertThat(s.lock("x").limit(3).tryAcquire()).isPresent();
+            }
+        }
+    }
 }
