@@ -195,6 +195,7 @@ final class RunCommand implements Callable<Integer> {
                         space,
                         request,
                         name,
+                        limit != null ? limit : 0,
                         err,
                         runner.sentinel() != null ? runner.sentinel().pid() : -1);
                 if (got.isEmpty()) {
