@@ -1,6 +1,5 @@
 package dev.interlock.cli;
 
-import dev.interlock.Capability;
 import dev.interlock.HolderInfo;
 import dev.interlock.Lease;
 import dev.interlock.LimitMismatchException;
@@ -537,12 +536,7 @@ final class VerifyCommand implements Callable<Integer> {
         try (LockSpace space = backend.open(top.env)) {
             LockRequest request = space.lock(lockName).mode(Mode.EXCLUSIVE);
             if (permitLimit > 0) {
-                if (!space.capabilities().contains(Capability.SEMAPHORE)) {
-                    throw new CliException(
-                            ExitCodes.UNAVAILABLE,
-                            space.uri() + " - semaphores (--limit) are not supported by " + space.uri()
-                                    + " yet; docs/semaphores.md lists the backends that have them");
-                }
+                BackendOption.requireSemaphores(space);
                 request.limit(permitLimit);
             }
             try (Lease l = request.acquire(Duration.ofSeconds(10))) {

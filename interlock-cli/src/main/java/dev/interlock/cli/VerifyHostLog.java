@@ -43,22 +43,7 @@ final class VerifyHostLog {
             List<String> torn,
             int lostLeases,
             List<VerifyWorkers.Failure> failures,
-            List<PermitCheck.FullSlots> full) {
-        /** A host without permit records (a lock run). */
-        HostLog(
-                String host,
-                String clock,
-                int processes,
-                long runNanos,
-                List<Section> sections,
-                List<Section> killed,
-                List<Wait> unfinished,
-                List<String> torn,
-                int lostLeases,
-                List<VerifyWorkers.Failure> failures) {
-            this(host, clock, processes, runNanos, sections, killed, unfinished, torn, lostLeases, failures, List.of());
-        }
-    }
+            List<PermitCheck.FullSlots> full) {}
 
     /** Writes the {@code host} file and the kills of one host's run into its directory. */
     static void write(Path dir, String host, String clock, int processes, VerifyWorkers.Outcome o) throws IOException {

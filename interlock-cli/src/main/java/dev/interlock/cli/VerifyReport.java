@@ -40,20 +40,7 @@ final class VerifyReport {
             boolean crashTest,
             String runId,
             int hostsExpected,
-            int limit) {
-        /** A run on the lock (no limit). */
-        Setup(
-                String backend,
-                String name,
-                int processes,
-                long durationNanos,
-                double sharedRatio,
-                boolean crashTest,
-                String runId,
-                int hostsExpected) {
-            this(backend, name, processes, durationNanos, sharedRatio, crashTest, runId, hostsExpected, 0);
-        }
-    }
+            int limit) {}
 
     // ---- analysis -----------------------------------------------------------------------------
 
@@ -279,20 +266,8 @@ final class VerifyReport {
      *
      * @param counterText the counter file's content after the run, or null if it could not be read
      * @param problems reasons the run is incomplete found before the analysis (missing hosts...)
-     */
-    static VerifyReport analyze(
-            Setup setup,
-            List<VerifyHostLog.HostLog> hosts,
-            long start,
-            String counterText,
-            List<String> problems,
-            List<String> warnings) {
-        return analyze(setup, hosts, start, counterText, problems, warnings, List.of());
-    }
-
-    /**
-     * Analyses the hosts' records of a run; for a permit run, {@code heldAfter} are the holders
-     * of the name after every worker stopped (every permit of the run must have come back).
+     * @param heldAfter for a permit run, the holders of the name after every worker stopped (every
+     *     permit of the run must have come back); ignored for a lock run
      */
     static VerifyReport analyze(
             Setup setup,

@@ -60,12 +60,7 @@ final class VerifyRunDir {
     static final long LONGEST_PAUSE_MS = 800;
 
     /** What the lead decided for every host: {@code limit} above 0 for a semaphore run ({@code --limit}). */
-    record Plan(String name, long durationNanos, int hosts, int limit) {
-        /** A plan to verify the lock. */
-        Plan(String name, long durationNanos, int hosts) {
-            this(name, durationNanos, hosts, 0);
-        }
-    }
+    record Plan(String name, long durationNanos, int hosts, int limit) {}
 
     /** The directory of the permit slots of a run whose counter is {@code counter}. */
     static Path slotsBeside(Path counter) {
