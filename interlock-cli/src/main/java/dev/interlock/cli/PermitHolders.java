@@ -2,6 +2,7 @@ package dev.interlock.cli;
 
 import dev.interlock.HolderInfo;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -53,8 +54,11 @@ final class PermitHolders {
         if (h.ownerId().isPresent() && h.pid() > 0) {
             facts.add("pid " + h.pid());
         }
-        h.since().ifPresent(s -> facts.add("since " + s));
-        h.validUntil().filter(v -> !v.equals(Instant.MAX)).ifPresent(v -> facts.add("lease until " + v));
+        // Milliseconds: the nanoseconds a backend may give say nothing to a person reading who holds it.
+        h.since().ifPresent(s -> facts.add("since " + s.truncatedTo(ChronoUnit.MILLIS)));
+        h.validUntil()
+                .filter(v -> !v.equals(Instant.MAX))
+                .ifPresent(v -> facts.add("lease until " + v.truncatedTo(ChronoUnit.MILLIS)));
         h.token().ifPresent(t -> facts.add("token " + t));
         String who = h.ownerId().orElseGet(() -> h.pid() > 0 ? "pid " + h.pid() : "an unknown holder");
         return facts.isEmpty() ? who : who + " (" + String.join(", ", facts) + ")";
