@@ -45,8 +45,10 @@ final class PermitCheck {
      * @param fullButKilled holders that found every slot taken with a killed holder's among them (not counted)
      * @param recoveries per killed section, in order: nanoseconds from the kill to N others held at
      *     once on its clock, or {@link VerifyReport#NO_GRANT} if that was not seen before the end
+     * @param truncated some rule found more than {@value #MAX_PER_RULE} violations: only that many are listed
      */
-    record Report(List<String> violations, int mostAtOnce, int fullButKilled, List<Long> recoveries) {}
+    record Report(
+            List<String> violations, int mostAtOnce, int fullButKilled, List<Long> recoveries, boolean truncated) {}
 
     static Report check(int limit, List<Section> completed, List<Section> killed, List<FullSlots> full) {
         List<String> violations = new ArrayList<>();
@@ -55,6 +57,7 @@ final class PermitCheck {
                 .collect(Collectors.toSet());
         int fullButKilled = 0;
         int shown = 0;
+        boolean truncated;
         for (FullSlots f : full) {
             if (f.occupants().stream().anyMatch(killedHolders::contains)) {
                 fullButKilled++;
@@ -63,9 +66,10 @@ final class PermitCheck {
                         + ") found all " + limit + " slots taken, by " + String.join(", ", f.occupants()));
             }
         }
+        truncated = shown > MAX_PER_RULE;
         List<Section> all = new ArrayList<>(completed);
         all.addAll(killed);
-        duplicateTokens(all, violations);
+        truncated |= duplicateTokens(all, violations);
         Map<String, List<Section>> byClock = new TreeMap<>();
         for (Section s : all) {
             if (!s.clock().equals("-")) {
@@ -75,8 +79,9 @@ final class PermitCheck {
         int most = 0;
         Map<String, long[]> fullMoments = new HashMap<>();
         for (Map.Entry<String, List<Section>> one : byClock.entrySet()) {
-            tokenOrder(one.getValue(), violations);
+            truncated |= tokenOrder(one.getValue(), violations);
             Sweep sweep = sweep(limit, one.getValue(), violations);
+            truncated |= sweep.truncated;
             most = Math.max(most, sweep.most);
             fullMoments.put(one.getKey(), sweep.reachedLimitAt);
         }
@@ -86,10 +91,11 @@ final class PermitCheck {
             int i = firstAtOrAfter(at, k.exit());
             recoveries.add(i < at.length ? at[i] - k.exit() : VerifyReport.NO_GRANT);
         }
-        return new Report(violations, most, fullButKilled, recoveries);
+        return new Report(violations, most, fullButKilled, recoveries, truncated);
     }
 
-    private static void duplicateTokens(List<Section> all, List<String> violations) {
+    /** Returns whether there were more than it listed. */
+    private static boolean duplicateTokens(List<Section> all, List<String> violations) {
         Map<Long, Section> seen = new HashMap<>();
         int shown = 0;
         for (Section s : all) {
@@ -98,10 +104,11 @@ final class PermitCheck {
                 violations.add("token " + s.token() + " issued twice: " + describe(before) + " and " + describe(s));
             }
         }
+        return shown > MAX_PER_RULE;
     }
 
-    /** A permit released before another was asked for has the smaller token. */
-    private static void tokenOrder(List<Section> one, List<String> violations) {
+    /** A permit released before another was asked for has the smaller token; returns whether there were more than it listed. */
+    private static boolean tokenOrder(List<Section> one, List<String> violations) {
         List<Section> byAsked = new ArrayList<>(one);
         byAsked.sort(Comparator.comparingLong(Section::asked));
         List<Section> byExit = new ArrayList<>(one);
@@ -121,10 +128,11 @@ final class PermitCheck {
                         + " was asked for, yet its token is not smaller");
             }
         }
+        return shown > MAX_PER_RULE;
     }
 
     /** The most sections at once, the moments the count reached the limit, and an overlap of more than the limit. */
-    private record Sweep(int most, long[] reachedLimitAt) {}
+    private record Sweep(int most, long[] reachedLimitAt, boolean truncated) {}
 
     private static Sweep sweep(int limit, List<Section> one, List<String> violations) {
         List<Section> byEnter = new ArrayList<>(one);
@@ -149,7 +157,7 @@ final class PermitCheck {
                         + inside.stream().map(PermitCheck::describe).collect(Collectors.joining(", ")));
             }
         }
-        return new Sweep(most, reached.stream().mapToLong(Long::longValue).toArray());
+        return new Sweep(most, reached.stream().mapToLong(Long::longValue).toArray(), shown > MAX_PER_RULE);
     }
 
     /** {@code permit token 5 slot 2 [ENTER, EXIT] from w0@host}: a section of a permit run (its READ is the slot). */

@@ -176,7 +176,7 @@ final class VerifyReport {
             permits = PermitCheck.check(setup.limit(), all, killed, full);
             v.addAll(permits.violations());
             v.addAll(permitsLeft(heldAfter, all, killed));
-            this.violationsTruncated = false;
+            this.violationsTruncated = permits.truncated();
         } else {
             ExclusionCheck.Report r = ExclusionCheck.check(all, killed, start, partial ? -1 : end);
             v.addAll(r.violations());

@@ -89,6 +89,19 @@ class VerifyPermitReportTest {
     }
 
     @Test
+    void manyOverbookings_areListedUpToTwentyOfEachRule_andTheScreenSaysThereWereMore() {
+        List<PermitCheck.FullSlots> full = new ArrayList<>();
+        for (int i = 0; i < 25; i++) {
+            full.add(new PermitCheck.FullSlots("w2@h", 100 + i, List.of("w0@h 1", "w1@h 2")));
+        }
+        VerifyReport r = analyze(host(withinTwo(), List.of(), full), List.of());
+        assertThat(r.violations).hasSize(20);
+        assertThat(r.text(List.of(), null))
+                .contains("limit         VIOLATED: at least 20 violations, 3 of them (up to 3 of each kind):\n");
+        assertThat(r.json(null, null)).contains("\"violationsTruncated\":true");
+    }
+
+    @Test
     void tokensOutOfOrder_orIssuedTwice_areViolations() {
         List<Section> s = withinTwo();
         // w0's second permit was asked for after w1 released token 2, yet has token 2 too.
