@@ -1,5 +1,6 @@
 package dev.interlock.cli;
 
+import dev.interlock.Capability;
 import dev.interlock.Interlock;
 import dev.interlock.InvalidLockNameException;
 import dev.interlock.LockBackendException;
@@ -41,6 +42,16 @@ final class BackendOption {
         } catch (IllegalArgumentException e) {
             String source = uri != null ? "--backend" : "$" + DefaultBackend.ENV;
             throw new CliException(ExitCodes.USAGE, "bad " + source + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Refuses (69) a --limit on a space whose backend has no semaphores, before anything is asked of it. */
+    static void requireSemaphores(LockSpace space) {
+        if (!space.capabilities().contains(Capability.SEMAPHORE)) {
+            throw new CliException(
+                    ExitCodes.UNAVAILABLE,
+                    space.uri() + " - semaphores (--limit) are not supported by " + space.uri()
+                            + " yet; docs/semaphores.md lists the backends that have them");
         }
     }
 

@@ -1,6 +1,5 @@
 package dev.interlock.cli;
 
-import dev.interlock.Capability;
 import dev.interlock.Lease;
 import dev.interlock.LimitMismatchException;
 import dev.interlock.LockBackendException;
@@ -168,12 +167,7 @@ final class RunCommand implements Callable<Integer> {
             Duration grace = killGrace(leaseBased ? leaseUsed : null);
             LockRequest request = space.lock(name).mode(shared ? Mode.SHARED : Mode.EXCLUSIVE);
             if (limit != null) {
-                if (!space.capabilities().contains(Capability.SEMAPHORE)) {
-                    throw new CliException(
-                            ExitCodes.UNAVAILABLE,
-                            space.uri() + " - semaphores (--limit) are not supported by " + space.uri()
-                                    + " yet; docs/semaphores.md lists the backends that have them");
-                }
+                BackendOption.requireSemaphores(space);
                 request.limit(limit);
             }
             if (lease != null) {
@@ -195,6 +189,7 @@ final class RunCommand implements Callable<Integer> {
                         space,
                         request,
                         name,
+                        limit != null ? limit : 0,
                         err,
                         runner.sentinel() != null ? runner.sentinel().pid() : -1);
                 if (got.isEmpty()) {

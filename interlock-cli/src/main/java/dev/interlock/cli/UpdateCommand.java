@@ -175,7 +175,7 @@ final class UpdateCommand implements Callable<Integer> {
                         throw new CommandLine.ParameterException(spec.commandLine(), "bad --lease: " + e.getMessage());
                     }
                 }
-                Optional<Lease> got = waiting.acquire(space, request, name, err, -1);
+                Optional<Lease> got = waiting.acquire(space, request, name, 0, err, -1);
                 if (got.isEmpty()) {
                     return waiting.conflictExitCode;
                 }

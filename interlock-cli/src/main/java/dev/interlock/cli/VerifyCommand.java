@@ -1,7 +1,10 @@
 package dev.interlock.cli;
 
+import dev.interlock.HolderInfo;
 import dev.interlock.Lease;
+import dev.interlock.LimitMismatchException;
 import dev.interlock.LockBackendException;
+import dev.interlock.LockRequest;
 import dev.interlock.LockSpace;
 import dev.interlock.LockTimeoutException;
 import dev.interlock.Mode;
@@ -52,6 +55,12 @@ import picocli.CommandLine.Spec;
             "replaced. For flock: and dir: it names the file system and warns about",
             "mount options that break locking (NFS nolock, local_lock, lookupcache).",
             "",
+            "With --limit N the workers take permits of a semaphore of N instead:",
+            "each holder claims a free slot among N (an atomic create) and gives it",
+            "back before it releases, so a holder that finds all N taken proves that",
+            "more than N were inside at once; tokens must be unique and in order, and",
+            "after the run the name must list none of the released permits.",
+            "",
             "Several hosts: 'interlock verify --lead RUN-ID --hosts K' on one host,",
             "'interlock verify --join RUN-ID' on the others, on one lock space; their",
             "records meet in a shared directory (dir:/flock: use the lock directory;",
@@ -63,14 +72,15 @@ import picocli.CommandLine.Spec;
         footer = {
             "  interlock verify --backend dir:/mnt/shared/locks",
             "  interlock verify --backend flock:/var/lock/app -p 8 -d 30s --crash-test",
+            "  interlock verify --backend redis://redis.internal --limit 3 --crash-test",
             "  interlock verify --backend dir:/mnt/nfs/locks --lead n1 --hosts 3  # host a",
             "  interlock verify --backend dir:/mnt/nfs/locks --join n1            # b, c"
         },
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
-            " 0:mutual exclusion held",
+            " 0:mutual exclusion held (--limit N: at most N held at once)",
             " 1:incomplete: a worker failed or hung, a host did not join, nothing was acquired",
-            " 2:mutual exclusion VIOLATED (the evidence is printed)",
+            " 2:mutual exclusion (or the limit) VIOLATED (the evidence is printed)",
             "64:usage error",
             "69:the backend, or a run's shared directory, is unusable or unreachable (the reason is printed)"
         })
@@ -92,8 +102,18 @@ final class VerifyCommand implements Callable<Integer> {
     @Option(
             names = {"-p", "--processes"},
             paramLabel = "N",
-            description = "Worker processes on this host (default: ${DEFAULT-VALUE}).")
-    int processes = 4;
+            description = "Worker processes on this host (default: 4; with --limit N, N+2 if more).")
+    Integer processesOption;
+
+    /** The worker processes on this host, once validated. */
+    private int processes;
+
+    @Option(
+            names = "--limit",
+            paramLabel = "N",
+            converter = RunCommand.LimitConverter.class,
+            description = "Check a semaphore of N permits instead of the lock (as 'run --limit N' takes them).")
+    Integer limit;
 
     @Option(
             names = {"-d", "--duration"},
@@ -105,8 +125,15 @@ final class VerifyCommand implements Callable<Integer> {
     @Option(
             names = "--shared-ratio",
             paramLabel = "R",
-            description = "Share of acquisitions that are shared (readers), 0 to 0.99 (default: ${DEFAULT-VALUE}).")
-    double sharedRatio = 0.25;
+            description =
+                    "Share of acquisitions that are shared (readers), 0 to 0.99 (default: 0.25; not with --limit).")
+    Double sharedRatioOption;
+
+    /** The share of shared acquisitions, once validated: 0 with --limit (a permit has one holder). */
+    private double sharedRatio;
+
+    /** The semaphore's limit: --limit, or the lead's for a host that joins; 0 to verify the lock. */
+    private int permitLimit;
 
     @Option(
             names = "--crash-test",
@@ -210,6 +237,9 @@ final class VerifyCommand implements Callable<Integer> {
         try {
             if (plan.runDir() == null) {
                 Files.writeString(ws.counter(), "0");
+                if (permitLimit > 0) {
+                    Files.createDirectory(VerifyRunDir.slotsBeside(ws.counter()));
+                }
             }
             VerifyReport report = run(
                     target.uri(),
@@ -276,11 +306,13 @@ final class VerifyCommand implements Callable<Integer> {
             runDir = VerifyRunDir.join(shared, join, waitHosts);
             lockName = runDir.plan().name();
             runFor = Duration.ofNanos(runDir.plan().durationNanos());
+            permitLimit = runDir.plan().limit();
             generated = false; // the lead cleans up
         }
         String shown = preflight(lockName);
         if (lead != null) {
-            runDir = VerifyRunDir.lead(shared, lead, new VerifyRunDir.Plan(lockName, runFor.toNanos(), hosts));
+            runDir = VerifyRunDir.lead(
+                    shared, lead, new VerifyRunDir.Plan(lockName, runFor.toNanos(), hosts, permitLimit));
         }
         return new Plan(lockName, generated, runFor, waitHosts, shown, runDir);
     }
@@ -401,8 +433,9 @@ final class VerifyCommand implements Callable<Integer> {
                 sharedRatio,
                 lease != null ? lease.toMillis() : 0,
                 work,
-                counter,
-                runDir != null ? work.getFileName().toString() : host);
+                permitLimit > 0 ? VerifyRunDir.slotsBeside(counter) : counter,
+                runDir != null ? work.getFileName().toString() : host,
+                permitLimit);
         VerifyWorkers.Outcome outcome;
         List<Path> hostDirs;
         int kills;
@@ -469,6 +502,7 @@ final class VerifyCommand implements Callable<Integer> {
             hostDirs = List.of(work);
         }
         liveWorkers = null;
+        List<HolderInfo> heldAfter = permitLimit > 0 ? holdersAfter(lockName, problems) : List.of();
         VerifyReport.Setup s = new VerifyReport.Setup(
                 shown,
                 lockName,
@@ -477,15 +511,38 @@ final class VerifyCommand implements Callable<Integer> {
                 sharedRatio,
                 crashTest,
                 runDir != null ? runDir.runId : null,
-                runDir != null ? runDir.plan().hosts() : 1);
-        return VerifyReport.fromRecords(s, hostDirs, counter, problems, warnings);
+                runDir != null ? runDir.plan().hosts() : 1,
+                permitLimit);
+        return VerifyReport.fromRecords(s, hostDirs, counter, problems, warnings, heldAfter);
     }
 
-    /** Opens the space and takes the lock once, so that an unusable backend is exit 69 before any worker starts. */
+    /** Who holds the semaphore after the run, for the check that every permit came back; empty (and a problem) if unknown. */
+    private List<HolderInfo> holdersAfter(String lockName, List<String> problems) {
+        try (LockSpace space = backend.open(top.env)) {
+            return space.status(lockName).holders();
+        } catch (LockBackendException e) {
+            problems.add("the holders of '" + lockName + "' after the run could not be read, so whether every permit"
+                    + " came back is unknown: " + e.getMessage());
+            return List.of();
+        }
+    }
+
+    /**
+     * Opens the space and takes the lock (or a permit) once, so that an unusable backend, or one
+     * without semaphores, is exit 69 before any worker starts, and a --limit other than the one of
+     * the name's holders exit 64.
+     */
     private String preflight(String lockName) {
         try (LockSpace space = backend.open(top.env)) {
-            try (Lease l = space.lock(lockName).mode(Mode.EXCLUSIVE).acquire(Duration.ofSeconds(10))) {
+            LockRequest request = space.lock(lockName).mode(Mode.EXCLUSIVE);
+            if (permitLimit > 0) {
+                BackendOption.requireSemaphores(space);
+                request.limit(permitLimit);
+            }
+            try (Lease l = request.acquire(Duration.ofSeconds(10))) {
                 l.token();
+            } catch (LimitMismatchException e) {
+                throw new CliException(ExitCodes.USAGE, e.getMessage(), e);
             } catch (LockTimeoutException e) {
                 // held by someone else (a --name in use, another host of the run): the workers will wait their turn
             } catch (InterruptedException e) {
@@ -504,11 +561,27 @@ final class VerifyCommand implements Callable<Integer> {
     private void validate() {
         keep = path("--keep", keepOption);
         sharedDir = path("--shared-dir", sharedDirOption);
+        if (limit != null && sharedRatioOption != null) {
+            throw usage("--shared-ratio does not go with --limit: a semaphore permit has one holder, never shared");
+        }
+        sharedRatio = limit != null ? 0 : sharedRatioOption != null ? sharedRatioOption : 0.25;
+        permitLimit = limit != null ? limit : 0;
+        if (join != null && limit != null) {
+            throw usage("--join takes the limit from the lead's plan: drop --limit");
+        }
+        processes = processesOption != null
+                ? processesOption
+                : limit != null && lead == null && join == null ? Math.min(256, Math.max(4, limit + 2)) : 4;
         if (processes < 1 || processes > 256) {
             throw usage("--processes must be between 1 and 256, was " + processes);
         }
         if (processes < 2 && lead == null && join == null) {
             throw usage("--processes must be at least 2 on one host: one process alone never contends");
+        }
+        if (limit != null && processes <= limit && lead == null && join == null) {
+            throw usage("--processes must be more than --limit " + limit + " on one host, was " + processes
+                    + ": with at most " + limit + " workers nobody ever waits for a permit, and one too many is"
+                    + " never tried (give -p " + Math.min(256, limit + 2) + ", or a smaller --limit)");
         }
         if (duration != null && (duration.toMillis() < 100 || duration.toHours() > 24)) {
             throw usage("--duration must be between 100ms and 24h, was " + Durations.format(duration));

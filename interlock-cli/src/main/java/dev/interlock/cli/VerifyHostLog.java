@@ -42,7 +42,8 @@ final class VerifyHostLog {
             List<Wait> unfinished,
             List<String> torn,
             int lostLeases,
-            List<VerifyWorkers.Failure> failures) {}
+            List<VerifyWorkers.Failure> failures,
+            List<PermitCheck.FullSlots> full) {}
 
     /** Writes the {@code host} file and the kills of one host's run into its directory. */
     static void write(Path dir, String host, String clock, int processes, VerifyWorkers.Outcome o) throws IOException {
@@ -113,6 +114,7 @@ final class VerifyHostLog {
         List<Section> sections = new ArrayList<>();
         List<Wait> unfinished = new ArrayList<>();
         List<String> torn = new ArrayList<>();
+        List<PermitCheck.FullSlots> full = new ArrayList<>();
         int lost = 0;
         List<Path> logs = new ArrayList<>();
         try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir, "worker-*.log")) {
@@ -135,6 +137,10 @@ final class VerifyHostLog {
                 } else if (line.startsWith("# torn ")) {
                     torn.add(source + " read '" + line.substring(line.indexOf('\'') + 1, line.length() - 1)
                             + "' from the counter (token " + line.split(" ")[2] + ")");
+                } else if (line.startsWith("# full ")) {
+                    String[] f = line.split(" ", 4);
+                    full.add(new PermitCheck.FullSlots(
+                            source, Long.parseLong(f[2]), f.length > 3 ? List.of(f[3].split("\\|")) : List.of()));
                 } else if (line.startsWith("# lost ")) {
                     lost++;
                 } else if (!line.startsWith("#")) {
@@ -152,7 +158,7 @@ final class VerifyHostLog {
                 }
             }
         }
-        return new HostLog(host, clock, processes, run, sections, killed, unfinished, torn, lost, failures);
+        return new HostLog(host, clock, processes, run, sections, killed, unfinished, torn, lost, failures, full);
     }
 
     private static String encode(String s) {

@@ -1,5 +1,6 @@
 package dev.interlock.cli;
 
+import dev.interlock.HolderInfo;
 import dev.interlock.check.ExclusionCheck;
 import dev.interlock.check.Handoffs;
 import dev.interlock.check.Section;
@@ -9,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -28,7 +30,7 @@ final class VerifyReport {
     /** The run could not finish (a worker failed or hung, a host did not join, nothing was acquired). */
     static final int INCOMPLETE = 1;
 
-    /** What the run was: for the heading and the JSON. */
+    /** What the run was: for the heading and the JSON; {@code limit} above 0 for a semaphore of that many ({@code --limit}). */
     record Setup(
             String backend,
             String name,
@@ -37,7 +39,8 @@ final class VerifyReport {
             double sharedRatio,
             boolean crashTest,
             String runId,
-            int hostsExpected) {}
+            int hostsExpected,
+            int limit) {}
 
     // ---- analysis -----------------------------------------------------------------------------
 
@@ -72,6 +75,17 @@ final class VerifyReport {
     int lostLeases;
     /** Some hosts' records are missing: the final counter is not compared. */
     final boolean partial;
+    /** A permit run: the most holders seen at once on one host (-1 for a lock run). */
+    final int mostAtOnce;
+    /** A permit run: holders that found every slot taken, one of them a killed holder's (not proof of anything). */
+    final int fullButKilled;
+    /**
+     * A permit run: the permits of this run still held after it (by the status of the name), as
+     * text; the killed holders' are in {@link #killedStillHeld} (their lease has not run out yet).
+     */
+    final List<String> notReturned = new ArrayList<>();
+
+    final List<String> killedStillHeld = new ArrayList<>();
 
     private VerifyReport(
             Setup setup,
@@ -79,7 +93,8 @@ final class VerifyReport {
             long start,
             String counterText,
             List<String> problems,
-            List<String> warnings) {
+            List<String> warnings,
+            List<HolderInfo> heldAfter) {
         this.setup = setup;
         this.hosts = List.copyOf(hosts);
         this.problems.addAll(problems);
@@ -87,6 +102,7 @@ final class VerifyReport {
         List<Section> all = new ArrayList<>();
         List<Section> killed = new ArrayList<>();
         List<String> torn = new ArrayList<>();
+        List<PermitCheck.FullSlots> full = new ArrayList<>();
         long waitMax = -1;
         String waitBy = null;
         boolean waitUnfinished = false;
@@ -95,11 +111,12 @@ final class VerifyReport {
             all.addAll(h.sections());
             killed.addAll(h.killed());
             torn.addAll(h.torn());
+            full.addAll(h.full());
             lostLeases += h.lostLeases();
             for (Section s : h.sections()) {
                 if (s.waitNanos() > waitMax) {
                     waitMax = s.waitNanos();
-                    waitBy = s.source() + ", " + (s.exclusive() ? "EX" : "SH");
+                    waitBy = s.source() + ", " + (setup.limit() > 0 ? "permit" : s.exclusive() ? "EX" : "SH");
                     waitUnfinished = false;
                 }
             }
@@ -153,8 +170,20 @@ final class VerifyReport {
         // With a host's records missing, its increments are in the counter but not in the records:
         // the final value proves nothing (the rules between the sections at hand still hold).
         this.partial = hosts.size() < setup.hostsExpected();
-        ExclusionCheck.Report r = ExclusionCheck.check(all, killed, start, partial ? -1 : end);
-        List<String> v = new ArrayList<>(r.violations());
+        List<String> v = new ArrayList<>();
+        PermitCheck.Report permits = null;
+        if (setup.limit() > 0) {
+            permits = PermitCheck.check(setup.limit(), all, killed, full);
+            v.addAll(permits.violations());
+            v.addAll(permitsLeft(heldAfter, all, killed));
+            this.violationsTruncated = permits.truncated();
+        } else {
+            ExclusionCheck.Report r = ExclusionCheck.check(all, killed, start, partial ? -1 : end);
+            v.addAll(r.violations());
+            this.violationsTruncated = r.violations().size() >= ExclusionCheck.maxViolations();
+        }
+        this.mostAtOnce = permits != null ? permits.mostAtOnce() : -1;
+        this.fullButKilled = permits != null ? permits.fullButKilled() : 0;
         if (!torn.isEmpty()) {
             v.add("torn counter: " + torn.size()
                     + " section(s) read a counter that was not a number, so two writers wrote it at"
@@ -164,7 +193,6 @@ final class VerifyReport {
             v.add("the counter holds '" + VerifyReportText.shorten(this.counterText)
                     + "' after the run, not a number: two writers wrote it at once");
         }
-        this.violationsTruncated = r.violations().size() >= ExclusionCheck.maxViolations();
         this.violations = v;
         List<Section> both = new ArrayList<>(all);
         both.addAll(killed);
@@ -178,8 +206,9 @@ final class VerifyReport {
             }
         }
         this.handoffs = lat.stream().mapToLong(Long::longValue).sorted().toArray();
-        for (Section k : killed) {
-            Long next = recovery.get(k);
+        for (int i = 0; i < killed.size(); i++) {
+            Section k = killed.get(i);
+            Long next = permits != null ? permits.recoveries().get(i) : recovery.get(k);
             if (next == null) {
                 boolean grantedAfter = false;
                 for (Section s : all) {
@@ -206,7 +235,12 @@ final class VerifyReport {
      * is added to {@code problems}.
      */
     static VerifyReport fromRecords(
-            Setup setup, List<Path> hostDirs, Path counter, List<String> problems, List<String> warnings) {
+            Setup setup,
+            List<Path> hostDirs,
+            Path counter,
+            List<String> problems,
+            List<String> warnings,
+            List<HolderInfo> heldAfter) {
         List<VerifyHostLog.HostLog> logs = new ArrayList<>();
         for (Path d : hostDirs) {
             try {
@@ -216,14 +250,15 @@ final class VerifyReport {
                         + (e instanceof IOException ? VerifyWorker.reason((IOException) e) : e.getMessage()));
             }
         }
-        String counterText;
+        String counterText = null;
         try {
-            counterText = Files.readString(counter, StandardCharsets.US_ASCII);
+            if (setup.limit() == 0) {
+                counterText = Files.readString(counter, StandardCharsets.US_ASCII);
+            }
         } catch (IOException e) {
-            counterText = null;
             problems.add("the counter " + counter + " could not be read: " + VerifyWorker.reason(e));
         }
-        return analyze(setup, logs, 0, counterText, problems, warnings);
+        return analyze(setup, logs, 0, counterText, problems, warnings, heldAfter);
     }
 
     /**
@@ -231,6 +266,8 @@ final class VerifyReport {
      *
      * @param counterText the counter file's content after the run, or null if it could not be read
      * @param problems reasons the run is incomplete found before the analysis (missing hosts...)
+     * @param heldAfter for a permit run, the holders of the name after every worker stopped (every
+     *     permit of the run must have come back); ignored for a lock run
      */
     static VerifyReport analyze(
             Setup setup,
@@ -238,8 +275,42 @@ final class VerifyReport {
             long start,
             String counterText,
             List<String> problems,
-            List<String> warnings) {
-        return new VerifyReport(setup, hosts, start, counterText, problems, warnings);
+            List<String> warnings,
+            List<HolderInfo> heldAfter) {
+        return new VerifyReport(setup, hosts, start, counterText, problems, warnings, heldAfter);
+    }
+
+    /**
+     * The violations among the holders left after a permit run: a permit whose holder released it
+     * (its section is recorded complete) and that the name still lists was never given back.
+     * A killed holder's permit may still be held until its lease runs out: noted, not a violation.
+     * Holders with other tokens are not this run's (someone else uses a --name given).
+     */
+    private List<String> permitsLeft(List<HolderInfo> heldAfter, List<Section> completed, List<Section> killed) {
+        Map<Long, Section> released = new HashMap<>();
+        completed.forEach(s -> released.put(s.token(), s));
+        Map<Long, Section> dead = new HashMap<>();
+        killed.forEach(s -> dead.put(s.token(), s));
+        List<String> out = new ArrayList<>();
+        for (HolderInfo h : heldAfter) {
+            if (h.token().isEmpty()) {
+                continue;
+            }
+            long t = h.token().getAsLong();
+            if (released.containsKey(t)) {
+                String leak = "permit not returned: " + PermitCheck.describe(released.get(t))
+                        + " was released, yet after the run the name still lists it (" + h.describe() + ")";
+                notReturned.add(leak);
+                out.add(leak);
+            } else if (dead.containsKey(t)) {
+                killedStillHeld.add("token " + t
+                        + h.validUntil()
+                                .filter(u -> !u.equals(Instant.MAX))
+                                .map(u -> ", lease until " + u)
+                                .orElse(""));
+            }
+        }
+        return out;
     }
 
     int exitCode() {

@@ -22,6 +22,13 @@ final class VerifyReportJson {
         j.name("processes").value(r.setup.processes());
         j.name("durationMs").value(r.setup.durationNanos() / 1_000_000);
         j.name("sharedPercent").value(Math.round(r.setup.sharedRatio() * 100));
+        if (r.setup.limit() > 0) {
+            j.name("limit").value(r.setup.limit());
+            j.name("mostAtOnce").value(Math.max(0, r.mostAtOnce));
+        } else {
+            j.name("limit").nullValue();
+            j.name("mostAtOnce").nullValue();
+        }
         j.name("acquisitions").value(r.acquisitions);
         j.name("exclusive").value(r.exclusive);
         j.name("shared").value(r.shared);
@@ -32,6 +39,28 @@ final class VerifyReportJson {
         }
         j.endArray();
         j.name("violationsTruncated").value(r.violationsTruncated);
+        if (r.setup.limit() > 0) {
+            permits(j, r);
+        } else {
+            counter(j, r);
+        }
+        handoffsAndTheRest(j, r, fs, kept);
+        return j.endObject().toString();
+    }
+
+    /** A permit run: what came back after it (there is no counter). */
+    private static void permits(Json j, VerifyReport r) {
+        j.name("counter").nullValue();
+        j.name("permits").beginObject().name("fullButKilled").value(r.fullButKilled);
+        j.name("notReturned").beginArray();
+        r.notReturned.forEach(j::value);
+        j.endArray().name("killedStillHeld").beginArray();
+        r.killedStillHeld.forEach(j::value);
+        j.endArray().endObject();
+    }
+
+    private static void counter(Json j, VerifyReport r) {
+        j.name("permits").nullValue();
         j.name("counter").beginObject().name("start").value(r.counterStart);
         if (r.counterEnd >= 0) {
             j.name("end").value(r.counterEnd);
@@ -49,6 +78,9 @@ final class VerifyReportJson {
             j.name("lostIncrements").nullValue();
         }
         j.endObject();
+    }
+
+    private static void handoffsAndTheRest(Json j, VerifyReport r, FileSystemProbe.Report fs, Path kept) {
         j.name("handoff").beginObject().name("count").value(r.handoffs.length);
         for (int p : new int[] {50, 95, 99}) {
             if (r.handoffs.length > 0) {
@@ -142,6 +174,5 @@ final class VerifyReportJson {
         }
         j.endArray();
         j.name("kept").value(kept != null ? kept.toString() : null);
-        return j.endObject().toString();
     }
 }

@@ -17,11 +17,15 @@ final class VerifyReportText {
     /** The one screen: {@code fileSystem} lines (may be empty) come right after the heading. */
     static String render(VerifyReport r, List<String> fileSystem, Path kept) {
         StringBuilder sb = new StringBuilder();
+        boolean permits = r.setup.limit() > 0;
         sb.append("interlock verify: ")
                 .append(r.setup.backend())
-                .append(", lock '")
+                .append(permits ? ", semaphore '" : ", lock '")
                 .append(r.setup.name())
-                .append("', ");
+                .append(
+                        permits
+                                ? "' of " + r.setup.limit() + (r.setup.limit() == 1 ? " permit, " : " permits, ")
+                                : "', ");
         if (r.setup.runId() != null) {
             sb.append(r.hosts.size())
                     .append(" hosts (run ")
@@ -31,9 +35,7 @@ final class VerifyReportText {
         sb.append(processesText(r))
                 .append(", ")
                 .append(Durations.format(Duration.ofNanos(r.setup.durationNanos())))
-                .append(", ")
-                .append(Math.round(r.setup.sharedRatio() * 100))
-                .append("% shared")
+                .append(permits ? "" : ", " + Math.round(r.setup.sharedRatio() * 100) + "% shared")
                 .append(r.setup.crashTest() ? ", crash test" : "")
                 .append('\n');
         for (String f : fileSystem) {
@@ -52,19 +54,39 @@ final class VerifyReportText {
                                 + Durations.format(Duration.ofNanos(h.runNanos())));
             }
         }
-        row(
-                sb,
-                "acquisitions",
-                r.acquisitions + " (" + r.exclusive + " exclusive, " + r.shared + " shared"
-                        + (r.killedBy.isEmpty() ? "" : ", " + r.killedBy.size() + " killed") + "), " + r.throughput
-                        + "/s");
-        if (r.violations.isEmpty()) {
+        if (permits) {
+            row(
+                    sb,
+                    "acquisitions",
+                    r.acquisitions + " permits" + (r.killedBy.isEmpty() ? "" : " (" + r.killedBy.size() + " killed)")
+                            + ", " + r.throughput + "/s");
+        } else {
+            row(
+                    sb,
+                    "acquisitions",
+                    r.acquisitions + " (" + r.exclusive + " exclusive, " + r.shared + " shared"
+                            + (r.killedBy.isEmpty() ? "" : ", " + r.killedBy.size() + " killed") + "), "
+                            + r.throughput + "/s");
+        }
+        String verdictRow = permits ? "limit" : "exclusion";
+        if (r.violations.isEmpty() && permits) {
+            row(
+                    sb,
+                    verdictRow,
+                    "held: at most " + r.setup.limit() + " held at once (every holder found a free slot among "
+                            + r.setup.limit() + ", tokens unique and in order); the most seen at once"
+                            + (r.hosts.size() > 1 ? " on one host" : "") + ": " + Math.max(0, r.mostAtOnce)
+                            + (r.fullButKilled > 0
+                                    ? "; " + r.fullButKilled + " found every slot taken, one by a killed holder"
+                                            + " whose slot was not yet given back (not counted)"
+                                    : ""));
+        } else if (r.violations.isEmpty()) {
             row(sb, "exclusion", "held: 0 violations (no lost increment, no overlap, tokens in order)");
         } else {
             List<String> shown = sample(r.violations);
             row(
                     sb,
-                    "exclusion",
+                    verdictRow,
                     "VIOLATED: " + (r.violationsTruncated ? "at least " : "") + r.violations.size() + " violations"
                             + (shown.size() < r.violations.size()
                                     ? ", " + shown.size() + " of them (up to 3 of each kind):"
@@ -73,7 +95,11 @@ final class VerifyReportText {
                 sb.append("  ").append(v).append('\n');
             }
         }
-        row(sb, "counter", counterLine(r));
+        if (permits) {
+            row(sb, "returned", returnedLine(r));
+        } else {
+            row(sb, "counter", counterLine(r));
+        }
         if (r.handoffs.length == 0) {
             row(sb, "hand-off", "none measured (no acquisition waited for a release on the same host)");
         } else {
@@ -108,7 +134,12 @@ final class VerifyReportText {
                         sb,
                         "crash test",
                         r.killedBy.size() + (r.killedBy.size() == 1 ? " holder" : " holders")
-                                + " killed (SIGKILL) inside their section; next grant after " + c
+                                + " killed (SIGKILL) inside their section; "
+                                + (permits
+                                        ? "the permit back (" + r.setup.limit()
+                                                + " others held at once on the same host) after "
+                                        : "next grant after ")
+                                + c
                                 + (noGrant
                                         ? "; a lease-based backend frees a dead holder's lock when its lease runs out"
                                                 + " (a shorter --lease, or a longer --duration)"
@@ -121,13 +152,18 @@ final class VerifyReportText {
         String keptNote = kept != null ? "; the records are in " + kept : "";
         switch (r.exitCode()) {
             case VerifyReport.HELD:
-                row(sb, "result", "mutual exclusion held (exit 0)" + keptNote);
+                row(
+                        sb,
+                        "result",
+                        (permits ? "at most " + r.setup.limit() + " held at once" : "mutual exclusion held")
+                                + " (exit 0)" + keptNote);
                 break;
             case VerifyReport.VIOLATED:
                 row(
                         sb,
                         "result",
-                        "MUTUAL EXCLUSION VIOLATED (exit 2): do not trust this lock space as it is; the evidence is"
+                        (permits ? "SEMAPHORE LIMIT VIOLATED" : "MUTUAL EXCLUSION VIOLATED")
+                                + " (exit 2): do not trust this lock space as it is; the evidence is"
                                 + " above" + (kept != null ? keptNote : " (keep every record with --keep DIR)"));
                 break;
             default:
@@ -156,6 +192,18 @@ final class VerifyReportText {
 
     private static String processesText(VerifyReport r) {
         return r.setup.runId() != null ? r.setup.processes() + " processes here" : r.setup.processes() + " processes";
+    }
+
+    /** Whether every permit of the run came back: the name lists none of the released ones. */
+    private static String returnedLine(VerifyReport r) {
+        String killed = r.killedStillHeld.isEmpty()
+                ? ""
+                : "; still held until their lease runs out, as a dead holder's permit is: the killed holders' "
+                        + String.join(", ", r.killedStillHeld);
+        if (r.notReturned.isEmpty()) {
+            return "every released permit came back (the name lists none after the run)" + killed;
+        }
+        return r.notReturned.size() + " released permit(s) still listed after the run (see the violations)" + killed;
     }
 
     private static String counterLine(VerifyReport r) {

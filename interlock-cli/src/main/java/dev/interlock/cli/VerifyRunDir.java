@@ -30,6 +30,7 @@ import java.util.regex.Pattern;
  * <pre>
  * plan                  written by the lead: the lock name, the duration, the number of hosts
  * counter               the counter every host's workers increment under the lock
+ * slots/                with --limit N: the permit slots every host's holders claim ({@link PermitSlots})
  * hosts/HOST-XXXX/      one per host: its workers' logs, ready (its workers are up),
  *                       host (its run is over: see {@link VerifyReport}), merged (it has read all)
  * </pre>
@@ -58,8 +59,13 @@ final class VerifyRunDir {
     static final long FIRST_PAUSE_MS = 50;
     static final long LONGEST_PAUSE_MS = 800;
 
-    /** What the lead decided for every host. */
-    record Plan(String name, long durationNanos, int hosts) {}
+    /** What the lead decided for every host: {@code limit} above 0 for a semaphore run ({@code --limit}). */
+    record Plan(String name, long durationNanos, int hosts, int limit) {}
+
+    /** The directory of the permit slots of a run whose counter is {@code counter}. */
+    static Path slotsBeside(Path counter) {
+        return counter.resolveSibling("slots");
+    }
 
     /**
      * How this host sees the shared directory: the real file system, or in tests one that caches
@@ -149,6 +155,9 @@ final class VerifyRunDir {
             VerifyFiles.createLikeParent(run, true);
             VerifyFiles.createLikeParent(run.resolve(HOSTS), true);
             Path counter = Files.writeString(run.resolve("counter"), "0");
+            if (plan.limit() > 0) {
+                VerifyFiles.createLikeParent(slotsBeside(counter), true);
+            }
             Set<PosixFilePermission> perms = Files.getPosixFilePermissions(run);
             perms.removeAll(Set.of(
                     PosixFilePermission.OWNER_EXECUTE,
@@ -156,7 +165,8 @@ final class VerifyRunDir {
                     PosixFilePermission.OTHERS_EXECUTE));
             Files.setPosixFilePermissions(counter, perms); // every host's workers write it
             String text = "interlock-verify-plan 1\nname " + URLEncoder.encode(plan.name(), StandardCharsets.UTF_8)
-                    + "\nduration " + plan.durationNanos() + "\nhosts " + plan.hosts() + "\n";
+                    + "\nduration " + plan.durationNanos() + "\nhosts " + plan.hosts() + "\n"
+                    + (plan.limit() > 0 ? "limit " + plan.limit() + "\n" : "");
             atomicWrite(run.resolve(PLAN), text);
         } catch (FileAlreadyExistsException e) {
             throw new CliException(
@@ -217,6 +227,7 @@ final class VerifyRunDir {
         String name = null;
         long duration = -1;
         int hosts = -1;
+        int limit = 0;
         try {
             for (String l : lines) {
                 String[] f = l.split(" ");
@@ -226,6 +237,8 @@ final class VerifyRunDir {
                     duration = Long.parseLong(f[1]);
                 } else if (f[0].equals("hosts")) {
                     hosts = Integer.parseInt(f[1]);
+                } else if (f[0].equals("limit")) {
+                    limit = Integer.parseInt(f[1]);
                 }
             }
         } catch (RuntimeException e) {
@@ -236,7 +249,7 @@ final class VerifyRunDir {
                 && name != null
                 && duration > 0
                 && hosts > 0) {
-            return new Plan(name, duration, hosts);
+            return new Plan(name, duration, hosts, limit);
         }
         throw new CliException(
                 ExitCodes.USAGE,

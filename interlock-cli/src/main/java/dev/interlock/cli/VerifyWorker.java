@@ -27,6 +27,8 @@ import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * One worker process of {@code interlock verify}: until told to stop, it acquires the lock
@@ -35,8 +37,16 @@ import java.util.concurrent.ThreadLocalRandom;
  * lock, increments get lost). Each section goes to its log as a {@link Section} line as soon as
  * it ends, so a worker killed later loses nothing it recorded.
  *
- * <p>Arguments: {@code NAME SHARED_RATIO LEASE_MS LOG COUNTER SOURCE} ({@code LEASE_MS} 0 for the
- * space's default lease); the lock space's URI comes in {@code $INTERLOCK_VERIFY_BACKEND}, not on
+ * <p>With a {@code LIMIT} above 0 ({@code verify --limit N}) it takes a permit of a semaphore of
+ * LIMIT instead, always: no counter then (N holders at once may all be inside), but a slot among
+ * LIMIT claimed inside each section and given back before the release ({@link PermitSlots}); a
+ * section's {@code READ} is then the slot it took, -1 when every slot was taken, and a
+ * {@code # full TOKEN HOLDER|HOLDER...} line says who held them. It holds each permit about a
+ * millisecond, so that holders overlap and an (N+1)th would find no slot.
+ *
+ * <p>Arguments: {@code NAME SHARED_RATIO LEASE_MS LOG COUNTER SOURCE LIMIT} ({@code LEASE_MS} 0 for
+ * the space's default lease; {@code LIMIT} 0 for the lock, else {@code COUNTER} is the directory
+ * of the slots); the lock space's URI comes in {@code $INTERLOCK_VERIFY_BACKEND}, not on
  * the command line, where others could read a password in it. It talks to {@code verify} through its standard streams:
  * <ul>
  *   <li>out: {@code READY} once the lock space is open; {@code COUNT n} (sections so far) every
@@ -60,6 +70,9 @@ public final class VerifyWorker {
     /** The environment variable that carries the lock space's URI to a worker. */
     static final String BACKEND_ENV = "INTERLOCK_VERIFY_BACKEND";
 
+    /** How long a permit is held (see the class comment). */
+    private static final long HOLD_PERMIT_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+
     private final Object monitor = new Object();
     private final CountDownLatch go = new CountDownLatch(1);
     private final Thread main = Thread.currentThread();
@@ -73,9 +86,9 @@ public final class VerifyWorker {
     public static void main(String[] args) {
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         String uri = System.getenv(BACKEND_ENV);
-        if (args.length != 6 || uri == null) {
+        if (args.length != 7 || uri == null) {
             System.err.println(
-                    "usage: " + BACKEND_ENV + "=URI VerifyWorker NAME SHARED_RATIO LEASE_MS LOG COUNTER SOURCE"
+                    "usage: " + BACKEND_ENV + "=URI VerifyWorker NAME SHARED_RATIO LEASE_MS LOG COUNTER SOURCE LIMIT"
                             + " (started by interlock verify)");
             System.exit(ExitCodes.USAGE);
         }
@@ -100,6 +113,8 @@ public final class VerifyWorker {
         Path logPath = Path.of(args[3]);
         Path counter = Path.of(args[4]);
         String source = args[5];
+        int limit = Integer.parseInt(args[6]);
+        PermitSlots slots = limit > 0 ? new PermitSlots(counter, limit) : null;
         String clock = CheckWorker.clockId();
         LockSpace locks;
         try {
@@ -162,11 +177,13 @@ public final class VerifyWorker {
                     waiting = true;
                 }
                 boolean killMe = victim;
-                boolean exclusive = killMe || rnd.nextDouble() >= sharedRatio;
+                boolean exclusive = killMe || slots != null || rnd.nextDouble() >= sharedRatio;
                 long asked = System.nanoTime();
                 Lease lease;
                 try {
-                    lease = locks.acquire(name, exclusive ? Mode.EXCLUSIVE : Mode.SHARED);
+                    lease = slots != null
+                            ? locks.lock(name).limit(limit).acquire()
+                            : locks.acquire(name, exclusive ? Mode.EXCLUSIVE : Mode.SHARED);
                 } catch (InterruptedException e) {
                     write(log, "# waiting " + asked + " " + System.nanoTime());
                     break;
@@ -178,11 +195,20 @@ public final class VerifyWorker {
                 }
                 long enter = System.nanoTime();
                 long token = lease.token();
-                long read = readCounter(counter, token, log);
+                long read;
+                if (slots != null) {
+                    PermitSlots.Claim claim = slots.take(PermitSlots.holder(source, token));
+                    read = claim.slot();
+                    if (read < 0) {
+                        write(log, "# full " + token + " " + String.join("|", claim.occupants()));
+                    }
+                } else {
+                    read = readCounter(counter, token, log);
+                }
                 boolean written = false;
                 if (killMe && victim && !stopping()) {
                     Section here = new Section(source, true, token, read, clock, asked, enter, enter);
-                    written = rnd.nextBoolean() && read >= 0;
+                    written = slots == null && rnd.nextBoolean() && read >= 0;
                     if (written) {
                         writeCounter(counter, read + 1);
                     }
@@ -193,7 +219,11 @@ public final class VerifyWorker {
                         }
                     }
                 }
-                if (exclusive && read >= 0 && !written) {
+                if (slots != null) {
+                    // Long enough that holders overlap, so that an (N+1)th would find no slot.
+                    LockSupport.parkNanos(HOLD_PERMIT_NANOS);
+                    slots.giveBack((int) read);
+                } else if (exclusive && read >= 0 && !written) {
                     writeCounter(counter, read + 1);
                 }
                 long exit = System.nanoTime();
@@ -212,7 +242,8 @@ public final class VerifyWorker {
             System.err.println(e.getMessage());
             code = 1;
         } catch (IOException | UncheckedIOException e) {
-            System.err.println("the counter " + counter + " could not be read or written: "
+            System.err.println((slots != null ? "the permit slots in " : "the counter ") + counter
+                    + " could not be read or written: "
                     + reason(
                             e instanceof UncheckedIOException
                                     ? ((UncheckedIOException) e).getCause()

@@ -38,8 +38,19 @@ final class VerifyWorkers implements AutoCloseable {
      */
     static final String WRAPPER_PROPERTY = "interlock.verify.test.wrapper";
 
-    /** What the workers need to know. */
-    record Setup(String uri, String name, double sharedRatio, long leaseMs, Path dir, Path counter, String host) {}
+    /**
+     * What the workers need to know: with a {@code limit} above 0 they take permits of a semaphore
+     * of that many, and {@code counter} is the directory of their slots ({@link PermitSlots}).
+     */
+    record Setup(
+            String uri,
+            String name,
+            double sharedRatio,
+            long leaseMs,
+            Path dir,
+            Path counter,
+            String host,
+            int limit) {}
 
     /** A worker that failed (bad exit status, or stuck after STOP). */
     record Failure(String worker, int exitCode, String stderr, boolean stuck) {}
@@ -131,7 +142,8 @@ final class VerifyWorkers implements AutoCloseable {
                 Long.toString(setup.leaseMs()),
                 log.toString(),
                 setup.counter().toString(),
-                label));
+                label,
+                Integer.toString(setup.limit())));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(err.toFile());
         pb.environment().put(VerifyWorker.BACKEND_ENV, setup.uri());
         try {
@@ -233,6 +245,25 @@ final class VerifyWorkers implements AutoCloseable {
             killed.add(s.endingAt(at));
             orderOpen = false;
             spareAll();
+            if (setup.limit() > 0) {
+                giveBackSlot(w, (int) s.read());
+            }
+        }
+    }
+
+    /**
+     * Gives back the permit slot of a holder killed inside its section, once it is dead (it
+     * cannot: see {@link PermitSlots}); without this, every later holder would find one slot fewer.
+     */
+    private void giveBackSlot(Worker w, int slot) {
+        try {
+            if (w.process.waitFor(5, TimeUnit.SECONDS)) {
+                new PermitSlots(setup.counter(), setup.limit()).giveBack(slot);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (IOException e) {
+            // The holders that find no free slot then say so, naming the killed holder's slot.
         }
     }
 

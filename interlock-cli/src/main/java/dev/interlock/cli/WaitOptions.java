@@ -61,9 +61,12 @@ final class WaitOptions {
      * Takes the lock as these options say: at once if it is free; else, with {@code -n} (or
      * {@code -w 0}), says who holds it and gives up; else waits (at most {@code -w}), saying once,
      * after a second, who holds it ({@code sentinelPid}: the sentinel on whose behalf this process
-     * waits, or -1). Empty if the command should exit with {@link #conflictExitCode}.
+     * waits, or -1). {@code limit} is the request's semaphore limit (0 for a lock): a permit's
+     * messages list the permit holders ({@link PermitHolders}). Empty if the command should exit
+     * with {@link #conflictExitCode}.
      */
-    Optional<Lease> acquire(LockSpace space, LockRequest request, String name, PrintWriter err, long sentinelPid) {
+    Optional<Lease> acquire(
+            LockSpace space, LockRequest request, String name, int limit, PrintWriter err, long sentinelPid) {
         try {
             return Optional.of(request.acquire(Duration.ZERO));
         } catch (InterruptedException e) {
@@ -72,23 +75,25 @@ final class WaitOptions {
         } catch (LockTimeoutException busy) {
             if (tryOnly()) {
                 if (!quiet) {
-                    err.println("interlock: " + LockNames.quote(name) + " is busy ("
-                            + DefaultLockSpace.describe(busy.blockers()) + ")");
+                    err.println("interlock: " + LockNames.quote(name)
+                            + (limit > 0
+                                    ? " has " + PermitHolders.describe(limit, busy.blockers())
+                                    : " is busy (" + DefaultLockSpace.describe(busy.blockers()) + ")"));
                 }
                 return Optional.empty();
             }
-            return waitFor(space, request, name, err, sentinelPid);
+            return waitFor(space, request, name, limit, err, sentinelPid);
         } catch (LockBackendException failed) {
             if (tryOnly() || !failed.isTransient()) {
                 throw failed;
             }
             // A fault at the first try: the wait rides it out as it would any later one (docs/cli.md).
-            return waitFor(space, request, name, err, sentinelPid);
+            return waitFor(space, request, name, limit, err, sentinelPid);
         }
     }
 
     private Optional<Lease> waitFor(
-            LockSpace space, LockRequest request, String name, PrintWriter err, long sentinelPid) {
+            LockSpace space, LockRequest request, String name, int limit, PrintWriter err, long sentinelPid) {
         Thread notice = null;
         if (!quiet) {
             notice = new Thread(
@@ -100,11 +105,12 @@ final class WaitOptions {
                         }
                         String who;
                         try {
-                            who = holders(space, name, sentinelPid);
+                            who = holders(space, name, limit, sentinelPid);
                         } catch (RuntimeException e) {
                             who = "holder unknown";
                         }
-                        err.println("interlock: waiting for " + LockNames.quote(name) + " (" + who + ")"
+                        err.println("interlock: waiting for " + (limit > 0 ? "a permit of " : "")
+                                + LockNames.quote(name) + " (" + who + ")"
                                 + (wait != null ? " up to " + Durations.format(wait) : ""));
                         err.flush();
                     },
@@ -116,7 +122,12 @@ final class WaitOptions {
             return Optional.of(wait == null ? request.acquire() : request.acquire(wait));
         } catch (LockTimeoutException e) {
             if (!quiet) {
-                err.println("interlock: gave up: " + e.getMessage());
+                err.println("interlock: gave up: "
+                        + (limit > 0
+                                ? space.uri() + " - " + LockNames.quote(name) + " (a permit of " + limit
+                                        + ") not acquired after " + Durations.format(e.waited()) + " ("
+                                        + PermitHolders.describe(limit, e.blockers()) + ")"
+                                : e.getMessage()));
             }
             return Optional.empty();
         } catch (InterruptedException e) {
@@ -134,7 +145,7 @@ final class WaitOptions {
      * in the queue (this process's, or its sentinel's on whose behalf it waits) is not shown: it
      * used to name this very waiter as "a queued waiter goes first".
      */
-    private static String holders(LockSpace space, String name, long sentinelPid) {
+    private static String holders(LockSpace space, String name, int limit, long sentinelPid) {
         LockInfo info = space.status(name);
         List<HolderInfo> all = new ArrayList<>(info.holders());
         String here = ProcessIdentity.current().host();
@@ -148,6 +159,6 @@ final class WaitOptions {
         if (all.isEmpty()) {
             return "it was just released";
         }
-        return DefaultLockSpace.describe(all);
+        return limit > 0 ? PermitHolders.describe(limit, all) : DefaultLockSpace.describe(all);
     }
 }

@@ -1,5 +1,6 @@
 package dev.interlock.cli;
 
+import dev.interlock.Capability;
 import dev.interlock.HolderInfo;
 import dev.interlock.LockBackendException;
 import dev.interlock.LockInfo;
@@ -20,7 +21,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * A deliberately broken backend for the tests of {@code interlock verify}, which must catch it.
  * {@code broken:grant} grants every acquisition at once, whoever holds the lock, with tokens that
  * still increase (microseconds of the wall clock, made unique per process), so only the counter
- * and the overlaps can give it away; {@code broken:unusable} opens, but every acquisition fails
+ * and the overlaps can give it away; it claims semaphores too and ignores their limit, so
+ * {@code verify --limit} must find the overbooking from its permit slots; {@code broken:unusable} opens, but every acquisition fails
  * as an unreachable server would; {@code broken:flaky} fails the first {@value #FLAKY_FAILURES} tries of
  * each space as a paused server would (transient), then grants as {@code broken:grant} does.
  */
@@ -68,6 +70,11 @@ public final class BrokenBackendProvider implements LockBackendProvider {
         @Override
         public boolean leaseBased() {
             return false;
+        }
+
+        @Override
+        public Set<Capability> capabilities() {
+            return Set.of(Capability.SEMAPHORE);
         }
 
         @Override

@@ -60,6 +60,17 @@ class SemaphoreCommandTest {
         return cmd.execute(args);
     }
 
+    /** A permit of {@code limit} on {@code name}, waited for on another thread (up to a minute). */
+    static CompletableFuture<Lease> waitForPermit(LockSpace space, String name, int limit) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return space.lock(name).limit(limit).acquire(Duration.ofSeconds(60));
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+    }
+
     @Test
     void run_limit_runsWhileFewerThanNOthersHoldIt_andIsBusyWhenNDo() throws Exception {
         Path ran = tmp.resolve("ran");
@@ -72,10 +83,41 @@ class SemaphoreCommandTest {
                 assertThat(run("run", "--backend", backend, "--limit", "2", "-n", "imports", "--", "true"))
                         .isEqualTo(1);
                 assertThat(err.toString())
-                        .contains("'imports' is busy")
-                        .contains(first.owner().id())
-                        .contains(second.owner().id());
+                        .contains("'imports' has all 2 permits taken: held by ")
+                        .contains(first.owner().id() + " (pid ")
+                        .contains("token " + first.token())
+                        .contains(second.owner().id() + " (pid ")
+                        .contains("token " + second.token())
+                        .doesNotContain("EX");
             }
+        }
+    }
+
+    @Test
+    void run_limit_busyAndGaveUp_listEveryPermitHolderAndTheWaiters() throws Exception {
+        try (Lease a = locks.lock("imports").limit(2).tryAcquire().orElseThrow();
+                Lease b = locks.lock("imports").limit(2).tryAcquire().orElseThrow();
+                LockSpace other = Interlock.open(backend)) {
+            CompletableFuture<Lease> waiter = waitForPermit(other, "imports", 2);
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> locks.status("imports").waiters() == 1);
+            assertThat(run("run", "--backend", backend, "--limit", "2", "-n", "imports", "--", "true"))
+                    .isEqualTo(1);
+            assertThat(err.toString())
+                    .startsWith("interlock: 'imports' has all 2 permits taken: held by "
+                            + a.owner().id())
+                    .contains(", " + b.owner().id() + " (")
+                    .contains("; 1 waiting")
+                    .doesNotContain("EX");
+            assertThat(run("run", "--backend", backend, "--limit", "2", "-w", "200ms", "imports", "--", "true"))
+                    .isEqualTo(1);
+            assertThat(err.toString())
+                    .contains("interlock: gave up: " + backend + " - 'imports' (a permit of 2) not acquired after ")
+                    .contains("(all 2 permits taken: held by " + a.owner().id())
+                    .contains("token " + b.token())
+                    .doesNotContain("EX");
+            a.close();
+            waiter.get(10, TimeUnit.SECONDS).close();
         }
     }
 
@@ -174,13 +216,7 @@ class SemaphoreCommandTest {
     void status_showsTheWaitersForAPermit() throws Exception {
         try (Lease held = locks.lock("one").limit(1).tryAcquire().orElseThrow();
                 LockSpace other = Interlock.open(backend)) {
-            CompletableFuture<Lease> waiter = CompletableFuture.supplyAsync(() -> {
-                try {
-                    return other.lock("one").limit(1).acquire(Duration.ofSeconds(60));
-                } catch (InterruptedException e) {
-                    throw new IllegalStateException(e);
-                }
-            });
+            CompletableFuture<Lease> waiter = waitForPermit(other, "one", 1);
             await().atMost(Duration.ofSeconds(10))
                     .until(() -> locks.status("one").waiters() == 1);
             assertThat(run("status", "--backend", backend, "one")).isZero();

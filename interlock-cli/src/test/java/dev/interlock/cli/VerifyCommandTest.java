@@ -55,7 +55,18 @@ class VerifyCommandTest {
                         List.of("--join", "r1", "--name", "x"),
                         "--join takes the lock name and the duration from the lead's plan"),
                 Arguments.of(List.of("--shared-dir", "/tmp"), "--shared-dir goes with --lead or --join"),
-                Arguments.of(List.of("--backend", "mem:x", "--join", "r1"), "--join on mem: needs --shared-dir DIR"));
+                Arguments.of(List.of("--backend", "mem:x", "--join", "r1"), "--join on mem: needs --shared-dir DIR"),
+                Arguments.of(
+                        List.of("--limit", "2", "--shared-ratio", "0.25"),
+                        "--shared-ratio does not go with --limit: a semaphore permit has one holder"),
+                Arguments.of(
+                        List.of("--limit", "3", "--processes", "3"),
+                        "--processes must be more than --limit 3 on one host, was 3"),
+                Arguments.of(List.of("--limit", "0"), "1-10000"),
+                Arguments.of(List.of("--limit", "x"), "1-10000"),
+                Arguments.of(
+                        List.of("--join", "r1", "--limit", "2", "--shared-dir", "/tmp"),
+                        "--join takes the limit from the lead's plan"));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -93,6 +104,13 @@ class VerifyCommandTest {
                 .startsWith("interlock: cannot lock 'interlock-verify-")
                 .contains(
                         "on broken:unusable: broken:unusable - connection refused by the lock server (is it running?)");
+    }
+
+    @Test
+    void limit_onABackendWithoutSemaphores_is69_beforeAnyWorkerStarts() throws IOException {
+        Path dir = Files.createDirectories(tmp.resolve("flock-locks"));
+        assertThat(verify("--backend", "flock:" + dir, "--limit", "2")).isEqualTo(69);
+        assertThat(err.toString()).contains("semaphores (--limit) are not supported by flock:" + dir + " yet");
     }
 
     @Test

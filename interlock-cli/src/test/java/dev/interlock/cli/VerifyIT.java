@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.interlock.testkit.ChildJvm;
 import dev.interlock.testkit.Timing;
+import dev.interlock.testservers.RedisTestServer;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -26,7 +27,9 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * {@code interlock verify} as a real process against real backends, and against backends that do
  * not exclude, which it must catch. Runs are 2 seconds long with 2 or 3 workers: long enough for
- * thousands of sections on {@code flock:} and hundreds on {@code dir:}.
+ * thousands of sections on {@code flock:} and hundreds on {@code dir:}. With {@code --limit}, a
+ * semaphore on {@code redis:} (the shared test server) and on {@code broken:grant}, which ignores
+ * the limit.
  *
  * <p>"Hosts" and "directories that look like one" are simulated with {@code unshare} (root):
  * another mount namespace where the lock directory is a bind mount of another directory, and
@@ -427,5 +430,34 @@ class VerifyIT {
             assertThat(w.onExit().get(10, TimeUnit.SECONDS).isAlive()).isFalse();
         }
         assertThat(names(scratch)).as("the private directory is removed").isEmpty();
+    }
+
+    @Test
+    void redis_crashTest_atMostNHeldAtOnce_andEveryReleasedPermitComesBack() throws Exception {
+        String backend = RedisTestServer.shared().uri(RedisTestServer.newPrefix(), "");
+        CliProcess p =
+                verify("--backend", backend, "--limit", "2", "-p", "4", "-d", "4s", "--lease", "500ms", "--crash-test");
+        assertThat(p.exitCode(Timing.seconds(90))).as(p.out() + p.err()).isZero();
+        assertThat(p.out())
+                .contains(", semaphore 'interlock-verify-")
+                .contains("' of 2 permits, 4 processes, 4s, crash test\n")
+                .containsPattern("(?m)^acquisitions  \\d+ permits \\(\\d killed\\), \\d+/s$")
+                .containsPattern("(?m)^limit         held: at most 2 held at once \\(every holder found a free slot"
+                        + " among 2, tokens unique and in order\\); the most seen at once: 2")
+                .containsPattern("(?m)^returned      every released permit came back")
+                .containsPattern("(?m)^crash test    \\d holders? killed \\(SIGKILL\\) inside their section; the"
+                        + " permit back \\(2 others held at once on the same host\\) after ")
+                .containsPattern("(?m)^result        at most 2 held at once \\(exit 0\\)$");
+    }
+
+    @Test
+    void aBackendThatIgnoresTheLimit_isReportedViolated_byTheSlots() throws Exception {
+        CliProcess p = verify("--backend", "broken:grant", "--limit", "2", "-p", "4", "-d", "2s", "--json");
+        assertThat(p.exitCode(Timing.seconds(60))).as(p.out() + p.err()).isEqualTo(2);
+        assertThat(p.out())
+                .startsWith("{\"result\":\"violated\",\"exitCode\":2,")
+                .contains("\"limit\":2,")
+                .containsPattern("\"more than 2 held at once: w\\d@\\S+ \\(token \\d+\\) found all 2 slots taken, by"
+                        + " w\\d@\\S+ \\d+, w\\d@\\S+ \\d+\"");
     }
 }

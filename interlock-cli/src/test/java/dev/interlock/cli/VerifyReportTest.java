@@ -14,7 +14,7 @@ import org.junit.jupiter.api.io.TempDir;
 /** The verdict, the numbers and their rendering, from hand-made records (no processes). */
 class VerifyReportTest {
     static final VerifyReport.Setup SETUP =
-            new VerifyReport.Setup("flock:/l", "n", 2, 1_000_000_000L, 0.25, true, null, 1);
+            new VerifyReport.Setup("flock:/l", "n", 2, 1_000_000_000L, 0.25, true, null, 1, 0);
 
     /** Exclusive sections of two workers taking turns, each waiting 10ns for the other's release, reading 0, 1, 2... */
     static List<Section> turns(int n) {
@@ -29,13 +29,13 @@ class VerifyReportTest {
     static VerifyHostLog.HostLog host(
             List<Section> sections, List<Section> killed, List<VerifyWorkers.Failure> failures) {
         return new VerifyHostLog.HostLog(
-                "h", "c", 2, 1_000_000_000L, sections, killed, List.of(), List.of(), 0, failures);
+                "h", "c", 2, 1_000_000_000L, sections, killed, List.of(), List.of(), 0, failures, List.of());
     }
 
     @Test
     void aCleanRun_holds_withItsNumbers() {
         VerifyReport r = VerifyReport.analyze(
-                SETUP, List.of(host(turns(10), List.of(), List.of())), 0, "10\n", List.of(), List.of());
+                SETUP, List.of(host(turns(10), List.of(), List.of())), 0, "10\n", List.of(), List.of(), List.of());
         assertThat(r.exitCode()).isZero();
         String text = r.text(List.of("ext4 (statfs 0xEF53)"), null);
         assertThat(text)
@@ -62,8 +62,8 @@ class VerifyReportTest {
         // entered at 500.
         Section victim = new Section("w0@h", true, 5, 4, "c", 395, 410, 450);
         s.add(new Section("w1@h", true, 6, 5, "c", 400, 500, 590));
-        VerifyReport r =
-                VerifyReport.analyze(SETUP, List.of(host(s, List.of(victim), List.of())), 0, "6", List.of(), List.of());
+        VerifyReport r = VerifyReport.analyze(
+                SETUP, List.of(host(s, List.of(victim), List.of())), 0, "6", List.of(), List.of(), List.of());
         assertThat(r.violations).isEmpty();
         assertThat(r.text(List.of(), null))
                 .contains("acquisitions  6 (5 exclusive, 0 shared, 1 killed)")
@@ -78,7 +78,7 @@ class VerifyReportTest {
         // Killed at 450; its lease outlived the run: nobody entered after it.
         Section victim = new Section("w0@h", true, 5, 4, "c", 395, 410, 450);
         VerifyReport r = VerifyReport.analyze(
-                SETUP, List.of(host(turns(4), List.of(victim), List.of())), 0, "4", List.of(), List.of());
+                SETUP, List.of(host(turns(4), List.of(victim), List.of())), 0, "4", List.of(), List.of(), List.of());
         assertThat(r.text(List.of(), null))
                 .contains(
                         "crash test    1 holder killed (SIGKILL) inside their section; next grant after"
@@ -92,8 +92,8 @@ class VerifyReportTest {
         for (int i = 0; i < 8; i++) {
             s.add(new Section("w" + (i % 2) + "@h", true, i + 1, i / 2, "c", 10L * i, 10L * i, 10L * i + 5));
         }
-        VerifyReport r =
-                VerifyReport.analyze(SETUP, List.of(host(s, List.of(), List.of())), 0, "4", List.of(), List.of());
+        VerifyReport r = VerifyReport.analyze(
+                SETUP, List.of(host(s, List.of(), List.of())), 0, "4", List.of(), List.of(), List.of());
         assertThat(r.exitCode()).isEqualTo(2);
         String text = r.text(List.of(), null);
         assertThat(text)
@@ -114,7 +114,7 @@ class VerifyReportTest {
     @Test
     void aCounterThatIsNotANumber_isAViolation() {
         VerifyReport r = VerifyReport.analyze(
-                SETUP, List.of(host(turns(2), List.of(), List.of())), 0, "1 2", List.of(), List.of());
+                SETUP, List.of(host(turns(2), List.of(), List.of())), 0, "1 2", List.of(), List.of(), List.of());
         assertThat(r.exitCode()).isEqualTo(2);
         assertThat(r.violations).anyMatch(v -> v.startsWith("the counter holds '1 2'"));
     }
@@ -124,21 +124,21 @@ class VerifyReportTest {
         VerifyWorkers.Failure f =
                 new VerifyWorkers.Failure("w1@h", 1, "dir:/x - renewal failed: Input/output error", false);
         VerifyReport r = VerifyReport.analyze(
-                SETUP, List.of(host(turns(4), List.of(), List.of(f))), 0, "4", List.of(), List.of());
+                SETUP, List.of(host(turns(4), List.of(), List.of(f))), 0, "4", List.of(), List.of(), List.of());
         assertThat(r.exitCode()).isEqualTo(1);
         assertThat(r.text(List.of(), null))
                 .contains(
                         "problem       worker w1@h failed (exit status 1): dir:/x - renewal failed: Input/output error")
                 .contains("result        incomplete (exit 1)");
         VerifyReport none = VerifyReport.analyze(
-                SETUP, List.of(host(List.of(), List.of(), List.of())), 0, "0", List.of(), List.of());
+                SETUP, List.of(host(List.of(), List.of(), List.of())), 0, "0", List.of(), List.of(), List.of());
         assertThat(none.exitCode()).isEqualTo(1);
         assertThat(none.problems).singleElement().asString().startsWith("no acquisition in 1s");
     }
 
     @Test
     void aMissingHost_leavesTheFinalCounterUncompared_andTheRunIncomplete() {
-        VerifyReport.Setup two = new VerifyReport.Setup("dir:/l", "n", 2, 1_000_000_000L, 0.25, false, "r1", 2);
+        VerifyReport.Setup two = new VerifyReport.Setup("dir:/l", "n", 2, 1_000_000_000L, 0.25, false, "r1", 2, 0);
         // The missing host's 5 increments are in the counter.
         VerifyReport r = VerifyReport.analyze(
                 two,
@@ -146,6 +146,7 @@ class VerifyReportTest {
                 0,
                 "9",
                 List.of("only 1 of 2 hosts finished"),
+                List.of(),
                 List.of());
         assertThat(r.violations).isEmpty();
         assertThat(r.exitCode()).isEqualTo(1);

@@ -28,7 +28,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class VerifyRunDirTest {
     private static final VerifyRunDir.Plan PLAN =
-            new VerifyRunDir.Plan("job", Duration.ofSeconds(5).toNanos(), 2);
+            new VerifyRunDir.Plan("job", Duration.ofSeconds(5).toNanos(), 2, 3);
 
     @TempDir
     Path tmp;
@@ -58,7 +58,10 @@ class VerifyRunDirTest {
 
         VerifyRunDir run = VerifyRunDir.join(shared, "r1", Duration.ofMinutes(2), joiner, pace);
 
-        assertThat(run.plan()).isEqualTo(PLAN);
+        assertThat(run.plan()).isEqualTo(PLAN); // the limit of a semaphore run too
+        assertThat(shared.resolve("r1/slots"))
+                .as("the permit slots of every host")
+                .isDirectory();
         assertThat(pace.elapsed())
                 .as("found at the first look after the lead wrote it")
                 .isLessThan(Duration.ofSeconds(4));

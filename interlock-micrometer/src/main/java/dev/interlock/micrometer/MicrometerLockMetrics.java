@@ -1,6 +1,7 @@
 package dev.interlock.micrometer;
 
 import dev.interlock.LockMetrics;
+import dev.interlock.LockSpace;
 import dev.interlock.Mode;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -32,6 +33,10 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Meters are registered the first time a backend, mode and name are seen, then kept in a map,
  * so recording an event costs a map lookup and the meter update.
+ *
+ * <p><b>Semaphores:</b> {@link #watchPermits} adds, for a name you list, gauges of the permits in
+ * use and the waiters across every process, read from the backend (a semaphore's use is the
+ * fleet's, not this process's). Watched names take places among the tagged names.
  */
 public final class MicrometerLockMetrics implements LockMetrics {
     /** The tag value shared by the names beyond the cap. */
@@ -42,6 +47,8 @@ public final class MicrometerLockMetrics implements LockMetrics {
     private final Tags common;
     private final Set<String> names = ConcurrentHashMap.newKeySet();
     private final ConcurrentMap<Key, Meters> meters = new ConcurrentHashMap<>();
+    /** The names whose permits are watched, as {@code backend:name}. */
+    private final Set<String> watched = ConcurrentHashMap.newKeySet();
 
     private MicrometerLockMetrics(Builder b) {
         this.registry = b.registry;
@@ -192,6 +199,51 @@ public final class MicrometerLockMetrics implements LockMetrics {
             }
         }
         return OTHER;
+    }
+
+    /**
+     * Adds the gauges {@code interlock.permits.used} (the permits of {@code name} held now, by
+     * every process: the holders {@code space.status(name)} lists) and
+     * {@code interlock.permits.waiting} (the acquisitions waiting for one, where the backend knows
+     * them, else NaN), tagged {@code backend} and {@code name} (and the common tags). Meant for
+     * semaphore names (of a plain lock they give its holders and waiters). The status is read at
+     * most once a second, when the registry reads the gauges: one backend read per name per
+     * scrape; a failed read gives NaN.
+     *
+     * <p>Bounded as the name tags are: {@code name} takes a place among the {@link
+     * Builder#tagNames(int)} first names (if it has none yet), and is refused when they are all
+     * taken. Watching a name twice (with any space) is refused too: the gauges exist already.
+     *
+     * @return this, to watch more names
+     * @throws IllegalStateException if {@code name} cannot have a tag of its own, or is watched already
+     */
+    public MicrometerLockMetrics watchPermits(LockSpace space, String name) {
+        Objects.requireNonNull(space, "space");
+        Objects.requireNonNull(name, "name");
+        if (name.equals(OTHER)) {
+            throw new IllegalStateException("cannot watch the permits of '" + OTHER + "': it is the name tag of the"
+                    + " names beyond tagNames(N), so its gauges would not be this name's alone");
+        }
+        String tag = maxNames == 0 ? null : nameTag(name);
+        if (!name.equals(tag)) {
+            throw new IllegalStateException("cannot watch the permits of '" + name + "': "
+                    + (maxNames == 0
+                            ? "lock names are not tagged; give it a place with tagNames(N)"
+                            : "the " + maxNames + " tagged names (tagNames(" + maxNames + ")) are taken already;"
+                                    + " raise the number"));
+        }
+        String backend = scheme(space.uri());
+        if (!watched.add(backend + ":" + name)) {
+            throw new IllegalStateException("the permits of '" + name + "' on " + backend + ": are watched already");
+        }
+        PermitGauges.register(registry, space, name, common.and("backend", backend, "name", name));
+        return this;
+    }
+
+    /** The URI scheme of a space, the {@code backend} tag. */
+    private static String scheme(String uri) {
+        int colon = uri.indexOf(':');
+        return (colon > 0 ? uri.substring(0, colon) : uri).toLowerCase(Locale.ROOT);
     }
 
     @Override
