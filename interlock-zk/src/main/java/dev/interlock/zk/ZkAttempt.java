@@ -56,8 +56,27 @@ final class ZkAttempt implements Attempt, Watcher {
         this.poll = Backoff.fixed(backend.loc.poll);
     }
 
+    /**
+     * One try. A single try (no wait) is not stopped by an interrupt set before it, as
+     * {@code Lock.tryLock()} is not, and keeps it: the ZooKeeper client's blocking calls would
+     * otherwise refuse at once on an interrupted thread. A waiting acquisition is interruptible.
+     */
     @Override
     public Optional<Grant> tryAcquire() {
+        if (spec.waits()) {
+            return tryOnce();
+        }
+        boolean interrupted = Thread.interrupted();
+        try {
+            return tryOnce();
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private Optional<Grant> tryOnce() {
         seen = changes.version();
         ZkSession s = backend.keeper.session();
         if (session != s) { // the place of an ended session went, or goes, with it

@@ -125,12 +125,25 @@ final class ZkGrant implements Grant, Watcher {
     /**
      * Deletes the node, riding out a lost connection while the session lives (a server that died:
      * the client moves to another within a second or so); once the session has ended its nodes
-     * go with it, and nothing of anyone else's can be touched.
+     * go with it, and nothing of anyone else's can be touched. A release is the holder's cleanup
+     * (a cancelled task's {@code finally}): an interrupt set before it does not stop it, and is
+     * set again after it; one that comes during it does.
      */
     @Override
     public boolean releaseIfOwned() {
         released = true;
         session.remove(this);
+        boolean interrupted = Thread.interrupted();
+        try {
+            return deleteNode();
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private boolean deleteNode() {
         Backoff pause = Backoff.exponential(Duration.ofMillis(50), Duration.ofMillis(500));
         while (true) {
             if (session.ended() && session.owned) {
