@@ -16,7 +16,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
-import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -39,8 +38,7 @@ class ZkPermitHolderFaultIT {
 
     @BeforeAll
     static void startServer() throws Exception {
-        System.setProperty("zookeeper.forceSync", "no");
-        server = new TestingServer(new InstanceSpec(null, -1, -1, -1, true, -1, 250, -1), true);
+        server = TestZk.startFastTicking();
     }
 
     @AfterAll
