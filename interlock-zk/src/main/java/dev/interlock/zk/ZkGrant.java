@@ -65,7 +65,9 @@ final class ZkGrant implements Grant, Watcher {
                 node,
                 this,
                 (rc, path, ctx, stat) -> {
-                    if (rc == KeeperException.Code.OK.intValue() && stat == null) {
+                    // An exists() that finds no node answers NONODE (not OK with no stat): broken
+                    // before this first look, so no watch was set and none will fire.
+                    if (rc == KeeperException.Code.NONODE.intValue()) {
                         lost("its lock node " + node + " was deleted (broken)");
                     }
                 },
