@@ -67,7 +67,7 @@ public final class SemaphoreAB {
         }
     }
 
-    private static void compare(String label, LockSpace space, int rounds, int ops) {
+    static void compare(String label, LockSpace space, int rounds, int ops) {
         block(space, false, ops * 5); // warm-up, both paths
         block(space, true, ops * 5);
         double[] lock = new double[rounds];

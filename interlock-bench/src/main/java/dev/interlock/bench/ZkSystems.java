@@ -48,9 +48,14 @@ final class ZkSystems {
                         (c, name) -> new InterProcessReadWriteLock(c, "/curator-rw/" + name).writeLock());
             case "floor":
                 return floor(connect);
+            case "interlock-permit4":
+                return ZkSemaphoreSystems.interlock(connect, 4);
+            case "curator-semaphore4":
+                return ZkSemaphoreSystems.curator(connect, 4);
             default:
                 throw new IllegalArgumentException(
-                        "unknown zk system '" + kind + "'; known: interlock, curator-mutex, curator-rw, floor");
+                        "unknown zk system '" + kind
+                                + "'; known: interlock, curator-mutex, curator-rw, floor, interlock-permit4, curator-semaphore4");
         }
     }
 

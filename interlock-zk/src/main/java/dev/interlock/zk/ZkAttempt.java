@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.WatchedEvent;
@@ -55,8 +56,27 @@ final class ZkAttempt implements Attempt, Watcher {
         this.poll = Backoff.fixed(backend.loc.poll);
     }
 
+    /**
+     * One try. A single try (no wait) is not stopped by an interrupt set before it, as
+     * {@code Lock.tryLock()} is not, and keeps it: the ZooKeeper client's blocking calls would
+     * otherwise refuse at once on an interrupted thread. A waiting acquisition is interruptible.
+     */
     @Override
     public Optional<Grant> tryAcquire() {
+        if (spec.waits()) {
+            return tryOnce();
+        }
+        boolean interrupted = Thread.interrupted();
+        try {
+            return tryOnce();
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private Optional<Grant> tryOnce() {
         seen = changes.version();
         ZkSession s = backend.keeper.session();
         if (session != s) { // the place of an ended session went, or goes, with it
@@ -89,6 +109,11 @@ final class ZkAttempt implements Attempt, Watcher {
             changes.signal();
             return Optional.empty();
         }
+        for (ZkNodes.Place h : ZkNodes.holders(queue)) {
+            if (h.limit() != spec.limit()) { // a mistake, not a wait: close() gives the place up
+                throw backend.failures.failures.limitMismatch(spec.name(), h.limit(), spec.limit());
+            }
+        }
         List<ZkNodes.Place> blockers = ZkNodes.blockers(queue, at);
         if (blockers.isEmpty()) {
             if (backend.keeper.endIfPastLossPoint(
@@ -105,7 +130,7 @@ final class ZkAttempt implements Attempt, Watcher {
             node = null;
             return Optional.empty();
         }
-        watch(s, ZkNodes.watched(blockers));
+        watch(s, ZkNodes.watched(queue, at, blockers));
         return Optional.empty();
     }
 
@@ -128,8 +153,12 @@ final class ZkAttempt implements Attempt, Watcher {
         CompletableFuture<Integer> created = new CompletableFuture<>();
         Stat stat = new Stat();
         s.zk.create(
-                lockPath + "/" + ZkNodes.prefix(spec.mode(), id),
-                ZkNodes.data(spec.owner().id(), spec.mode()),
+                lockPath + "/" + ZkNodes.prefix(spec.mode(), spec.limit(), id),
+                ZkNodes.data(
+                        spec.owner().id(),
+                        spec.mode(),
+                        spec.limit(),
+                        TimeUnit.NANOSECONDS.toMillis(s.deadline.timeoutNanos())),
                 ZooDefs.Ids.OPEN_ACL_UNSAFE,
                 CreateMode.EPHEMERAL_SEQUENTIAL,
                 (rc, path, ctx, name, st) -> {
@@ -187,10 +216,28 @@ final class ZkAttempt implements Attempt, Watcher {
         return false;
     }
 
-    /** Watches the one node this place waits for; if it is already gone, the next try comes at once. */
-    private void watch(ZkSession s, ZkNodes.Place waitedFor) {
+    /**
+     * Watches the nodes this place waits for (one, or for a permit the N before it); if one is
+     * already gone, or cannot be watched, the next try comes at once. Several are watched in one
+     * round trip (their answers are not waited for: a node found gone signals the next try).
+     */
+    private void watch(ZkSession s, List<ZkNodes.Place> waitedFor) {
+        if (waitedFor.size() > 1) {
+            for (ZkNodes.Place p : waitedFor) {
+                s.zk.exists(
+                        lockPath + "/" + p.node(),
+                        this,
+                        (rc, path, ctx, stat) -> {
+                            if (stat == null) {
+                                changes.signal();
+                            }
+                        },
+                        null);
+            }
+            return;
+        }
         try {
-            if (s.zk.exists(lockPath + "/" + waitedFor.node(), this) == null) {
+            if (s.zk.exists(lockPath + "/" + waitedFor.get(0).node(), this) == null) {
                 changes.signal();
             }
         } catch (KeeperException e) {

@@ -65,7 +65,9 @@ final class ZkGrant implements Grant, Watcher {
                 node,
                 this,
                 (rc, path, ctx, stat) -> {
-                    if (rc == KeeperException.Code.OK.intValue() && stat == null) {
+                    // An exists() that finds no node answers NONODE (not OK with no stat): broken
+                    // before this first look, so no watch was set and none will fire.
+                    if (rc == KeeperException.Code.NONODE.intValue()) {
                         lost("its lock node " + node + " was deleted (broken)");
                     }
                 },
@@ -125,12 +127,25 @@ final class ZkGrant implements Grant, Watcher {
     /**
      * Deletes the node, riding out a lost connection while the session lives (a server that died:
      * the client moves to another within a second or so); once the session has ended its nodes
-     * go with it, and nothing of anyone else's can be touched.
+     * go with it, and nothing of anyone else's can be touched. A release is the holder's cleanup
+     * (a cancelled task's {@code finally}): an interrupt set before it does not stop it, and is
+     * set again after it; one that comes during it does.
      */
     @Override
     public boolean releaseIfOwned() {
         released = true;
         session.remove(this);
+        boolean interrupted = Thread.interrupted();
+        try {
+            return deleteNode();
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private boolean deleteNode() {
         Backoff pause = Backoff.exponential(Duration.ofMillis(50), Duration.ofMillis(500));
         while (true) {
             if (session.ended() && session.owned) {

@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.EnumSet;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import org.apache.zookeeper.CreateMode;
@@ -73,8 +74,12 @@ final class ZkLockBackend implements LockBackend {
 
     @Override
     public Set<Capability> capabilities() {
-        return Collections.unmodifiableSet(
-                EnumSet.of(Capability.BREAK, Capability.STRICT_FENCING, Capability.WAITER_COUNT, Capability.QUEUE));
+        return Collections.unmodifiableSet(EnumSet.of(
+                Capability.BREAK,
+                Capability.STRICT_FENCING,
+                Capability.WAITER_COUNT,
+                Capability.QUEUE,
+                Capability.SEMAPHORE));
     }
 
     @Override
@@ -203,9 +208,15 @@ final class ZkLockBackend implements LockBackend {
 
     // ------------------------------------------------------------------ status
 
-    /** What each of {@code places} of {@code queue} says: owner, since, token; waiting if it does not hold the lock. */
+    /**
+     * What each of {@code places} of {@code queue} says: owner, since, token, waiting if it does not
+     * hold the lock; and its lease, the session timeout of its holder: a place of a holder that
+     * died now would go with its session at most that long from now, which is the "lease until".
+     */
     List<HolderInfo> describe(ZkSession s, String lockPath, List<ZkNodes.Place> queue, List<ZkNodes.Place> places) {
         List<HolderInfo> out = new ArrayList<>(places.size());
+        Set<ZkNodes.Place> holding = new HashSet<>(ZkNodes.holders(queue));
+        Instant now = clock.instant();
         for (ZkNodes.Place p : places) {
             Stat st = new Stat();
             byte[] data;
@@ -221,7 +232,11 @@ final class ZkLockBackend implements LockBackend {
             HolderInfo.Builder b = HolderInfo.builder(p.mode())
                     .since(Instant.ofEpochMilli(st.getCtime()))
                     .token(st.getCzxid())
-                    .waiting(!ZkNodes.blockers(queue, queue.indexOf(p)).isEmpty());
+                    .waiting(!holding.contains(p));
+            long sessionMs = ZkNodes.sessionMs(data);
+            if (sessionMs > 0) {
+                b.lease(Duration.ofMillis(sessionMs)).validUntil(now.plusMillis(sessionMs));
+            }
             String owner = ZkNodes.owner(data);
             if (owner != null) {
                 b.ownerId(owner);
@@ -255,6 +270,7 @@ final class ZkLockBackend implements LockBackend {
             throw failures.interrupted(name, "reading the lock", e);
         }
         List<ZkNodes.Place> queue = queue(name, lockPath, children);
+        List<ZkNodes.Place> holding = ZkNodes.holders(queue);
         List<HolderInfo> all = describe(s, lockPath, queue, queue);
         List<HolderInfo> holders = new ArrayList<>();
         List<HolderInfo> waiting = new ArrayList<>();
@@ -265,6 +281,7 @@ final class ZkLockBackend implements LockBackend {
                 .holders(holders)
                 .waiters(waiting.size())
                 .queued(waiting)
+                .limit(holding.isEmpty() ? 0 : holding.get(0).limit())
                 .build();
     }
 
@@ -312,10 +329,7 @@ final class ZkLockBackend implements LockBackend {
         String lockPath = lockPath(name);
         try {
             List<ZkNodes.Place> queue = queue(name, lockPath, s.zk.getChildren(lockPath, false));
-            for (ZkNodes.Place p : queue) {
-                if (!ZkNodes.blockers(queue, queue.indexOf(p)).isEmpty()) {
-                    continue; // a waiter, not a holder
-                }
+            for (ZkNodes.Place p : ZkNodes.holders(queue)) { // a waiter's place is not broken
                 Stat st = new Stat();
                 String path = lockPath + "/" + p.node();
                 byte[] data;

@@ -1,6 +1,7 @@
 package dev.interlock.zk;
 
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingServer;
 
 /** One in-process ZooKeeper server for this test JVM, on a random loopback port; each test takes a path of its own. */
@@ -20,6 +21,15 @@ final class TestZk {
             }
         }
         return server;
+    }
+
+    /**
+     * A server of the caller's own that ticks every 250 ms, so that it grants sessions of 0.5 s to
+     * 5 s: for tests that wait for a session to expire. The caller closes it.
+     */
+    static TestingServer startFastTicking() throws Exception {
+        System.setProperty("zookeeper.forceSync", "no");
+        return new TestingServer(new InstanceSpec(null, -1, -1, -1, true, -1, 250, -1), true);
     }
 
     /** A fresh space path, such as {@code /t1234-7}. */

@@ -15,7 +15,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -36,8 +35,7 @@ class ZkPausedHolderIT {
 
     @BeforeAll
     static void startServer() throws Exception {
-        System.setProperty("zookeeper.forceSync", "no");
-        server = new TestingServer(new InstanceSpec(null, -1, -1, -1, true, -1, 250, -1), true);
+        server = TestZk.startFastTicking();
     }
 
     @AfterAll
