@@ -23,6 +23,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * still increase (microseconds of the wall clock, made unique per process), so only the counter
  * and the overlaps can give it away; it claims semaphores too and ignores their limit, so
  * {@code verify --limit} must find the overbooking from its permit slots; {@code broken:unusable} opens, but every acquisition fails
+ * (and it has no semaphores)
  * as an unreachable server would; {@code broken:flaky} fails the first {@value #FLAKY_FAILURES} tries of
  * each space as a paused server would (transient), then grants as {@code broken:grant} does.
  */
@@ -74,7 +75,8 @@ public final class BrokenBackendProvider implements LockBackendProvider {
 
         @Override
         public Set<Capability> capabilities() {
-            return Set.of(Capability.SEMAPHORE);
+            // Only broken:grant claims semaphores: the others are the tests' backend without them.
+            return description.equals("broken:grant") ? Set.of(Capability.SEMAPHORE) : Set.of();
         }
 
         @Override

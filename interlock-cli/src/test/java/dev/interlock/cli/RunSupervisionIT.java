@@ -90,21 +90,11 @@ class RunSupervisionIT {
     }
 
     /** A contender for 'x' that logs its section; it is waiting once this returns (checked through status). */
-    CliProcess waitingContender() throws Exception {
-        CliProcess p = cli(
-                List.of(),
-                List.of(),
-                "run",
-                "--backend",
-                backend,
-                "-w",
-                "60s",
-                "x",
-                "--",
-                "sh",
-                "-c",
-                "echo new-start >> " + log + "; sleep 1; echo new-end >> " + log);
-        return p;
+    CliProcess waitingContender(String... options) throws Exception {
+        List<String> args = new ArrayList<>(List.of("run", "--backend", backend, "-w", "60s"));
+        args.addAll(List.of(options));
+        args.addAll(List.of("x", "--", "sh", "-c", "echo new-start >> " + log + "; sleep 1; echo new-end >> " + log));
+        return cli(List.of(), List.of(), args.toArray(new String[0]));
     }
 
     /** Asserts the contender got the lock and that no 'old' line lies inside its section. */
@@ -170,6 +160,46 @@ class RunSupervisionIT {
                 .doesNotContain("COMMAND left running")
                 .doesNotContain("released lost")
                 .contains("nothing to release: lost 'x'");
+    }
+
+    /**
+     * Issue 29: a permit holder's {@code interlock} stopped (SIGSTOP) while its command keeps
+     * running: the sentinel stops the command before the permit's lease can run out, and the
+     * waiter that gets the permit sees no line of the old command inside its section.
+     */
+    @Test
+    void sigstopOfInterlock_holdingAPermit_theSentinelKillsTheCommandBeforeThePermitPasses() throws Exception {
+        CliProcess steady = cli(
+                List.of(),
+                List.of(),
+                "run",
+                "--backend",
+                backend,
+                "--limit",
+                "2",
+                "x",
+                "--",
+                "sh",
+                "-c",
+                "read line; exit 0");
+        await().atMost(Timing.seconds(20)).until(() -> {
+            try (CliProcess status = CliProcess.start("status", "--json", "--backend", backend, "x")) {
+                status.exitCode();
+                return status.out().contains("\"limit\":2");
+            }
+        });
+        CliProcess holder = stubbornHolder(List.of(), "--limit", "2");
+        long old = oldPid();
+        CliProcess contender = waitingContender("--limit", "2");
+        awaitWaiting();
+        toContinue.add(holder.pid());
+        signal("STOP", holder.pid());
+        assertNoOldLineInTheNewSection(contender);
+        assertThat(RunProcessTest.running(old)).isFalse();
+        signal("CONT", holder.pid());
+        assertThat(holder.exitCode()).as(holder.err()).isEqualTo(75);
+        steady.process.getOutputStream().close();
+        assertThat(steady.exitCode()).as(steady.err()).isEqualTo(0);
     }
 
     @Test

@@ -148,9 +148,9 @@ class SemaphoreCommandTest {
     @Test
     void run_limit_onABackendWithoutSemaphores_is69_andRunsNothing() throws Exception {
         Path ran = tmp.resolve("ran");
-        assertThat(run("run", "--backend", "broken:grant", "--limit", "2", "imports", "--", "touch", ran.toString()))
+        assertThat(run("run", "--backend", "broken:unusable", "--limit", "2", "imports", "--", "touch", ran.toString()))
                 .isEqualTo(69);
-        assertThat(err.toString()).contains("semaphores (--limit) are not supported by broken:grant yet");
+        assertThat(err.toString()).contains("semaphores (--limit) are not supported by broken:unusable yet");
         assertThat(ran).doesNotExist();
     }
 
@@ -173,7 +173,7 @@ class SemaphoreCommandTest {
                 assertThat(run("run", "--backend", flock, "--limit", "2", "-n", "imports", "--", "true"))
                         .isEqualTo(1);
                 assertThat(err.toString())
-                        .contains("'imports' is busy")
+                        .contains("'imports' has all 2 permits taken")
                         .contains(second.owner().id());
                 assertThat(run("status", "--backend", flock, "imports")).isZero();
                 assertThat(out.toString())
