@@ -48,14 +48,16 @@ final class ZkSystems {
                         (c, name) -> new InterProcessReadWriteLock(c, "/curator-rw/" + name).writeLock());
             case "floor":
                 return floor(connect);
-            case "interlock-permit4":
-                return ZkSemaphoreSystems.interlock(connect, 4);
-            case "curator-semaphore4":
-                return ZkSemaphoreSystems.curator(connect, 4);
             default:
+                if (kind.matches("interlock-permit[1-9][0-9]*")) {
+                    return ZkSemaphoreSystems.interlock(connect, Integer.parseInt(kind.substring(16)));
+                }
+                if (kind.matches("curator-semaphore[1-9][0-9]*")) {
+                    return ZkSemaphoreSystems.curator(connect, Integer.parseInt(kind.substring(17)));
+                }
                 throw new IllegalArgumentException(
                         "unknown zk system '" + kind
-                                + "'; known: interlock, curator-mutex, curator-rw, floor, interlock-permit4, curator-semaphore4");
+                                + "'; known: interlock, curator-mutex, curator-rw, floor, interlock-permitN, curator-semaphoreN");
         }
     }
 
