@@ -224,7 +224,7 @@ public final class Handoff {
                 throw new IllegalArgumentException(kind + ": @N is for Interlock's own systems (SERVER/interlock@N)");
             }
             return kind.startsWith("zk/")
-                    ? ZkSystems.interlock(where, limit)
+                    ? ZkSemaphoreSystems.interlock(where, limit)
                     : kind.startsWith("jdbc/")
                             ? JdbcSystems.interlock(where, limit)
                             : RedisSemaphoreSystems.interlock(where, limit);

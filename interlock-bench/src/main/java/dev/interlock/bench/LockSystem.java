@@ -1,7 +1,9 @@
 package dev.interlock.bench;
 
 import dev.interlock.Lease;
+import dev.interlock.LockRequest;
 import dev.interlock.LockSpace;
+import java.util.function.UnaryOperator;
 
 /**
  * A lock implementation under measurement (Interlock, a peer, or a raw floor), on one server.
@@ -34,11 +36,11 @@ interface LockSystem extends AutoCloseable {
      * waits as long as it takes.
      */
     static LockSystem interlock(LockSpace locks, String label) {
-        return interlock(locks, label, 0);
+        return interlock(locks, label, UnaryOperator.identity());
     }
 
-    /** {@link #interlock(LockSpace, String)}, each locker taking one permit of a semaphore of {@code limit} (0: the lock). */
-    static LockSystem interlock(LockSpace locks, String label, int limit) {
+    /** {@link #interlock(LockSpace, String)} with options on each request (a {@code limit(n)}: one permit of n). */
+    static LockSystem interlock(LockSpace locks, String label, UnaryOperator<LockRequest> options) {
         return new LockSystem() {
             @Override
             public String label() {
@@ -52,9 +54,7 @@ interface LockSystem extends AutoCloseable {
 
                     @Override
                     public void acquire(String name) throws InterruptedException {
-                        lease = limit > 0
-                                ? locks.lock(name).limit(limit).acquire()
-                                : locks.lock(name).acquire();
+                        lease = options.apply(locks.lock(name)).acquire();
                     }
 
                     @Override

@@ -1,8 +1,6 @@
 package dev.interlock.bench;
 
 import dev.interlock.Interlock;
-import dev.interlock.Lease;
-import dev.interlock.LockSpace;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -20,35 +18,10 @@ final class ZkSemaphoreSystems {
     private ZkSemaphoreSystems() {}
 
     static LockSystem interlock(String connect, int permits) {
-        LockSpace locks = Interlock.open("zk://" + connect + "/bench-interlock-permits");
-        return new LockSystem() {
-            @Override
-            public String label() {
-                return "Interlock zk: limit(" + permits + ")";
-            }
-
-            @Override
-            public Locker newLocker() {
-                return new Locker() {
-                    Lease lease;
-
-                    @Override
-                    public void acquire(String name) throws InterruptedException {
-                        lease = locks.lock(name).limit(permits).acquire();
-                    }
-
-                    @Override
-                    public void release() {
-                        lease.close();
-                    }
-                };
-            }
-
-            @Override
-            public void close() {
-                locks.close();
-            }
-        };
+        return LockSystem.interlock(
+                Interlock.open("zk://" + connect + "/bench-interlock-permits"),
+                "Interlock zk: limit(" + permits + ")",
+                request -> request.limit(permits));
     }
 
     static LockSystem curator(String connect, int permits) throws InterruptedException {

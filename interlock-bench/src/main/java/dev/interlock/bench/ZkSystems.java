@@ -48,25 +48,22 @@ final class ZkSystems {
                         (c, name) -> new InterProcessReadWriteLock(c, "/curator-rw/" + name).writeLock());
             case "floor":
                 return floor(connect);
-            case "interlock-permit4":
-                return ZkSemaphoreSystems.interlock(connect, 4);
-            case "curator-semaphore4":
-                return ZkSemaphoreSystems.curator(connect, 4);
             default:
+                if (kind.matches("interlock-permit[1-9][0-9]*")) {
+                    return ZkSemaphoreSystems.interlock(connect, Integer.parseInt(kind.substring(16)));
+                }
+                if (kind.matches("curator-semaphore[1-9][0-9]*")) {
+                    return ZkSemaphoreSystems.curator(connect, Integer.parseInt(kind.substring(17)));
+                }
                 throw new IllegalArgumentException(
                         "unknown zk system '" + kind
-                                + "'; known: interlock, curator-mutex, curator-rw, floor, interlock-permit4, curator-semaphore4");
+                                + "'; known: interlock, curator-mutex, curator-rw, floor, interlock-permitN, curator-semaphoreN");
         }
     }
 
     /** Interlock opened from its URI (one session, watches on the one node each waiter waits for). */
     static LockSystem interlock(String connect) {
-        return interlock(connect, 0);
-    }
-
-    /** {@link #interlock(String)}, each locker taking one permit of a semaphore of {@code limit} (0: the lock). */
-    static LockSystem interlock(String connect, int limit) {
-        return LockSystem.interlock(Interlock.open("zk://" + connect + "/bench-interlock"), "Interlock zk:", limit);
+        return LockSystem.interlock(Interlock.open("zk://" + connect + "/bench-interlock"), "Interlock zk:");
     }
 
     /** Makes a recipe's lock object for one name on a client. */

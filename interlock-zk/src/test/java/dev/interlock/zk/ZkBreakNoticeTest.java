@@ -8,7 +8,7 @@ import dev.interlock.Lease;
 import dev.interlock.LockSpace;
 import dev.interlock.testkit.FakeTicker;
 import dev.interlock.testkit.ManualScheduler;
-import java.time.Duration;
+import dev.interlock.testkit.Timing;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -31,7 +31,7 @@ class ZkBreakNoticeTest {
                 LockSpace other = Interlock.open(uri)) {
             Lease lease = holder.tryAcquire("job").orElseThrow();
             assertThat(other.breakLock("job", lease.owner().id())).isTrue();
-            await().atMost(Duration.ofSeconds(30)).until(() -> !lease.isValid());
+            await().atMost(Timing.seconds(30)).until(() -> !lease.isValid());
             lease.close();
         }
     }

@@ -7,6 +7,7 @@ import dev.interlock.Interlock;
 import dev.interlock.Lease;
 import dev.interlock.LockSpace;
 import dev.interlock.Mode;
+import dev.interlock.testkit.Timing;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -75,17 +76,15 @@ class ZkSemaphoreTest {
             Lease a = locks.lock("gpu").limit(2).tryAcquire().orElseThrow();
             Lease b = locks.lock("gpu").limit(2).tryAcquire().orElseThrow();
             Future<Lease> c = pool.submit(() -> cSpace.lock("gpu").limit(2).acquire(Duration.ofMinutes(5)));
-            await().atMost(Duration.ofSeconds(10))
-                    .until(() -> locks.status("gpu").waiters() == 1);
+            await().atMost(Timing.seconds(10)).until(() -> locks.status("gpu").waiters() == 1);
             Future<Lease> d = pool.submit(() -> dSpace.lock("gpu").limit(2).acquire(Duration.ofMinutes(5)));
-            await().atMost(Duration.ofSeconds(10))
-                    .until(() -> locks.status("gpu").waiters() == 2);
+            await().atMost(Timing.seconds(10)).until(() -> locks.status("gpu").waiters() == 2);
 
             b.close();
-            Lease cGot = c.get(10, TimeUnit.SECONDS);
+            Lease cGot = c.get(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS);
             assertThat(d.isDone()).as("the later waiter still waits").isFalse();
             a.close();
-            Lease dGot = d.get(10, TimeUnit.SECONDS);
+            Lease dGot = d.get(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS);
             assertThat(dGot.token()).isGreaterThan(cGot.token());
             cGot.close();
             dGot.close();
