@@ -44,7 +44,7 @@ interface LockSystem extends AutoCloseable {
         return new LockSystem() {
             @Override
             public String label() {
-                return limit > 0 ? label + " limit(" + limit + ")" : label;
+                return label;
             }
 
             @Override
