@@ -20,6 +20,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 
@@ -134,13 +135,14 @@ final class FlockStatus {
             return LockInfo.builder(name).limit(content.limit).build();
         }
         try {
+            Map<Long, List<ProcLocks.Entry>> byInode = ProcLocks.flocksByInode(devices, procLocks);
             List<HolderInfo> holders = new ArrayList<>();
             for (int s = 0; s < content.limit; s++) {
                 LibcFiles.Statx slot = LibcFiles.lstatAt(g, FlockSemaphore.slotBytes(fileName, s));
                 if (slot == null || !slot.isRegularFile()) {
                     continue;
                 }
-                for (ProcLocks.Entry e : ProcLocks.flocksOn(devices, slot.ino(), procLocks)) {
+                for (ProcLocks.Entry e : byInode.getOrDefault(slot.ino(), List.of())) {
                     if (!e.waiting()) {
                         holders.add(permitHolder(content, s, e.pid()));
                     }
@@ -150,7 +152,7 @@ final class FlockStatus {
             LibcFiles.Statx gate = LibcFiles.lstatAt(g, LibcFiles.cstring(fileName));
             if (gate != null) {
                 // Queued for the gate, or holding it while waiting for a slot (or, for an instant, while trying).
-                waiters = ProcLocks.flocksOn(devices, gate.ino(), procLocks).size();
+                waiters = byInode.getOrDefault(gate.ino(), List.of()).size();
             }
             return LockInfo.builder(name)
                     .holders(holders)

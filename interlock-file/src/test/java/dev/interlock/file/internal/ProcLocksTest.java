@@ -24,6 +24,24 @@ class ProcLocksTest {
         assertThat(ProcLocks.fields("   ")).isEmpty();
     }
 
+    /** One reading for many inodes (a semaphore's slots), the same entries as one flocksOn per inode. */
+    @Test
+    void flocksByInode_groupsTheFlocksOfTheDevices_andSkipsTheRest() {
+        String text = "1: FLOCK  ADVISORY  WRITE 11 08:01:100 0 EOF\n"
+                + "2: FLOCK  ADVISORY  WRITE 12 08:01:101 0 EOF\n"
+                + "2: -> FLOCK  ADVISORY  WRITE 13 08:01:101 0 EOF\n"
+                + "3: POSIX  ADVISORY  WRITE 14 08:01:102 0 EOF\n"
+                + "4: FLOCK  ADVISORY  READ 15 08:02:100 0 EOF\n";
+        long[] sda1 = {NfsMountDevices.device(8, 1)};
+        var byInode = ProcLocks.flocksByInode(sda1, text);
+        assertThat(byInode).containsOnlyKeys(100L, 101L);
+        assertThat(byInode.get(100L)).containsExactly(new ProcLocks.Entry(Mode.EXCLUSIVE, 11, false));
+        assertThat(byInode.get(101L))
+                .containsExactly(
+                        new ProcLocks.Entry(Mode.EXCLUSIVE, 12, false), new ProcLocks.Entry(Mode.EXCLUSIVE, 13, true));
+        assertThat(byInode.get(101L)).isEqualTo(ProcLocks.flocksOn(sda1, 101, text));
+    }
+
     @Test
     void lines_splitAtLineEnds_withOrWithoutALastOne() {
         assertThat(ProcLocks.lines("a\nb c\n")).containsExactly("a", "b c");
