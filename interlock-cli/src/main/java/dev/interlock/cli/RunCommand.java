@@ -236,20 +236,24 @@ final class RunCommand implements Callable<Integer> {
      * before the lease can run out even if this JVM stops renewing without dying (SIGSTOP, a
      * long pause, a renewal hung on an unreachable backend): SIGTERM when the lease would be
      * declared lost, SIGKILL {@code grace} later (at most half the margin), which is still before
-     * the deadline. A session lease ({@code zk:}) is armed the same way from the deadline its
-     * session reports each time it answers; until the first report the deadline is unknown and
-     * nothing is armed.
+     * the deadline. A session lease ({@code zk:}) is armed from the deadline its session reports
+     * each time it answers (until the first report nothing is armed), a quarter of the margin
+     * after the loss point: a JVM that runs declares the loss itself at its session keeper's next
+     * look, sooner than that, and stops the command as for any loss; the sentinel is for a JVM
+     * that cannot. Its SIGKILL follows at most a quarter of the margin later, half the margin
+     * before the session can expire.
      */
     private static void armOnEveryRenewal(Lease held, Sentinel sentinel, Duration grace) {
         Ticker ticker = Leases.ticker(held);
+        boolean session = Leases.sessionHeld(held);
         Leases.onRenewed(held, deadline -> {
             if (deadline == Long.MAX_VALUE) {
                 return;
             }
             long margin = Leases.lossMarginNanos(held);
             long now = ticker.read();
-            long term = deadline - margin - now;
-            sentinel.arm(term, term + Math.min(grace.toNanos(), margin / 2));
+            long term = deadline - margin - now + (session ? margin / 4 : 0);
+            sentinel.arm(term, term + Math.min(grace.toNanos(), session ? margin / 4 : margin / 2));
         });
     }
 

@@ -138,6 +138,57 @@ class ZkCliIT {
         }
     }
 
+    /**
+     * The holder's {@code interlock} is stopped (SIGSTOP) while its command runs (and ignores
+     * SIGTERM): nothing in the JVM can declare the session lost, but the sentinel, armed from the
+     * session's deadline, stops the command before the session can expire, so no line of the old
+     * command falls inside the section of the next holder, which the servers admit once they expire
+     * the stopped holder's session. Sessions of 5s on a server whose tick is 250ms.
+     */
+    @Test
+    void holderStopped_theSentinelStopsItsCommandBeforeTheSessionCanExpire() throws Exception {
+        try (TestingServer fast = new TestingServer(new InstanceSpec(null, -1, -1, -1, true, -1, 250, -1), true)) {
+            Path lines = tmp.resolve("lines");
+            Files.writeString(lines, "");
+            String uri = "zk://" + fast.getConnectString() + "/stopped?session=5s";
+            CliProcess old = cli(
+                    "run",
+                    "--backend",
+                    uri,
+                    "x",
+                    "--",
+                    "sh",
+                    "-c",
+                    "trap '' TERM; while :; do echo old >> " + lines + "; sleep 0.02; done");
+            await().atMost(Timing.seconds(20))
+                    .until(() -> Files.readString(lines).contains("old"));
+            RunSupervisionIT.signal("STOP", old.pid());
+            try {
+                CliProcess next = cli(
+                        "run",
+                        "--backend",
+                        uri,
+                        "-w",
+                        "60s",
+                        "x",
+                        "--",
+                        "sh",
+                        "-c",
+                        "echo start >> " + lines + "; sleep 1; echo end >> " + lines);
+                assertThat(next.exitCode(Timing.seconds(60))).as(next.err()).isEqualTo(0);
+            } finally {
+                RunSupervisionIT.signal("CONT", old.pid());
+            }
+            List<String> all = Files.readAllLines(lines);
+            int start = all.indexOf("start");
+            assertThat(start).as("the new command ran").isPositive();
+            assertThat(all.subList(start, all.size()))
+                    .as("lines from the new command's start on")
+                    .containsExactly("start", "end");
+            assertThat(old.exitCode(Timing.seconds(30))).as(old.err()).isEqualTo(75);
+        }
+    }
+
     @Test
     void namesWithSlashes_andOf1024Characters_areLocksOfTheirOwn() throws Exception {
         String backend = backend();

@@ -521,6 +521,11 @@ final class DefaultLease implements Lease {
         return Duration.ofNanos(leaseNanos);
     }
 
+    /** True if a backend session holds the grant ({@link LeaseKind#SESSION}). */
+    boolean sessionHeld() {
+        return space.leaseKind(grant) == LeaseKind.SESSION;
+    }
+
     /** True if the grant expires unless renewed. */
     boolean leaseBased() {
         return leaseBased;

@@ -49,6 +49,11 @@ public final class Leases {
         ((DefaultLease) lease).onRenewed(listener);
     }
 
+    /** True if the lease is held by a backend session ({@code zk:}) rather than renewed or kept by the kernel. */
+    public static boolean sessionHeld(Lease lease) {
+        return lease instanceof DefaultLease && ((DefaultLease) lease).sessionHeld();
+    }
+
     /** The monotonic clock the lease's deadline is kept on. */
     public static Ticker ticker(Lease lease) {
         return ((DefaultLease) lease).space().ticker;

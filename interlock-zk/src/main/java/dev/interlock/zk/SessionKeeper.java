@@ -231,6 +231,7 @@ final class SessionKeeper implements AutoCloseable {
                 (rc, path, ctx) -> {
                     if (rc == KeeperException.Code.OK.intValue()) {
                         s.deadline.confirmed(sent);
+                        s.deadlineMoved();
                     }
                 },
                 null);

@@ -38,6 +38,20 @@ final class ZkGrant implements Grant, Watcher {
         this.acquiredAt = acquiredAt;
         if (!session.add(this)) {
             sessionEnded(session.whyEnded());
+        } else {
+            deadlineMoved();
+        }
+    }
+
+    /**
+     * Tells the core when this grant's session could end and when it will be declared lost
+     * (the session's {@link SessionDeadline}), at the grant and whenever the session answers:
+     * what {@code interlock run}'s sentinel is armed from, so that a stopped holder's command is
+     * stopped at the loss point.
+     */
+    void deadlineMoved() {
+        if (!released) {
+            spec.lossChannel().sessionDeadline(session.deadline.lossPoint(), session.deadline.earliestExpiry());
         }
     }
 

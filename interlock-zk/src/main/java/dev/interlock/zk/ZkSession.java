@@ -60,6 +60,13 @@ final class ZkSession {
         grants.remove(g);
     }
 
+    /** The session answered: tells every grant its new deadline ({@link ZkGrant#deadlineMoved}). */
+    void deadlineMoved() {
+        for (ZkGrant g : grants) {
+            g.deadlineMoved();
+        }
+    }
+
     /** Watches the node of every grant that has none yet ({@link ZkGrant#watchOnce}). */
     void watchGrants() {
         for (ZkGrant g : grants) {
