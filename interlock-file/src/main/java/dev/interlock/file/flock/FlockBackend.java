@@ -406,13 +406,8 @@ final class FlockBackend implements LockBackend {
     // ---------------------------------------------------------------------------------- files
 
     LockBackendException failure(String name, String what, int errno, boolean transientFailure) {
-        return new LockBackendException(
-                description,
-                name,
-                description + " - " + (name == null ? "" : LockNames.quote(name) + ": ") + what + ": "
-                        + Errno.describe(errno) + hint(errno),
-                null,
-                transientFailure);
+        String why = what + ": " + Errno.describe(errno) + hint(errno);
+        return transientFailure ? failures.unreachable(name, why, null) : failures.refused(name, why, null);
     }
 
     private String hint(int errno) {

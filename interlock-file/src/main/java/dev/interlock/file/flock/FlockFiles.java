@@ -1,6 +1,5 @@
 package dev.interlock.file.flock;
 
-import dev.interlock.LockBackendException;
 import dev.interlock.file.internal.Errno;
 import dev.interlock.file.internal.ErrnoException;
 import dev.interlock.file.internal.Ids;
@@ -160,11 +159,9 @@ final class FlockFiles {
         if (NameMapping.isHashed(fileName)
                 && content.storedName.isPresent()
                 && !content.storedName.get().equals(name)) {
-            throw new LockBackendException(
-                    backend.description,
+            throw backend.failures.refused(
                     name,
-                    backend.description + " - " + LockNames.quote(name)
-                            + " maps to " + fileName + ", which belongs to " + LockNames.quote(content.storedName.get())
+                    "maps to " + fileName + ", which belongs to " + LockNames.quote(content.storedName.get())
                             + " (SHA-256 collision); use a shorter name",
                     null);
         }

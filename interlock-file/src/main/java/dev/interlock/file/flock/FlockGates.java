@@ -1,6 +1,5 @@
 package dev.interlock.file.flock;
 
-import dev.interlock.LockBackendException;
 import dev.interlock.file.internal.Errno;
 import dev.interlock.file.internal.ErrnoException;
 import dev.interlock.file.internal.LibcFiles;
@@ -87,16 +86,14 @@ final class FlockGates {
         boolean everyoneWrites = (backend.dirMode & 01000) != 0 || (backend.dirMode & 0002) != 0;
         if (everyoneWrites && st.uid() != LibcFiles.geteuid() && st.uid() != backend.dirOwner && st.uid() != 0) {
             LibcFiles.close(g);
-            throw new LockBackendException(
-                    backend.description,
+            throw backend.failures.refused(
                     null,
                     String.format(
-                            "%s - %s belongs to uid %d, not to you (uid %d) nor to"
+                            "%s belongs to uid %d, not to you (uid %d) nor to"
                                     + " the owner of %s (uid %d): in a directory every user can write, its owner could remove or replace the"
                                     + " gate files, so readers could write the fencing token at the same time and writers could be starved;"
                                     + " have it removed (rm -r %s), have the owner of %s make it (mkdir -m %o %s), or use a directory"
                                     + " writable only by the users that share these locks",
-                            backend.description,
                             backend.gateDir,
                             st.uid(),
                             LibcFiles.geteuid(),
