@@ -21,10 +21,11 @@ import org.junit.jupiter.api.Test;
  * For a lease backend's semaphores: a permit holder in another JVM killed (kill -9) or stopped
  * (SIGSTOP): its permit comes back after one lease, and is never handed out twice while that
  * lease lasts (the holder keeps one of two permits, the test the other: any grant before then
- * would be a third).
+ * would be a third). A session backend ({@code zk:}) runs it with a session of {@value #LEASE_MS}
+ * ms in {@link #uri()}: its session is the lease.
  */
 public abstract class PermitHolderFaultContract {
-    private static final long LEASE_MS = 3000;
+    protected static final long LEASE_MS = 3000;
 
     /** The URI of a fresh namespace on the backend under test, the same for every call in one test. */
     protected abstract String uri();
@@ -65,6 +66,7 @@ public abstract class PermitHolderFaultContract {
             child.destroyForcibly(); // SIGKILL
             assertThat(child.waitFor(10, TimeUnit.SECONDS)).isTrue();
             Lease back = awaitFreedPermit(killed);
+            assertThat(back.token()).isGreaterThan(mine.token());
             back.close();
         }
     }
@@ -100,6 +102,8 @@ public abstract class PermitHolderFaultContract {
         // The holder renewed at most a third of a lease before it stopped: the permit stays taken
         // at least two thirds of a lease after that.
         assertThat(waitedMs).as("ms until the permit came back").isGreaterThanOrEqualTo(LEASE_MS * 2 / 3 - 50);
+        assertThat(locks.lock("gpu").limit(2).tryAcquire()).as("a third permit").isEmpty();
+        assertThat(locks.status("gpu").holders()).hasSize(2);
         return got[0];
     }
 
