@@ -215,13 +215,13 @@ final class SqlRunner {
     ResultSet query(PreparedStatement ps) throws SQLException {
         long budget = budgetMs();
         ScheduledFuture<?> limit = limit(ps, budget);
-        boolean cut = cutOffAt(ps, budget);
+        Connection cut = cutOffAt(ps, budget);
         try {
             return ps.executeQuery();
         } finally {
             withdraw(limit);
-            if (cut) {
-                Connections.setNetworkTimeout(ps.getConnection(), connections.networkTimeoutMs);
+            if (cut != null) {
+                Connections.setNetworkTimeout(cut, connections.networkTimeoutMs);
             }
         }
     }
@@ -229,13 +229,13 @@ final class SqlRunner {
     int exec(PreparedStatement ps) throws SQLException {
         long budget = budgetMs();
         ScheduledFuture<?> limit = limit(ps, budget);
-        boolean cut = cutOffAt(ps, budget);
+        Connection cut = cutOffAt(ps, budget);
         try {
             return ps.executeUpdate();
         } finally {
             withdraw(limit);
-            if (cut) {
-                Connections.setNetworkTimeout(ps.getConnection(), connections.networkTimeoutMs);
+            if (cut != null) {
+                Connections.setNetworkTimeout(cut, connections.networkTimeoutMs);
             }
         }
     }
@@ -244,13 +244,16 @@ final class SqlRunner {
      * A statement capped by the caller's deadline: the connection's network timeout brought down to
      * just after the cap, since a server that is paused answers neither the statement nor its
      * cancel. The connection is then broken and thrown away; put back after the statement.
+     *
+     * @return the connection whose network timeout to put back, or null if the statement is not capped
      */
-    private boolean cutOffAt(PreparedStatement ps, long budgetMs) throws SQLException {
+    private Connection cutOffAt(PreparedStatement ps, long budgetMs) throws SQLException {
         if (budgetMs >= statementMs) {
-            return false;
+            return null;
         }
-        Connections.setNetworkTimeout(ps.getConnection(), (int) (budgetMs + CUT_OFF_AFTER_MS));
-        return true;
+        Connection c = ps.getConnection();
+        Connections.setNetworkTimeout(c, (int) (budgetMs + CUT_OFF_AFTER_MS));
+        return c;
     }
 
     private ScheduledFuture<?> limit(PreparedStatement ps, long budgetMs) {

@@ -374,7 +374,8 @@ class StandardSql {
         return Busy.BUSY;
     }
 
-    private Outcome permitInTransaction(SqlRunner r, Connection tx, Args a) throws SQLException {
+    /** The permit try's statements after the transaction began; PostgreSQL's are fewer ({@link PostgresSql}). */
+    Outcome permitInTransaction(SqlRunner r, Connection tx, Args a) throws SQLException {
         r.update(tx, permitLockRow, a);
         long token;
         long epoch;
