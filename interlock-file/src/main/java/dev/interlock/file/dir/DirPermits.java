@@ -1,6 +1,5 @@
 package dev.interlock.file.dir;
 
-import dev.interlock.LimitMismatchException;
 import dev.interlock.LockBackendException;
 import dev.interlock.file.dir.DirEntries.Beat;
 import dev.interlock.file.dir.DirEntries.Gate;
@@ -155,8 +154,8 @@ final class DirPermits {
                     }
                     return Optional.of(attempt.granted(entry, t));
                 }
-            } catch (LockBackendException | LimitMismatchException e) {
-                withdraw(beat, entry);
+            } catch (RuntimeException e) {
+                withdraw(beat, entry); // refused, or the file system failed: leave nothing behind
                 throw e;
             }
             withdraw(beat, entry);

@@ -153,6 +153,23 @@ class DirPermitRaceTest {
     }
 
     @Test
+    void breakingAPermitHolder_freesItsPermitOnly() throws Exception {
+        LockSpace a = open();
+        LockSpace b = open();
+        Lease broken = a.lock("gpu").limit(2).tryAcquire().orElseThrow();
+        Lease kept = b.lock("gpu").limit(2).tryAcquire().orElseThrow();
+        assertThat(b.breakLock("gpu", broken.owner().id())).isTrue();
+        assertThat(b.status("gpu").holders())
+                .singleElement()
+                .satisfies(h -> assertThat(h.token()).hasValue(kept.token()));
+        Lease next = b.lock("gpu").limit(2).tryAcquire().orElseThrow();
+        assertThat(next.token()).isGreaterThan(kept.token());
+        next.close();
+        kept.close();
+        broken.close();
+    }
+
+    @Test
     void aStalePermit_judgedByManyAtOnce_isReusedExactlyOnce_andTheLiveOneStays() throws Exception {
         long stale = plantStalePermit("gpu", 2);
         Lease live = open().lock("gpu").limit(2).tryAcquire().orElseThrow();
