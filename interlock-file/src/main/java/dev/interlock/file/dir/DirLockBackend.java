@@ -560,14 +560,9 @@ final class DirLockBackend implements LockBackend {
             default:
                 hint = "";
         }
-        String who = name == null ? "" : LockNames.quote(name) + " ";
+        String why = what + ": " + e.getMessage() + hint;
         boolean transientFailure = e.errno() != Errno.EROFS && e.errno() != Errno.EACCES && e.errno() != Errno.EPERM;
-        return new LockBackendException(
-                description,
-                name,
-                description + " - " + who + what + ": " + e.getMessage() + hint,
-                e,
-                transientFailure);
+        return transientFailure ? failures.unreachable(name, why, e) : failures.refused(name, why, e);
     }
 
     private void checkOpen() {
