@@ -14,7 +14,6 @@ import dev.interlock.spi.support.ProcessIdentity;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -106,7 +105,7 @@ final class VerifyCommand implements Callable<Integer> {
     Integer processesOption;
 
     /** The worker processes on this host, once validated. */
-    private int processes;
+    int processes;
 
     @Option(
             names = "--limit",
@@ -130,10 +129,10 @@ final class VerifyCommand implements Callable<Integer> {
     Double sharedRatioOption;
 
     /** The share of shared acquisitions, once validated: 0 with --limit (a permit has one holder). */
-    private double sharedRatio;
+    double sharedRatio;
 
     /** The semaphore's limit: --limit, or the lead's for a host that joins; 0 to verify the lock. */
-    private int permitLimit;
+    int permitLimit;
 
     @Option(
             names = "--crash-test",
@@ -199,9 +198,9 @@ final class VerifyCommand implements Callable<Integer> {
     /** The workers while they run, for the shutdown hook. */
     private volatile VerifyWorkers liveWorkers;
     /** --keep and --shared-dir as paths (picocli's own Path converter is left out to save start-up time). */
-    private Path keep;
+    Path keep;
 
-    private Path sharedDir;
+    Path sharedDir;
 
     /** What is verified: the resolved URI, its scheme, and the lock directory of file-backed schemes. */
     private record Target(String uri, String scheme, Optional<Path> lockDir) {}
@@ -226,7 +225,7 @@ final class VerifyCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        validate();
+        VerifyOptionChecks.settle(this);
         progress = new VerifyProgress(spec.commandLine().getErr(), FileSystemProbe.stderrIsTerminal());
         Target target = target();
         Plan plan = plan(target);
@@ -558,90 +557,7 @@ final class VerifyCommand implements Callable<Integer> {
         }
     }
 
-    private void validate() {
-        keep = path("--keep", keepOption);
-        sharedDir = path("--shared-dir", sharedDirOption);
-        if (limit != null && sharedRatioOption != null) {
-            throw usage("--shared-ratio does not go with --limit: a semaphore permit has one holder, never shared");
-        }
-        sharedRatio = limit != null ? 0 : sharedRatioOption != null ? sharedRatioOption : 0.25;
-        permitLimit = limit != null ? limit : 0;
-        if (join != null && limit != null) {
-            throw usage("--join takes the limit from the lead's plan: drop --limit");
-        }
-        processes = processesOption != null
-                ? processesOption
-                : limit != null && lead == null && join == null ? Math.min(256, Math.max(4, limit + 2)) : 4;
-        if (processes < 1 || processes > 256) {
-            throw usage("--processes must be between 1 and 256, was " + processes);
-        }
-        if (processes < 2 && lead == null && join == null) {
-            throw usage("--processes must be at least 2 on one host: one process alone never contends");
-        }
-        if (limit != null && processes <= limit && lead == null && join == null) {
-            throw usage("--processes must be more than --limit " + limit + " on one host, was " + processes
-                    + ": with at most " + limit + " workers nobody ever waits for a permit, and one too many is"
-                    + " never tried (give -p " + Math.min(256, limit + 2) + ", or a smaller --limit)");
-        }
-        if (duration != null && (duration.toMillis() < 100 || duration.toHours() > 24)) {
-            throw usage("--duration must be between 100ms and 24h, was " + Durations.format(duration));
-        }
-        if (!(sharedRatio >= 0 && sharedRatio < 1)) {
-            throw usage("--shared-ratio must be at least 0 and below 1 (some acquisitions must be exclusive), was "
-                    + sharedRatio);
-        }
-        if (lease != null && lease.toMillis() < 100) {
-            throw usage("--lease must be at least 100ms, was " + Durations.format(lease));
-        }
-        if (name != null) {
-            BackendOption.checkName(name);
-        }
-        if (lead != null && join != null) {
-            throw usage("--lead and --join exclude each other: one host leads, the others join");
-        }
-        for (String id : new String[] {lead, join}) {
-            if (id != null && !VerifyRunDir.RUN_ID.matcher(id).matches()) {
-                throw usage("bad RUN-ID '" + id + "': use 1 to 64 of A-Z a-z 0-9 . _ - (not starting with '.')");
-            }
-        }
-        if (lead != null && hosts == null) {
-            throw usage("--lead needs --hosts K: how many hosts take part, this one included");
-        }
-        if (hosts != null && lead == null) {
-            throw usage("--hosts goes with --lead");
-        }
-        if (hosts != null && (hosts < 1 || hosts > 1000)) {
-            throw usage("--hosts must be between 1 and 1000, was " + hosts);
-        }
-        if (join != null && (name != null || duration != null)) {
-            throw usage("--join takes the lock name and the duration from the lead's plan: drop --name and --duration");
-        }
-        if (lead == null && join == null && (sharedDir != null || joinTimeout != null)) {
-            throw usage((sharedDir != null ? "--shared-dir" : "--join-timeout") + " goes with --lead or --join");
-        }
-        if (keep != null) {
-            Path k = keep.toAbsolutePath();
-            if (Files.exists(k, LinkOption.NOFOLLOW_LINKS) && !VerifyFiles.isEmptyDirectory(k)) {
-                throw usage("--keep " + keep + " exists and is not an empty directory: name a new or empty directory");
-            }
-        }
-    }
-
-    private Path path(String option, String value) {
-        if (value == null) {
-            return null;
-        }
-        try {
-            if (value.isEmpty()) {
-                throw new IllegalArgumentException("empty");
-            }
-            return Path.of(value);
-        } catch (RuntimeException e) {
-            throw usage(option + " '" + value + "' is not a usable path: give a directory such as /tmp/verify-run");
-        }
-    }
-
-    private CliException usage(String message) {
+    CliException usage(String message) {
         return new CliException(ExitCodes.USAGE, message);
     }
 }
