@@ -86,7 +86,7 @@ final class ZkLockBackend implements LockBackend {
     public Attempt attempt(AcquireSpec spec) {
         if (spec.permits() != 1) {
             throw new IllegalArgumentException(
-                    description + " - semaphores (permits " + spec.permits() + ") are not supported yet");
+                    description + " - taking " + spec.permits() + " permits in one acquisition is not supported yet");
         }
         return new ZkAttempt(this, spec);
     }
