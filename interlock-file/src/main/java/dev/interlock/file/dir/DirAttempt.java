@@ -204,15 +204,7 @@ final class DirAttempt implements Attempt {
             if (!dir.cas(g.name(), mine)) {
                 continue; // someone changed the gate first; look again
             }
-            if (reason != null) {
-                log.warn(
-                        "{} - took over '{}' from {} (token {}): {}",
-                        backend.description(),
-                        spec.name(),
-                        g.holder().ownerId(),
-                        g.token(),
-                        reason);
-            }
+            logTakeover(g, reason);
             heldName = mine;
             heldToken = g.token() + 1;
             heldBeat = 0;
@@ -309,7 +301,6 @@ final class DirAttempt implements Attempt {
             if (!viaHint && !mayGo(s)) {
                 return Optional.empty();
             }
-            long lastWriter;
             String reason = null;
             if (g.writer()) {
                 reason = liveness.reclaimable(g, now);
@@ -318,23 +309,13 @@ final class DirAttempt implements Attempt {
                     waitFor = DirWakeFilters.GATE;
                     return Optional.empty();
                 }
-                lastWriter = g.token();
-            } else {
-                lastWriter = g.lastWriter();
             }
-            long t = g.token() + 1;
-            if (!dir.cas(g.name(), Gate.free(t, lastWriter, me.nonce()))) {
-                continue;
+            Gate ours = takeShare(g, reason);
+            if (ours == null) {
+                continue; // someone changed the gate first; look again
             }
-            if (reason != null) {
-                log.warn(
-                        "{} - took over '{}' from {} (token {}): {}",
-                        backend.description(),
-                        spec.name(),
-                        g.holder().ownerId(),
-                        g.token(),
-                        reason);
-            }
+            long t = ours.token();
+            long lastWriter = ours.lastWriter();
             DirFaults.step("S1");
             String beat = Beat.name(t, 0, me);
             dir.create(beat);
@@ -378,6 +359,35 @@ final class DirAttempt implements Attempt {
             return Optional.empty();
         }
         return Optional.empty();
+    }
+
+    /**
+     * A share's token, a reader's or a permit's (docs/dir-protocol.md 4.3 and 4.8): renames gate
+     * {@code g} (free, or a writer's that {@code reason} says may be taken over) to a free gate with
+     * the next token and the same last writer (a writer's gate names itself as the last writer).
+     * Returns that gate, or null if someone changed {@code g} first and the caller must look again.
+     */
+    Gate takeShare(Gate g, String reason) {
+        long t = g.token() + 1;
+        String name = Gate.free(t, g.lastWriter(), me.nonce());
+        if (!dir.cas(g.name(), name)) {
+            return null;
+        }
+        logTakeover(g, reason);
+        return new Gate(name, false, t, g.lastWriter(), 0, me.nonce(), null);
+    }
+
+    /** Says that gate {@code g}, stale for {@code reason}, was taken over (nothing if {@code reason} is null). */
+    private void logTakeover(Gate g, String reason) {
+        if (reason != null) {
+            log.warn(
+                    "{} - took over '{}' from {} (token {}): {}",
+                    backend.description(),
+                    spec.name(),
+                    g.holder().ownerId(),
+                    g.token(),
+                    reason);
+        }
     }
 
     // ---------------------------------------------------------------- queue

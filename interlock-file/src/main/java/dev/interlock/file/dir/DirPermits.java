@@ -7,7 +7,6 @@ import dev.interlock.file.dir.DirEntries.Holder;
 import dev.interlock.file.dir.DirEntries.Permit;
 import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Grant;
-import dev.interlock.spi.support.Log;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -30,9 +29,6 @@ import java.util.Set;
  * number of processes judging one stale at once exactly one removes it).
  */
 final class DirPermits {
-    /** The attempt's logger: a permit is part of its attempt, and messages keep the logger name of dir: attempts. */
-    private static final Log log = Log.of(DirAttempt.class);
-
     private final DirAttempt attempt;
     private final DirLockBackend backend;
     private final DirLockDir dir;
@@ -101,21 +97,12 @@ final class DirPermits {
                     return Optional.empty();
                 }
             }
-            long lastWriter = g.writer() ? g.token() : g.lastWriter();
-            long t = g.token() + 1;
-            String ours = Gate.free(t, lastWriter, me.nonce());
-            if (!dir.cas(g.name(), ours)) {
+            Gate taken = attempt.takeShare(g, reason);
+            if (taken == null) {
                 continue; // someone changed the gate first; look again
             }
-            if (reason != null) {
-                log.warn(
-                        "{} - took over '{}' from {} (token {}): {}",
-                        backend.description(),
-                        spec.name(),
-                        g.holder().ownerId(),
-                        g.token(),
-                        reason);
-            }
+            long t = taken.token();
+            String ours = taken.name();
             DirFaults.step("P1");
             String beat = Beat.name(t, 0, me);
             dir.create(beat);
