@@ -37,6 +37,10 @@ final class FlockAttempt implements Attempt {
     private boolean permitsChecked;
     /** A permit's attempt holds the lock file shared and has checked the limit (kept while it waits with the gate). */
     private FlockSemaphore.Read admitted;
+    /** A permit's attempt that has waited: it has its place in line, and gives way to no marked waiter ({@link FlockQueue}). */
+    private boolean inLine;
+    /** The gate descriptor carries this attempt's mark ({@link FlockQueue}), which goes when it is closed. */
+    private boolean marked;
 
     private Waker waker;
     /** The bound of each sleep, so that what no wake-up reports (a lock file replaced) is found: the backends' one polling law. */
@@ -131,13 +135,23 @@ final class FlockAttempt implements Attempt {
 
     /**
      * One try for a permit ({@link FlockSemaphore}): the gate first (a newcomer never passes the
-     * waiter that holds it), then the lock file shared with the limit checked, then a free slot.
-     * Without a free slot the attempt keeps the gate and the lock file while it waits.
+     * waiter that holds it, nor, {@link FlockQueue}, one that marked its place), then the lock file
+     * shared with the limit checked, then a free slot. Without a free slot the attempt keeps the
+     * gate and the lock file while it waits.
      */
     private Optional<Grant> tryPermit() {
         for (int round = 0; round < 3; round++) {
-            if (!gateHeld && !takeGate()) {
-                return Optional.empty();
+            if (!gateHeld) {
+                if (!takeGate()) {
+                    if (spec.waits()) {
+                        takePlaceInLine();
+                    }
+                    return Optional.empty();
+                }
+                if (!inLine && FlockQueue.othersWait(backend, spec.name(), gfd)) {
+                    giveWay();
+                    return Optional.empty();
+                }
             }
             if (fd < 0) {
                 int r = FlockFiles.open(backend, spec.name(), fileName, fileBytes, false);
@@ -164,6 +178,7 @@ final class FlockAttempt implements Attempt {
                 throw e;
             }
             if (slotFd < 0) {
+                inLine = spec.waits(); // first in line: it keeps the gate
                 return Optional.empty();
             }
             LibcFiles.Statx id = LibcFiles.fstat(fd);
@@ -200,6 +215,34 @@ final class FlockAttempt implements Attempt {
                 spec.name(),
                 "the lock file keeps being removed while we lock it; stop whatever deletes files in " + backend.dir,
                 null);
+    }
+
+    /** A waiting attempt that could not take the gate: its mark keeps its place against newcomers ({@link FlockQueue}). */
+    private void takePlaceInLine() {
+        inLine = true;
+        if (!marked) {
+            marked = FlockQueue.mark(backend, spec.name(), gfd);
+        }
+    }
+
+    /**
+     * A newcomer that found waiters marked gives the gate back without looking at the slots. A
+     * waiting one marks its place on a new descriptor of the gate file first, so that it is in line
+     * before the gate is free. The gate is given back by close(2), not LOCK_UN: the close is what
+     * wakes the waiters that watch the gate through inotify.
+     */
+    private void giveWay() {
+        int held = gfd;
+        gfd = -1;
+        gateHeld = false;
+        try {
+            if (spec.waits()) {
+                gfd = FlockFiles.open(backend, spec.name(), fileName, fileBytes, true);
+                takePlaceInLine();
+            }
+        } finally {
+            LibcFiles.close(held);
+        }
     }
 
     /** Closes the lock file (dropping what it held) and the gate: the attempt starts over at its next try. */
@@ -347,6 +390,7 @@ final class FlockAttempt implements Attempt {
             gfd = -1;
         }
         gateHeld = false;
+        marked = false;
     }
 
     @Override
