@@ -41,6 +41,10 @@ final class FlockAttempt implements Attempt {
     private boolean inLine;
     /** The gate descriptor carries this attempt's mark ({@link FlockQueue}), which goes when it is closed. */
     private boolean marked;
+    /** A permit of 1 waiting with the gate sleeps in flock(2) on the one slot file, opened here (-1: none). */
+    private int slotWaitFd = -1;
+    /** The kernel gave that sleep the slot: the next try takes it as its own. */
+    private boolean slotWaitHeld;
 
     private Waker waker;
     /** The bound of each sleep, so that what no wake-up reports (a lock file replaced) is found: the backends' one polling law. */
@@ -172,7 +176,14 @@ final class FlockAttempt implements Attempt {
                 if (admitted == null) {
                     admitted = FlockSemaphore.admit(backend, spec, fileName, fd);
                 }
-                slotFd = FlockSemaphore.takeSlot(backend, spec, fileName, admitted.content(), slot);
+                if (slotWaitHeld) {
+                    slotFd = slotWaitFd; // slot 0, handed over by the kernel during the wait
+                    slot[0] = 0;
+                    slotWaitFd = -1;
+                    slotWaitHeld = false;
+                } else {
+                    slotFd = FlockSemaphore.takeSlot(backend, spec, fileName, admitted.content(), slot);
+                }
             } catch (RuntimeException e) {
                 closeAll();
                 throw e;
@@ -247,6 +258,11 @@ final class FlockAttempt implements Attempt {
 
     /** Closes the lock file (dropping what it held) and the gate: the attempt starts over at its next try. */
     private void closeAll() {
+        if (slotWaitFd >= 0) {
+            LibcFiles.close(slotWaitFd);
+            slotWaitFd = -1;
+            slotWaitHeld = false;
+        }
         if (fd >= 0) {
             LibcFiles.close(fd);
             fd = -1;
@@ -410,17 +426,29 @@ final class FlockAttempt implements Attempt {
         // A permit asker with the gate waits for any of the slots: every permit's release closes
         // the lock file it held shared, which inotify reports; the kernel would sleep on one file only.
         boolean waitsForSlot = spec.limit() > 0 && gateHeld;
-        if (kernelWait && !waitsForSlot && KernelWait.usable()) {
-            // Sleep in the kernel's lock queue, as flock(1) does: the gate holder on the lock file,
-            // the others on the gate. The release wakes the sleeper inside the kernel.
-            int target = wantLock ? fd : gfd;
+        // A permit of 1 has one slot to wait for: the kernel can wait for it, as for a lock.
+        boolean sleepsOnSlot = waitsForSlot && spec.limit() == 1;
+        if (kernelWait && (!waitsForSlot || sleepsOnSlot) && KernelWait.usable()) {
+            // Sleep in the kernel's lock queue, as flock(1) does: the gate holder on the lock file
+            // (on the slot file for a permit of 1), the others on the gate. The release wakes the
+            // sleeper inside the kernel.
+            if (sleepsOnSlot && slotWaitFd < 0) {
+                String slotName = FlockSemaphore.slotName(fileName, 0);
+                slotWaitFd = FlockFiles.open(backend, spec.name(), slotName, LibcFiles.cstring(slotName), true);
+            }
+            int target = sleepsOnSlot ? slotWaitFd : wantLock ? fd : gfd;
             int op = wantLock && spec.mode() == Mode.SHARED ? LibcFiles.LOCK_SH : LibcFiles.LOCK_EX;
             if (watchLock != null || watchGate != null) {
                 unwatch();
             }
             int r = KernelWait.flock(target, op, slice, waker, seen);
             if (r == KernelWait.LOCKED) {
-                gateHeld |= wantGate; // the next try finds the lock, or the gate, already ours
+                // The next try finds the lock, the slot or the gate already ours.
+                if (sleepsOnSlot) {
+                    slotWaitHeld = true;
+                } else {
+                    gateHeld |= wantGate;
+                }
                 return;
             }
             if (r == KernelWait.ENDED) {
