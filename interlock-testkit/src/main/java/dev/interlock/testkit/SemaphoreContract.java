@@ -167,22 +167,11 @@ public abstract class SemaphoreContract {
         Lease gotFirst = first.get(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS);
         assertThat(second.isDone()).as("the later waiter still waits").isFalse();
         b.close();
-        if (everyWaiterKeepsItsPlace()) {
-            assertNoNewcomerGetsIn(newcomer, second);
-        }
+        assertNoNewcomerGetsIn(newcomer, second);
         Lease gotSecond = second.get();
         assertThat(gotSecond.token()).isGreaterThan(gotFirst.token());
         gotFirst.close();
         gotSecond.close();
-    }
-
-    /**
-     * True if every waiter keeps its place in line, so that no newcomer passes any of them; false
-     * where only the first waiter does and the others wait in the kernel, which lets a newcomer's
-     * try in first when it comes before the woken waiter runs ({@code flock:}, docs/semaphores.md).
-     */
-    protected boolean everyWaiterKeepsItsPlace() {
-        return true;
     }
 
     /** Tries for a permit from {@code newcomer} until {@code waiter} has it: every try must fail. */

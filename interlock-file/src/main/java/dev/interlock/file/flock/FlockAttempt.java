@@ -37,6 +37,14 @@ final class FlockAttempt implements Attempt {
     private boolean permitsChecked;
     /** A permit's attempt holds the lock file shared and has checked the limit (kept while it waits with the gate). */
     private FlockSemaphore.Read admitted;
+    /** A permit's attempt that has waited: it has its place in line, and gives way to no marked waiter ({@link FlockQueue}). */
+    private boolean inLine;
+    /** The gate descriptor carries this attempt's mark ({@link FlockQueue}), which goes when it is closed. */
+    private boolean marked;
+    /** A permit of 1 waiting with the gate sleeps in flock(2) on the one slot file, opened here (-1: none). */
+    private int slotWaitFd = -1;
+    /** The kernel gave that sleep the slot: the next try takes it as its own. */
+    private boolean slotWaitHeld;
 
     private Waker waker;
     /** The bound of each sleep, so that what no wake-up reports (a lock file replaced) is found: the backends' one polling law. */
@@ -131,13 +139,23 @@ final class FlockAttempt implements Attempt {
 
     /**
      * One try for a permit ({@link FlockSemaphore}): the gate first (a newcomer never passes the
-     * waiter that holds it), then the lock file shared with the limit checked, then a free slot.
-     * Without a free slot the attempt keeps the gate and the lock file while it waits.
+     * waiter that holds it, nor, {@link FlockQueue}, one that marked its place), then the lock file
+     * shared with the limit checked, then a free slot. Without a free slot the attempt keeps the
+     * gate and the lock file while it waits.
      */
     private Optional<Grant> tryPermit() {
         for (int round = 0; round < 3; round++) {
-            if (!gateHeld && !takeGate()) {
-                return Optional.empty();
+            if (!gateHeld) {
+                if (!takeGate()) {
+                    if (spec.waits()) {
+                        takePlaceInLine();
+                    }
+                    return Optional.empty();
+                }
+                if (!inLine && FlockQueue.othersWait(backend, spec.name(), gfd)) {
+                    giveWay();
+                    return Optional.empty();
+                }
             }
             if (fd < 0) {
                 int r = FlockFiles.open(backend, spec.name(), fileName, fileBytes, false);
@@ -158,12 +176,20 @@ final class FlockAttempt implements Attempt {
                 if (admitted == null) {
                     admitted = FlockSemaphore.admit(backend, spec, fileName, fd);
                 }
-                slotFd = FlockSemaphore.takeSlot(backend, spec, fileName, admitted.content(), slot);
+                if (slotWaitHeld) {
+                    slotFd = slotWaitFd; // slot 0, handed over by the kernel during the wait
+                    slot[0] = 0;
+                    slotWaitFd = -1;
+                    slotWaitHeld = false;
+                } else {
+                    slotFd = FlockSemaphore.takeSlot(backend, spec, fileName, admitted.content(), slot);
+                }
             } catch (RuntimeException e) {
                 closeAll();
                 throw e;
             }
             if (slotFd < 0) {
+                inLine = spec.waits(); // first in line: it keeps the gate
                 return Optional.empty();
             }
             LibcFiles.Statx id = LibcFiles.fstat(fd);
@@ -202,8 +228,41 @@ final class FlockAttempt implements Attempt {
                 null);
     }
 
+    /** A waiting attempt that could not take the gate: its mark keeps its place against newcomers ({@link FlockQueue}). */
+    private void takePlaceInLine() {
+        inLine = true;
+        if (!marked) {
+            marked = FlockQueue.mark(backend, spec.name(), gfd);
+        }
+    }
+
+    /**
+     * A newcomer that found waiters marked gives the gate back without looking at the slots. A
+     * waiting one marks its place on a new descriptor of the gate file first, so that it is in line
+     * before the gate is free. The gate is given back by close(2), not LOCK_UN: the close is what
+     * wakes the waiters that watch the gate through inotify.
+     */
+    private void giveWay() {
+        int held = gfd;
+        gfd = -1;
+        gateHeld = false;
+        try {
+            if (spec.waits()) {
+                gfd = FlockFiles.open(backend, spec.name(), fileName, fileBytes, true);
+                takePlaceInLine();
+            }
+        } finally {
+            LibcFiles.close(held);
+        }
+    }
+
     /** Closes the lock file (dropping what it held) and the gate: the attempt starts over at its next try. */
     private void closeAll() {
+        if (slotWaitFd >= 0) {
+            LibcFiles.close(slotWaitFd);
+            slotWaitFd = -1;
+            slotWaitHeld = false;
+        }
         if (fd >= 0) {
             LibcFiles.close(fd);
             fd = -1;
@@ -347,6 +406,7 @@ final class FlockAttempt implements Attempt {
             gfd = -1;
         }
         gateHeld = false;
+        marked = false;
     }
 
     @Override
@@ -366,17 +426,29 @@ final class FlockAttempt implements Attempt {
         // A permit asker with the gate waits for any of the slots: every permit's release closes
         // the lock file it held shared, which inotify reports; the kernel would sleep on one file only.
         boolean waitsForSlot = spec.limit() > 0 && gateHeld;
-        if (kernelWait && !waitsForSlot && KernelWait.usable()) {
-            // Sleep in the kernel's lock queue, as flock(1) does: the gate holder on the lock file,
-            // the others on the gate. The release wakes the sleeper inside the kernel.
-            int target = wantLock ? fd : gfd;
+        // A permit of 1 has one slot to wait for: the kernel can wait for it, as for a lock.
+        boolean sleepsOnSlot = waitsForSlot && spec.limit() == 1;
+        if (kernelWait && (!waitsForSlot || sleepsOnSlot) && KernelWait.usable()) {
+            // Sleep in the kernel's lock queue, as flock(1) does: the gate holder on the lock file
+            // (on the slot file for a permit of 1), the others on the gate. The release wakes the
+            // sleeper inside the kernel.
+            if (sleepsOnSlot && slotWaitFd < 0) {
+                String slotName = FlockSemaphore.slotName(fileName, 0);
+                slotWaitFd = FlockFiles.open(backend, spec.name(), slotName, LibcFiles.cstring(slotName), true);
+            }
+            int target = sleepsOnSlot ? slotWaitFd : wantLock ? fd : gfd;
             int op = wantLock && spec.mode() == Mode.SHARED ? LibcFiles.LOCK_SH : LibcFiles.LOCK_EX;
             if (watchLock != null || watchGate != null) {
                 unwatch();
             }
             int r = KernelWait.flock(target, op, slice, waker, seen);
             if (r == KernelWait.LOCKED) {
-                gateHeld |= wantGate; // the next try finds the lock, or the gate, already ours
+                // The next try finds the lock, the slot or the gate already ours.
+                if (sleepsOnSlot) {
+                    slotWaitHeld = true;
+                } else {
+                    gateHeld |= wantGate;
+                }
                 return;
             }
             if (r == KernelWait.ENDED) {

@@ -140,6 +140,9 @@ final class FlockBackend implements LockBackend {
     final AtomicInteger watches = new AtomicInteger();
 
     final boolean networkAllowed;
+    /** Set when the lock directory was found on a network file system (allowed): see {@link FlockQueue}. */
+    volatile boolean onNetworkFileSystem;
+
     private final IntToLongFunction fileSystemType;
     /** Nonces of the flock: grants this process holds, in any lock space (records of our own pid are kept only for these). */
     static final Set<String> liveNonces = ConcurrentHashMap.newKeySet();
@@ -293,6 +296,7 @@ final class FlockBackend implements LockBackend {
         if (network.isEmpty()) {
             return;
         }
+        onNetworkFileSystem = true;
         if (!networkAllowed) {
             throw failures.refused(
                     null,

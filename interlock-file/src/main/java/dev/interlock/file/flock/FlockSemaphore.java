@@ -31,7 +31,9 @@ import java.util.Optional;
  * <p><b>In turn:</b> every permit asker takes the gate first (flock(LOCK_EX|LOCK_NB) on
  * {@code .gates/F}); one that finds no free slot keeps the gate while it waits, so a newcomer
  * cannot take the slot that frees before it: the gate holder is served first, and the others wait
- * for the gate in the kernel, as waiting writers of {@code flock:} do.
+ * for the gate in the kernel, as waiting writers of {@code flock:} do. Those others mark their
+ * places on the gate file, and a newcomer that finds a mark gives the gate back without taking a
+ * slot ({@link FlockQueue}): no newcomer passes any waiter.
  */
 final class FlockSemaphore {
     /** Records kept in the lock file: the first 64 KiB of it are read, and each record takes about 80 bytes. */

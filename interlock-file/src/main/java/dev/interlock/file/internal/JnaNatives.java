@@ -176,6 +176,9 @@ final class JnaNatives implements Natives {
         public native int fcntl(int fd, int cmd, int arg);
 
         @Override
+        public native int fcntl(int fd, int cmd, byte[] lock);
+
+        @Override
         public native int flock(int fd, int operation);
 
         @Override
@@ -306,6 +309,11 @@ final class JnaNatives implements Natives {
         @Override
         public int fcntl(int fd, int cmd, int arg) {
             return call("fcntl", fd, cmd, arg);
+        }
+
+        @Override
+        public int fcntl(int fd, int cmd, byte[] lock) {
+            return call("fcntl", fd, cmd, lock);
         }
 
         @Override

@@ -56,7 +56,7 @@ final class Libc {
             || (ARCH.length() == 4 && ARCH.charAt(0) == 'i' && ARCH.endsWith("86"));
     private static final boolean ARM = ARCH.startsWith("arm") || ARCH.startsWith("aarch");
     private static final boolean PPC = ARCH.startsWith("ppc") || ARCH.startsWith("powerpc");
-    private static final boolean BITS64 = "64".equals(System.getProperty("sun.arch.data.model")) || ARCH.contains("64");
+    static final boolean BITS64 = "64".equals(System.getProperty("sun.arch.data.model")) || ARCH.contains("64");
 
     /** True on the architectures whose O_DIRECTORY and O_NOFOLLOW are 040000 and 0100000 (arm, aarch64, ppc). */
     static final boolean ARM_LIKE_FCNTL = ARM || PPC;

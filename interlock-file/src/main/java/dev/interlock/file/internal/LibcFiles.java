@@ -69,6 +69,22 @@ public final class LibcFiles {
     public static final int F_SETFL = 4;
     public static final int F_DUPFD_CLOEXEC = 1030;
 
+    // Open file description locks (Linux 3.15+), include/uapi/asm-generic/fcntl.h: the same numbers
+    // on every architecture supported here.
+    public static final int F_OFD_GETLK = 36;
+    public static final int F_OFD_SETLK = 37;
+    public static final short F_RDLCK = 0;
+    public static final short F_WRLCK = 1;
+    public static final short F_UNLCK = 2;
+    /**
+     * The size of {@code struct flock} on 64-bit Linux: {@code l_type} and {@code l_whence} (short)
+     * at 0 and 2, {@code l_start} and {@code l_len} (off_t) at 8 and 16, {@code l_pid} at 24. 32-bit
+     * C libraries lay it out in other ways, so {@link #WHOLE_FILE_LOCKS} is false there.
+     */
+    public static final int FLOCK_STRUCT_SIZE = 32;
+    /** True where {@code struct flock} is laid out as {@link #FLOCK_STRUCT_SIZE} says: 64-bit Linux. */
+    public static final boolean WHOLE_FILE_LOCKS = Libc.BITS64;
+
     // <sys/file.h>
     public static final int LOCK_SH = 1;
     public static final int LOCK_EX = 2;
@@ -133,6 +149,11 @@ public final class LibcFiles {
     /** fcntl(2) with an int argument (F_GETFL, F_SETFL, F_DUPFD_CLOEXEC). */
     public static int fcntl(int fd, int cmd, int arg) {
         return N.fcntl(fd, cmd, arg);
+    }
+
+    /** fcntl(2) with a {@code struct flock} of {@link #FLOCK_STRUCT_SIZE} bytes, which F_OFD_GETLK fills in. */
+    public static int fcntl(int fd, int cmd, byte[] lock) {
+        return N.fcntl(fd, cmd, lock);
     }
 
     public static int flock(int fd, int operation) {

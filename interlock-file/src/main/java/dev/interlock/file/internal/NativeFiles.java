@@ -1,5 +1,7 @@
 package dev.interlock.file.internal;
 
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -130,6 +132,56 @@ public final class NativeFiles {
                 throw new ErrnoException(err);
             }
         }
+    }
+
+    /**
+     * An open file description lock ({@code fcntl(fd, F_OFD_SETLK)}) of {@code type}
+     * ({@link LibcFiles#F_RDLCK}, {@code F_WRLCK}, {@code F_UNLCK}) on the whole of {@code fd}'s
+     * file, without waiting: true if it is set, false if another open file description holds a
+     * lock that conflicts. The lock belongs to the open file description, not to the process or the
+     * thread: close(2) of its last descriptor releases it, and so does the death of the process. On
+     * a local file system it is independent of flock(2) locks on the same file; on NFS and SMB,
+     * which emulate flock(2) with byte-range locks, it is not. Any other error throws (EINVAL: a
+     * kernel before 3.15, without these locks). Only where {@link LibcFiles#WHOLE_FILE_LOCKS}.
+     */
+    public static boolean tryLockWholeFile(int fd, short type) {
+        byte[] lock = wholeFile(type);
+        while (true) {
+            if (LibcFiles.fcntl(fd, LibcFiles.F_OFD_SETLK, lock) == 0) {
+                return true;
+            }
+            int err = Errno.last();
+            if (err == Errno.EAGAIN || err == Errno.EACCES) {
+                return false;
+            }
+            if (err != Errno.EINTR) {
+                throw new ErrnoException(err);
+            }
+        }
+    }
+
+    /**
+     * {@code fcntl(fd, F_OFD_GETLK)}: true if another open file description holds a lock on part of
+     * {@code fd}'s file that a lock of {@code type} on the whole of it would conflict with. Locks of
+     * {@code fd}'s own open file description never conflict with it. One system call; errors as
+     * {@link #tryLockWholeFile}.
+     */
+    public static boolean wholeFileLockConflicts(int fd, short type) {
+        byte[] lock = wholeFile(type);
+        while (LibcFiles.fcntl(fd, LibcFiles.F_OFD_GETLK, lock) != 0) {
+            int err = Errno.last();
+            if (err != Errno.EINTR) {
+                throw new ErrnoException(err);
+            }
+        }
+        return ByteBuffer.wrap(lock).order(ByteOrder.nativeOrder()).getShort(0) != LibcFiles.F_UNLCK;
+    }
+
+    /** A {@code struct flock} of {@code type} from offset 0 (SEEK_SET) to the end of the file, whatever its size (l_len 0). */
+    private static byte[] wholeFile(short type) {
+        byte[] lock = new byte[LibcFiles.FLOCK_STRUCT_SIZE];
+        ByteBuffer.wrap(lock).order(ByteOrder.nativeOrder()).putShort(0, type);
+        return lock;
     }
 
     /** pread(2) of up to {@code count} bytes at {@code offset}: the number of bytes read. */

@@ -63,6 +63,9 @@ interface Natives {
 
         int fcntl(int fd, int cmd, int arg);
 
+        /** fcntl(2) with a {@code struct flock} ({@link LibcFiles#F_OFD_SETLK}, {@link LibcFiles#F_OFD_GETLK}), read back after the call. */
+        int fcntl(int fd, int cmd, byte[] lock);
+
         int flock(int fd, int operation);
 
         int fchmod(int fd, int mode);

@@ -380,6 +380,14 @@ final class FfmNatives implements Natives {
         }
 
         @Override
+        public int fcntl(int fd, int cmd, byte[] lock) {
+            Scratch s = SCRATCH.get();
+            int rc = (int) call(FCNTL, s.state, fd, cmd, s.in(lock), 0, 0, 0);
+            s.out(0, lock, lock.length);
+            return rc;
+        }
+
+        @Override
         public int flock(int fd, int operation) {
             return call2(FLOCK, fd, operation);
         }

@@ -12,6 +12,7 @@ import dev.interlock.testkit.Timing;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeEach;
@@ -34,11 +35,16 @@ class FlockKernelWaitTest {
 
     /** A thread acquiring "w" in {@code space}; completes with the lease or the exception. */
     private static CompletableFuture<Object> waiter(LockSpace space, String name) {
+        return waiter(() -> space.acquire("w", Timing.seconds(60)), name);
+    }
+
+    /** A thread named {@code name} running {@code acquire}; completes with the lease or the exception. */
+    private static CompletableFuture<Object> waiter(Callable<Lease> acquire, String name) {
         CompletableFuture<Object> f = new CompletableFuture<>();
         Thread t = new Thread(
                 () -> {
                     try {
-                        f.complete(space.acquire("w", Timing.seconds(60)));
+                        f.complete(acquire.call());
                     } catch (Throwable e) {
                         f.complete(e);
                     }
@@ -85,6 +91,29 @@ class FlockKernelWaitTest {
             Object next = second.get(10, TimeUnit.SECONDS);
             assertThat(next).isInstanceOf(Lease.class);
             ((Lease) next).close();
+        }
+    }
+
+    /**
+     * A permit of 1 has one slot to wait for: its waiter with the gate sleeps in flock(2) on the
+     * slot file, and the holder's release hands the slot over inside the kernel, as for a lock.
+     */
+    @Test
+    void aPermitOfOne_waitsInFlockOnItsSlot_andTheReleaseHandsItOn() throws Exception {
+        try (LockSpace holder = Interlock.open("flock:" + dir);
+                LockSpace a = Interlock.open("flock:" + dir)) {
+            Lease held = holder.lock("one").limit(1).tryAcquire().orElseThrow();
+            CompletableFuture<Object> w =
+                    waiter(() -> a.lock("one").limit(1).acquire(Timing.seconds(60)), "permit-waiter");
+            await().atMost(Timing.seconds(10)).until(() -> asleepInFlock("permit-waiter"));
+            held.close();
+            Object got = w.get(10, TimeUnit.SECONDS);
+            assertThat(got).isInstanceOf(Lease.class);
+            Lease permit = (Lease) got;
+            assertThat(permit.token()).isGreaterThan(held.token());
+            assertThat(holder.lock("one").limit(1).tryAcquire()).isEmpty();
+            permit.close();
+            holder.lock("one").limit(1).tryAcquire().orElseThrow().close();
         }
     }
 

@@ -15,13 +15,4 @@ class FlockSemaphoreContractTest extends SemaphoreContract {
     protected LockSpace openSpace() {
         return Interlock.open("flock:" + dir);
     }
-
-    /**
-     * The waiter that holds the gate keeps its place; the others sleep on the gate in flock(2),
-     * and a newcomer's try can take the gate between a release and the woken sleeper's run.
-     */
-    @Override
-    protected boolean everyWaiterKeepsItsPlace() {
-        return false;
-    }
 }

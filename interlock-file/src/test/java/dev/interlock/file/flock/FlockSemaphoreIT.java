@@ -6,6 +6,11 @@ import dev.interlock.Interlock;
 import dev.interlock.Lease;
 import dev.interlock.LockInfo;
 import dev.interlock.LockSpace;
+import dev.interlock.Mode;
+import dev.interlock.Owner;
+import dev.interlock.spi.AcquireSpec;
+import dev.interlock.spi.Attempt;
+import dev.interlock.spi.support.Spaces;
 import dev.interlock.testkit.ChildJvm;
 import dev.interlock.testkit.SemaphoreChecker;
 import dev.interlock.testkit.Timing;
@@ -101,13 +106,53 @@ class FlockSemaphoreIT {
         got.close();
     }
 
+    /**
+     * A waiting process keeps its place while it cannot run (stopped, as a slow scheduler would
+     * leave it), and its place goes with it when it is killed: its mark on the gate is a kernel
+     * lock that its descriptor carries ({@link FlockQueue}).
+     */
     @Test
-    void aStoppedHolder_keepsItsPermit_untilItGoesOn() throws Exception {
-        Process stopped = permitHolder("backup", 1);
-        assertThat(new ProcessBuilder("kill", "-STOP", Long.toString(stopped.pid()))
+    void aStoppedWaiter_keepsItsPlace_aKilledOne_takesItWithIt() throws Exception {
+        Lease held = locks.lock("queue").limit(1).tryAcquire().orElseThrow();
+        Process waiting;
+        try (Attempt first = Spaces.backend(locks)
+                .attempt(AcquireSpec.builder("queue", Mode.EXCLUSIVE, Owner.newAcquisition())
+                        .lease(Duration.ofMinutes(1))
+                        .limit(1)
+                        .waits(true)
+                        .build())) {
+            assertThat(first.tryAcquire())
+                    .as("the permit held: the first waiter keeps the gate")
+                    .isEmpty();
+            waiting = ChildJvm.start(FlockHolder.class, "flock:" + dir, "queue", "EXCLUSIVE", "1");
+            children.add(waiting);
+            org.awaitility.Awaitility.await()
+                    .atMost(Timing.seconds(30))
+                    .until(() -> locks.status("queue").waiters() >= 2);
+            signal("-STOP", waiting);
+        }
+        held.close();
+        assertThat(locks.lock("queue").limit(1).tryAcquire())
+                .as("the gate and the permit free, but a stopped process waits for them")
+                .isEmpty();
+        waiting.destroyForcibly(); // SIGKILL, stopped or not
+        assertThat(waiting.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(locks.lock("queue").limit(1).tryAcquire())
+                .as("the killed waiter's place went with it")
+                .hasValueSatisfying(Lease::close);
+    }
+
+    private static void signal(String signal, Process p) throws Exception {
+        assertThat(new ProcessBuilder("kill", signal, Long.toString(p.pid()))
                         .start()
                         .waitFor())
                 .isZero();
+    }
+
+    @Test
+    void aStoppedHolder_keepsItsPermit_untilItGoesOn() throws Exception {
+        Process stopped = permitHolder("backup", 1);
+        signal("-STOP", stopped);
         try {
             assertThat(locks.lock("backup").limit(1).tryAcquire())
                     .as("a stopped process still holds its kernel lock")
@@ -116,9 +161,7 @@ class FlockSemaphoreIT {
                     .singleElement()
                     .satisfies(h -> assertThat(h.pid()).isEqualTo(stopped.pid()));
         } finally {
-            new ProcessBuilder("kill", "-CONT", Long.toString(stopped.pid()))
-                    .start()
-                    .waitFor();
+            signal("-CONT", stopped);
         }
         stopped.getOutputStream().close(); // it releases and exits
         assertThat(stopped.waitFor(30, TimeUnit.SECONDS)).isTrue();

@@ -81,6 +81,68 @@ class FlockSemaphoreTest {
         b.close();
     }
 
+    /**
+     * Every waiting attempt keeps its place, not only the one with the gate: after the first
+     * waiter's grant the gate is free and so is the next permit, but the second waiter, which
+     * has not tried again yet (a thread not yet run, a process stopped), still comes before a
+     * newcomer; a newcomer that waits goes behind it. A waiter that gives up takes its place away.
+     */
+    @Test
+    void aFreedPermit_isTheLaterWaitersToo_notANewcomers() throws Exception {
+        LockSpace third = Interlock.open("flock:" + dir);
+        try {
+            Lease a = locks.lock("fifo").limit(2).tryAcquire().orElseThrow();
+            Lease b = locks.lock("fifo").limit(2).tryAcquire().orElseThrow();
+            try (Attempt first = attempt(other, "fifo", 2, true);
+                    Attempt second = attempt(third, "fifo", 2, true)) {
+                assertThat(first.tryAcquire()).as("both permits held").isEmpty();
+                assertThat(second.tryAcquire())
+                        .as("the gate held by the first waiter")
+                        .isEmpty();
+                a.close();
+                Grant gotFirst = first.tryAcquire().orElseThrow(() -> new AssertionError("the first waiter's permit"));
+                b.close();
+                try (Attempt newcomer = attempt(locks, "fifo", 2, false)) {
+                    assertThat(newcomer.tryAcquire())
+                            .as("a newcomer, with the gate and a permit free, while a waiter waits")
+                            .isEmpty();
+                }
+                try (Attempt waitingNewcomer = attempt(locks, "fifo", 2, true)) {
+                    assertThat(waitingNewcomer.tryAcquire()).isEmpty();
+                    Grant gotSecond =
+                            second.tryAcquire().orElseThrow(() -> new AssertionError("the second waiter's permit"));
+                    assertThat(gotSecond.token()).isGreaterThan(gotFirst.token());
+                    gotFirst.release();
+                    assertThat(locks.lock("fifo").limit(2).tryAcquire())
+                            .as("a newcomer behind the newcomer that waits")
+                            .isEmpty();
+                    gotSecond.release();
+                }
+                assertThat(locks.lock("fifo").limit(2).tryAcquire())
+                        .as("once the waiters have gone")
+                        .hasValueSatisfying(Lease::close);
+            }
+        } finally {
+            third.close();
+        }
+    }
+
+    /** A waiter's place goes with its descriptor: one that gives up (a timeout, an interrupt) keeps nobody out. */
+    @Test
+    void aWaiterThatGivesUp_keepsNoNewcomerOut() {
+        Lease held = locks.lock("gone").limit(1).tryAcquire().orElseThrow();
+        try (Attempt first = attempt(other, "gone", 1, true)) {
+            assertThat(first.tryAcquire()).isEmpty();
+            try (Attempt second = attempt(other, "gone", 1, true)) {
+                assertThat(second.tryAcquire()).isEmpty();
+            }
+        }
+        held.close();
+        assertThat(locks.lock("gone").limit(1).tryAcquire())
+                .as("no place is left behind")
+                .hasValueSatisfying(Lease::close);
+    }
+
     @Test
     void aTimeout_namesTheHolders_withoutALeaseTheyDoNotHave() {
         try (Lease held = locks.lock("one").limit(1).tryAcquire().orElseThrow()) {

@@ -40,6 +40,46 @@ class NativeFilesTest {
         }
     }
 
+    /**
+     * Open file description locks, as {@code flock:} marks its waiting permit askers: held by one
+     * open file description until its close, seen by another's F_OFD_GETLK but not by its own, and
+     * independent of flock(2) on the same file.
+     */
+    @Test
+    void wholeFileLocks_belongToTheOpenFileDescription_andLeaveFlockAlone() throws Exception {
+        byte[] file = LibcFiles.path(Files.writeString(tmp.resolve("gate"), ""));
+        int marker = NativeFiles.openat(LibcFiles.AT_FDCWD, file, RW, 0);
+        int other = NativeFiles.openat(LibcFiles.AT_FDCWD, file, RW, 0);
+        try {
+            assertThat(NativeFiles.wholeFileLockConflicts(other, LibcFiles.F_WRLCK))
+                    .isFalse();
+            assertThat(NativeFiles.tryLockWholeFile(marker, LibcFiles.F_RDLCK)).isTrue();
+            assertThat(NativeFiles.wholeFileLockConflicts(other, LibcFiles.F_WRLCK))
+                    .isTrue();
+            assertThat(NativeFiles.wholeFileLockConflicts(other, LibcFiles.F_RDLCK))
+                    .as("read locks share")
+                    .isFalse();
+            assertThat(NativeFiles.wholeFileLockConflicts(marker, LibcFiles.F_WRLCK))
+                    .as("its own lock never conflicts")
+                    .isFalse();
+            assertThat(NativeFiles.tryLockWholeFile(other, LibcFiles.F_WRLCK)).isFalse();
+            assertThat(NativeFiles.tryFlock(other, LibcFiles.LOCK_EX))
+                    .as("flock(2) does not see it")
+                    .isTrue();
+            assertThat(NativeFiles.tryFlock(marker, LibcFiles.LOCK_EX)).isFalse();
+            NativeFiles.close(marker);
+            marker = -1;
+            assertThat(NativeFiles.wholeFileLockConflicts(other, LibcFiles.F_WRLCK))
+                    .as("gone with the close")
+                    .isFalse();
+        } finally {
+            if (marker >= 0) {
+                NativeFiles.close(marker);
+            }
+            NativeFiles.close(other);
+        }
+    }
+
     @Test
     void tryFlock_onAnythingButBusy_throwsTheErrno() {
         ErrnoException e =
