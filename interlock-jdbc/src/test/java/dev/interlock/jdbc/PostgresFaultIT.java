@@ -171,16 +171,22 @@ class PostgresFaultIT {
                 List<Lease> held = new ArrayList<>();
                 for (String use : List.of("the name's first use", "a later grant")) {
                     st.execute("INSERT INTO scratch VALUES (1)");
-                    assertThat(unflushed(st)).as("an ordinary commit here is asynchronous").isPositive();
+                    assertThat(unflushed(st))
+                            .as("an ordinary commit here is asynchronous")
+                            .isPositive();
                     held.add(locks.lock("permits")
                             .limit(2)
                             .lease(Duration.ofMinutes(5))
                             .fixedLease()
                             .tryAcquire()
                             .orElseThrow());
-                    assertThat(unflushed(st)).as("WAL not yet flushed after " + use).isZero();
+                    assertThat(unflushed(st))
+                            .as("WAL not yet flushed after " + use)
+                            .isZero();
                 }
-                assertThat(syncSession.lock("permits").limit(2).tryAcquire()).as("a third of 2").isEmpty();
+                assertThat(syncSession.lock("permits").limit(2).tryAcquire())
+                        .as("a third of 2")
+                        .isEmpty();
                 assertThat(unflushed(st))
                         .as("WAL not yet flushed after a busy try, on a session that commits synchronously")
                         .isPositive();
