@@ -76,25 +76,29 @@ class PostgresPermitTripIT {
 
     /** On pgjdbc's default protocol (with {@code preferQueryMode=simple} a permit's try is an explicit transaction). */
     @Test
-    void aPermitsGrant_costsTheRoundTripsOfALocksGrant() {
+    void aPermitsGrantAndRelease_costTheRoundTripsOfALocks() {
         try (LockSpace space = Interlock.open(url("extended", TestServers.table()));
                 Syncs syncs = new Syncs()) {
             // The first use of each name, then one more grant each, as a lock's are counted.
             int[] permit = new int[2];
             int[] lock = new int[2];
+            int[] permitRelease = new int[2];
+            int[] lockRelease = new int[2];
             for (int i = 0; i < 2; i++) {
                 Lease[] held = new Lease[1];
                 permit[i] = syncs.during(() ->
                         held[0] = space.lock("permit").limit(3).tryAcquire().orElseThrow());
-                held[0].close();
+                permitRelease[i] = syncs.during(() -> held[0].close());
                 lock[i] = syncs.during(
                         () -> held[0] = space.lock("lock").tryAcquire().orElseThrow());
-                held[0].close();
+                lockRelease[i] = syncs.during(() -> held[0].close());
             }
             assertThat(lock).as("a lock's grant: one statement").containsExactly(1, 1);
             assertThat(permit)
                     .as("a permit's grant, the first use of its name and then")
                     .containsExactly(1, 1);
+            assertThat(lockRelease).as("a lock's release").containsExactly(1, 1);
+            assertThat(permitRelease).as("a permit's release").containsExactly(1, 1);
         }
     }
 
