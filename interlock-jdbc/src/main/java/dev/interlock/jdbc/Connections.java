@@ -224,7 +224,7 @@ abstract class Connections implements AutoCloseable {
 
         private Connection open(long withinMs) throws SQLException {
             Properties p = withinMs == NO_CAP || openWithin == null ? properties : openWithin.apply(withinMs);
-            Connection c = DriverManager.getConnection(url, p);
+            Connection c = connect(p);
             try {
                 c.setAutoCommit(true);
             } catch (SQLException e) {
@@ -233,6 +233,36 @@ abstract class Connections implements AutoCloseable {
             }
             setNetworkTimeout(c, networkTimeoutMs);
             return c;
+        }
+
+        /**
+         * Opens a connection whatever this thread's interrupt status says, which is kept for the
+         * caller (as in {@link #permit}): pgjdbc gives up a connect with a login timeout when its
+         * thread is interrupted, before or during it ("Something unusual has occurred"), and the
+         * clean-up of an interrupted acquire must still reach the database. Once more at most
+         * after an interrupt that came during the connect.
+         */
+        private Connection connect(Properties p) throws SQLException {
+            boolean interrupted = Thread.interrupted();
+            try {
+                for (int attempt = 0; ; attempt++) {
+                    try {
+                        return DriverManager.getConnection(url, p);
+                    } catch (SQLException | RuntimeException e) {
+                        if (!Thread.interrupted()) {
+                            throw e;
+                        }
+                        interrupted = true;
+                        if (attempt > 0) {
+                            throw e;
+                        }
+                    }
+                }
+            } finally {
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
+            }
         }
 
         @Override

@@ -14,7 +14,8 @@ import java.util.List;
 
 /**
  * PostgreSQL's forms of the store's operations: each one statement in one round trip
- * ({@code INSERT ... ON CONFLICT DO UPDATE ... WHERE}, data-modifying {@code WITH}), grants and
+ * ({@code INSERT ... ON CONFLICT DO UPDATE ... WHERE}, data-modifying {@code WITH}; a permit try,
+ * two statements sent together in one round trip and one transaction), grants and
  * renewals committed synchronously and releases asynchronously whatever the session says
  * (docs/jdbc.md, "Synchronous commit"), and releases that notify the name's waiters while the row
  * is wanted.
@@ -42,8 +43,20 @@ final class PostgresSql extends StandardSql {
     private final NamedSql lineLeaveNotifying;
     private final NamedSql markWriter;
     private final NamedSql markReader;
-    /** A permit's decision and writes after the name's row lock, in one statement (see {@link #permitInTransaction}). */
-    private final NamedSql permitDecide;
+    /**
+     * A transaction-local setting: the key of the row that a permit try's first statement locked,
+     * so that its decision knows whether its own transaction holds that lock.
+     */
+    static final String LOCKED_ROW = "interlock.locked_row";
+
+    /** A permit try: the name's row lock, then the decision and every write, sent together (see {@link #tryPermit}). */
+    private final NamedSql permitLockAndDecide;
+    /**
+     * Set once a permit try's two statements were committed apart (pgjdbc's
+     * {@code preferQueryMode=simple} sends each as a query of its own): from then on each try is an
+     * explicit transaction.
+     */
+    private volatile boolean committedApart;
 
     PostgresSql(Dialect dialect, String table) {
         super(dialect, table);
@@ -122,7 +135,14 @@ final class PostgresSql extends StandardSql {
                 + " WHERE name_key = :key"
                 + " RETURNING waiter = :owner, " + freeOfHolder
                 + " AND (shared_until IS NULL OR shared_until <= now())");
-        permitDecide = NamedSql.of(permitDecideSql(t, s, line));
+        // The row lock, made by creating the row on the name's first use (free: token and epoch 0). Its
+        // commit is asynchronous unless the decision grants (permitDecideSql): a busy try writes nothing to keep.
+        String lockRow = insertHead
+                + "SELECT :key, :name, 0, NULL, NULL, NULL, NULL, 0, NULL, 0, NULL, NULL"
+                + " WHERE set_config('synchronous_commit', 'off', true) IS NOT NULL"
+                + " AND set_config('" + LOCKED_ROW + "', :key, true) IS NOT NULL"
+                + " ON CONFLICT (name_key) DO UPDATE SET token = t.token";
+        permitLockAndDecide = NamedSql.of(lockRow + "; " + permitDecideSql(t, s, line));
         markReader = NamedSql.of("UPDATE " + t + " SET " + wanted + " WHERE name_key = :key" + " RETURNING FALSE, "
                 + freeOfHolder + " AND (waiter IS NULL OR waiter_until <= now())");
     }
@@ -133,7 +153,12 @@ final class PostgresSql extends StandardSql {
      * would count holders on its older snapshot). {@code r}: the row, its live holders and the
      * places before ours; {@code g}: one row if granted; the writes run only if {@code g} has it.
      * Within one statement the DELETE of holders that ran out is not seen by the other parts, so
-     * {@code readers} comes from the count of live holders, not from a count after it.
+     * {@code readers} comes from the count of live holders, not from a count after it. Nothing is
+     * granted unless this transaction holds the row lock ({@code locked}: the first statement's
+     * {@link #LOCKED_ROW} is still set), and a grant makes the transaction commit synchronously
+     * (the last column). Every column is of a fixed width: pgjdbc sends a Sync before a statement
+     * whose row it cannot bound (a text column, once the statement is described), which would
+     * commit the row lock's statement on its own.
      */
     private static String permitDecideSql(String t, String s, String line) {
         String later = "now() + " + INTERVAL;
@@ -143,13 +168,14 @@ final class PostgresSql extends StandardSql {
                 + " (SELECT count(*) FROM " + s + " h WHERE h.name_key = :key AND h.epoch = t.epoch"
                 + " AND h.expires_at > now()) AS live,"
                 + " (SELECT count(*) FROM " + line + " q WHERE q.name_key = :key AND q.expires_at > now()"
-                + " AND (q.ticket < :ticket OR (q.ticket = :ticket AND q.owner < :owner))) AS ahead"
+                + " AND (q.ticket < :ticket OR (q.ticket = :ticket AND q.owner < :owner))) AS ahead,"
+                + " COALESCE(current_setting('" + LOCKED_ROW + "', true), '') = CAST(:key AS VARCHAR) AS locked"
                 + " FROM " + t + " t WHERE t.name_key = :key),"
                 + " v AS (SELECT r.*, (r.sh_held AND r.live > 0) AS in_force FROM r),"
                 + " g AS (SELECT v.token + 1 AS token,"
                 + " CASE WHEN v.in_force THEN v.epoch ELSE v.epoch + 1 END AS epoch,"
                 + " CASE WHEN v.in_force THEN v.live + 1 ELSE 1 END AS readers FROM v"
-                + " WHERE NOT v.ex_held AND NOT (v.sh_held AND v.permits = 0)"
+                + " WHERE v.locked AND NOT v.ex_held AND NOT (v.sh_held AND v.permits = 0)"
                 + " AND NOT (v.in_force AND v.permits <> CAST(:limit AS INTEGER))"
                 + " AND (CASE WHEN v.in_force THEN v.live ELSE 0 END) + v.ahead < CAST(:limit AS INTEGER)),"
                 + " p AS (DELETE FROM " + s + " WHERE name_key = :key AND EXISTS (SELECT 1 FROM g)"
@@ -165,37 +191,64 @@ final class PostgresSql extends StandardSql {
                 + " l AS (DELETE FROM " + line + " WHERE name_key = :key AND EXISTS (SELECT 1 FROM g)"
                 + " AND CAST(:ticket AS BIGINT) <> " + LockStore.NOT_IN_LINE
                 + " AND (owner = :owner OR expires_at <= now()))"
-                + " SELECT (SELECT token FROM g), (SELECT epoch FROM g), v.permits, v.ex_held, v.sh_held, v.in_force"
-                + " FROM v";
+                + " SELECT (SELECT token FROM g), (SELECT epoch FROM g), v.permits, v.ex_held, v.sh_held, v.in_force,"
+                + " v.locked,"
+                + " CASE WHEN EXISTS (SELECT 1 FROM g) THEN set_config('synchronous_commit', 'on', true) IS NOT NULL"
+                + " ELSE FALSE END FROM v";
     }
 
     /**
-     * Three round trips where the standard form takes six: the row lock ({@code permitLockRow},
-     * which also asks for a synchronous commit), the decision and every write in one statement,
-     * the commit.
+     * One round trip where the standard form takes six: the row lock and the decision with every
+     * write, sent as one text. pgjdbc sends both statements before one Sync, and PostgreSQL runs
+     * all that comes before a Sync as one transaction in autocommit mode, each statement with a
+     * snapshot of its own (READ COMMITTED): the decision starts after the row lock is held, so it
+     * counts every grant committed before, and the commit at the Sync frees the row lock. A driver
+     * that commits the two apart (pgjdbc's {@code preferQueryMode=simple}) is found out by the
+     * decision itself, which then grants nothing: that try and every later one run in an explicit
+     * transaction (three round trips). The name's first use creates its row in the first
+     * statement, so no try is the one to insert it. A refusal writes nothing but the row lock's
+     * no-op (and a new name's free row), committed asynchronously: nothing of it needs to survive.
      */
     @Override
-    Outcome permitInTransaction(SqlRunner r, Connection tx, Args a) throws SQLException {
-        if (r.update(tx, permitLockRow, a) == 0) {
-            r.update(tx, permitInsertLock, a); // the name's first use (a duplicate key: tryPermit looks again)
-            r.update(tx, shInsertHolder, a.epoch(1).token(1));
-            return new Granted(1, 1);
+    Outcome tryPermit(SqlRunner r, Connection c, Args a) throws SQLException {
+        if (!committedApart) {
+            Outcome o = permitOnce(r, c, a);
+            if (o != null) {
+                return o;
+            }
+            committedApart = true;
         }
-        try (PreparedStatement ps = r.prepare(tx, permitDecide, a);
-                ResultSet rs = r.query(ps)) {
-            rs.next();
+        return SqlRunner.inTransaction(c, tx -> {
+            Outcome o = permitOnce(r, tx, a);
+            if (o == null) {
+                throw new SQLException("a permit try did not hold the name's row lock in its own transaction");
+            }
+            return o;
+        });
+    }
+
+    /** One permit try; null if its decision ran without the row lock (its statements were committed apart). */
+    private Outcome permitOnce(SqlRunner r, Connection c, Args a) throws SQLException {
+        try (PreparedStatement ps = r.prepare(c, permitLockAndDecide, a);
+                ResultSet rs = r.queryAfterCounts(ps)) {
+            if (!rs.next()) {
+                throw new SQLException("the permit try found no row for the name after making it");
+            }
+            if (!rs.getBoolean(7)) {
+                return null;
+            }
             long token = rs.getLong(1);
             if (!rs.wasNull()) {
                 return new Granted(token, rs.getLong(2));
             }
             int permits = rs.getInt(3);
             if (rs.getBoolean(4) || (rs.getBoolean(5) && permits == 0)) {
-                throw new SqlRunner.Rollback(new LockStore.Mismatch(0));
+                return new LockStore.Mismatch(0);
             }
             if (rs.getBoolean(6) && permits != a.limit()) {
-                throw new SqlRunner.Rollback(new LockStore.Mismatch(permits));
+                return new LockStore.Mismatch(permits);
             }
-            throw new SqlRunner.Rollback(Busy.BUSY);
+            return Busy.BUSY;
         }
     }
 

@@ -213,25 +213,45 @@ final class SqlRunner {
      */
 
     ResultSet query(PreparedStatement ps) throws SQLException {
-        long budget = budgetMs();
-        ScheduledFuture<?> limit = limit(ps, budget);
-        Connection cut = cutOffAt(ps, budget);
-        try {
-            return ps.executeQuery();
-        } finally {
-            withdraw(limit);
-            if (cut != null) {
-                Connections.setNetworkTimeout(cut, connections.networkTimeoutMs);
-            }
-        }
+        return limited(ps, ps::executeQuery);
     }
 
     int exec(PreparedStatement ps) throws SQLException {
+        return limited(ps, ps::executeUpdate);
+    }
+
+    /**
+     * Runs statements written as one text ({@code "UPDATE ...; WITH ... SELECT ..."}) and returns
+     * the rows of the first one that gives rows, the statements before it having given counts.
+     * pgjdbc sends such a text in one round trip (each statement's Parse, Bind and Execute, then
+     * one Sync), and PostgreSQL runs everything up to a Sync as one transaction in autocommit mode
+     * (docs/jdbc.md, "Semaphores"). The time limit is the whole text's.
+     */
+    ResultSet queryAfterCounts(PreparedStatement ps) throws SQLException {
+        return limited(ps, () -> {
+            boolean rows = ps.execute();
+            while (!rows) {
+                if (ps.getUpdateCount() == -1) {
+                    throw new SQLException("the statements sent together gave no rows");
+                }
+                rows = ps.getMoreResults();
+            }
+            return ps.getResultSet();
+        });
+    }
+
+    @FunctionalInterface
+    private interface Execution<T> {
+        T run() throws SQLException;
+    }
+
+    /** Runs {@code execution} of {@code ps} under the statement time limit (or the caller's deadline, if sooner). */
+    private <T> T limited(PreparedStatement ps, Execution<T> execution) throws SQLException {
         long budget = budgetMs();
         ScheduledFuture<?> limit = limit(ps, budget);
         Connection cut = cutOffAt(ps, budget);
         try {
-            return ps.executeUpdate();
+            return execution.run();
         } finally {
             withdraw(limit);
             if (cut != null) {

@@ -355,7 +355,8 @@ class StandardSql {
      * {@link LockStore.Mismatch} if a plain lock, plain readers or permits of another limit hold
      * the name; busy if the live holders plus the live places before ours in line fill the limit.
      * A grant removes the holders whose leases ran out (so that {@code readers} counts the live
-     * ones, as releases expect) and, for a waiter, its place in line.
+     * ones, as releases expect) and, for a waiter, its place in line. {@link PostgresSql} sends
+     * its two statements in one round trip instead.
      */
     Outcome tryPermit(SqlRunner r, Connection c, Args a) throws SQLException {
         for (int round = 0; round < 2; round++) {
@@ -374,8 +375,8 @@ class StandardSql {
         return Busy.BUSY;
     }
 
-    /** The permit try's statements after the transaction began; PostgreSQL's are fewer ({@link PostgresSql}). */
-    Outcome permitInTransaction(SqlRunner r, Connection tx, Args a) throws SQLException {
+    /** The permit try's statements after the transaction began. */
+    private Outcome permitInTransaction(SqlRunner r, Connection tx, Args a) throws SQLException {
         r.update(tx, permitLockRow, a);
         long token;
         long epoch;

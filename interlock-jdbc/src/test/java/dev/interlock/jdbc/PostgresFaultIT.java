@@ -153,6 +153,48 @@ class PostgresFaultIT {
         }
     }
 
+    /**
+     * A permit's try is two statements committed at once in autocommit mode (docs/jdbc.md,
+     * "Semaphores"): its grant must still commit synchronously, on a name's first use as after,
+     * and a busy try, which commits the row lock's no-op, need not wait for the disk.
+     */
+    @Test
+    void permitGrant_commitsSynchronously_aBusyTry_asynchronously() throws Exception {
+        String table = TestServers.table();
+        try (LockSpace locks = Interlock.open(url(table, "permits"));
+                LockSpace syncSession =
+                        Interlock.open(url(table, "permits-sync") + "&options=-c%20synchronous_commit%3Don")) {
+            locks.tryAcquire("warm-up").orElseThrow().close();
+            try (Connection c = DriverManager.getConnection(url);
+                    Statement st = c.createStatement()) {
+                st.execute("CREATE TABLE IF NOT EXISTS scratch (n int)");
+                List<Lease> held = new ArrayList<>();
+                for (String use : List.of("the name's first use", "a later grant")) {
+                    st.execute("INSERT INTO scratch VALUES (1)");
+                    assertThat(unflushed(st))
+                            .as("an ordinary commit here is asynchronous")
+                            .isPositive();
+                    held.add(locks.lock("permits")
+                            .limit(2)
+                            .lease(Duration.ofMinutes(5))
+                            .fixedLease()
+                            .tryAcquire()
+                            .orElseThrow());
+                    assertThat(unflushed(st))
+                            .as("WAL not yet flushed after " + use)
+                            .isZero();
+                }
+                assertThat(syncSession.lock("permits").limit(2).tryAcquire())
+                        .as("a third of 2")
+                        .isEmpty();
+                assertThat(unflushed(st))
+                        .as("WAL not yet flushed after a busy try, on a session that commits synchronously")
+                        .isPositive();
+                held.forEach(Lease::close);
+            }
+        }
+    }
+
     /** Bytes of WAL inserted but not yet flushed to disk. */
     private static long unflushed(Statement st) throws SQLException {
         try (ResultSet rs = st.executeQuery("SELECT pg_current_wal_insert_lsn() - pg_current_wal_flush_lsn()")) {
