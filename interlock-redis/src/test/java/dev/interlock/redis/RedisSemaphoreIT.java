@@ -41,6 +41,11 @@ class RedisSemaphoreIT {
         return t;
     });
 
+    /** One permit of 2 on {@code name} for {@code owner}, as a space asks for it; {@code queue}: keep a place if none is free. */
+    private static RedisLockStore.Acquired permit(RedisLockStore store, String name, String owner, boolean queue) {
+        return store.acquire(name, Mode.EXCLUSIVE, 2, owner, 60_000, queue, 5000, null);
+    }
+
     @AfterEach
     void close() {
         pool.shutdownNow();
@@ -60,21 +65,17 @@ class RedisSemaphoreIT {
     void aFreedPermit_isKeptForTheQueuedWaiter_notTakenByANewcomer() {
         admin = TestRedis.shared().admin();
         RedisLockStore store = new RedisLockStore(admin, keys, "test", () -> {});
-        RedisLockStore.Acquired a = store.acquire("sem", Mode.EXCLUSIVE, 2, "a:1:2:a", 60_000, false, 5000, null);
-        RedisLockStore.Acquired b = store.acquire("sem", Mode.EXCLUSIVE, 2, "b:1:2:b", 60_000, false, 5000, null);
+        RedisLockStore.Acquired a = permit(store, "sem", "a:1:2:a", false);
+        RedisLockStore.Acquired b = permit(store, "sem", "b:1:2:b", false);
         assertThat(a.granted()).isTrue();
         assertThat(b.granted()).isTrue();
-        assertThat(store.acquire("sem", Mode.EXCLUSIVE, 2, "w:1:2:w", 60_000, true, 5000, null)
-                        .granted())
-                .as("queued")
-                .isFalse();
+        assertThat(permit(store, "sem", "w:1:2:w", true).granted()).as("queued").isFalse();
         assertThat(store.release("sem", "a:1:2:a", a.token(), List.of()).released())
                 .isTrue();
-        assertThat(store.acquire("sem", Mode.EXCLUSIVE, 2, "n:1:2:n", 60_000, false, 5000, null)
-                        .granted())
+        assertThat(permit(store, "sem", "n:1:2:n", false).granted())
                 .as("a newcomer while the waiter is due")
                 .isFalse();
-        RedisLockStore.Acquired waiter = store.acquire("sem", Mode.EXCLUSIVE, 2, "w:1:2:w", 60_000, true, 5000, null);
+        RedisLockStore.Acquired waiter = permit(store, "sem", "w:1:2:w", true);
         assertThat(waiter.granted()).isTrue();
         assertThat(waiter.token()).isGreaterThan(b.token());
         assertThat(store.inspect("sem").holders())
@@ -91,14 +92,10 @@ class RedisSemaphoreIT {
     void aFreedPermit_isTakenBackAheadOfTheQueue_onlyWithTheFenceItsReleaseSaw() {
         admin = TestRedis.shared().admin();
         RedisLockStore store = new RedisLockStore(admin, keys, "test", () -> {});
-        RedisLockStore.Acquired a = store.acquire("sem", Mode.EXCLUSIVE, 2, "a:1:2:a", 60_000, false, 5000, null);
-        RedisLockStore.Acquired b = store.acquire("sem", Mode.EXCLUSIVE, 2, "b:1:2:b", 60_000, false, 5000, null);
-        assertThat(store.acquire("sem", Mode.EXCLUSIVE, 2, "w:1:2:w", 60_000, true, 5000, null)
-                        .granted())
-                .as("queued")
-                .isFalse();
-        assertThat(store.acquire("sem", Mode.EXCLUSIVE, 2, "v:1:2:v", 60_000, true, 5000, null)
-                        .granted())
+        RedisLockStore.Acquired a = permit(store, "sem", "a:1:2:a", false);
+        RedisLockStore.Acquired b = permit(store, "sem", "b:1:2:b", false);
+        assertThat(permit(store, "sem", "w:1:2:w", true).granted()).as("queued").isFalse();
+        assertThat(permit(store, "sem", "v:1:2:v", true).granted())
                 .as("queued second")
                 .isFalse();
         RedisLockStore.Released freed = store.release("sem", "a:1:2:a", a.token(), List.of());
@@ -115,7 +112,7 @@ class RedisSemaphoreIT {
                 .isTrue();
         assertThat(back.passed()).isTrue();
         RedisLockStore.Released again = store.release("sem", "a:1:2:a2", back.token(), List.of());
-        RedisLockStore.Acquired w = store.acquire("sem", Mode.EXCLUSIVE, 2, "w:1:2:w", 60_000, true, 5000, null);
+        RedisLockStore.Acquired w = permit(store, "sem", "w:1:2:w", true);
         assertThat(w.granted()).as("the first waiter, in its turn").isTrue();
         store.release("sem", "b:1:2:b", b.token(), List.of());
         assertThat(store.acquire("sem", Mode.EXCLUSIVE, 2, "a:1:2:a3", 60_000, false, 5000, again.fence())
@@ -135,12 +132,9 @@ class RedisSemaphoreIT {
         admin = TestRedis.shared().admin();
         RedisLockStore store = new RedisLockStore(admin, keys, "test", () -> {});
         String lock = keys.lock("sem");
-        RedisLockStore.Acquired a = store.acquire("sem", Mode.EXCLUSIVE, 2, "a:1:2:a", 60_000, false, 5000, null);
-        RedisLockStore.Acquired b = store.acquire("sem", Mode.EXCLUSIVE, 2, "b:1:2:b", 60_000, false, 5000, null);
-        assertThat(store.acquire("sem", Mode.EXCLUSIVE, 2, "w:1:2:w", 60_000, true, 5000, null)
-                        .granted())
-                .as("queued")
-                .isFalse();
+        RedisLockStore.Acquired a = permit(store, "sem", "a:1:2:a", false);
+        RedisLockStore.Acquired b = permit(store, "sem", "b:1:2:b", false);
+        assertThat(permit(store, "sem", "w:1:2:w", true).granted()).as("queued").isFalse();
         RedisLockStore.Released r = store.release("sem", "a:1:2:a", a.token(), List.of("w:1:2:w", "45000"));
         assertThat(r.released()).isTrue();
         assertThat(r.handedTo()).isEqualTo("w:1:2:w");
@@ -155,11 +149,10 @@ class RedisSemaphoreIT {
                     assertThat(e.limit()).isEqualTo(2);
                     assertThat(e.token()).hasValue(r.handedToken());
                 });
-        assertThat(store.acquire("sem", Mode.EXCLUSIVE, 2, "n:1:2:n", 60_000, false, 5000, null)
-                        .granted())
+        assertThat(permit(store, "sem", "n:1:2:n", false).granted())
                 .as("a newcomer: both permits are held")
                 .isFalse();
-        RedisLockStore.Acquired again = store.acquire("sem", Mode.EXCLUSIVE, 2, "w:1:2:w", 60_000, true, 5000, null);
+        RedisLockStore.Acquired again = permit(store, "sem", "w:1:2:w", true);
         assertThat(again.granted())
                 .as("the waiter's next try, had the answer been lost")
                 .isTrue();
@@ -177,42 +170,34 @@ class RedisSemaphoreIT {
         admin = TestRedis.shared().admin();
         RedisLockStore store = new RedisLockStore(admin, keys, "test", () -> {});
         String lock = keys.lock("turn");
-        RedisLockStore.Acquired a = store.acquire("turn", Mode.EXCLUSIVE, 2, "a:1:2:a", 60_000, false, 5000, null);
-        RedisLockStore.Acquired b = store.acquire("turn", Mode.EXCLUSIVE, 2, "b:1:2:b", 60_000, false, 5000, null);
-        assertThat(store.acquire("turn", Mode.EXCLUSIVE, 2, "other:1:2:o", 60_000, true, 5000, null)
-                        .granted())
-                .isFalse();
-        assertThat(store.acquire("turn", Mode.EXCLUSIVE, 2, "mine:1:2:m", 60_000, true, 5000, null)
-                        .granted())
-                .isFalse();
+        RedisLockStore.Acquired a = permit(store, "turn", "a:1:2:a", false);
+        RedisLockStore.Acquired b = permit(store, "turn", "b:1:2:b", false);
+        assertThat(permit(store, "turn", "other:1:2:o", true).granted()).isFalse();
+        assertThat(permit(store, "turn", "mine:1:2:m", true).granted()).isFalse();
         RedisLockStore.Released r = store.release("turn", "a:1:2:a", a.token(), List.of("mine:1:2:m", "60000"));
         assertThat(r.released()).isTrue();
         assertThat(r.handedTo())
                 .as("the first in the queue is another process's")
                 .isNull();
         assertThat(admin.hkeys(lock)).containsExactlyInAnyOrder("h:b:1:2:b", "w:other:1:2:o", "w:mine:1:2:m");
-        RedisLockStore.Acquired other =
-                store.acquire("turn", Mode.EXCLUSIVE, 2, "other:1:2:o", 60_000, true, 5000, null);
+        RedisLockStore.Acquired other = permit(store, "turn", "other:1:2:o", true);
         assertThat(other.granted()).as("the first waiter, in its turn").isTrue();
         // Both permits free, mine first in the queue: with more than the freed permit free, nobody is handed one.
         admin.hdel(lock, "h:other:1:2:o"); // as if its lease had run out
         RedisLockStore.Released both = store.release("turn", "b:1:2:b", b.token(), List.of("mine:1:2:m", "60000"));
         assertThat(both.released()).isTrue();
         assertThat(both.handedTo()).isNull();
-        RedisLockStore.Acquired mine = store.acquire("turn", Mode.EXCLUSIVE, 2, "mine:1:2:m", 60_000, true, 5000, null);
+        RedisLockStore.Acquired mine = permit(store, "turn", "mine:1:2:m", true);
         assertThat(mine.granted()).isTrue();
         // Now handed one, and gone before it saw it: its leave frees the permit for the next waiter.
-        RedisLockStore.Acquired c = store.acquire("turn", Mode.EXCLUSIVE, 2, "c:1:2:c", 60_000, false, 5000, null);
+        RedisLockStore.Acquired c = permit(store, "turn", "c:1:2:c", false);
         assertThat(c.granted()).isTrue();
-        assertThat(store.acquire("turn", Mode.EXCLUSIVE, 2, "gone:1:2:g", 60_000, true, 5000, null)
-                        .granted())
-                .isFalse();
+        assertThat(permit(store, "turn", "gone:1:2:g", true).granted()).isFalse();
         RedisLockStore.Released handed = store.release("turn", "c:1:2:c", c.token(), List.of("gone:1:2:g", "60000"));
         assertThat(handed.handedTo()).isEqualTo("gone:1:2:g");
         assertThat(store.leave("turn", "gone:1:2:g")).isTrue();
         assertThat(admin.hkeys(lock)).containsExactly("h:mine:1:2:m");
-        assertThat(store.acquire("turn", Mode.EXCLUSIVE, 2, "n:1:2:n", 60_000, false, 5000, null)
-                        .granted())
+        assertThat(permit(store, "turn", "n:1:2:n", false).granted())
                 .as("the permit given back")
                 .isTrue();
     }
