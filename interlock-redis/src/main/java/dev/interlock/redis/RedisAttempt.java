@@ -30,9 +30,12 @@ import java.util.concurrent.TimeUnit;
  *   <li>Later waits last until a notice, or the jittered poll interval, or the moment the first
  *       blocker's lease runs out on the server (a holder that died publishes nothing), or a third
  *       of the queue lease (to keep our place), whichever comes first.</li>
- *   <li>A writer of a space that has just released the lock sends the fence value its release
- *       left ({@link dev.interlock.spi.support.Barging}): while the lock still bears it, the script
- *       lets the writer pass queued waiters, a bounded number of times in a row.</li>
+ *   <li>A writer (or a permit) of a space that has just released the lock sends the fence value
+ *       its release left ({@link dev.interlock.spi.support.Barging}): while the lock still bears
+ *       it, the script lets the writer pass queued waiters, a bounded number of times in a row.</li>
+ *   <li>A queued writer or permit waiter is known to its space: a release of the space whose
+ *       script grants it the lock or the freed permit passes the grant on ({@link #handOver}),
+ *       and the next try returns it without a script.</li>
  *   <li>Closing without a grant gives the place in the queue up (and wakes the others). If a try
  *       failed without an answer it may have been granted unseen: closing then also releases
  *       whatever this owner might hold. If that gets no answer either, the leave is sent again in
@@ -60,7 +63,7 @@ final class RedisAttempt implements Attempt {
     private long versionAtTry;
     private long retryNanos = Long.MAX_VALUE;
     private List<HolderInfo> blockers = List.of();
-    /** In this space's registry of queued writers (see RedisLockBackend#handed). */
+    /** In this space's registry of queued writers and permit waiters (see RedisLockBackend#handed). */
     private boolean registered;
     /** A grant a release of this space handed over (0: none), and the ticker reading by which it began. */
     private volatile long handedToken;
@@ -104,27 +107,29 @@ final class RedisAttempt implements Attempt {
         }
     }
 
-    /** From now on this attempt keeps a place in the queue; a writer's place makes it a candidate for hand-offs. */
+    /** From now on this attempt keeps a place in the queue; a writer's or a permit's place makes it a candidate for hand-offs. */
     private void queue() {
         place.keep();
-        if (!registered && plainWriter()) {
+        if (!registered && writerOrPermit()) {
             registered = true;
-            backend.queuedWriter(spec.name(), ownerId, this);
+            backend.queuedForHandOff(spec.name(), ownerId, this);
         }
     }
 
     /**
-     * An exclusive lock, not a semaphore permit: only such a writer barges and is handed the lock
-     * by a release (a permit waits in turn; a release hands over only a lock nobody else holds).
+     * A writer of a plain lock, or one permit of a semaphore (whatever the mode: a permit is
+     * exclusive), not a reader: only such an attempt barges, and only such a waiter is handed the
+     * lock or a freed permit by a release of its space. Readers go in together with the readers
+     * queued with them, woken by a notice.
      */
-    private boolean plainWriter() {
-        return spec.mode() == Mode.EXCLUSIVE && spec.limit() == 0;
+    private boolean writerOrPermit() {
+        return spec.limit() > 0 || spec.mode() == Mode.EXCLUSIVE;
     }
 
     private void unregister() {
         if (registered) {
             registered = false;
-            backend.notQueuedWriter(spec.name(), ownerId);
+            backend.notQueuedForHandOff(spec.name(), ownerId);
         }
     }
 
@@ -148,7 +153,7 @@ final class RedisAttempt implements Attempt {
             }
         }
         versionAtTry = watch != null ? watch.version() : 0;
-        String mark = plainWriter() || spec.limit() > 0 ? backend.barging.mark(spec.name()) : null;
+        String mark = writerOrPermit() ? backend.barging.mark(spec.name()) : null;
         RedisLockStore.Acquired r;
         try {
             r = backend.store.acquire(
@@ -171,7 +176,7 @@ final class RedisAttempt implements Attempt {
             unregister();
             if (r.passed()) {
                 backend.barging.barge(spec.name(), mark);
-            } else if (plainWriter() || spec.limit() > 0) {
+            } else if (writerOrPermit()) {
                 backend.barging.inTurn(spec.name());
             }
             return Optional.of(new RedisGrant(backend, spec, r.token(), backend.clock.instant()));

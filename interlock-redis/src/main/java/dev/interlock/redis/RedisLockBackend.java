@@ -45,11 +45,11 @@ final class RedisLockBackend implements LockBackend {
 
     private final AutoCloseable onClose;
     /**
-     * This space's writers queued for each lock, by name and owner id: a release of this space
-     * hands the lock straight to the first in the queue if it is one of them (docs/redis.md,
-     * "Hand-off"), which saves that waiter its try.
+     * This space's writers and permit waiters queued for each lock, by name and owner id: a release
+     * of this space hands the lock (or the permit it frees) straight to the first in the queue if it
+     * is one of them (docs/redis.md, "Hand-off"), which saves that waiter its try.
      */
-    private final ConcurrentHashMap<String, ConcurrentHashMap<String, RedisAttempt>> queuedWriters =
+    private final ConcurrentHashMap<String, ConcurrentHashMap<String, RedisAttempt>> handOffWaiters =
             new ConcurrentHashMap<>();
     /** At most this many candidates go with a release. */
     private static final int MAX_CANDIDATES = 16;
@@ -79,24 +79,24 @@ final class RedisLockBackend implements LockBackend {
         this.onClose = onClose;
     }
 
-    void queuedWriter(String name, String ownerId, RedisAttempt attempt) {
-        queuedWriters.compute(name, (k, m) -> {
+    void queuedForHandOff(String name, String ownerId, RedisAttempt attempt) {
+        handOffWaiters.compute(name, (k, m) -> {
             ConcurrentHashMap<String, RedisAttempt> map = m != null ? m : new ConcurrentHashMap<>(4);
             map.put(ownerId, attempt);
             return map;
         });
     }
 
-    void notQueuedWriter(String name, String ownerId) {
-        queuedWriters.computeIfPresent(name, (k, m) -> {
+    void notQueuedForHandOff(String name, String ownerId) {
+        handOffWaiters.computeIfPresent(name, (k, m) -> {
             m.remove(ownerId);
             return m.isEmpty() ? null : m;
         });
     }
 
-    /** Owner id and lease ms of this space's writers queued for {@code name}, in pairs, for a release. */
+    /** Owner id and lease ms of this space's writers and permit waiters queued for {@code name}, in pairs, for a release. */
     List<String> handOffCandidates(String name) {
-        Map<String, RedisAttempt> m = queuedWriters.get(name);
+        Map<String, RedisAttempt> m = handOffWaiters.get(name);
         if (m == null || m.isEmpty()) {
             return List.of();
         }
@@ -112,11 +112,11 @@ final class RedisLockBackend implements LockBackend {
     }
 
     /**
-     * A release of this space handed {@code name} to {@code ownerId}: gives the grant to that
-     * waiting attempt. If it has stopped waiting meanwhile, its leave script drops the grant.
+     * A release of this space handed {@code name} (the lock, or a permit) to {@code ownerId}: gives
+     * the grant to that waiting attempt. If it has stopped waiting meanwhile, its leave script drops the grant.
      */
     void handed(String name, String ownerId, long token, long sentAt) {
-        Map<String, RedisAttempt> m = queuedWriters.get(name);
+        Map<String, RedisAttempt> m = handOffWaiters.get(name);
         RedisAttempt a = m == null ? null : m.get(ownerId);
         if (a != null) {
             a.handOver(token, sentAt);

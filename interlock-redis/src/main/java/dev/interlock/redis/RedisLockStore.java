@@ -136,7 +136,7 @@ final class RedisLockStore {
 
     /**
      * {@link #acquire(String, Mode, String, long, boolean, long, String)} for one permit of a
-     * semaphore of {@code limit} (0: a plain lock; a permit is always exclusive and never barges).
+     * semaphore of {@code limit} (0: a plain lock; a permit is always exclusive, and barges as a writer does).
      *
      * @throws dev.interlock.LimitMismatchException if the holders state another limit (0: a plain lock)
      */
@@ -195,9 +195,9 @@ final class RedisLockStore {
     }
 
     /**
-     * {@link #release(String, String, long)}, handing the lock to the first queued waiter if it is
-     * one of {@code candidates} (owner id and lease ms, in pairs: writers of this process waiting
-     * for the lock; docs/redis.md, "Hand-off").
+     * {@link #release(String, String, long)}, handing the lock (or the permit it frees) to the first
+     * queued waiter if it is one of {@code candidates} (owner id and lease ms, in pairs: writers and
+     * permit waiters of this process waiting for the lock; docs/redis.md, "Hand-off").
      */
     Released release(String name, String ownerId, long token, List<String> candidates) {
         if (candidates.isEmpty()) {

@@ -146,17 +146,39 @@ local function wake(waiters)
   return nil
 end
 
--- Hands the lock to the waiter whose turn it is, if it is a writer of the caller's process:
--- candidates are owner id and lease ms pairs in ARGV from index 'from' on (docs/redis.md,
--- "Hand-off"). Only when nothing else holds the lock, not even a reader left unread. The grant is
+-- Hands the lock, or the permit the release just freed, to the waiter whose turn it is, if it
+-- waits in the caller's process: candidates are owner id and lease ms pairs in ARGV from index
+-- 'from' on (docs/redis.md, "Hand-off"). Only the first in the queue, never one behind another
+-- process's place. A writer only when nothing else holds the lock, not even a reader left unread;
+-- a permit waiter only when the holders, all of its semaphore, leave exactly one permit free (with
+-- more free, as when a holder's lease ran out, the release wakes everyone instead). The grant is
 -- the one acquire would have made at the waiter's next try. Returns {'H', owner, token}, or nil.
 local function hand(holders, waiters, from)
-  if #ARGV < from + 1 or next(holders) ~= nil or unread > 0 then
+  if #ARGV < from + 1 or unread > 0 then
     return nil
   end
   local first, fo = first_waiter(waiters)
-  if not first or first.mode ~= 'EX' then
+  if not first then
     return nil
+  end
+  local limit = limit_of(first.mode)
+  if first.mode == 'EX' then
+    if next(holders) ~= nil then
+      return nil
+    end
+  elseif limit > 0 then
+    local held = 0
+    for _, h in pairs(holders) do
+      if h.mode ~= first.mode then
+        return nil -- another limit, or a lock: the waiter's own try answers that (acquire: 'M')
+      end
+      held = held + 1
+    end
+    if held ~= limit - 1 then
+      return nil
+    end
+  else
+    return nil -- a reader goes in with the readers queued behind it, woken together
   end
   local lease = nil
   for i = from, #ARGV - 1, 2 do
@@ -180,5 +202,5 @@ local function hand(holders, waiters, from)
   end
   waiters[fo] = nil
   redis.call('HDEL', lock, first.field)
-  return { 'H', fo, grant(holders, fo, 'EX', lease, last).token }
+  return { 'H', fo, grant(holders, fo, first.mode, lease, last).token }
 end

@@ -2,11 +2,12 @@
 -- owner's loss channel ('' for none): a break tells the holder's process there at once; then the
 -- deadline of a hand-off (prelude: too_late; a release run after it frees the lock but hands it to
 -- nobody, since the client no longer waits for the answer that would pass the grant on), and
--- owner id and lease ms of each writer of the caller's process that waits for this lock, if any.
--- Compare-and-delete: removes only this owner's grant; hands the lock to the next waiter if it is
--- one of those writers, else wakes it. Returns 0 if there was no such grant; when removed,
--- {'H', owner, token} when handed, the notice published (the owner id woken, or '*'), or 1 if
--- nobody waits; for a permit whose release woke a waiter, {'F', fence value, notice}.
+-- owner id and lease ms of each writer or permit waiter of the caller's process that waits for
+-- this lock, if any. Compare-and-delete: removes only this owner's grant; hands the lock (or the
+-- freed permit) to the next waiter if it is one of those (library: hand), else wakes it. Returns 0
+-- if there was no such grant; when removed, {'H', owner, token} when handed, the notice published
+-- (the owner id woken, or '*'), or 1 if nobody waits; for a permit whose release woke a waiter,
+-- {'F', fence value, notice}.
 local owner, token, lost = ARGV[1], ARGV[2], ARGV[3]
 -- The owner's live grant is the only entry: delete the hash, nobody to wake. Anything else (a
 -- dead or damaged entry, a wrong type, others in the hash) takes the full path below.

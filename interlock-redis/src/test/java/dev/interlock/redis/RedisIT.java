@@ -1,5 +1,7 @@
 package dev.interlock.redis;
 
+import static dev.interlock.redis.TestRedis.queuedFields;
+import static dev.interlock.redis.TestRedis.scriptsRun;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -689,20 +691,6 @@ class RedisIT {
         assertThat(store.leave("turn", "first:1:2:a")).isTrue();
         RedisLockStore.Acquired reader = store.acquire("turn", Mode.SHARED, "reader:1:2:r", 60_000, false, 5000);
         assertThat(reader.granted()).isFalse(); // the queued writer keeps new readers out
-    }
-
-    /** Places in the queue of a lock, read without a script. */
-    private static long queuedFields(RedisClient admin, String lock) {
-        return admin.hkeys(lock).stream().filter(f -> f.startsWith("w:")).count();
-    }
-
-    /** Scripts the server has run since it started (EVALSHA and EVAL calls, from INFO commandstats). */
-    private static long scriptsRun(RedisClient admin) {
-        return admin.info("commandstats")
-                .lines()
-                .filter(l -> l.startsWith("cmdstat_evalsha:") || l.startsWith("cmdstat_eval:"))
-                .mapToLong(l -> Long.parseLong(l.replaceAll("^cmdstat_\\w+:calls=(\\d+),.*", "$1")))
-                .sum();
     }
 
     @Test

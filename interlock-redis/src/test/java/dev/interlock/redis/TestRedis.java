@@ -56,6 +56,20 @@ final class TestRedis implements AutoCloseable {
         return RedisClient.create(URI.create(server.withDatabase()));
     }
 
+    /** Places in the queue of a lock, read without a script. */
+    static long queuedFields(RedisClient admin, String lock) {
+        return admin.hkeys(lock).stream().filter(f -> f.startsWith("w:")).count();
+    }
+
+    /** Scripts the server has run since it started (EVALSHA and EVAL calls, from INFO commandstats). */
+    static long scriptsRun(RedisClient admin) {
+        return admin.info("commandstats")
+                .lines()
+                .filter(l -> l.startsWith("cmdstat_evalsha:") || l.startsWith("cmdstat_eval:"))
+                .mapToLong(l -> Long.parseLong(l.replaceAll("^cmdstat_\\w+:calls=(\\d+),.*", "$1")))
+                .sum();
+    }
+
     void stop() throws IOException {
         server.stop();
     }
