@@ -15,7 +15,6 @@ import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.Watcher;
-import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.data.Stat;
 
 /**
@@ -159,7 +158,7 @@ final class ZkAttempt implements Attempt, Watcher {
                         spec.mode(),
                         spec.limit(),
                         TimeUnit.NANOSECONDS.toMillis(s.deadline.timeoutNanos())),
-                ZooDefs.Ids.OPEN_ACL_UNSAFE,
+                backend.acl,
                 CreateMode.EPHEMERAL_SEQUENTIAL,
                 (rc, path, ctx, name, st) -> {
                     if (rc == KeeperException.Code.OK.intValue()) {
