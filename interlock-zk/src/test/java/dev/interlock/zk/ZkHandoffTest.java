@@ -49,6 +49,16 @@ class ZkHandoffTest {
         }
     }
 
+    private static CompletableFuture<Lease> acquireInBackground(LockSpace space) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return space.acquire("job", Duration.ofSeconds(30));
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+    }
+
     @Test
     void aWaiterBehindTheHolderOnly_holdsOnItsWatchEvent_withoutListingAgain() throws Exception {
         CountingZooKeeper zk = new CountingZooKeeper(TestZk.server().getConnectString());
@@ -58,13 +68,7 @@ class ZkHandoffTest {
                         .open()) {
             await().atMost(Duration.ofSeconds(10)).until(() -> zk.getState().isConnected());
             Lease held = holderSpace.tryAcquire("job").orElseThrow();
-            CompletableFuture<Lease> waiter = CompletableFuture.supplyAsync(() -> {
-                try {
-                    return waiterSpace.acquire("job", Duration.ofSeconds(30));
-                } catch (InterruptedException e) {
-                    throw new IllegalStateException(e);
-                }
-            });
+            CompletableFuture<Lease> waiter = acquireInBackground(waiterSpace);
             await().atMost(Duration.ofSeconds(10)).until(() -> zk.watchesSet.get() == 1);
             int listings = zk.listings.get();
             long heldToken = held.token();
@@ -92,21 +96,9 @@ class ZkHandoffTest {
                         .option(ZkOptions.CLIENT, zk)
                         .open()) {
             Lease first = a.tryAcquire("job").orElseThrow();
-            CompletableFuture<Lease> second = CompletableFuture.supplyAsync(() -> {
-                try {
-                    return b.acquire("job", Duration.ofSeconds(30));
-                } catch (InterruptedException e) {
-                    throw new IllegalStateException(e);
-                }
-            });
+            CompletableFuture<Lease> second = acquireInBackground(b);
             await().atMost(Duration.ofSeconds(10)).until(() -> a.status("job").waiters() == 1);
-            CompletableFuture<Lease> third = CompletableFuture.supplyAsync(() -> {
-                try {
-                    return waiterSpace.acquire("job", Duration.ofSeconds(30));
-                } catch (InterruptedException e) {
-                    throw new IllegalStateException(e);
-                }
-            });
+            CompletableFuture<Lease> third = acquireInBackground(waiterSpace);
             await().atMost(Duration.ofSeconds(10)).until(() -> zk.watchesSet.get() == 1);
             first.close();
             Lease secondLease = second.get(10, TimeUnit.SECONDS);
