@@ -1,9 +1,11 @@
 package dev.interlock.zk;
 
+import dev.interlock.spi.support.PasswordFile;
 import dev.interlock.spi.support.Secrets;
 import dev.interlock.spi.support.UriOptions;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,7 +15,8 @@ import java.util.function.UnaryOperator;
 /**
  * A parsed {@code zk://[USER[:PASSWORD]@]HOST[:PORT][,HOST[:PORT]...]/PATH[?session=10s&connect=10s&poll=1s]}
  * URI: the ZooKeeper digest user and password (percent-encoded in the URI; without a password in
- * it, the one in {@value #PASSWORD_ENV}), the ensemble's addresses, the path under which the locks
+ * it, the first line of the file named by {@code passwordFile=PATH}, else {@value #PASSWORD_ENV}),
+ * the ensemble's addresses, the path under which the locks
  * live (default {@value #DEFAULT_PATH}), and the options. {@code session} is the session timeout asked of the servers (they may grant
  * another, between 2 and 20 of their ticks: the negotiated one counts), {@code connect} how long
  * opening waits for the ensemble, {@code poll} the longest wait between a waiter's tries when no
@@ -24,7 +27,7 @@ import java.util.function.UnaryOperator;
  */
 final class ZkLocation {
     static final String FORM =
-            "zk://[USER[:PASSWORD]@]HOST[:PORT][,HOST[:PORT]...][/PATH][?session=10s&connect=10s&poll=1s]";
+            "zk://[USER[:PASSWORD]@]HOST[:PORT][,HOST[:PORT]...][/PATH][?session=10s&connect=10s&poll=1s&passwordFile=PATH]";
     /** Where the password of {@code zk://USER@...} comes from, so that it need not be on a command line. */
     static final String PASSWORD_ENV = "INTERLOCK_ZK_PASSWORD";
 
@@ -33,7 +36,7 @@ final class ZkLocation {
     static final Duration DEFAULT_SESSION = Duration.ofSeconds(10);
     static final Duration DEFAULT_CONNECT = Duration.ofSeconds(10);
     static final Duration DEFAULT_POLL = Duration.ofSeconds(1);
-    static final List<String> OPTIONS = List.of("session", "connect", "poll");
+    static final List<String> OPTIONS = List.of("session", "connect", "poll", "passwordFile");
 
     /** {@code host:port,host:port}, as the ZooKeeper client takes it (without a chroot: the path is ours). */
     final String ensemble;
@@ -102,16 +105,7 @@ final class ZkLocation {
             if (user.isEmpty()) {
                 throw bad("a password needs its user name: zk://USER:PASSWORD@HOST", location);
             }
-            if (password == null) {
-                String fromEnv = env.apply(PASSWORD_ENV);
-                if (fromEnv == null || fromEnv.isEmpty()) {
-                    throw bad(
-                            "the user " + user + " has no password: give it as zk://" + user
-                                    + ":PASSWORD@HOST (percent-encoded) or in $" + PASSWORD_ENV,
-                            location);
-                }
-                password = fromEnv;
-            } else if (password.isEmpty()) {
+            if (password != null && password.isEmpty()) {
                 throw bad("the password of the user " + user + " is empty", location);
             }
         }
@@ -135,6 +129,26 @@ final class ZkLocation {
         Duration poll = options.containsKey("poll")
                 ? UriOptions.duration(where, "poll", options.get("poll"), Duration.ofMillis(10), Duration.ofMinutes(10))
                 : DEFAULT_POLL;
+        String passwordFile = options.get("passwordFile");
+        if (passwordFile != null && (user == null || password != null)) {
+            throw bad(
+                    user == null
+                            ? "passwordFile= needs a user: zk://USER@HOST/PATH?passwordFile=PATH"
+                            : "the URI has a password and a passwordFile; give one of them",
+                    location);
+        }
+        if (user != null && password == null) {
+            password = passwordFile != null
+                    ? PasswordFile.read(Path.of(passwordFile), description(user, ensemble, path))
+                    : env.apply(PASSWORD_ENV);
+            if (password == null || password.isEmpty()) {
+                throw bad(
+                        "the user " + user + " has no password: give it as zk://" + user
+                                + ":PASSWORD@HOST (percent-encoded), in a file named by passwordFile=PATH, or in $"
+                                + PASSWORD_ENV,
+                        location);
+            }
+        }
         return new ZkLocation(ensemble, path, user, password, session, connect, poll);
     }
 
@@ -203,6 +217,10 @@ final class ZkLocation {
 
     /** For messages: {@code zk://host:port,.../path}, or {@code zk://user:****@host:port,.../path}. */
     String description() {
+        return description(user, ensemble, path);
+    }
+
+    private static String description(String user, String ensemble, String path) {
         return "zk://" + (user == null ? "" : user + ":" + Secrets.MASK + "@") + ensemble + path;
     }
 }

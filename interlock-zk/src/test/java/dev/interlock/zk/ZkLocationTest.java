@@ -3,9 +3,14 @@ package dev.interlock.zk;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.interlock.LockBackendException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Map;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** The user and password of a {@code zk:} URI: where they come from, and that no message shows the password. */
 class ZkLocationTest {
@@ -37,6 +42,27 @@ class ZkLocationTest {
         assertThatThrownBy(() -> ZkLocation.parse("//alice@zk1/app", NO_ENV))
                 .hasMessageContaining("the user alice has no password")
                 .hasMessageContaining("$INTERLOCK_ZK_PASSWORD");
+    }
+
+    @Test
+    void aUserWithoutPassword_takesItFromAPasswordFileReadableByItsOwnerOnly(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("zk-password");
+        Files.writeString(file, "from-file\nsecond line ignored\n");
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
+        ZkLocation loc = ZkLocation.parse(
+                "//alice@zk1/app?passwordFile=" + file, Map.of(ZkLocation.PASSWORD_ENV, "from-env")::get);
+        assertThat(loc.password).isEqualTo("from-file");
+
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-r--r--"));
+        assertThatThrownBy(() -> ZkLocation.parse("//alice@zk1/app?passwordFile=" + file, NO_ENV))
+                .isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("zk://alice:****@zk1:2181/app")
+                .hasMessageContaining("can be read by others than its owner: run 'chmod 600 " + file + "'")
+                .hasMessageNotContaining("from-file");
+        assertThatThrownBy(() -> ZkLocation.parse("//alice:pw@zk1/app?passwordFile=" + file, NO_ENV))
+                .hasMessageContaining("the URI has a password and a passwordFile; give one of them");
+        assertThatThrownBy(() -> ZkLocation.parse("//zk1/app?passwordFile=" + file, NO_ENV))
+                .hasMessageContaining("passwordFile= needs a user");
     }
 
     @Test
