@@ -24,15 +24,31 @@ final class CliProcess implements AutoCloseable {
         pumps.add(pump(process.getErrorStream(), err));
     }
 
-    static CliProcess start(List<String> jvmArgs, Map<String, String> env, String... args) throws IOException {
+    /**
+     * {@code -Dinterlock.cli.jar=interlock-cli/target/interlock.jar} runs the tests against the
+     * shaded jar, as shipped, instead of the test class path: what checks that the shade filters
+     * left out nothing a command loads (docs/zookeeper.md, the command-line jar).
+     */
+    private static ProcessBuilder builder(List<String> jvmArgs, String... args) {
         ProcessBuilder pb = dev.interlock.testkit.ChildJvm.builder(Main.class, jvmArgs, args);
+        String jar = System.getProperty("interlock.cli.jar");
+        if (jar != null && !jar.isEmpty()) {
+            List<String> cmd = new ArrayList<>(pb.command());
+            cmd.set(cmd.indexOf("-cp") + 1, jar);
+            pb.command(cmd);
+        }
+        return pb;
+    }
+
+    static CliProcess start(List<String> jvmArgs, Map<String, String> env, String... args) throws IOException {
+        ProcessBuilder pb = builder(jvmArgs, args);
         pb.environment().putAll(env);
         return new CliProcess(pb.start());
     }
 
     /** Runs interlock's JVM through {@code prefix} (e.g. {@code unshare ... sh -c '...' ...}), which must exec it. */
     static CliProcess startWrapped(List<String> prefix, List<String> jvmArgs, String... args) throws IOException {
-        ProcessBuilder pb = dev.interlock.testkit.ChildJvm.builder(Main.class, jvmArgs, args);
+        ProcessBuilder pb = builder(jvmArgs, args);
         List<String> cmd = new ArrayList<>(prefix);
         cmd.addAll(pb.command());
         pb.command(cmd);

@@ -203,6 +203,47 @@ class ZkCliIT {
         assertThat(list.out()).contains("\"a/b/../c\"").contains("\"../x\"").contains(longName);
     }
 
+    /**
+     * {@code zk://USER:PASSWORD@...} (and the password from $INTERLOCK_ZK_PASSWORD): the holder's
+     * space is its user's, so a wrong password is exit 69 with a message that says so, and the
+     * password is in no output of any command.
+     */
+    @Test
+    void authenticated_runStatusList_work_aWrongPasswordIsExit69_andThePasswordIsNeverShown() throws Exception {
+        String plain = backend();
+        String password = "pw-Zk-53cret";
+        String backend = plain.replace("zk://", "zk://alice:" + password + "@");
+        CliProcess run = cli("run", "--backend", backend, "job", "--", "true");
+        assertThat(run.exitCode()).as(run.err()).isEqualTo(0);
+        CliProcess status = cli("status", "--json", "--backend", backend, "job");
+        CliProcess list = CliProcess.start(
+                List.of(),
+                Map.of("INTERLOCK_ZK_PASSWORD", password),
+                "list",
+                "--json",
+                "--backend",
+                plain.replace("zk://", "zk://alice@"));
+        clis.add(list);
+        CliProcess wrong = cli("run", "--backend", backend.replace(password, "wrong-Pa55"), "job", "--", "echo", "ran");
+        CliProcess anonymous = cli("run", "--backend", plain, "job", "--", "echo", "ran");
+        assertThat(status.exitCode()).as(status.err()).isEqualTo(0);
+        assertThat(list.exitCode()).as(list.err()).isEqualTo(0);
+        assertThat(wrong.exitCode()).isEqualTo(69);
+        assertThat(wrong.err())
+                .contains("zk://alice:****@")
+                .contains("refused access")
+                .contains("the password is wrong")
+                .doesNotContain("wrong-Pa55")
+                .doesNotContain("Exception");
+        assertThat(wrong.out()).doesNotContain("ran");
+        assertThat(anonymous.exitCode()).isEqualTo(69);
+        assertThat(anonymous.err()).contains("does not let an unauthenticated client in");
+        assertThat(anonymous.out()).doesNotContain("ran");
+        for (CliProcess p : List.of(run, status, list, wrong, anonymous)) {
+            assertThat(p.out() + p.err()).doesNotContain(password);
+        }
+    }
+
     @Test
     void unreachableEnsemble_exit69_saysWhatToCheck_withoutAStackTrace() throws Exception {
         CliProcess p = cli("run", "--backend", "zk://127.0.0.1:1/x?connect=1s", "job", "--", "true");

@@ -1,17 +1,9 @@
 package dev.interlock.jdbc;
 
-import dev.interlock.spi.support.BackendFailures;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.AccessDeniedException;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
-import java.nio.file.NoSuchFileException;
+import dev.interlock.spi.support.PasswordFile;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermission;
 import java.util.Locale;
 import java.util.Properties;
-import java.util.Set;
 import java.util.function.UnaryOperator;
 
 /**
@@ -37,7 +29,7 @@ final class Credentials {
         }
         String password = null;
         if (passwordFile != null) {
-            password = read(Path.of(passwordFile), description);
+            password = PasswordFile.read(Path.of(passwordFile), description);
         } else {
             String e = env.apply(ENV);
             if (e != null && !e.isEmpty()) {
@@ -60,43 +52,5 @@ final class Credentials {
         }
         String lower = driverUrl.toLowerCase(Locale.ROOT);
         return lower.matches("(?s).*//[^/@?;]*:[^/@?;]*@.*") || lower.matches("(?s).*[?&;]password=.*");
-    }
-
-    private static String read(Path file, String description) {
-        try {
-            if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
-                throw new BackendFailures(description)
-                        .refused(
-                                null,
-                                "the password file " + file
-                                        + " is not a regular file (a link or a directory is refused)",
-                                null);
-            }
-            Set<PosixFilePermission> perms = Files.getPosixFilePermissions(file, LinkOption.NOFOLLOW_LINKS);
-            if (perms.contains(PosixFilePermission.GROUP_READ) || perms.contains(PosixFilePermission.OTHERS_READ)) {
-                throw new BackendFailures(description)
-                        .refused(
-                                null,
-                                "the password file " + file + " can be read by others than its owner: run 'chmod 600 "
-                                        + file + "'",
-                                null);
-            }
-            String text = Files.readString(file, StandardCharsets.UTF_8);
-            int nl = text.indexOf('\n');
-            String line = (nl < 0 ? text : text.substring(0, nl)).replace("\r", "");
-            if (line.isEmpty()) {
-                throw new BackendFailures(description).refused(null, "the password file " + file + " is empty", null);
-            }
-            return line;
-        } catch (IOException e) {
-            throw new BackendFailures(description)
-                    .refused(
-                            null,
-                            "cannot read the password file " + file + ": "
-                                    + (e instanceof NoSuchFileException
-                                            ? "no such file"
-                                            : e instanceof AccessDeniedException ? "permission denied" : "I/O error"),
-                            null);
-        }
     }
 }

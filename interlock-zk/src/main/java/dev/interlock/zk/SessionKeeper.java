@@ -3,12 +3,14 @@ package dev.interlock.zk;
 import dev.interlock.Ticker;
 import dev.interlock.spi.support.Log;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 import org.apache.zookeeper.KeeperException;
@@ -87,6 +89,7 @@ final class SessionKeeper implements AutoCloseable {
 
     private ZkSession open() {
         CountDownLatch connected = new CountDownLatch(1);
+        AtomicBoolean authFailed = new AtomicBoolean();
         // Set once the session is made; the watcher runs on the client's event thread.
         AtomicReference<ZkSession> made = new AtomicReference<>();
         Watcher watcher = event -> {
@@ -95,6 +98,9 @@ final class SessionKeeper implements AutoCloseable {
                 s.connection.signal();
             }
             if (event.getState() == Watcher.Event.KeeperState.SyncConnected) {
+                connected.countDown();
+            } else if (event.getState() == Watcher.Event.KeeperState.AuthFailed) {
+                authFailed.set(true);
                 connected.countDown();
             } else if (event.getState() == Watcher.Event.KeeperState.Expired && s != null) {
                 endAndClose(s, "the ZooKeeper session expired on the servers");
@@ -111,12 +117,24 @@ final class SessionKeeper implements AutoCloseable {
                             + "): check the host names",
                     e);
         }
+        if (loc.user != null) {
+            // Queued before any request, and sent again by the client on every reconnection.
+            zk.addAuthInfo("digest", (loc.user + ":" + loc.password).getBytes(StandardCharsets.UTF_8));
+        }
         boolean ok;
         try {
             ok = connected.await(loc.connect.toNanos(), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             closeQuietly(zk);
             throw failures.interrupted(null, "connecting to " + loc.ensemble, e);
+        }
+        if (authFailed.get()) {
+            closeQuietly(zk);
+            throw failures.failures.refused(
+                    null,
+                    "the ZooKeeper servers refused the credentials of the user " + loc.user
+                            + ": check the user name and password",
+                    null);
         }
         if (!ok) {
             closeQuietly(zk);

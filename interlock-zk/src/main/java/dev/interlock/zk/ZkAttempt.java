@@ -15,7 +15,6 @@ import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.Watcher;
-import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.data.Stat;
 
 /**
@@ -27,6 +26,10 @@ import org.apache.zookeeper.data.Stat;
  * <p>The first try sends the create and the listing together (ZooKeeper answers a session's
  * requests in order, so the listing sees the new node): one round trip. A create whose answer was
  * lost is found again by the attempt's random id in the node's name.
+ *
+ * <p>A waiter blocked by one place only, told by its watch that this place was deleted, holds
+ * without listing again: places are only ever added behind it, so nothing else can be ahead of it.
+ * That takes a round trip off every hand-off (the release's delete, its watch event, the grant).
  */
 final class ZkAttempt implements Attempt, Watcher {
     private final ZkLockBackend backend;
@@ -47,7 +50,9 @@ final class ZkAttempt implements Attempt, Watcher {
 
     private boolean granted;
     private List<ZkNodes.Place> queue = List.of();
-    private List<ZkNodes.Place> blockedBy = List.of();
+    private volatile List<ZkNodes.Place> blockedBy = List.of();
+    /** The path of a node this attempt watched, deleted (set by the client's event thread). */
+    private volatile String deleted;
 
     ZkAttempt(ZkLockBackend backend, AcquireSpec spec) {
         this.backend = backend;
@@ -87,6 +92,9 @@ final class ZkAttempt implements Attempt, Watcher {
             maybeCreated = false;
             session = s;
         }
+        if (node != null && onlyBlockerDeleted()) {
+            return grant(s);
+        }
         List<String> children;
         try {
             if (node == null && !maybeCreated) {
@@ -116,13 +124,7 @@ final class ZkAttempt implements Attempt, Watcher {
         }
         List<ZkNodes.Place> blockers = ZkNodes.blockers(queue, at);
         if (blockers.isEmpty()) {
-            if (backend.keeper.endIfPastLossPoint(
-                    s)) { // a grant on it would be lost at birth: try again on a new session
-                changes.signal();
-                return Optional.empty();
-            }
-            granted = true;
-            return Optional.of(new ZkGrant(backend, s, spec, node, czxid, backend.clock.instant()));
+            return grant(s);
         }
         blockedBy = blockers;
         if (!spec.waits()) {
@@ -132,6 +134,26 @@ final class ZkAttempt implements Attempt, Watcher {
         }
         watch(s, ZkNodes.watched(queue, at, blockers));
         return Optional.empty();
+    }
+
+    private Optional<Grant> grant(ZkSession s) {
+        if (backend.keeper.endIfPastLossPoint(s)) { // a grant on it would be lost at birth: try again on a new session
+            changes.signal();
+            return Optional.empty();
+        }
+        granted = true;
+        blockedBy = List.of();
+        return Optional.of(new ZkGrant(backend, s, spec, node, czxid, backend.clock.instant()));
+    }
+
+    /**
+     * True if the last listing found one place only keeping this one from holding, and its watch
+     * has since said that place was deleted: it holds now (new places queue behind it), with no
+     * listing. A waiter blocked by several places lists again, as does any other wake-up.
+     */
+    private boolean onlyBlockerDeleted() {
+        List<ZkNodes.Place> b = blockedBy;
+        return b.size() == 1 && (lockPath + "/" + b.get(0).node()).equals(deleted) && !session.ended();
     }
 
     private static int indexOf(List<ZkNodes.Place> queue, String path) {
@@ -159,7 +181,7 @@ final class ZkAttempt implements Attempt, Watcher {
                         spec.mode(),
                         spec.limit(),
                         TimeUnit.NANOSECONDS.toMillis(s.deadline.timeoutNanos())),
-                ZooDefs.Ids.OPEN_ACL_UNSAFE,
+                backend.acl,
                 CreateMode.EPHEMERAL_SEQUENTIAL,
                 (rc, path, ctx, name, st) -> {
                     if (rc == KeeperException.Code.OK.intValue()) {
@@ -250,6 +272,9 @@ final class ZkAttempt implements Attempt, Watcher {
     /** The watched node changed or went, or the connection changed: the next try looks again. */
     @Override
     public void process(WatchedEvent event) {
+        if (event.getType() == Event.EventType.NodeDeleted) {
+            deleted = event.getPath();
+        }
         changes.signal();
     }
 

@@ -31,15 +31,20 @@ public final class ZkBackendProvider implements LockBackendProvider {
 
     @Override
     public LockBackend open(BackendConfig config) {
-        ZkLocation loc = ZkLocation.parse(config.location());
+        ZkLocation loc = ZkLocation.parse(config.location(), System::getenv);
         ZooKeeper given = config.option(ZkOptions.CLIENT).orElse(null);
         String description = loc.description();
+        if (given != null && loc.user != null) {
+            throw new IllegalArgumentException(description + " - with a ZooKeeper client given, the URI takes no"
+                    + " user or password: authenticate the client itself (addAuthInfo), before it is given");
+        }
         BackendFailures failures = new BackendFailures(description);
-        SessionKeeper keeper = new SessionKeeper(
-                loc, given, config.ticker(), new ZkFailures(failures, description), threads(config.threadFactory()));
+        ZkFailures zkFailures = new ZkFailures(failures, description, loc.user);
+        SessionKeeper keeper =
+                new SessionKeeper(loc, given, config.ticker(), zkFailures, threads(config.threadFactory()));
         try {
             ZkLockBackend backend =
-                    new ZkLockBackend(loc, keeper, failures, description, config.clock(), config.ticker());
+                    new ZkLockBackend(loc, keeper, zkFailures, description, config.clock(), config.ticker());
             backend.checkRoot(keeper.session());
             return backend;
         } catch (RuntimeException e) {

@@ -14,10 +14,13 @@ import org.apache.zookeeper.KeeperException;
 final class ZkFailures {
     final BackendFailures failures;
     private final String description;
+    /** The digest user the session authenticates as, or null; named when ZooKeeper refuses access. */
+    private final String user;
 
-    ZkFailures(BackendFailures failures, String description) {
+    ZkFailures(BackendFailures failures, String description, String user) {
         this.failures = failures;
         this.description = description;
+        this.user = user;
     }
 
     /**
@@ -51,11 +54,7 @@ final class ZkFailures {
                         name, doing + ": the ZooKeeper session expired; a new one is made at the next try", e);
             case NOAUTH:
             case AUTHFAILED:
-                return failures.refused(
-                        name,
-                        doing + ": ZooKeeper refused access" + path + " (its ACL does not allow this client); grant"
-                                + " create, read and delete there, or choose another path",
-                        e);
+                return failures.refused(name, doing + ": " + refusedAccess(path), e);
             case NOCHILDRENFOREPHEMERALS:
                 return failures.refused(
                         name,
@@ -68,6 +67,22 @@ final class ZkFailures {
                         doing + ": ZooKeeper answered '" + e.code().name().toLowerCase(Locale.ROOT) + "'" + path,
                         e);
         }
+    }
+
+    /**
+     * Why ZooKeeper says NoAuth, in the user's terms. Digest authentication itself never fails (the
+     * servers keep no list of users: a wrong password is a different identity), so a wrong password
+     * shows up here, as nodes its identity may not use.
+     */
+    String refusedAccess(String path) {
+        if (user == null) {
+            return "ZooKeeper refused access" + path + ": its ACL does not let an unauthenticated client in; give"
+                    + " the user and password of the space's ZooKeeper user in the URI (zk://USER:PASSWORD@HOST),"
+                    + " or choose another path";
+        }
+        return "ZooKeeper refused access" + path + " to the user " + user + " with the password given: the password"
+                + " is wrong, or the node belongs to another ZooKeeper user (nodes made by an authenticated"
+                + " Interlock space are its user's alone); check the user name and password, or choose another path";
     }
 
     /** A blocking ZooKeeper call was interrupted: the thread's interrupt flag is set again. */

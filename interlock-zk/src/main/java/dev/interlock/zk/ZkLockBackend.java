@@ -10,7 +10,7 @@ import dev.interlock.spi.AcquireSpec;
 import dev.interlock.spi.Attempt;
 import dev.interlock.spi.LeaseKind;
 import dev.interlock.spi.LockBackend;
-import dev.interlock.spi.support.BackendFailures;
+import dev.interlock.spi.support.Log;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
@@ -25,6 +25,7 @@ import java.util.Set;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.ZooDefs;
+import org.apache.zookeeper.data.ACL;
 import org.apache.zookeeper.data.Stat;
 
 /**
@@ -32,9 +33,11 @@ import org.apache.zookeeper.data.Stat;
  * container node ({@link ZkNodes}); the first writer, or every reader before the first writer,
  * holds it. Its lease is the ZooKeeper session ({@link SessionKeeper}); its fencing token is the
  * creation zxid of the holder's node, which the ensemble's total order makes strictly increasing
- * across every name, session and leader election (docs/zookeeper.md).
+ * across every name, session and leader election (docs/zookeeper.md). The nodes it makes are its
+ * ZooKeeper user's alone ({@code CREATOR_ALL_ACL}) when the URI names one, else open to every client.
  */
 final class ZkLockBackend implements LockBackend {
+    private static final Log log = Log.of(ZkLockBackend.class);
     private static final byte[] MARKER = ZkNodes.MARKER.getBytes(StandardCharsets.UTF_8);
 
     final ZkLocation loc;
@@ -42,20 +45,19 @@ final class ZkLockBackend implements LockBackend {
     final ZkFailures failures;
     final Clock clock;
     final Ticker ticker;
+    /** The ACL of every node this space makes. */
+    final List<ACL> acl;
+
     private final String description;
     /** The root's shape was checked and is ours (or absent then: checked again until made). */
     private volatile boolean rootIsOurs;
 
     ZkLockBackend(
-            ZkLocation loc,
-            SessionKeeper keeper,
-            BackendFailures failures,
-            String description,
-            Clock clock,
-            Ticker ticker) {
+            ZkLocation loc, SessionKeeper keeper, ZkFailures failures, String description, Clock clock, Ticker ticker) {
         this.loc = loc;
         this.keeper = keeper;
-        this.failures = new ZkFailures(failures, description);
+        this.failures = failures;
+        this.acl = loc.user == null ? ZooDefs.Ids.OPEN_ACL_UNSAFE : ZooDefs.Ids.CREATOR_ALL_ACL;
         this.description = description;
         this.clock = clock;
         this.ticker = ticker;
@@ -134,8 +136,40 @@ final class ZkLockBackend implements LockBackend {
                             + loc.path + "/locks",
                     null);
         }
+        if (loc.user != null) {
+            warnIfOpenToAll(s);
+        }
         rootIsOurs = true;
         return true;
+    }
+
+    /**
+     * An authenticated space whose root another client made open to all (made before the space had
+     * a user): the lock nodes made under it before are open too, so another client could delete a
+     * holder's place there. Said once per space; the fix is the operator's (docs/zookeeper.md).
+     */
+    private void warnIfOpenToAll(ZkSession s) {
+        try {
+            for (ACL a : s.zk.getACL(loc.path, null)) {
+                if (a.getId().getScheme().equals("world")
+                        && (a.getPerms() & (ZooDefs.Perms.CREATE | ZooDefs.Perms.DELETE)) != 0) {
+                    log.warn(
+                            "{} - the space's node {} is open to every ZooKeeper client (it was made without a"
+                                    + " user), so locks whose nodes were made before this user came may be deleted"
+                                    + " by another client: give it this user's ACL (zkCli: addauth digest {}:PASSWORD, then"
+                                    + " setAcl -R {} auth::cdrwa) or use a new path",
+                            description,
+                            loc.path,
+                            loc.user,
+                            loc.path);
+                    return;
+                }
+            }
+        } catch (KeeperException e) {
+            throw failures.translate(null, "reading the ACL of " + loc.path, e);
+        } catch (InterruptedException e) {
+            throw failures.interrupted(null, "reading the ACL of " + loc.path, e);
+        }
     }
 
     /**
@@ -184,10 +218,10 @@ final class ZkLockBackend implements LockBackend {
         }
     }
 
-    private static void createIfAbsent(ZkSession s, String path, byte[] data, CreateMode mode)
+    private void createIfAbsent(ZkSession s, String path, byte[] data, CreateMode mode)
             throws KeeperException, InterruptedException {
         try {
-            s.zk.create(path, data, ZooDefs.Ids.OPEN_ACL_UNSAFE, mode);
+            s.zk.create(path, data, acl, mode);
         } catch (KeeperException.NodeExistsException e) {
             // made by another client meanwhile: fine
         }

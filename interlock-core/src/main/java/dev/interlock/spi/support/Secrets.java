@@ -20,8 +20,11 @@ public final class Secrets {
      * command's start a few milliseconds.
      */
     private static final class Patterns {
-        /** The password of a user-info part: {@code //user:PASSWORD@}. */
-        static final Pattern USER_INFO = Pattern.compile("(//[^/@:?#;]*:)([^@/?#]*)(@)");
+        /**
+         * The password of a user-info part: {@code //user:PASSWORD@}, up to the last '@' before the
+         * host (a raw '@' in the password is masked whole, not cut at its first '@').
+         */
+        static final Pattern USER_INFO = Pattern.compile("(//[^/@:?#;]*:)([^/?#]*)(@)");
         /** Oracle's thin form and the like, without {@code //}: {@code jdbc:oracle:thin:user/PASSWORD@host}. */
         static final Pattern SLASH_USER = Pattern.compile("(:[^/:@?#;]+/)([^@/?#;]*)(@)");
         /** Password-like parameters in a query ({@code ?a=b&password=x}) or a JDBC property list ({@code ;password=x}). */

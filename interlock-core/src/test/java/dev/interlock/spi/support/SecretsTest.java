@@ -13,6 +13,13 @@ class SecretsTest {
     }
 
     @Test
+    void aPasswordWithARawAt_isMaskedWhole() {
+        assertThat(Secrets.mask("zk://app:p@ss@zk1:2181/locks")).isEqualTo("zk://app:****@zk1:2181/locks");
+        assertThat(Secrets.of("zk://app:p@ss@zk1:2181/locks").scrub("no p@ss here"))
+                .isEqualTo("no **** here");
+    }
+
+    @Test
     void passwordLikeParameters_areMasked() {
         assertThat(Secrets.mask("jdbc:mariadb://db/app?user=a&password=s3cret&x=1"))
                 .isEqualTo("jdbc:mariadb://db/app?user=a&password=****&x=1");
