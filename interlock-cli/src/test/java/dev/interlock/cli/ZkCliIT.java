@@ -245,6 +245,25 @@ class ZkCliIT {
     }
 
     @Test
+    void aSpaceMadeOpen_usedLaterWithAUser_warnsThatItsOlderNodesAreOpen_andSaysHowToClose() throws Exception {
+        String plain = backend();
+        String password = "pw-Zk-0pen";
+        CliProcess open = cli("run", "--backend", plain, "job", "--", "true");
+        assertThat(open.exitCode()).as(open.err()).isEqualTo(0);
+        CliProcess withUser =
+                cli("run", "--backend", plain.replace("zk://", "zk://alice:" + password + "@"), "job", "--", "true");
+        assertThat(withUser.exitCode()).as(withUser.err()).isEqualTo(0);
+        assertThat(withUser.err())
+                .contains("is open to every ZooKeeper client")
+                .contains("setAcl -R")
+                .doesNotContain(password);
+        CliProcess madeWithUser = cli(
+                "run", "--backend", backend().replace("zk://", "zk://alice:" + password + "@"), "job", "--", "true");
+        assertThat(madeWithUser.exitCode()).as(madeWithUser.err()).isEqualTo(0);
+        assertThat(madeWithUser.err()).doesNotContain("is open to every ZooKeeper client");
+    }
+
+    @Test
     void unreachableEnsemble_exit69_saysWhatToCheck_withoutAStackTrace() throws Exception {
         CliProcess p = cli("run", "--backend", "zk://127.0.0.1:1/x?connect=1s", "job", "--", "true");
         assertThat(p.exitCode()).isEqualTo(69);
