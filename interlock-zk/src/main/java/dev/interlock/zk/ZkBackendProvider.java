@@ -38,13 +38,25 @@ public final class ZkBackendProvider implements LockBackendProvider {
             throw new IllegalArgumentException(description + " - with a ZooKeeper client given, the URI takes no"
                     + " user or password: authenticate the client itself (addAuthInfo), before it is given");
         }
+        boolean creatorOnly = config.option(ZkOptions.CREATOR_ONLY).orElse(false);
+        if (creatorOnly && given == null) {
+            throw new IllegalArgumentException(description + " - ZkOptions.CREATOR_ONLY is for a client given with"
+                    + " ZkOptions.CLIENT: without one, give the user in the URI (zk://USER:PASSWORD@HOST/PATH),"
+                    + " whose nodes are its own");
+        }
         BackendFailures failures = new BackendFailures(description);
         ZkFailures zkFailures = new ZkFailures(failures, description, loc.user);
         SessionKeeper keeper =
                 new SessionKeeper(loc, given, config.ticker(), zkFailures, threads(config.threadFactory()));
         try {
-            ZkLockBackend backend =
-                    new ZkLockBackend(loc, keeper, zkFailures, description, config.clock(), config.ticker());
+            ZkLockBackend backend = new ZkLockBackend(
+                    loc,
+                    loc.user != null || creatorOnly,
+                    keeper,
+                    zkFailures,
+                    description,
+                    config.clock(),
+                    config.ticker());
             backend.checkRoot(keeper.session());
             return backend;
         } catch (RuntimeException e) {

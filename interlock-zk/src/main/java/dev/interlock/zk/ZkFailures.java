@@ -55,6 +55,15 @@ final class ZkFailures {
             case NOAUTH:
             case AUTHFAILED:
                 return failures.refused(name, doing + ": " + refusedAccess(path), e);
+            case INVALIDACL:
+                // Only a creator-only ACL is ever asked for, and ZooKeeper refuses it from a client
+                // with no authenticated identity: a given client that was not authenticated.
+                return failures.refused(
+                        name,
+                        doing + ": ZooKeeper refused to make a node" + path + " its creator's alone, because the"
+                                + " client has no authenticated identity: authenticate the client (addAuthInfo)"
+                                + " before giving it, or leave ZkOptions.CREATOR_ONLY off",
+                        e);
             case NOCHILDRENFOREPHEMERALS:
                 return failures.refused(
                         name,

@@ -47,17 +47,26 @@ final class ZkLockBackend implements LockBackend {
     final Ticker ticker;
     /** The ACL of every node this space makes. */
     final List<ACL> acl;
+    /** Its nodes are its authenticated identity's alone (a user in the URI, or ZkOptions.CREATOR_ONLY). */
+    private final boolean creatorOnly;
 
     private final String description;
     /** The root's shape was checked and is ours (or absent then: checked again until made). */
     private volatile boolean rootIsOurs;
 
     ZkLockBackend(
-            ZkLocation loc, SessionKeeper keeper, ZkFailures failures, String description, Clock clock, Ticker ticker) {
+            ZkLocation loc,
+            boolean creatorOnly,
+            SessionKeeper keeper,
+            ZkFailures failures,
+            String description,
+            Clock clock,
+            Ticker ticker) {
         this.loc = loc;
         this.keeper = keeper;
         this.failures = failures;
-        this.acl = loc.user == null ? ZooDefs.Ids.OPEN_ACL_UNSAFE : ZooDefs.Ids.CREATOR_ALL_ACL;
+        this.creatorOnly = creatorOnly;
+        this.acl = creatorOnly ? ZooDefs.Ids.CREATOR_ALL_ACL : ZooDefs.Ids.OPEN_ACL_UNSAFE;
         this.description = description;
         this.clock = clock;
         this.ticker = ticker;
@@ -136,7 +145,7 @@ final class ZkLockBackend implements LockBackend {
                             + loc.path + "/locks",
                     null);
         }
-        if (loc.user != null) {
+        if (creatorOnly) {
             warnIfOpenToAll(s);
         }
         rootIsOurs = true;
@@ -160,7 +169,7 @@ final class ZkLockBackend implements LockBackend {
                                     + " setAcl -R {} auth::cdrwa) or use a new path",
                             description,
                             loc.path,
-                            loc.user,
+                            loc.user != null ? loc.user : "USER",
                             loc.path);
                     return;
                 }

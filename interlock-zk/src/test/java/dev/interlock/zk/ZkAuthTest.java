@@ -139,4 +139,50 @@ class ZkAuthTest {
             }
         }
     }
+
+    /**
+     * The application's own client, authenticated by the application, with {@link
+     * ZkOptions#CREATOR_ONLY}: its nodes are that user's alone, as with a user in the URI; an
+     * unauthenticated client with the option is refused clearly and granted nothing; the option
+     * without a given client is refused at open.
+     */
+    @Test
+    void aGivenAuthenticatedClient_withCreatorOnly_makesNodesOnlyItsUserMayTouch() throws Exception {
+        try (ZooKeeper aliceClient = client("alice:" + PASSWORD);
+                ZooKeeper bob = client("bob:other");
+                LockSpace given = Interlock.builder("zk://ignored:1" + path)
+                        .option(ZkOptions.CLIENT, aliceClient)
+                        .option(ZkOptions.CREATOR_ONLY, true)
+                        .open();
+                Lease held = given.tryAcquire("job").orElseThrow()) {
+            String place = path + "/job/"
+                    + aliceClient.getChildren(path + "/job", false).get(0);
+            for (String node : List.of(path, path + "/job", place)) {
+                assertThat(aliceClient.getACL(node, null))
+                        .as(node)
+                        .singleElement()
+                        .satisfies(a -> assertThat(a.getId().getId()).startsWith("alice:"));
+            }
+            assertThatThrownBy(() -> bob.delete(place, -1)).isInstanceOf(KeeperException.NoAuthException.class);
+            assertThat(held.isValid()).isTrue();
+        }
+        String other = TestZk.newPath();
+        try (ZooKeeper anonymous = client(null);
+                LockSpace unauthenticated = Interlock.builder("zk://ignored:1" + other)
+                        .option(ZkOptions.CLIENT, anonymous)
+                        .option(ZkOptions.CREATOR_ONLY, true)
+                        .open()) {
+            assertThatThrownBy(() -> unauthenticated.tryAcquire("job"))
+                    .isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("the client has no authenticated identity")
+                    .hasMessageContaining("addAuthInfo")
+                    .hasMessageNotContaining("Exception");
+            assertThat(anonymous.exists(other + "/job", false)).isNull();
+        }
+        assertThatThrownBy(() -> Interlock.builder(TestZk.uri(other, ""))
+                        .option(ZkOptions.CREATOR_ONLY, true)
+                        .open())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("ZkOptions.CREATOR_ONLY is for a client given with ZkOptions.CLIENT");
+    }
 }
