@@ -345,7 +345,10 @@ final class DirLockDir implements AutoCloseable {
             if (e.errno() == Errno.ENOENT) {
                 return false;
             }
-            if (e.errno() == Errno.EPERM || e.errno() == Errno.EOPNOTSUPP || e.errno() == Errno.EMLINK) {
+            if (e.errno() == Errno.EPERM
+                    || e.errno() == Errno.EOPNOTSUPP
+                    || e.errno() == Errno.ENOSYS
+                    || e.errno() == Errno.EMLINK) {
                 create(entry);
                 return true;
             }
