@@ -78,11 +78,7 @@ public final class DirPermitFloor {
         final int fd;
         long lockToken;
         long permitToken;
-        long slotToken;
         long renameToken;
-        String slotFree = "S.0.3.F." + NONCE;
-        long slotDirToken;
-        String slotDirFree = "S.0.3.F." + NONCE;
 
         Root(Path path) throws Exception {
             this.path = path;
@@ -137,32 +133,37 @@ public final class DirPermitFloor {
             NativeFiles.close(d);
         }
 
-        void slot() {
-            int d = open("slot");
-            long t = slotToken;
-            NativeFiles.renameat(d, "F." + t + ".0." + NONCE, d, "F." + (t + 1) + ".0." + NONCE);
-            String held = "S.0.3." + (t + 1) + ".0." + HOLDER;
-            NativeFiles.renameat(d, slotFree, d, held);
-            NativeFiles.list(d);
-            slotFree = "S.0.3.F." + Long.toHexString(t + 1) + NONCE.substring(0, 8);
-            NativeFiles.renameat(d, held, d, slotFree);
-            slotToken = t + 1;
-            NativeFiles.close(d);
+        /** A slot-gate design's state: where its slots are ({@code null}: beside the gate), its gate's token, the free slot it left. */
+        static final class Slots {
+            final String dir;
+            final String sub;
+            long token;
+            String free = "S.0.3.F." + NONCE;
+
+            Slots(String dir, String sub) {
+                this.dir = dir;
+                this.sub = sub;
+            }
         }
 
-        /** {@link #slot()} with the slots in their own directory {@code slots.<n>}, made once complete as 4.1 makes a lock directory. */
-        void slotDir() {
-            int d = open("slot-dir");
-            long t = slotDirToken;
+        final Slots beside = new Slots("slot", null);
+        /** The slots in their own directory {@code slots.<n>}, made once complete as 4.1 makes a lock directory. */
+        final Slots ownDir = new Slots("slot-dir", "slots.3");
+
+        void slot(Slots s) {
+            int d = open(s.dir);
+            long t = s.token;
             NativeFiles.renameat(d, "F." + t + ".0." + NONCE, d, "F." + (t + 1) + ".0." + NONCE);
-            int slots = NativeFiles.openat(d, "slots.3", DIR_FLAGS, 0);
+            int slots = s.sub == null ? d : NativeFiles.openat(d, s.sub, DIR_FLAGS, 0);
             String held = "S.0.3." + (t + 1) + ".0." + HOLDER;
-            NativeFiles.renameat(slots, slotDirFree, slots, held);
+            NativeFiles.renameat(slots, s.free, slots, held);
             NativeFiles.list(d);
-            slotDirFree = "S.0.3.F." + Long.toHexString(t + 1) + NONCE.substring(0, 8);
-            NativeFiles.renameat(slots, held, slots, slotDirFree);
-            slotDirToken = t + 1;
-            NativeFiles.close(slots);
+            s.free = "S.0.3.F." + Long.toHexString(t + 1) + NONCE.substring(0, 8);
+            NativeFiles.renameat(slots, held, slots, s.free);
+            s.token = t + 1;
+            if (slots != d) {
+                NativeFiles.close(slots);
+            }
             NativeFiles.close(d);
         }
 
@@ -241,8 +242,8 @@ public final class DirPermitFloor {
         kinds.put("permit-mknod", () -> r.permit(true, false));
         kinds.put("permit-link", () -> r.permit(false, true));
         kinds.put("permit-mknod-link", () -> r.permit(true, true));
-        kinds.put("slot", r::slot);
-        kinds.put("slot-dir", r::slotDir);
+        kinds.put("slot", () -> r.slot(r.beside));
+        kinds.put("slot-dir", () -> r.slot(r.ownDir));
         kinds.put("rename3", r::rename3);
         kinds.put(
                 "api: exclusive lock",
