@@ -322,7 +322,7 @@ final class DirAttempt implements Attempt {
             DirFaults.step("S2");
             String entry = Reader.name(t, me);
             try {
-                dir.create(entry);
+                dir.link(beat, entry); // if our heartbeat is already gone, the listing below withdraws
             } catch (LockBackendException e) {
                 dir.remove(beat); // leave nothing behind (a full or read-only file system)
                 throw e;

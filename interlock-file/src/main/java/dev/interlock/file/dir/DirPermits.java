@@ -108,7 +108,7 @@ final class DirPermits {
             dir.create(beat);
             String entry = Permit.name(t, limit, me);
             try {
-                dir.create(entry);
+                dir.link(beat, entry); // if our heartbeat is already gone, the listing below withdraws
             } catch (LockBackendException e) {
                 dir.remove(beat); // leave nothing behind (a full or read-only file system)
                 throw e;
