@@ -329,8 +329,8 @@ final class DirLockDir implements AutoCloseable {
      * {@code existing} this caller just created: a reader's or a permit's entry beside its heartbeat
      * (docs/dir-protocol.md 4.3 and 4.8). Others read names only, so the entry is the same to them
      * as one created on its own; a link allocates no inode, and removing the pair frees one inode
-     * instead of two, which halves the file system's work for the entry (about 8 µs of a 60 µs
-     * permit on ext4, docs/benchmarks.md). False if {@code existing} is gone (our heartbeat was
+     * instead of two, which halves the file system's work for the entry (measured in
+     * docs/benchmarks.md). False if {@code existing} is gone (our heartbeat was
      * removed as stale: the listing that follows sees it missing and withdraws). EEXIST means a
      * lost reply: ours. A file system that makes no hard links gets the entry created on its own.
      */
