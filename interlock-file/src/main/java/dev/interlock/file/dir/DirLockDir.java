@@ -330,27 +330,23 @@ final class DirLockDir implements AutoCloseable {
      * (docs/dir-protocol.md 4.3 and 4.8). Others read names only, so the entry is the same to them
      * as one created on its own; a link allocates no inode, and removing the pair frees one inode
      * instead of two, which halves the file system's work for the entry (measured in
-     * docs/benchmarks.md). False if {@code existing} is gone (our heartbeat was
-     * removed as stale: the listing that follows sees it missing and withdraws). EEXIST means a
+     * docs/benchmarks.md). Nothing is made if {@code existing} is gone (our heartbeat was
+     * removed as stale): the listing that follows sees it missing and withdraws. EEXIST means a
      * lost reply: ours. A file system that makes no hard links gets the entry created on its own.
      */
-    boolean link(String existing, String entry) {
+    void link(String existing, String entry) {
         try {
             NativeFiles.linkat(fd, existing, fd, entry, 0);
-            return true;
         } catch (ErrnoException e) {
-            if (e.errno() == Errno.EEXIST) {
-                return true;
-            }
-            if (e.errno() == Errno.ENOENT) {
-                return false;
+            if (e.errno() == Errno.EEXIST || e.errno() == Errno.ENOENT) {
+                return;
             }
             if (e.errno() == Errno.EPERM
                     || e.errno() == Errno.EOPNOTSUPP
                     || e.errno() == Errno.ENOSYS
                     || e.errno() == Errno.EMLINK) {
                 create(entry);
-                return true;
+                return;
             }
             throw failure("creating " + entry + " (a link to " + existing + ") failed", e);
         }
