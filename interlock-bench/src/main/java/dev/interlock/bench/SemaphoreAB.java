@@ -22,7 +22,8 @@ import java.util.Arrays;
  * java -cp interlock-bench/target/benchmarks.jar dev.interlock.bench.SemaphoreAB 0 0 0 0 0 0 30 300
  * }
  * (rounds and calls per block on {@code mem:}, then {@code redis:}, {@code dir:}, {@code jdbc:}); or one
- * backend by its URI: {@code SemaphoreAB flock:/tmp/ab 30 5000} (rounds, calls per block)
+ * backend by its URI: {@code SemaphoreAB flock:/tmp/ab 30 5000} (rounds, calls per block), also
+ * {@code jdbc:h2:...} and {@code jdbc:sqlite:...}, whose drivers the jar has
  */
 public final class SemaphoreAB {
     private SemaphoreAB() {}
