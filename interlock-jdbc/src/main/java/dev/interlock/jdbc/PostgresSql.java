@@ -159,14 +159,26 @@ final class PostgresSql extends StandardSql {
      * (the last column). Every column is of a fixed width: pgjdbc sends a Sync before a statement
      * whose row it cannot bound (a text column, once the statement is described), which would
      * commit the row lock's statement on its own.
+     *
+     * <p>A name's holder rows are read only when they can matter, because every release leaves a
+     * dead row version that an index scan of the name walks until VACUUM (docs/benchmarks.md,
+     * "Where a PostgreSQL permit's time goes"). The live holders are counted only while
+     * {@code shared_until} says someone may hold. The clean-up {@code p} is skipped when the row
+     * says there is nothing to clean ({@code no_rows}): while {@code permits} is set, the last
+     * grant was a permit's, whose clean-up left only holders of its epoch, and {@code readers}
+     * has counted each of them in and out since (every grant, release and break of a permit
+     * changes the holder's row and {@code readers} in one statement), so {@code readers = 0}
+     * means no row of the name. Every other grant (a lock's, a plain reader's) sets
+     * {@code permits} to NULL, so the next permit's grant cleans up after it.
      */
     private static String permitDecideSql(String t, String s, String line) {
         String later = "now() + " + INTERVAL;
         return "WITH r AS (SELECT t.token, t.epoch, COALESCE(t.permits, 0) AS permits,"
                 + " (t.owner IS NOT NULL AND t.expires_at > now()) AS ex_held,"
                 + " (t.shared_until IS NOT NULL AND t.shared_until > now()) AS sh_held,"
-                + " (SELECT count(*) FROM " + s + " h WHERE h.name_key = :key AND h.epoch = t.epoch"
-                + " AND h.expires_at > now()) AS live,"
+                + " CASE WHEN t.shared_until IS NOT NULL AND t.shared_until > now() THEN (SELECT count(*) FROM " + s
+                + " h WHERE h.name_key = :key AND h.epoch = t.epoch AND h.expires_at > now()) ELSE 0 END AS live,"
+                + " COALESCE(t.permits > 0 AND t.readers = 0, FALSE) AS no_rows,"
                 + " (SELECT count(*) FROM " + line + " q WHERE q.name_key = :key AND q.expires_at > now()"
                 + " AND (q.ticket < :ticket OR (q.ticket = :ticket AND q.owner < :owner))) AS ahead,"
                 + " COALESCE(current_setting('" + LOCKED_ROW + "', true), '') = CAST(:key AS VARCHAR) AS locked"
@@ -174,11 +186,11 @@ final class PostgresSql extends StandardSql {
                 + " v AS (SELECT r.*, (r.sh_held AND r.live > 0) AS in_force FROM r),"
                 + " g AS (SELECT v.token + 1 AS token,"
                 + " CASE WHEN v.in_force THEN v.epoch ELSE v.epoch + 1 END AS epoch,"
-                + " CASE WHEN v.in_force THEN v.live + 1 ELSE 1 END AS readers FROM v"
+                + " CASE WHEN v.in_force THEN v.live + 1 ELSE 1 END AS readers, v.no_rows FROM v"
                 + " WHERE v.locked AND NOT v.ex_held AND NOT (v.sh_held AND v.permits = 0)"
                 + " AND NOT (v.in_force AND v.permits <> CAST(:limit AS INTEGER))"
                 + " AND (CASE WHEN v.in_force THEN v.live ELSE 0 END) + v.ahead < CAST(:limit AS INTEGER)),"
-                + " p AS (DELETE FROM " + s + " WHERE name_key = :key AND EXISTS (SELECT 1 FROM g)"
+                + " p AS (DELETE FROM " + s + " WHERE name_key = :key AND EXISTS (SELECT 1 FROM g WHERE NOT g.no_rows)"
                 + " AND (epoch < (SELECT epoch FROM g) OR expires_at <= now())),"
                 + " u AS (UPDATE " + t + " x SET shared_until = CASE WHEN x.shared_until IS NOT NULL"
                 + " AND x.shared_until > now() THEN GREATEST(x.shared_until, " + later + ") ELSE " + later + " END,"
