@@ -81,6 +81,9 @@ class ZkMicrometerMetricsTest {
         Lease l = locks.tryAcquire("job").orElseThrow();
         assertThat(other.breakLock("job", l.owner().id())).isTrue();
         await().atMost(Timing.seconds(10)).until(() -> !l.isValid()); // told by a watch on its node
+        // The loss is counted by the thread that declared it, just after the lease turned invalid.
+        await().atMost(Timing.seconds(10))
+                .until(() -> counter("interlock.lost", "mode", "exclusive").count() >= 1);
         assertThat(counter("interlock.lost", "mode", "exclusive").count()).isEqualTo(1);
         assertThat(timer("interlock.hold", "end", "lost").count()).isEqualTo(1);
         l.close();

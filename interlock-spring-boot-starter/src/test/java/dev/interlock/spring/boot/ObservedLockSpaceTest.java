@@ -92,13 +92,17 @@ class ObservedLockSpaceTest {
                     .orElseThrow()
                     .reportLoss("taken", lease.owner().id(), "taken over in a test");
             org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> !lease.isValid());
-            assertThat(observations)
-                    .hasObservationWithNameEqualTo(ObservedLockSpace.HOLD)
-                    .that()
-                    .hasBeenStopped()
-                    .hasLowCardinalityKeyValue("interlock.end", "lost")
-                    .assertThatError()
-                    .isNotNull();
+            // The hold's observation is stopped by the loss listener, told on the space's notifier
+            // thread just after the lease turned invalid.
+            org.awaitility.Awaitility.await()
+                    .atMost(Duration.ofSeconds(10))
+                    .untilAsserted(() -> assertThat(observations)
+                            .hasObservationWithNameEqualTo(ObservedLockSpace.HOLD)
+                            .that()
+                            .hasBeenStopped()
+                            .hasLowCardinalityKeyValue("interlock.end", "lost")
+                            .assertThatError()
+                            .isNotNull());
             lease.close();
         });
     }
