@@ -12,7 +12,7 @@ import java.sql.Statement;
 
 /**
  * MySQL's and MariaDB's forms of a permit's try and of a shared release: each one text of
- * statements ({@code START TRANSACTION; ...; COMMIT; SELECT ...}) in one round trip, where the
+ * statements ({@code START TRANSACTION; ...; COMMIT}) in one round trip, where the
  * standard forms take eight and five (each statement, the commit, and the driver's two
  * {@code set autocommit} around the transaction). The decision stays on the server, in user
  * variables of the session ({@code @interlock_...}), and the writes after it are conditional on
@@ -25,26 +25,24 @@ import java.sql.Statement;
 final class MySqlSql extends StandardSql {
     /** MySQL's and MariaDB's code for a syntax error: what a text of several statements gets from a connection that does not allow them. */
     private static final int PARSE_ERROR = 1064;
-
+    /** MySQL's and MariaDB's code for NULL in a NOT NULL column: a refused permit try's holder row. */
+    private static final int BAD_NULL = 1048;
     /** The decision of the last permit try on the connection. */
     private static final String ANSWER =
             "SELECT @interlock_grant, @interlock_token, @interlock_epoch, @interlock_permits,"
                     + " @interlock_ex, @interlock_sh, @interlock_force";
-    /** MySQL's and MariaDB's code for NULL in a NOT NULL column: a refused permit try's holder row. */
-    private static final int BAD_NULL = 1048;
+    /** How many statements {@link #releaseText} has, and which of them deletes the holder's row (from 0). */
+    private static final int RELEASE_STATEMENTS = 6;
 
-    /** A permit try: the name's row lock (creating its row on first use), the decision, the writes it allows, the commit, the answer. */
+    private static final int RELEASE_DELETE = 2;
+
+    /** A permit try: the name's row lock (making its row on first use), the decision, the writes it allows, the commit, the answer. */
     private final NamedSql permitText;
     /** As {@link #permitText}, for a waiter in the name's line. */
     private final NamedSql permitTextInLine;
-    /** Which statement of {@link #releaseText} deletes the holder's row (counted from 0). */
-    private static final int RELEASE_DELETE = 2;
-
-    private static final int RELEASE_STATEMENTS = 6;
-
     /** After a refused permit try: its transaction ended, and its decision read. */
     private final NamedSql refusedText = NamedSql.of("ROLLBACK; " + ANSWER);
-    /** A shared holder's release: the name's row lock, the holder's row, the count if that row was ours, the commit, the answer. */
+    /** A shared holder's release: the name's row lock, the holder's row, the count taken down if that row was there, the commit. */
     private final NamedSql releaseText;
     /** Set once the connections refused a text of several statements: from then on, the standard forms. */
     private volatile boolean oneStatementPerText;
@@ -60,16 +58,20 @@ final class MySqlSql extends StandardSql {
                 + " VALUES (:key, :name, 0, NULL, NULL, NULL, NULL, 0, NULL, 0, NULL, NULL)"
                 + " ON DUPLICATE KEY UPDATE token = token";
         // The first consistent read of the transaction, so it starts after the row lock is held and
-        // counts every grant committed before (as permitInTransaction's does).
-        String decide = "SELECT v.token + 1, CASE WHEN v.in_force = 1 THEN v.epoch ELSE v.epoch + 1 END,"
-                + " v.permits, v.ex_held, v.sh_held, v.in_force,"
-                + " CASE WHEN v.ex_held = 0 AND NOT (v.sh_held = 1 AND v.permits = 0)"
-                + " AND NOT (v.in_force = 1 AND v.permits <> :limit)"
-                + " AND (CASE WHEN v.in_force = 1 THEN v.live ELSE 0 END) + v.ahead < :limit THEN 1 ELSE 0 END"
-                + " FROM (SELECT r.*, CASE WHEN r.sh_held = 1 AND r.live > 0 THEN 1 ELSE 0 END AS in_force"
-                + " FROM (" + permitRow.named + ") r) v"
-                + " INTO @interlock_token, @interlock_epoch, @interlock_permits, @interlock_ex, @interlock_sh,"
-                + " @interlock_force, @interlock_grant";
+        // counts every grant committed before (as permitInTransaction's does); then the decision,
+        // from the variables (a derived table around the read cost MariaDB more than this SET).
+        String in = "(@interlock_sh = 1 AND @interlock_live > 0)";
+        String decide = permitRow.named
+                + " INTO @interlock_row_token, @interlock_row_epoch, @interlock_permits, @interlock_ex, @interlock_sh,"
+                + " @interlock_live, @interlock_ahead; "
+                + "SET @interlock_token = @interlock_row_token + 1,"
+                + " @interlock_force = CASE WHEN " + in + " THEN 1 ELSE 0 END,"
+                + " @interlock_epoch = CASE WHEN " + in
+                + " THEN @interlock_row_epoch ELSE @interlock_row_epoch + 1 END,"
+                + " @interlock_grant = CASE WHEN @interlock_ex = 0 AND NOT (@interlock_sh = 1 AND @interlock_permits = 0)"
+                + " AND NOT (" + in + " AND @interlock_permits <> :limit)"
+                + " AND (CASE WHEN " + in + " THEN @interlock_live ELSE 0 END) + @interlock_ahead < :limit"
+                + " THEN 1 ELSE 0 END";
         String later = plusLease;
         // The holder's row comes right after the decision, and a refusal ends the text there: NULL
         // in its NOT NULL owner fails a single-row INSERT in every sql_mode, so nothing after it
@@ -90,13 +92,17 @@ final class MySqlSql extends StandardSql {
                 + " token = @interlock_token, epoch = @interlock_epoch, permits = :limit,"
                 + " owner = NULL, expires_at = NULL, acquired_at = NULL, lease_ms = NULL"
                 + " WHERE name_key = :key" + granted + "; ";
-        String head = "START TRANSACTION; SET @interlock_grant = 0; " + lockRow + "; " + decide + "; " + writes;
+        // A read that found no row would leave the last try's values behind: with @interlock_ex NULL, the decision
+        // refuses.
+        String head = "START TRANSACTION; SET @interlock_ex = NULL; " + lockRow + "; " + decide + "; " + writes;
         String tail = "COMMIT; " + ANSWER;
         permitText = NamedSql.of(head + tail);
         // A waiter's grant also takes its place out of the line, with the places that ran out.
         permitTextInLine = NamedSql.of(head + "DELETE FROM " + line + " WHERE name_key = :key" + granted
                 + " AND (owner = :owner OR expires_at <= " + n + "); " + tail);
-        // The holder's row decides: whoever deletes it (release or break) is the one who counts it out.
+        // The row lock first, as in every transaction of the store (a permit try's purge would wait for
+        // the holder's row while this release waits for the row lock). Then the holder's row decides:
+        // whoever deletes it (release or break) is the one who counts it out.
         releaseText = NamedSql.of("START TRANSACTION; "
                 + "UPDATE " + t + " SET token = token WHERE name_key = :key; "
                 + shReleaseHolder.named + "; "
