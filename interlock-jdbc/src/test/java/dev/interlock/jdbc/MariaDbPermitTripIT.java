@@ -3,15 +3,19 @@ package dev.interlock.jdbc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.interlock.Interlock;
 import dev.interlock.Lease;
 import dev.interlock.LimitMismatchException;
+import dev.interlock.LockBackendException;
 import dev.interlock.LockSpace;
 import java.io.PrintWriter;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
+import java.sql.DriverManager;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
 import java.sql.Statement;
@@ -204,6 +208,47 @@ class MariaDbPermitTripIT {
             second[0].close();
             assertThat(space.status("permit").holders()).isEmpty();
             space.lock("permit").limit(2).tryAcquire().orElseThrow().close();
+        }
+    }
+
+    /**
+     * A permit try held up by another transaction's lock on the name's row is cancelled at the
+     * statement time limit, from the store's timer: the driver's query timeout would bound only
+     * the text's first statement (MariaDB Connector/J puts {@code SET STATEMENT
+     * max_statement_time=... FOR} before it), and the try would wait for InnoDB's lock wait
+     * timeout (50 s) until the network timeout (timeout + 5 s) broke the connection.
+     */
+    @Test
+    void aPermitTryBehindALockedRow_isCancelledAtTheTimeout_andLeavesNoTransactionOpen() throws Exception {
+        String table = TestServers.table();
+        String url = TestServers.mariadbUrl();
+        try (LockSpace space =
+                        Interlock.open(TestServers.withOptions(url, "table=" + table + "&create=true&timeout=1s"));
+                Connection other =
+                        DriverManager.getConnection(JdbcUrls.split(url).driverUrl())) {
+            space.lock("job").limit(2).tryAcquire().orElseThrow().close();
+            other.setAutoCommit(false);
+            try (Statement st = other.createStatement()) {
+                st.executeQuery("SELECT 1 FROM " + table + " WHERE name = 'job' FOR UPDATE")
+                        .close();
+                long t = System.nanoTime();
+                assertThatThrownBy(() -> space.lock("job").limit(2).tryAcquire())
+                        .isInstanceOf(LockBackendException.class);
+                long ms = (System.nanoTime() - t) / 1_000_000;
+                // The try and the clean-up after it, each cancelled at 1 s.
+                assertThat(ms).as("ms until the call failed").isBetween(900L, 4_500L);
+                try (ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM information_schema.INNODB_TRX")) {
+                    rs.next();
+                    assertThat(rs.getInt(1))
+                            .as("open transactions: only the one holding the row")
+                            .isEqualTo(1);
+                }
+            } finally {
+                other.rollback();
+            }
+            try (Lease l = space.lock("job").limit(2).tryAcquire().orElseThrow()) {
+                assertThat(space.status("job").holders()).hasSize(1);
+            }
         }
     }
 }
