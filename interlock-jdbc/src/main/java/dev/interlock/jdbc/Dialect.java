@@ -278,6 +278,11 @@ abstract class Dialect {
         }
 
         @Override
+        StandardSql statements(String table) {
+            return new MySqlSql(this, table);
+        }
+
+        @Override
         boolean isDuplicateKey(SQLException e) {
             return e.getErrorCode() == 1062 || super.isDuplicateKey(e);
         }

@@ -216,6 +216,7 @@ public final class JdbcLockBackend implements LockBackend {
         } else if (lower.startsWith("jdbc:mariadb:") || lower.startsWith("jdbc:mysql:")) {
             setUnlessGiven(p, lower, "connectTimeout", Long.toString(seconds * 1000));
             setUnlessGiven(p, lower, "socketTimeout", Long.toString((seconds + 5) * 1000));
+            allowMultiQueries(p, lower);
         }
         return p;
     }
@@ -239,8 +240,18 @@ public final class JdbcLockBackend implements LockBackend {
         } else if (lower.startsWith("jdbc:mariadb:") || lower.startsWith("jdbc:mysql:")) {
             setUnlessGiven(p, lower, "connectTimeout", Long.toString(ms));
             setUnlessGiven(p, lower, "socketTimeout", Long.toString(ms + SqlRunner.CUT_OFF_AFTER_MS));
+            allowMultiQueries(p, lower);
         }
         return p;
+    }
+
+    /**
+     * Lets MySQL/MariaDB take a permit's try and release as one text of statements each
+     * ({@link MySqlSql}). Safe because every statement of the store binds its values as
+     * parameters, which the driver escapes: no value can end a statement and begin another.
+     */
+    private static void allowMultiQueries(Properties p, String lowerUrl) {
+        setUnlessGiven(p, lowerUrl, "allowMultiQueries", "true");
     }
 
     private static void setUnlessGiven(Properties p, String lowerUrl, String key, String value) {

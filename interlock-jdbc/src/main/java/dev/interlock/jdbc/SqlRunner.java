@@ -9,6 +9,8 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -168,10 +170,25 @@ final class SqlRunner {
 
     /** With {@code keys}, the statement reports generated keys (MySQL's {@code LAST_INSERT_ID(expr)}). */
     PreparedStatement prepare(Connection c, NamedSql sql, Args args, boolean keys) throws SQLException {
+        return prepare(c, sql, args, keys, cancelAfterMs == 0);
+    }
+
+    /**
+     * Statements written as one text, for {@link #queryAfterCounts}: its time limit comes from the
+     * store's timer, never from the driver's query timeout, which MariaDB Connector/J gives by
+     * prefixing the text with {@code SET STATEMENT max_statement_time=... FOR}, so that it would
+     * bound the first statement only.
+     */
+    PreparedStatement prepareText(Connection c, NamedSql sql, Args args) throws SQLException {
+        return prepare(c, sql, args, false, false);
+    }
+
+    private PreparedStatement prepare(Connection c, NamedSql sql, Args args, boolean keys, boolean driverTimeout)
+            throws SQLException {
         PreparedStatement ps =
                 keys ? c.prepareStatement(sql.text, Statement.RETURN_GENERATED_KEYS) : c.prepareStatement(sql.text);
         try {
-            if (cancelAfterMs == 0) {
+            if (driverTimeout) {
                 long budget = budgetMs();
                 ps.setQueryTimeout(
                         budget < statementMs ? (int) Math.max(1, (budget + 999) / 1000) : queryTimeoutSeconds);
@@ -213,11 +230,11 @@ final class SqlRunner {
      */
 
     ResultSet query(PreparedStatement ps) throws SQLException {
-        return limited(ps, ps::executeQuery);
+        return limited(ps, ps::executeQuery, false);
     }
 
     int exec(PreparedStatement ps) throws SQLException {
-        return limited(ps, ps::executeUpdate);
+        return limited(ps, ps::executeUpdate, false);
     }
 
     /**
@@ -225,19 +242,52 @@ final class SqlRunner {
      * the rows of the first one that gives rows, the statements before it having given counts.
      * pgjdbc sends such a text in one round trip (each statement's Parse, Bind and Execute, then
      * one Sync), and PostgreSQL runs everything up to a Sync as one transaction in autocommit mode
-     * (docs/jdbc.md, "Semaphores"). The time limit is the whole text's.
+     * (docs/jdbc.md, "Semaphores"). MySQL/MariaDB run such a text (sent with the driver's
+     * {@code allowMultiQueries}) statement after statement, stopping at the first error. The time
+     * limit is the whole text's, enforced by the store's timer ({@link #prepareText}).
      */
     ResultSet queryAfterCounts(PreparedStatement ps) throws SQLException {
-        return limited(ps, () -> {
-            boolean rows = ps.execute();
-            while (!rows) {
-                if (ps.getUpdateCount() == -1) {
-                    throw new SQLException("the statements sent together gave no rows");
-                }
-                rows = ps.getMoreResults();
-            }
-            return ps.getResultSet();
-        });
+        return limited(
+                ps,
+                () -> {
+                    boolean rows = ps.execute();
+                    while (!rows) {
+                        if (ps.getUpdateCount() == -1) {
+                            throw new SQLException("the statements sent together gave no rows");
+                        }
+                        rows = ps.getMoreResults();
+                    }
+                    return ps.getResultSet();
+                },
+                true);
+    }
+
+    /**
+     * Runs statements written as one text that give counts only (no rows), and returns the count
+     * of each, in order (0 for one that changes no rows, such as COMMIT). Every result is read
+     * before this returns, so an error of the last statement is thrown. The time limit is the
+     * whole text's, as for {@link #queryAfterCounts}.
+     */
+    int[] counts(PreparedStatement ps) throws SQLException {
+        return limited(
+                ps,
+                () -> {
+                    List<Integer> counts = new ArrayList<>();
+                    boolean rows = ps.execute();
+                    while (true) {
+                        if (rows) {
+                            throw new SQLException("a statement meant to give a count gave rows");
+                        }
+                        int n = ps.getUpdateCount();
+                        if (n == -1) {
+                            break;
+                        }
+                        counts.add(n);
+                        rows = ps.getMoreResults();
+                    }
+                    return counts.stream().mapToInt(Integer::intValue).toArray();
+                },
+                true);
     }
 
     @FunctionalInterface
@@ -245,10 +295,13 @@ final class SqlRunner {
         T run() throws SQLException;
     }
 
-    /** Runs {@code execution} of {@code ps} under the statement time limit (or the caller's deadline, if sooner). */
-    private <T> T limited(PreparedStatement ps, Execution<T> execution) throws SQLException {
+    /**
+     * Runs {@code execution} of {@code ps} under the statement time limit (or the caller's deadline,
+     * if sooner), enforced by the store's timer where the dialect says so or {@code byTimer}.
+     */
+    private <T> T limited(PreparedStatement ps, Execution<T> execution, boolean byTimer) throws SQLException {
         long budget = budgetMs();
-        ScheduledFuture<?> limit = limit(ps, budget);
+        ScheduledFuture<?> limit = cancelAfterMs != 0 || byTimer ? limit(ps, budget) : null;
         Connection cut = cutOffAt(ps, budget);
         try {
             return execution.run();
@@ -277,11 +330,8 @@ final class SqlRunner {
     }
 
     private ScheduledFuture<?> limit(PreparedStatement ps, long budgetMs) {
-        if (cancelAfterMs == 0) {
-            return null;
-        }
         try {
-            return canceller().schedule(() -> cancel(ps), Math.min(cancelAfterMs, budgetMs), TimeUnit.MILLISECONDS);
+            return canceller().schedule(() -> cancel(ps), Math.min(statementMs, budgetMs), TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException e) {
             return null; // closed: the network timeout still bounds the call
         }

@@ -162,6 +162,7 @@ class StandardSql {
         exists = NamedSql.of("SELECT 1 FROM " + t + " WHERE name_key = :key");
 
         permitLockRow = NamedSql.of("UPDATE " + t + " SET token = token WHERE name_key = :key" + sync);
+        // MySqlSql reads these seven columns, in this order, into session variables.
         permitRow = NamedSql.of("SELECT t.token, t.epoch, COALESCE(t.permits, 0) AS permits,"
                 + " CASE WHEN t.owner IS NOT NULL AND t.expires_at > " + n + " THEN 1 ELSE 0 END AS ex_held,"
                 + " CASE WHEN t.shared_until IS NOT NULL AND t.shared_until > " + n + " THEN 1 ELSE 0 END AS sh_held,"

@@ -202,7 +202,15 @@ class BadInputTest {
                 .containsEntry("connectTimeout", "3")
                 .doesNotContainKey("socketTimeout");
         Properties m = JdbcLockBackend.connectTimeouts("jdbc:mariadb://h/db", new Properties(), o);
-        assertThat(m).containsEntry("connectTimeout", "3000").containsEntry("socketTimeout", "8000");
+        assertThat(m)
+                .containsEntry("connectTimeout", "3000")
+                .containsEntry("socketTimeout", "8000")
+                .as("a permit's try and release are one text of statements each (docs/jdbc.md)")
+                .containsEntry("allowMultiQueries", "true");
+        assertThat(JdbcLockBackend.connectTimeouts(
+                        "jdbc:mariadb://h/db?allowMultiQueries=false", new Properties(), 500))
+                .as("as the URL says")
+                .doesNotContainKey("allowMultiQueries");
     }
 
     /**

@@ -1,0 +1,254 @@
+package dev.interlock.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.interlock.Interlock;
+import dev.interlock.Lease;
+import dev.interlock.LimitMismatchException;
+import dev.interlock.LockBackendException;
+import dev.interlock.LockSpace;
+import java.io.PrintWriter;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.SQLFeatureNotSupportedException;
+import java.sql.Statement;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.logging.Logger;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+import org.mariadb.jdbc.MariaDbDataSource;
+
+/**
+ * A permit's try and release on MariaDB are one text of statements each, one round trip, as a
+ * lock's are one statement (docs/jdbc.md, "Semaphores"); on connections that refuse texts of
+ * several statements (no {@code allowMultiQueries}), the standard transactions, found out once.
+ */
+class MariaDbPermitTripIT {
+    /**
+     * MariaDB Connector/J behind a DataSource that counts the round trips of the test's thread:
+     * each execution of a statement, each commit and rollback, and each change of autocommit mode
+     * (the driver sends {@code set autocommit} only when the mode changes).
+     */
+    private static final class RoundTrips implements DataSource {
+        private final MariaDbDataSource target;
+        private final long thread = Thread.currentThread().getId();
+        private final AtomicInteger count = new AtomicInteger();
+
+        RoundTrips(String url) throws SQLException {
+            target = new MariaDbDataSource(JdbcUrls.split(url).driverUrl());
+        }
+
+        /** The round trips sent while {@code r} ran. */
+        int during(Runnable r) {
+            int at = count.get();
+            r.run();
+            return count.get() - at;
+        }
+
+        private void counted() {
+            if (Thread.currentThread().getId() == thread) {
+                count.incrementAndGet();
+            }
+        }
+
+        @Override
+        public Connection getConnection() throws SQLException {
+            Connection c = target.getConnection();
+            return (Connection) Proxy.newProxyInstance(
+                    getClass().getClassLoader(), new Class<?>[] {Connection.class}, (p, m, args) -> {
+                        String name = m.getName();
+                        if (name.equals("commit")
+                                || name.equals("rollback")
+                                || (name.equals("setAutoCommit") && c.getAutoCommit() != (Boolean) args[0])) {
+                            counted();
+                        }
+                        Object result = invoke(m, c, args);
+                        return result instanceof Statement s ? counting(s) : result;
+                    });
+        }
+
+        private Object counting(Statement s) {
+            Class<?> type = s instanceof PreparedStatement ? PreparedStatement.class : Statement.class;
+            return Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {type}, (p, m, args) -> {
+                if (m.getName().startsWith("execute")) {
+                    counted();
+                }
+                return invoke(m, s, args);
+            });
+        }
+
+        private static Object invoke(Method m, Object target, Object[] args) throws Throwable {
+            try {
+                return m.invoke(target, args);
+            } catch (InvocationTargetException e) {
+                throw e.getCause();
+            }
+        }
+
+        @Override
+        public Connection getConnection(String user, String password) throws SQLException {
+            throw new SQLFeatureNotSupportedException();
+        }
+
+        @Override
+        public PrintWriter getLogWriter() {
+            return null;
+        }
+
+        @Override
+        public void setLogWriter(PrintWriter out) {}
+
+        @Override
+        public void setLoginTimeout(int seconds) {}
+
+        @Override
+        public int getLoginTimeout() {
+            return 0;
+        }
+
+        @Override
+        public Logger getParentLogger() throws SQLFeatureNotSupportedException {
+            throw new SQLFeatureNotSupportedException();
+        }
+
+        @Override
+        public <T> T unwrap(Class<T> iface) throws SQLException {
+            throw new SQLException("not a wrapper");
+        }
+
+        @Override
+        public boolean isWrapperFor(Class<?> iface) {
+            return false;
+        }
+    }
+
+    private static LockSpace open(DataSource ds) {
+        return JdbcLockSpaces.open(
+                ds,
+                JdbcOptions.builder()
+                        .table(TestServers.table())
+                        .createTable(true)
+                        .build());
+    }
+
+    @Test
+    void aPermitsGrantAndRelease_costTheRoundTripsOfALocks_andABusyTryTwo() throws SQLException {
+        RoundTrips trips = new RoundTrips(TestServers.withOptions(TestServers.mariadbUrl(), "allowMultiQueries=true"));
+        try (LockSpace space = open(trips)) {
+            space.lock("tables").tryAcquire().orElseThrow().close(); // the first lock checks the tables
+            // The first use of each name, then one more grant each, as a lock's are counted.
+            int[] permit = new int[2];
+            int[] permitRelease = new int[2];
+            int[] lock = new int[2];
+            int[] lockRelease = new int[2];
+            for (int i = 0; i < 2; i++) {
+                Lease[] held = new Lease[1];
+                permit[i] = trips.during(() ->
+                        held[0] = space.lock("permit").limit(1).tryAcquire().orElseThrow());
+                permitRelease[i] = trips.during(() -> held[0].close());
+                lock[i] = trips.during(
+                        () -> held[0] = space.lock("lock").tryAcquire().orElseThrow());
+                lockRelease[i] = trips.during(() -> held[0].close());
+            }
+            assertThat(lock)
+                    .as("a lock's grant: the first use of its name and then")
+                    .containsExactly(2, 1);
+            assertThat(lockRelease).as("a lock's release").containsExactly(1, 1);
+            assertThat(permit)
+                    .as("a permit's grant, the first use of its name and then")
+                    .containsExactly(1, 1);
+            assertThat(permitRelease).as("a permit's release").containsExactly(1, 1);
+
+            try (Lease held = space.lock("permit").limit(1).tryAcquire().orElseThrow()) {
+                assertThat(trips.during(
+                                () -> assertThat(space.lock("permit").limit(1).tryAcquire())
+                                        .isEmpty()))
+                        .as("a busy try: the text, then its rollback with the reason")
+                        .isEqualTo(2);
+                assertThatThrownBy(() -> space.lock("permit").limit(2).tryAcquire())
+                        .isInstanceOf(LimitMismatchException.class);
+                assertThat(held.isValid()).isTrue();
+            }
+            assertThat(space.status("permit").holders()).as("nothing left held").isEmpty();
+        }
+    }
+
+    /** A DataSource of the application's without {@code allowMultiQueries}: the first try finds it out, nothing is granted twice. */
+    @Test
+    void withoutTextsOfSeveralStatements_theStandardTransactionsServe() throws SQLException {
+        RoundTrips trips = new RoundTrips(TestServers.mariadbUrl());
+        try (LockSpace space = open(trips)) {
+            Lease first = space.lock("permit").limit(2).tryAcquire().orElseThrow();
+            int[] tries = new int[2];
+            Lease[] second = new Lease[1];
+            tries[0] = trips.during(
+                    () -> second[0] = space.lock("permit").limit(2).tryAcquire().orElseThrow());
+            tries[1] =
+                    trips.during(() -> assertThat(space.lock("permit").limit(2).tryAcquire())
+                            .as("a third of 2")
+                            .isEmpty());
+            assertThat(second[0].token()).isGreaterThan(first.token());
+            assertThat(tries[0])
+                    .as("a grant in a transaction: autocommit off, 5 statements, commit, autocommit on")
+                    .isEqualTo(8);
+            assertThat(tries[1])
+                    .as("a busy try: autocommit off, 2 statements, rollback, autocommit on")
+                    .isEqualTo(5);
+            int release = trips.during(first::close);
+            assertThat(release)
+                    .as("a release in a transaction: autocommit off, 2 statements, commit, autocommit on")
+                    .isEqualTo(5);
+            second[0].close();
+            assertThat(space.status("permit").holders()).isEmpty();
+            space.lock("permit").limit(2).tryAcquire().orElseThrow().close();
+        }
+    }
+
+    /**
+     * A permit try held up by another transaction's lock on the name's row is cancelled at the
+     * statement time limit, from the store's timer: the driver's query timeout would bound only
+     * the text's first statement (MariaDB Connector/J puts {@code SET STATEMENT
+     * max_statement_time=... FOR} before it), and the try would wait for InnoDB's lock wait
+     * timeout (50 s) until the network timeout (timeout + 5 s) broke the connection.
+     */
+    @Test
+    void aPermitTryBehindALockedRow_isCancelledAtTheTimeout_andLeavesNoTransactionOpen() throws Exception {
+        String table = TestServers.table();
+        String url = TestServers.mariadbUrl();
+        try (LockSpace space =
+                        Interlock.open(TestServers.withOptions(url, "table=" + table + "&create=true&timeout=1s"));
+                Connection other =
+                        DriverManager.getConnection(JdbcUrls.split(url).driverUrl())) {
+            space.lock("job").limit(2).tryAcquire().orElseThrow().close();
+            other.setAutoCommit(false);
+            try (Statement st = other.createStatement()) {
+                st.executeQuery("SELECT 1 FROM " + table + " WHERE name = 'job' FOR UPDATE")
+                        .close();
+                long t = System.nanoTime();
+                assertThatThrownBy(() -> space.lock("job").limit(2).tryAcquire())
+                        .isInstanceOf(LockBackendException.class);
+                long ms = (System.nanoTime() - t) / 1_000_000;
+                // The try and the clean-up after it, each cancelled at 1 s.
+                assertThat(ms).as("ms until the call failed").isBetween(900L, 4_500L);
+                try (ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM information_schema.INNODB_TRX")) {
+                    rs.next();
+                    assertThat(rs.getInt(1))
+                            .as("open transactions: only the one holding the row")
+                            .isEqualTo(1);
+                }
+            } finally {
+                other.rollback();
+            }
+            try (Lease l = space.lock("job").limit(2).tryAcquire().orElseThrow()) {
+                assertThat(space.status("job").holders()).hasSize(1);
+            }
+        }
+    }
+}
