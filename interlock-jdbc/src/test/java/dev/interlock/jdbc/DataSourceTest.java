@@ -5,16 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.interlock.Lease;
 import dev.interlock.LockSpace;
 import dev.interlock.Mode;
-import java.io.PrintWriter;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.SQLFeatureNotSupportedException;
 import java.sql.Statement;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.logging.Logger;
 import javax.sql.DataSource;
 import org.h2.jdbcx.JdbcDataSource;
 import org.junit.jupiter.api.Test;
@@ -22,7 +19,7 @@ import org.junit.jupiter.api.Test;
 /** A lock space on an application's DataSource: its own autocommit connections, never the caller's transaction. */
 class DataSourceTest {
     /** Counts connections handed out and not yet closed, and those handed out in manual-commit mode. */
-    static final class CountingDataSource implements DataSource {
+    static final class CountingDataSource extends WrappingDataSource {
         final DataSource target;
         final AtomicInteger open = new AtomicInteger();
         final AtomicInteger borrowed = new AtomicInteger();
@@ -42,48 +39,8 @@ class DataSourceTest {
                         if (m.getName().equals("close") && !c.isClosed()) {
                             open.decrementAndGet();
                         }
-                        try {
-                            return m.invoke(c, args);
-                        } catch (java.lang.reflect.InvocationTargetException e) {
-                            throw e.getCause();
-                        }
+                        return invoke(m, c, args);
                     });
-        }
-
-        @Override
-        public Connection getConnection(String user, String password) throws SQLException {
-            throw new SQLFeatureNotSupportedException();
-        }
-
-        @Override
-        public PrintWriter getLogWriter() {
-            return null;
-        }
-
-        @Override
-        public void setLogWriter(PrintWriter out) {}
-
-        @Override
-        public void setLoginTimeout(int seconds) {}
-
-        @Override
-        public int getLoginTimeout() {
-            return 0;
-        }
-
-        @Override
-        public Logger getParentLogger() throws SQLFeatureNotSupportedException {
-            throw new SQLFeatureNotSupportedException();
-        }
-
-        @Override
-        public <T> T unwrap(Class<T> iface) throws SQLException {
-            throw new SQLException("not a wrapper");
-        }
-
-        @Override
-        public boolean isWrapperFor(Class<?> iface) {
-            return false;
         }
     }
 

@@ -8,19 +8,14 @@ import dev.interlock.Lease;
 import dev.interlock.LimitMismatchException;
 import dev.interlock.LockBackendException;
 import dev.interlock.LockSpace;
-import java.io.PrintWriter;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.SQLFeatureNotSupportedException;
 import java.sql.Statement;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.logging.Logger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.mariadb.jdbc.MariaDbDataSource;
@@ -36,7 +31,7 @@ class MariaDbPermitTripIT {
      * each execution of a statement, each commit and rollback, and each change of autocommit mode
      * (the driver sends {@code set autocommit} only when the mode changes).
      */
-    private static final class RoundTrips implements DataSource {
+    private static final class RoundTrips extends WrappingDataSource {
         private final MariaDbDataSource target;
         private final long thread = Thread.currentThread().getId();
         private final AtomicInteger count = new AtomicInteger();
@@ -82,50 +77,6 @@ class MariaDbPermitTripIT {
                 }
                 return invoke(m, s, args);
             });
-        }
-
-        private static Object invoke(Method m, Object target, Object[] args) throws Throwable {
-            try {
-                return m.invoke(target, args);
-            } catch (InvocationTargetException e) {
-                throw e.getCause();
-            }
-        }
-
-        @Override
-        public Connection getConnection(String user, String password) throws SQLException {
-            throw new SQLFeatureNotSupportedException();
-        }
-
-        @Override
-        public PrintWriter getLogWriter() {
-            return null;
-        }
-
-        @Override
-        public void setLogWriter(PrintWriter out) {}
-
-        @Override
-        public void setLoginTimeout(int seconds) {}
-
-        @Override
-        public int getLoginTimeout() {
-            return 0;
-        }
-
-        @Override
-        public Logger getParentLogger() throws SQLFeatureNotSupportedException {
-            throw new SQLFeatureNotSupportedException();
-        }
-
-        @Override
-        public <T> T unwrap(Class<T> iface) throws SQLException {
-            throw new SQLException("not a wrapper");
-        }
-
-        @Override
-        public boolean isWrapperFor(Class<?> iface) {
-            return false;
         }
     }
 
