@@ -50,8 +50,8 @@ final class SqlRunner {
     final int queryTimeoutSeconds;
     /** The statement time limit in ms. */
     private final long statementMs;
-    /** The statement time limit in ms where a timer of ours enforces it ({@link #canceller}); 0 where the driver's query timeout does. */
-    private final long cancelAfterMs;
+    /** Whether a timer of ours enforces the statement time limit ({@link #canceller}) rather than the driver's query timeout. */
+    private final boolean cancelsFromTimer;
     /** Cancels statements that outrun their limit (see {@link #query}); started at the first statement. */
     private volatile ScheduledThreadPoolExecutor canceller;
     /** Set by {@link #close}; guarded by this. */
@@ -69,7 +69,7 @@ final class SqlRunner {
         this.failures = failures;
         this.statementMs = Math.max(1, statementTimeout.toMillis());
         this.queryTimeoutSeconds = (int) Math.max(1, (statementTimeout.toMillis() + 999) / 1000);
-        this.cancelAfterMs = dialect.cancelsFromTimer() ? Math.max(1, statementTimeout.toMillis()) : 0;
+        this.cancelsFromTimer = dialect.cancelsFromTimer();
     }
 
     // ---------------------------------------------------------------- the caller's deadline
@@ -170,7 +170,7 @@ final class SqlRunner {
 
     /** With {@code keys}, the statement reports generated keys (MySQL's {@code LAST_INSERT_ID(expr)}). */
     PreparedStatement prepare(Connection c, NamedSql sql, Args args, boolean keys) throws SQLException {
-        return prepare(c, sql, args, keys, cancelAfterMs == 0);
+        return prepare(c, sql, args, keys, !cancelsFromTimer);
     }
 
     /**
@@ -301,7 +301,7 @@ final class SqlRunner {
      */
     private <T> T limited(PreparedStatement ps, Execution<T> execution, boolean byTimer) throws SQLException {
         long budget = budgetMs();
-        ScheduledFuture<?> limit = cancelAfterMs != 0 || byTimer ? limit(ps, budget) : null;
+        ScheduledFuture<?> limit = cancelsFromTimer || byTimer ? limit(ps, budget) : null;
         Connection cut = cutOffAt(ps, budget);
         try {
             return execution.run();
