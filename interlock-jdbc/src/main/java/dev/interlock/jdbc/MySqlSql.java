@@ -1,6 +1,5 @@
 package dev.interlock.jdbc;
 
-import dev.interlock.jdbc.LockStore.Busy;
 import dev.interlock.jdbc.LockStore.Granted;
 import dev.interlock.jdbc.LockStore.Outcome;
 import dev.interlock.jdbc.NamedSql.Args;
@@ -154,14 +153,7 @@ final class MySqlSql extends StandardSql {
             if (!rs.next() || rs.getInt(1) != 0) {
                 throw stopped; // the decision granted: the holder's row failed for another reason
             }
-            int permits = rs.getInt(4);
-            if (rs.getInt(5) == 1 || (rs.getInt(6) == 1 && permits == 0)) {
-                return new LockStore.Mismatch(0);
-            }
-            if (rs.getInt(7) == 1 && permits != a.limit()) {
-                return new LockStore.Mismatch(permits);
-            }
-            return Busy.BUSY;
+            return refusal(rs.getInt(5) == 1, rs.getInt(6) == 1, rs.getInt(7) == 1, rs.getInt(4), a.limit());
         } catch (SQLException e) {
             if (e != stopped) {
                 rollBack(c, e);

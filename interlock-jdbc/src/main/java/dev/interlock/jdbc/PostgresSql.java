@@ -253,14 +253,7 @@ final class PostgresSql extends StandardSql {
             if (!rs.wasNull()) {
                 return new Granted(token, rs.getLong(2));
             }
-            int permits = rs.getInt(3);
-            if (rs.getBoolean(4) || (rs.getBoolean(5) && permits == 0)) {
-                return new LockStore.Mismatch(0);
-            }
-            if (rs.getBoolean(6) && permits != a.limit()) {
-                return new LockStore.Mismatch(permits);
-            }
-            return Busy.BUSY;
+            return refusal(rs.getBoolean(4), rs.getBoolean(5), rs.getBoolean(6), rs.getInt(3), a.limit());
         }
     }
 

@@ -376,6 +376,21 @@ class StandardSql {
         return Busy.BUSY;
     }
 
+    /**
+     * What a permit try that did not grant answers, from what its decision read: refused with
+     * {@link LockStore.Mismatch} if a plain lock or plain readers hold the name (limit 0) or
+     * permits of another limit are in force; otherwise busy. Every dialect's permit try asks this.
+     */
+    static Outcome refusal(boolean exclusiveHeld, boolean sharedHeld, boolean inForce, int permits, int limit) {
+        if (exclusiveHeld || (sharedHeld && permits == 0)) {
+            return new LockStore.Mismatch(0);
+        }
+        if (inForce && permits != limit) {
+            return new LockStore.Mismatch(permits);
+        }
+        return Busy.BUSY;
+    }
+
     /** The permit try's statements after the transaction began. */
     private Outcome permitInTransaction(SqlRunner r, Connection tx, Args a) throws SQLException {
         r.update(tx, permitLockRow, a);
@@ -401,12 +416,10 @@ class StandardSql {
             live = rs.getLong("live");
             ahead = rs.getLong("ahead");
         }
-        if (exclusiveHeld || (sharedHeld && permits == 0)) {
-            throw new Rollback(new LockStore.Mismatch(0));
-        }
         boolean inForce = sharedHeld && live > 0;
-        if (inForce && permits != a.limit()) {
-            throw new Rollback(new LockStore.Mismatch(permits));
+        Outcome refused = refusal(exclusiveHeld, sharedHeld, inForce, permits, a.limit());
+        if (refused != Busy.BUSY) {
+            throw new Rollback(refused);
         }
         if ((inForce ? live : 0) + ahead >= a.limit()) {
             throw new Rollback(Busy.BUSY);
