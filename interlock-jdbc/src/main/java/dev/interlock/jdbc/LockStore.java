@@ -49,6 +49,11 @@ import java.util.Optional;
  *       exactly when {@code shared_until} is null;</li>
  *   <li>{@code epoch} moves on whenever the shared holders are replaced without releasing (their
  *       leases all ran out): rows of an earlier epoch are dead, and neither renew nor count;</li>
+ *   <li>while {@code permits} is set, {@code readers} 0 means the name has no row in
+ *       {@code _shared} at all: the last grant was a permit's, whose clean-up (or the
+ *       all-back grant, which needs {@code readers} 0) left rows of its epoch only, and every
+ *       grant, release and break of a permit changes a holder's row and {@code readers} together
+ *       since. Every other grant sets {@code permits} to NULL;</li>
  *   <li>{@code token} grows by one with every grant, shared or exclusive.</li>
  * </ul>
  */

@@ -49,6 +49,8 @@ final class PostgresSql extends StandardSql {
      */
     static final String LOCKED_ROW = "interlock.locked_row";
 
+    /** A permit of a name whose permits are all back, with its holder's row: one statement (see {@link #tryPermit}). */
+    private final NamedSql permitAllBackWithHolder;
     /** A permit try: the name's row lock, then the decision and every write, sent together (see {@link #tryPermit}). */
     private final NamedSql permitLockAndDecide;
     /**
@@ -143,6 +145,21 @@ final class PostgresSql extends StandardSql {
                 + " AND set_config('" + LOCKED_ROW + "', :key, true) IS NOT NULL"
                 + " ON CONFLICT (name_key) DO UPDATE SET token = t.token";
         permitLockAndDecide = NamedSql.of(lockRow + "; " + permitDecideSql(t, s, line));
+        // As the standard permitAllBack, and on a name's first use its row made with the grant.
+        permitAllBackWithHolder = NamedSql.of("WITH g AS (INSERT INTO " + t + " AS t ("
+                + String.join(", ", LOCK_COLUMNS) + ", "
+                + PERMITS_COLUMN + ") "
+                + "SELECT :key, :name, 1, NULL, NULL, NULL, NULL, 1, now() + " + INTERVAL + ", 1, NULL, NULL,"
+                + " CAST(:limit AS INTEGER)"
+                + " WHERE set_config('synchronous_commit', 'on', true) IS NOT NULL"
+                + " ON CONFLICT (name_key) DO UPDATE SET shared_until = EXCLUDED.shared_until, readers = 1,"
+                + " token = t.token + 1, epoch = t.epoch + 1, permits = EXCLUDED.permits"
+                + " WHERE t.name = EXCLUDED.name" + allBack("t.")
+                + " RETURNING t.token, t.epoch),"
+                + " h AS (INSERT INTO " + s + " (" + String.join(", ", SHARED_COLUMNS) + ")"
+                + " SELECT CAST(:key AS VARCHAR), CAST(:owner AS VARCHAR), g.epoch, g.token, now() + " + INTERVAL
+                + ", now(), CAST(:lease AS BIGINT) FROM g)"
+                + " SELECT token, epoch FROM g");
         markReader = NamedSql.of("UPDATE " + t + " SET " + wanted + " WHERE name_key = :key" + " RETURNING FALSE, "
                 + freeOfHolder + " AND (waiter IS NULL OR waiter_until <= now())");
     }
@@ -164,12 +181,8 @@ final class PostgresSql extends StandardSql {
      * dead row version that an index scan of the name walks until VACUUM (docs/benchmarks.md,
      * "Where a PostgreSQL permit's time goes"). The live holders are counted only while
      * {@code shared_until} says someone may hold. The clean-up {@code p} is skipped when the row
-     * says there is nothing to clean ({@code no_rows}): while {@code permits} is set, the last
-     * grant was a permit's, whose clean-up left only holders of its epoch, and {@code readers}
-     * has counted each of them in and out since (every grant, release and break of a permit
-     * changes the holder's row and {@code readers} in one statement), so {@code readers = 0}
-     * means no row of the name. Every other grant (a lock's, a plain reader's) sets
-     * {@code permits} to NULL, so the next permit's grant cleans up after it.
+     * says there is nothing to clean ({@code no_rows}: {@code permits} set and {@code readers}
+     * 0, which by {@link LockStore}'s invariants means no row of the name).
      */
     private static String permitDecideSql(String t, String s, String line) {
         String later = "now() + " + INTERVAL;
@@ -220,9 +233,22 @@ final class PostgresSql extends StandardSql {
      * transaction (three round trips). The name's first use creates its row in the first
      * statement, so no try is the one to insert it. A refusal writes nothing but the row lock's
      * no-op (and a new name's free row), committed asynchronously: nothing of it needs to survive.
+     *
+     * <p>A try that is not in line first asks for a permit of a name whose permits are all back
+     * ({@link StandardSql#tryPermit}), or that was never used, the holder's row inserted by the
+     * same statement: where it grants, that is the whole try, one statement as a lock's grant;
+     * else it changed nothing and the try goes on as above, one round trip more.
      */
     @Override
     Outcome tryPermit(SqlRunner r, Connection c, Args a) throws SQLException {
+        if (a.ticket() == LockStore.NOT_IN_LINE) {
+            try (PreparedStatement ps = r.prepare(c, permitAllBackWithHolder, a);
+                    ResultSet rs = r.query(ps)) {
+                if (rs.next()) {
+                    return new Granted(rs.getLong(1), rs.getLong(2));
+                }
+            }
+        }
         if (!committedApart) {
             Outcome o = permitOnce(r, c, a);
             if (o != null) {

@@ -69,6 +69,12 @@ class StandardSql {
 
     final NamedSql exists;
 
+    /**
+     * A permit of a name whose permits are all back, granted as a lock is: one conditional UPDATE
+     * of the name's row (see {@link #tryPermit}).
+     */
+    final NamedSql permitAllBack;
+
     // Semaphores (tryPermit): the lock row locked first, then read with the live permits and the places before ours.
     final NamedSql permitLockRow;
     final NamedSql permitRow;
@@ -161,6 +167,10 @@ class StandardSql {
         shCleanup = NamedSql.of("DELETE FROM " + s + " WHERE name_key = :key AND epoch < :epoch");
         exists = NamedSql.of("SELECT 1 FROM " + t + " WHERE name_key = :key");
 
+        // No live holder and no live place in line; epoch + 1 as the full decision's grant when no permit is in force.
+        permitAllBack = NamedSql.of("UPDATE " + t + " SET shared_until = " + plus + ", readers = 1,"
+                + " token = " + dialect.nextToken("token") + ", epoch = epoch + 1, permits = :limit"
+                + " WHERE name_key = :key AND name = :name" + allBack("") + sync);
         permitLockRow = NamedSql.of("UPDATE " + t + " SET token = token WHERE name_key = :key" + sync);
         // MySqlSql reads these seven columns, in this order, into session variables.
         permitRow = NamedSql.of("SELECT t.token, t.epoch, COALESCE(t.permits, 0) AS permits,"
@@ -274,6 +284,18 @@ class StandardSql {
                 + (writer ? "" : " AND q.writer = 1") + ")";
     }
 
+    /**
+     * WHERE terms of a permit's grant as a lock's, for the name's row ({@code row}: its alias and
+     * a dot, or empty): every permit came back ({@code permits} set, {@code readers} 0: no holder
+     * row at all, by {@link LockStore}'s invariants), no live exclusive holder, and no live place
+     * in the name's line.
+     */
+    final String allBack(String row) {
+        return " AND " + row + "permits > 0 AND " + row + "readers = 0"
+                + " AND (" + row + "owner IS NULL OR " + row + "expires_at <= " + now + ")"
+                + lineClear(true);
+    }
+
     /** The columns the lock table must have. */
     List<String> lockColumns() {
         List<String> all = new java.util.ArrayList<>(LOCK_COLUMNS);
@@ -358,6 +380,14 @@ class StandardSql {
      * A grant removes the holders whose leases ran out (so that {@code readers} counts the live
      * ones, as releases expect) and, for a waiter, its place in line. {@link PostgresSql} sends
      * its two statements in one round trip instead.
+     *
+     * <p>A try that is not in line first asks {@link #permitAllBack}: where every permit of the
+     * name came back ({@code permits} set, {@code readers} 0: the name has no holder row at all,
+     * {@link LockStore}'s invariants), nobody holds it and nobody waits, a permit is granted as a
+     * lock is, by one conditional UPDATE of the row, which the database decides on the row's latest
+     * version under its lock; the holder's row goes in the same transaction. The full decision
+     * would grant the same. Any other state (a holder, a place in line, a new name, another kind of
+     * lock last) leaves the row as it was and the try goes on with the full decision.
      */
     Outcome tryPermit(SqlRunner r, Connection c, Args a) throws SQLException {
         for (int round = 0; round < 2; round++) {
@@ -393,6 +423,13 @@ class StandardSql {
 
     /** The permit try's statements after the transaction began. */
     private Outcome permitInTransaction(SqlRunner r, Connection tx, Args a) throws SQLException {
+        if (a.ticket() == LockStore.NOT_IN_LINE) {
+            long[] got = updateReturningTokenAndEpoch(r, tx, permitAllBack, a);
+            if (got != null) {
+                r.update(tx, shInsertHolder, a.token(got[0]).epoch(got[1]));
+                return new Granted(got[0], got[1]);
+            }
+        }
         r.update(tx, permitLockRow, a);
         long token;
         long epoch;
@@ -433,6 +470,23 @@ class StandardSql {
             r.update(tx, linePurge, a);
         }
         return new Granted(token + 1, grantEpoch);
+    }
+
+    /**
+     * In a transaction: runs a grant UPDATE of the name's row and returns {token, epoch} after it,
+     * or null if the row did not match. Without UPDATE ... RETURNING the row is read back: this
+     * transaction holds its lock, so nobody changed it since.
+     */
+    private long[] updateReturningTokenAndEpoch(SqlRunner r, Connection tx, NamedSql update, Args a)
+            throws SQLException {
+        String q = dialect.updateReturning(update.text, "token, epoch");
+        if (q == null && r.update(tx, update, a) != 1) {
+            return null;
+        }
+        try (PreparedStatement ps = r.prepare(tx, q != null ? update.wrapped(q) : shReadBack, a);
+                ResultSet rs = r.query(ps)) {
+            return rs.next() ? new long[] {rs.getLong(1), rs.getLong(2)} : null;
+        }
     }
 
     /** After a plain try found the name busy: the limit of the permits that hold it, or 0 (held as a plain lock, or free now). */

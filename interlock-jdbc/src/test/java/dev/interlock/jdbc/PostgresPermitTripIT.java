@@ -104,10 +104,14 @@ class PostgresPermitTripIT {
 
     /**
      * A trigger logs each change of the lock table's rows with its transaction: every grant (the
-     * token raised) must follow its row lock (the token unchanged, or the row made) in the same
-     * transaction; a row made with its first grant (token 1) is its own row lock. Were the two statements committed apart, another grant could come between the
+     * token raised) decided by the full decision must follow its row lock (the token unchanged, or
+     * the row made) in the same transaction; a row made with its first grant (token 1) is its own
+     * row lock. Were the two statements committed apart, another grant could come between the
      * row lock and the decision's snapshot, or the decision run with no row lock at all (as it
-     * does at first with {@code preferQueryMode=simple}, and then grants nothing).
+     * does at first with {@code preferQueryMode=simple}, and then grants nothing). A grant of a
+     * name whose permits were all back ({@code readers} 0 before it) is one conditional UPDATE
+     * that decides on the row alone, its own row lock: the first of each round here, after the
+     * name's first.
      */
     @ParameterizedTest
     @ValueSource(strings = {"extended", "simple"})
@@ -119,10 +123,12 @@ class PostgresPermitTripIT {
             TestServers.execute(
                     base,
                     "CREATE TABLE " + table + "_log (seq BIGSERIAL PRIMARY KEY, xid BIGINT NOT NULL,"
-                            + " old_token BIGINT, new_token BIGINT NOT NULL)",
+                            + " old_token BIGINT, new_token BIGINT NOT NULL, all_back BOOLEAN NOT NULL)",
                     "CREATE FUNCTION " + table + "_logged() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
-                            + " INSERT INTO " + table + "_log (xid, old_token, new_token) VALUES (txid_current(),"
-                            + " CASE WHEN TG_OP = 'UPDATE' THEN OLD.token END, NEW.token); RETURN NEW; END $$",
+                            + " INSERT INTO " + table + "_log (xid, old_token, new_token, all_back) VALUES"
+                            + " (txid_current(), CASE WHEN TG_OP = 'UPDATE' THEN OLD.token END, NEW.token,"
+                            + " TG_OP = 'UPDATE' AND COALESCE(OLD.permits > 0 AND OLD.readers = 0, FALSE));"
+                            + " RETURN NEW; END $$",
                     "CREATE TRIGGER " + table + "_logging AFTER INSERT OR UPDATE ON " + table
                             + " FOR EACH ROW EXECUTE FUNCTION " + table + "_logged()");
             // More tries than pgjdbc's prepareThreshold (5): its server-side statements are described.
@@ -138,16 +144,19 @@ class PostgresPermitTripIT {
             }
             try (Connection c = DriverManager.getConnection(base);
                     Statement st = c.createStatement();
-                    ResultSet rs = st.executeQuery("SELECT count(*),"
-                            + " count(*) FILTER (WHERE g.old_token IS NOT NULL AND NOT EXISTS (SELECT 1 FROM " + table
-                            + "_log l"
+                    ResultSet rs = st.executeQuery("SELECT count(*), count(*) FILTER (WHERE g.all_back),"
+                            + " count(*) FILTER (WHERE NOT g.all_back AND g.old_token IS NOT NULL AND NOT EXISTS"
+                            + " (SELECT 1 FROM " + table + "_log l"
                             + " WHERE l.xid = g.xid AND l.seq < g.seq AND l.new_token = g.old_token))"
                             + " FROM " + table + "_log g WHERE g.new_token = g.old_token + 1"
                             + " OR (g.old_token IS NULL AND g.new_token > 0)")) {
                 rs.next();
                 assertThat(rs.getLong(1)).as("grants logged").isEqualTo(2L * grants);
                 assertThat(rs.getLong(2))
-                        .as("grants without their row lock before them in their transaction")
+                        .as("grants of a name whose permits were all back")
+                        .isEqualTo(grants - 1);
+                assertThat(rs.getLong(3))
+                        .as("other grants without their row lock before them in their transaction")
                         .isZero();
             }
         }
