@@ -163,22 +163,44 @@ public abstract class SemaphoreContract {
         a.close();
         // The freed permit is the first waiter's: a newcomer that tries at once (sooner than a
         // woken waiter can) must not take it, nor may the later waiter.
-        assertNoNewcomerGetsIn(newcomer, first);
+        assertNoNewcomerGetsIn(newcomer, "fifo", 2, first);
         Lease gotFirst = first.get(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS);
         assertThat(second.isDone()).as("the later waiter still waits").isFalse();
         b.close();
-        assertNoNewcomerGetsIn(newcomer, second);
+        assertNoNewcomerGetsIn(newcomer, "fifo", 2, second);
         Lease gotSecond = second.get();
         assertThat(gotSecond.token()).isGreaterThan(gotFirst.token());
         gotFirst.close();
         gotSecond.close();
     }
 
+    /**
+     * The last permit back while someone waits: the name is as free as it ever is (no holder at
+     * all), and still the waiter's, not a newcomer's.
+     */
+    @Test
+    void aWaiter_keepsItsTurn_whenEveryPermitIsBack() throws Exception {
+        Lease only = tryPermit(locks, "all-back", 1).orElseThrow();
+        LockSpace waiterSpace = other();
+        Future<Lease> waiter =
+                pool.submit(() -> waiterSpace.lock("all-back").limit(1).acquire(Timing.seconds(60)));
+        awaitWaiters("all-back", 1);
+        LockSpace newcomer = other();
+        only.close();
+        assertNoNewcomerGetsIn(newcomer, "all-back", 1, waiter);
+        Lease got = waiter.get(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(got.token()).isGreaterThan(only.token());
+        got.close();
+        Lease again = tryPermit(newcomer, "all-back", 1).orElseThrow();
+        assertThat(again.token()).as("a permit after the waiter's").isGreaterThan(got.token());
+        again.close();
+    }
+
     /** Tries for a permit from {@code newcomer} until {@code waiter} has it: every try must fail. */
-    private static void assertNoNewcomerGetsIn(LockSpace newcomer, Future<Lease> waiter) {
+    private static void assertNoNewcomerGetsIn(LockSpace newcomer, String name, int limit, Future<Lease> waiter) {
         long deadline = System.nanoTime() + Timing.seconds(10).toNanos();
         do {
-            Optional<Lease> n = newcomer.lock("fifo").limit(2).tryAcquire();
+            Optional<Lease> n = newcomer.lock(name).limit(limit).tryAcquire();
             n.ifPresent(Lease::close);
             assertThat(n).as("a newcomer overtook a waiter").isEmpty();
         } while (!waiter.isDone() && System.nanoTime() < deadline);
