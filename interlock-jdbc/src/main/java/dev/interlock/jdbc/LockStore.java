@@ -54,7 +54,8 @@ import java.util.Optional;
  *       all-back grant, which needs {@code readers} 0) left rows of its epoch only, and every
  *       grant, release and break of a permit changes a holder's row and {@code readers} together
  *       since. Every other grant sets {@code permits} to NULL;</li>
- *   <li>{@code token} grows by one with every grant, shared or exclusive.</li>
+ *   <li>{@code token} grows by one with every grant, shared or exclusive, and {@code epoch} never
+ *       passes it: an epoch moves on only with a grant, by one or to the grant's token.</li>
  * </ul>
  */
 final class LockStore {

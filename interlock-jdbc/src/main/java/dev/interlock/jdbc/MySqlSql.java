@@ -39,6 +39,14 @@ final class MySqlSql extends StandardSql {
     private final NamedSql permitText;
     /** As {@link #permitText}, for a waiter in the name's line. */
     private final NamedSql permitTextInLine;
+    /**
+     * A permit of a name whose permits are all back ({@link StandardSql#tryPermit}): its UPDATE,
+     * whose token (also the epoch) LAST_INSERT_ID() reports, the holder's row (which stops the
+     * text where the UPDATE did not grant), the commit, the answer.
+     */
+    private final NamedSql allBackText;
+    /** {@link #permitText} after an {@link #allBackText} that stopped: its transaction rolled back first. */
+    private final NamedSql permitTextAfterAllBack;
     /** After a refused permit try: its transaction ended, and its decision read. */
     private final NamedSql refusedText = NamedSql.of("ROLLBACK; " + ANSWER);
     /** A shared holder's release: the name's row lock, the holder's row, the count taken down if that row was there, the commit. */
@@ -96,6 +104,14 @@ final class MySqlSql extends StandardSql {
         String head = "START TRANSACTION; SET @interlock_ex = NULL; " + lockRow + "; " + decide + "; " + writes;
         String tail = "COMMIT; " + ANSWER;
         permitText = NamedSql.of(head + tail);
+        permitTextAfterAllBack = NamedSql.of("ROLLBACK; " + head + tail);
+        allBackText = NamedSql.of("START TRANSACTION; "
+                + permitAllBack.named + "; "
+                // Each value from the functions: MariaDB evaluates a SET's values before it assigns any.
+                + "SET @interlock_grant = ROW_COUNT(), @interlock_token = LAST_INSERT_ID(),"
+                + " @interlock_epoch = LAST_INSERT_ID(); "
+                + holder + "; "
+                + tail);
         // A waiter's grant also takes its place out of the line, with the places that ran out.
         permitTextInLine = NamedSql.of(head + "DELETE FROM " + line + " WHERE name_key = :key" + granted
                 + " AND (owner = :owner OR expires_at <= " + n + "); " + tail);
@@ -114,50 +130,69 @@ final class MySqlSql extends StandardSql {
      * One round trip for a grant where the standard form takes eight, two for a refusal (the
      * text stops at the holder's row; its transaction is rolled back and its decision read, in
      * one more text) where it takes five (docs/jdbc.md, "Semaphores"). The grant is committed
-     * before the answer is read: the answer is the text's last statement, after the COMMIT.
+     * before the answer is read: the answer is the text's last statement, after the COMMIT. A try
+     * that is not in line sends {@link #allBackText} first, and the full text only where that
+     * stopped (one round trip more).
      */
     @Override
     Outcome tryPermit(SqlRunner r, Connection c, Args a) throws SQLException {
+        boolean inLine = a.ticket() != LockStore.NOT_IN_LINE;
+        Granted granted = oneStatementPerText || inLine ? null : run(r, c, allBackText, a);
+        if (granted != null) {
+            return granted;
+        }
         if (!oneStatementPerText) {
-            NamedSql text = a.ticket() == LockStore.NOT_IN_LINE ? permitText : permitTextInLine;
-            try (PreparedStatement ps = r.prepareText(c, text, a)) {
-                ResultSet rs;
-                try {
-                    rs = r.queryAfterCounts(ps);
-                } catch (SQLException e) {
-                    if (e.getErrorCode() == BAD_NULL) {
-                        return refused(r, c, a, e);
-                    }
-                    rollBack(c, e);
-                    if (e.getErrorCode() != PARSE_ERROR) {
-                        throw e;
-                    }
-                    oneStatementPerText = true;
-                    return super.tryPermit(r, c, a);
-                }
-                try (rs) {
-                    if (!rs.next() || rs.getInt(1) != 1) {
-                        throw new SQLException("a permit try committed without a grant");
-                    }
-                    return new Granted(rs.getLong(2), rs.getLong(3));
-                }
+            granted = run(r, c, inLine ? permitTextInLine : permitTextAfterAllBack, a);
+            if (granted != null) {
+                return granted;
+            }
+            if (!oneStatementPerText) {
+                return refused(r, c, a);
             }
         }
         return super.tryPermit(r, c, a);
     }
 
+    /**
+     * Runs a permit try's text: its grant, or null where it stopped at the holder's row (its
+     * transaction left open) or where the connection refused a text of several statements (then
+     * {@link #oneStatementPerText} is set and nothing ran).
+     */
+    private Granted run(SqlRunner r, Connection c, NamedSql text, Args a) throws SQLException {
+        try (PreparedStatement ps = r.prepareText(c, text, a)) {
+            ResultSet rs;
+            try {
+                rs = r.queryAfterCounts(ps);
+            } catch (SQLException e) {
+                if (e.getErrorCode() == BAD_NULL) {
+                    return null;
+                }
+                rollBack(c, e);
+                if (e.getErrorCode() != PARSE_ERROR) {
+                    throw e;
+                }
+                oneStatementPerText = true;
+                return null;
+            }
+            try (rs) {
+                if (!rs.next() || rs.getInt(1) != 1) {
+                    throw new SQLException("a permit try committed without a grant");
+                }
+                return new Granted(rs.getLong(2), rs.getLong(3));
+            }
+        }
+    }
+
     /** After a permit try's text stopped at its holder's row: rolls it back and reads why it refused. */
-    private Outcome refused(SqlRunner r, Connection c, Args a, SQLException stopped) throws SQLException {
+    private Outcome refused(SqlRunner r, Connection c, Args a) throws SQLException {
         try (PreparedStatement ps = r.prepareText(c, refusedText, a);
                 ResultSet rs = r.queryAfterCounts(ps)) {
             if (!rs.next() || rs.getInt(1) != 0) {
-                throw stopped; // the decision granted: the holder's row failed for another reason
+                throw new SQLException("a permit try's holder row was refused though its decision granted");
             }
             return refusal(rs.getInt(5) == 1, rs.getInt(6) == 1, rs.getInt(7) == 1, rs.getInt(4), a.limit());
         } catch (SQLException e) {
-            if (e != stopped) {
-                rollBack(c, e);
-            }
+            rollBack(c, e);
             throw e;
         }
     }

@@ -153,7 +153,7 @@ final class PostgresSql extends StandardSql {
                 + " CAST(:limit AS INTEGER)"
                 + " WHERE set_config('synchronous_commit', 'on', true) IS NOT NULL"
                 + " ON CONFLICT (name_key) DO UPDATE SET shared_until = EXCLUDED.shared_until, readers = 1,"
-                + " token = t.token + 1, epoch = t.epoch + 1, permits = EXCLUDED.permits"
+                + " token = t.token + 1, epoch = t.token + 1, permits = EXCLUDED.permits"
                 + " WHERE t.name = EXCLUDED.name" + allBack("t.")
                 + " RETURNING t.token, t.epoch),"
                 + " h AS (INSERT INTO " + s + " (" + String.join(", ", SHARED_COLUMNS) + ")"

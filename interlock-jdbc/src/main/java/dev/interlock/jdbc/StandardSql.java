@@ -167,9 +167,11 @@ class StandardSql {
         shCleanup = NamedSql.of("DELETE FROM " + s + " WHERE name_key = :key AND epoch < :epoch");
         exists = NamedSql.of("SELECT 1 FROM " + t + " WHERE name_key = :key");
 
-        // No live holder and no live place in line; epoch + 1 as the full decision's grant when no permit is in force.
+        // No live holder and no live place in line. The epoch moves on, as in the full decision's grant when no
+        // permit is in force, to the grant's token (never below the epoch: every epoch began with a grant), so that
+        // MySQL's text has both from LAST_INSERT_ID(); epoch first, as MySQL assigns left to right.
         permitAllBack = NamedSql.of("UPDATE " + t + " SET shared_until = " + plus + ", readers = 1,"
-                + " token = " + dialect.nextToken("token") + ", epoch = epoch + 1, permits = :limit"
+                + " epoch = token + 1, token = " + dialect.nextToken("token") + ", permits = :limit"
                 + " WHERE name_key = :key AND name = :name" + allBack("") + sync);
         permitLockRow = NamedSql.of("UPDATE " + t + " SET token = token WHERE name_key = :key" + sync);
         // MySqlSql reads these seven columns, in this order, into session variables.

@@ -90,7 +90,7 @@ class MariaDbPermitTripIT {
     }
 
     @Test
-    void aPermitsGrantAndRelease_costTheRoundTripsOfALocks_andABusyTryTwo() throws SQLException {
+    void aPermitsGrantAndRelease_costTheRoundTripsOfALocks_andABusyTryThree() throws SQLException {
         RoundTrips trips = new RoundTrips(TestServers.withOptions(TestServers.mariadbUrl(), "allowMultiQueries=true"));
         try (LockSpace space = open(trips)) {
             space.lock("tables").tryAcquire().orElseThrow().close(); // the first lock checks the tables
@@ -113,21 +113,65 @@ class MariaDbPermitTripIT {
                     .containsExactly(2, 1);
             assertThat(lockRelease).as("a lock's release").containsExactly(1, 1);
             assertThat(permit)
-                    .as("a permit's grant, the first use of its name and then")
-                    .containsExactly(1, 1);
+                    .as("a permit's grant: the first use of its name (the all-back text, then the full one),"
+                            + " then with every permit back")
+                    .containsExactly(2, 1);
             assertThat(permitRelease).as("a permit's release").containsExactly(1, 1);
 
             try (Lease held = space.lock("permit").limit(1).tryAcquire().orElseThrow()) {
                 assertThat(trips.during(
                                 () -> assertThat(space.lock("permit").limit(1).tryAcquire())
                                         .isEmpty()))
-                        .as("a busy try: the text, then its rollback with the reason")
-                        .isEqualTo(2);
+                        .as("a busy try: the all-back text, the full text, then its rollback with the reason")
+                        .isEqualTo(3);
                 assertThatThrownBy(() -> space.lock("permit").limit(2).tryAcquire())
                         .isInstanceOf(LimitMismatchException.class);
                 assertThat(held.isValid()).isTrue();
             }
             assertThat(space.status("permit").holders()).as("nothing left held").isEmpty();
+        }
+    }
+
+    /**
+     * The all-back text takes the holder's epoch and token from LAST_INSERT_ID(), not from the
+     * session's variables, which hold the last full try's on a connection used again: a holder
+     * written with an older epoch would not be counted, and the limit would be passed. Here one
+     * connection serves every try in turn (the space's own pool, one thread), and after each the
+     * row's {@code readers} must equal its holder rows of the current epoch.
+     */
+    @Test
+    void anAllBackGrant_isCountedAsEveryOther_onAConnectionUsedAgain() {
+        String table = TestServers.table();
+        String url = TestServers.withOptions(TestServers.mariadbUrl(), "table=" + table + "&create=true");
+        try (LockSpace space = Interlock.open(url)) {
+            for (int round = 0; round < 3; round++) {
+                Lease a = space.lock("counted").limit(2).tryAcquire().orElseThrow(); // all back (the first: new)
+                assertCounted(table);
+                Lease b = space.lock("counted").limit(2).tryAcquire().orElseThrow(); // the full decision
+                assertCounted(table);
+                if (round == 2) { // not before: a busy try's decision leaves the next token in the session
+                    assertThat(space.lock("counted").limit(2).tryAcquire())
+                            .as("a third of 2")
+                            .isEmpty();
+                }
+                a.close();
+                b.close();
+                assertCounted(table);
+            }
+        }
+    }
+
+    /** The row's {@code readers} equals its holder rows of its epoch (LockStore's first invariant). */
+    private static void assertCounted(String table) {
+        String base = JdbcUrls.split(TestServers.mariadbUrl()).driverUrl();
+        try (Connection c = DriverManager.getConnection(base);
+                Statement st = c.createStatement();
+                ResultSet rs = st.executeQuery("SELECT t.readers, (SELECT COUNT(*) FROM " + table + "_shared s"
+                        + " WHERE s.name_key = t.name_key AND s.epoch = t.epoch) FROM " + table + " t")) {
+            assertThat(rs.next()).isTrue();
+            assertThat(rs.getLong(2)).as("holder rows of the row's epoch").isEqualTo(rs.getLong(1));
+        } catch (SQLException e) {
+            throw new AssertionError(e);
         }
     }
 
