@@ -23,9 +23,16 @@ import java.util.Arrays;
  * }
  * (rounds and calls per block on {@code mem:}, then {@code redis:}, {@code dir:}, {@code jdbc:}); or one
  * backend by its URI: {@code SemaphoreAB flock:/tmp/ab 30 5000} (rounds, calls per block), also
- * {@code jdbc:h2:...} and {@code jdbc:sqlite:...}, whose drivers the jar has
+ * {@code jdbc:h2:...} and {@code jdbc:sqlite:...}, whose drivers the jar has; with
+ * {@code -Dbench.split=true} the try and the release are also timed apart
  */
 public final class SemaphoreAB {
+    /**
+     * {@code -Dbench.split=true}: also time each try apart from its release (two clock reads more
+     * per cycle on both paths) and print the medians of each part.
+     */
+    private static final boolean SPLIT = Boolean.getBoolean("bench.split");
+
     private SemaphoreAB() {}
 
     public static void main(String[] args) throws Exception {
@@ -73,14 +80,22 @@ public final class SemaphoreAB {
         block(space, true, ops * 5);
         double[] lock = new double[rounds];
         double[] permit = new double[rounds];
+        double[] lockTry = new double[rounds];
+        double[] permitTry = new double[rounds];
         for (int r = 0; r < rounds; r++) {
+            double[] l;
+            double[] p;
             if (r % 2 == 0) {
-                lock[r] = block(space, false, ops);
-                permit[r] = block(space, true, ops);
+                l = block(space, false, ops);
+                p = block(space, true, ops);
             } else {
-                permit[r] = block(space, true, ops);
-                lock[r] = block(space, false, ops);
+                p = block(space, true, ops);
+                l = block(space, false, ops);
             }
+            lock[r] = l[0];
+            lockTry[r] = l[1];
+            permit[r] = p[0];
+            permitTry[r] = p[1];
         }
         double[] ratio = new double[rounds];
         for (int r = 0; r < rounds; r++) {
@@ -95,21 +110,42 @@ public final class SemaphoreAB {
         System.out.printf(
                 "  permit / lock per round: median %.3f, IQR %.3f-%.3f%n",
                 median(ratio), ratio[rounds / 4], ratio[rounds * 3 / 4]);
+        if (SPLIT) {
+            double[] lockRelease = minus(lock, lockTry);
+            double[] permitRelease = minus(permit, permitTry);
+            System.out.printf(
+                    "  medians of rounds: lock try %.0f ns, release %.0f ns; permit try %.0f ns, release %.0f ns%n",
+                    median(lockTry), median(lockRelease), median(permitTry), median(permitRelease));
+        }
     }
 
-    /** {@code ops} uncontended acquire + release cycles; ns per cycle. */
-    private static double block(LockSpace space, boolean permit, int ops) {
+    /** {@code ops} uncontended acquire + release cycles; ns per cycle, and per try (0 unless {@link #SPLIT}). */
+    private static double[] block(LockSpace space, boolean permit, int ops) {
         long sink = 0;
+        long tries = 0;
         long t0 = System.nanoTime();
         for (int i = 0; i < ops; i++) {
-            try (Lease l = permit
+            long asked = SPLIT ? System.nanoTime() : 0;
+            Lease l = permit
                     ? space.lock("ab-permit").limit(3).tryAcquire().orElseThrow()
-                    : space.lock("ab-lock").tryAcquire().orElseThrow()) {
+                    : space.lock("ab-lock").tryAcquire().orElseThrow();
+            if (SPLIT) {
+                tries += System.nanoTime() - asked;
+            }
+            try (l) {
                 sink += l.token();
             }
         }
         long t = System.nanoTime() - t0;
-        return sink == 0 ? -1 : (double) t / ops;
+        return new double[] {sink == 0 ? -1 : (double) t / ops, (double) tries / ops};
+    }
+
+    private static double[] minus(double[] a, double[] b) {
+        double[] d = new double[a.length];
+        for (int i = 0; i < a.length; i++) {
+            d[i] = a[i] - b[i];
+        }
+        return d;
     }
 
     private static double median(double[] xs) {
