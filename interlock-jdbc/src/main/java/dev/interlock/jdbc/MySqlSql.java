@@ -35,18 +35,20 @@ final class MySqlSql extends StandardSql {
 
     private static final int RELEASE_DELETE = 2;
 
-    /** A permit try: the name's row lock (making its row on first use), the decision, the writes it allows, the commit, the answer. */
-    private final NamedSql permitText;
-    /** As {@link #permitText}, for a waiter in the name's line. */
-    private final NamedSql permitTextInLine;
     /**
      * A permit of a name whose permits are all back ({@link StandardSql#tryPermit}): its UPDATE,
      * whose token (also the epoch) LAST_INSERT_ID() reports, the holder's row (which stops the
-     * text where the UPDATE did not grant), the commit, the answer.
+     * text where the UPDATE did not grant), the commit, the answer. Every try not in line sends it first.
      */
     private final NamedSql allBackText;
-    /** {@link #permitText} after an {@link #allBackText} that stopped: its transaction rolled back first. */
+    /**
+     * A permit try after an {@link #allBackText} that stopped: its transaction rolled back, then
+     * the name's row lock (making its row on first use), the decision, the writes it allows, the
+     * commit, the answer.
+     */
     private final NamedSql permitTextAfterAllBack;
+    /** The same try for a waiter in the name's line (which sends no {@link #allBackText}): without the rollback, and its place taken out. */
+    private final NamedSql permitTextInLine;
     /** After a refused permit try: its transaction ended, and its decision read. */
     private final NamedSql refusedText = NamedSql.of("ROLLBACK; " + ANSWER);
     /** A shared holder's release: the name's row lock, the holder's row, the count taken down if that row was there, the commit. */
@@ -103,7 +105,6 @@ final class MySqlSql extends StandardSql {
         // refuses.
         String head = "START TRANSACTION; SET @interlock_ex = NULL; " + lockRow + "; " + decide + "; " + writes;
         String tail = "COMMIT; " + ANSWER;
-        permitText = NamedSql.of(head + tail);
         permitTextAfterAllBack = NamedSql.of("ROLLBACK; " + head + tail);
         allBackText = NamedSql.of("START TRANSACTION; "
                 + permitAllBack.named + "; "

@@ -426,7 +426,7 @@ class StandardSql {
     /** The permit try's statements after the transaction began. */
     private Outcome permitInTransaction(SqlRunner r, Connection tx, Args a) throws SQLException {
         if (a.ticket() == LockStore.NOT_IN_LINE) {
-            long[] got = updateReturningTokenAndEpoch(r, tx, permitAllBack, a);
+            long[] got = grantRow(r, tx, permitAllBack, a);
             if (got != null) {
                 r.update(tx, shInsertHolder, a.token(got[0]).epoch(got[1]));
                 return new Granted(got[0], got[1]);
@@ -475,19 +475,18 @@ class StandardSql {
     }
 
     /**
-     * In a transaction: runs a grant UPDATE of the name's row and returns {token, epoch} after it,
-     * or null if the row did not match. Without UPDATE ... RETURNING the row is read back: this
-     * transaction holds its lock, so nobody changed it since.
+     * In a transaction: runs a grant UPDATE of the name's row and returns {token, epoch, readers}
+     * after it, or null if the row did not match. Without UPDATE ... RETURNING the row is read
+     * back: this transaction holds its lock, so nobody changed it since.
      */
-    private long[] updateReturningTokenAndEpoch(SqlRunner r, Connection tx, NamedSql update, Args a)
-            throws SQLException {
-        String q = dialect.updateReturning(update.text, "token, epoch");
+    private long[] grantRow(SqlRunner r, Connection tx, NamedSql update, Args a) throws SQLException {
+        String q = dialect.updateReturning(update.text, "token, epoch, readers");
         if (q == null && r.update(tx, update, a) != 1) {
             return null;
         }
         try (PreparedStatement ps = r.prepare(tx, q != null ? update.wrapped(q) : shReadBack, a);
                 ResultSet rs = r.query(ps)) {
-            return rs.next() ? new long[] {rs.getLong(1), rs.getLong(2)} : null;
+            return rs.next() ? new long[] {rs.getLong(1), rs.getLong(2), rs.getLong(3)} : null;
         }
     }
 
@@ -529,20 +528,9 @@ class StandardSql {
      * the row first) is retried by {@link #tryShared}.
      */
     private long[] joinShared(SqlRunner r, Connection c, Args a) throws SQLException {
-        String q = dialect.updateReturning(shJoin.text, "token, epoch, readers");
-        if (q != null) {
-            try (PreparedStatement ps = r.prepare(c, shJoin.wrapped(q), a);
-                    ResultSet rs = r.query(ps)) {
-                if (rs.next()) {
-                    return new long[] {rs.getLong(1), rs.getLong(2), rs.getLong(3)};
-                }
-            }
-        } else if (r.update(c, shJoin, a) == 1) {
-            try (PreparedStatement ps = r.prepare(c, shReadBack, a);
-                    ResultSet rs = r.query(ps)) {
-                rs.next();
-                return new long[] {rs.getLong(1), rs.getLong(2), rs.getLong(3)};
-            }
+        long[] joined = grantRow(r, c, shJoin, a);
+        if (joined != null) {
+            return joined;
         }
         if (r.queryLong(c, exists, a, 0) == 1) {
             return null;
