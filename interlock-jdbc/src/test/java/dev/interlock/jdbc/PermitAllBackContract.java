@@ -13,39 +13,46 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.UUID;
-import org.h2.jdbcx.JdbcDataSource;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
  * A permit of a name whose permits are all back is granted by one conditional statement of the
- * name's row (StandardSql#tryPermit), without the full decision: these are the states in which
- * that statement must not grant, each made by hand in the tables, and the one in which it must. Two
- * backends on one database, so that no line of one JVM's waiters stands between a newcomer and the
- * database.
+ * name's row (StandardSql#tryPermit; one statement on PostgreSQL, one text on MySQL/MariaDB),
+ * without the full decision: these are the states in which that statement must not grant, each
+ * made by hand in the tables, and the one in which it must. Two backends on one database, so
+ * that no line of one JVM's waiters stands between a newcomer and the database. Run on each
+ * database's own form of the statement.
  */
-class PermitAllBackTest {
+abstract class PermitAllBackContract {
     private static final String NAME = "imports";
 
-    private JdbcDataSource h2;
+    private DataSource db;
+    private String table;
     private JdbcLockBackend first;
     private JdbcLockBackend second;
 
+    /** A DataSource of a database with no tables of this test yet (or of another test's names). */
+    abstract DataSource dataSource() throws SQLException;
+
+    /** The database's SQL for one second before its now. */
+    abstract String aSecondAgo();
+
     @BeforeEach
-    void open() {
-        h2 = new JdbcDataSource();
-        h2.setURL("jdbc:h2:mem:b" + UUID.randomUUID().toString().replace("-", "") + ";DB_CLOSE_DELAY=-1");
+    void open() throws SQLException {
+        db = dataSource();
+        table = TestServers.table();
         first = backend();
         second = backend();
     }
 
     private JdbcLockBackend backend() {
         return JdbcLockBackend.create(
-                h2,
+                db,
                 JdbcOptions.builder()
-                        .table("back_locks")
+                        .table(table)
                         .createTable(true)
                         .listen(false)
                         .build());
@@ -65,7 +72,7 @@ class PermitAllBackTest {
     }
 
     private void sql(String statement) throws SQLException {
-        try (Connection c = h2.getConnection();
+        try (Connection c = db.getConnection();
                 Statement st = c.createStatement()) {
             st.executeUpdate(statement);
         }
@@ -104,11 +111,11 @@ class PermitAllBackTest {
 
         // The holder's lease runs out (its process died): the row says 1 reader still, so the
         // all-back statement leaves it to the full decision, which cleans the holder's row up.
-        sql("UPDATE back_locks SET shared_until = DATEADD(SECOND, -1, CURRENT_TIMESTAMP(6))");
-        sql("UPDATE back_locks_shared SET expires_at = DATEADD(SECOND, -1, CURRENT_TIMESTAMP(6))");
+        sql("UPDATE " + table + " SET shared_until = " + aSecondAgo());
+        sql("UPDATE " + table + "_shared SET expires_at = " + aSecondAgo());
         Grant next = b.tryAcquire().orElseThrow();
         assertThat(next.token()).isGreaterThan(held.token());
-        assertThat(rows("back_locks_shared")).as("only the new holder's row").isEqualTo(1);
+        assertThat(rows(table + "_shared")).as("only the new holder's row").isEqualTo(1);
         next.release();
         b.close();
         a.close();
@@ -131,7 +138,7 @@ class PermitAllBackTest {
     }
 
     private long rows(String table) throws SQLException {
-        try (Connection c = h2.getConnection();
+        try (Connection c = db.getConnection();
                 Statement st = c.createStatement();
                 ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM " + table)) {
             rs.next();
