@@ -30,10 +30,10 @@ final class MySqlSql extends StandardSql {
     private static final String ANSWER =
             "SELECT @interlock_grant, @interlock_token, @interlock_epoch, @interlock_permits,"
                     + " @interlock_ex, @interlock_sh, @interlock_force";
-    /** How many statements {@link #releaseText} has, and which of them deletes the holder's row (from 0). */
+    /** How many statements {@link #releaseText} has, and which of them counts the holder out (from 0). */
     private static final int RELEASE_STATEMENTS = 6;
 
-    private static final int RELEASE_DELETE = 2;
+    private static final int RELEASE_COUNT = 4;
 
     /**
      * A permit of a name whose permits are all back ({@link StandardSql#tryPermit}): its UPDATE,
@@ -208,7 +208,7 @@ final class MySqlSql extends StandardSql {
                     throw new SQLException("a release gave " + counts.length + " results for its " + RELEASE_STATEMENTS
                             + " statements");
                 }
-                return counts[RELEASE_DELETE] == 1;
+                return counts[RELEASE_COUNT] == 1; // only after its row was deleted, and of the row's epoch
             } catch (SQLException e) {
                 rollBack(c, e);
                 if (e.getErrorCode() != PARSE_ERROR) {

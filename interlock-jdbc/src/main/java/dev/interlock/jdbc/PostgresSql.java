@@ -115,16 +115,17 @@ final class PostgresSql extends StandardSql {
                 + " r AS (UPDATE " + s + " SET expires_at = now() + " + INTERVAL + ", lease_ms = :lease"
                 + " WHERE name_key = :key AND owner = :owner AND epoch = (SELECT epoch FROM u) AND expires_at > now() RETURNING token)"
                 + " SELECT count(*) FROM r");
-        // The holder's row first: whoever deletes it (release or break) is the one who counts it out.
-        releaseShared = NamedSql.of("WITH d AS (DELETE FROM " + s + " WHERE name_key = :key AND owner = :owner" + ASYNC
-                + " RETURNING epoch),"
-                + " u AS (UPDATE " + t + " SET shared_until = CASE WHEN readers = 1 THEN NULL ELSE shared_until END,"
-                + " readers = readers - 1 WHERE name_key = :key AND readers > 0 AND epoch = (SELECT epoch FROM d)"
-                + " RETURNING readers, wanted_until > now() AS wanted, permits),"
-                // A permit freed is one a waiter can take; a reader's, only once the last reader leaves.
-                + " w AS (SELECT pg_notify(" + ch
-                + ", :key) FROM u WHERE (u.readers = 0 OR u.permits > 0) AND u.wanted)"
-                + " SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM w)");
+        // The holder's row first: whoever deletes it (release or break) is the one who counts it out, and only a
+        // holder of the row's epoch is counted (one whose epoch moved on was no longer held: nothing released).
+        // A permit freed is one a waiter can take; a reader's, only once the last reader leaves.
+        releaseShared = NamedSql.of(notifying(
+                "WITH d AS (DELETE FROM " + s + " WHERE name_key = :key AND owner = :owner" + ASYNC
+                        + " RETURNING epoch)"
+                        + " UPDATE " + t + " SET shared_until = CASE WHEN readers = 1 THEN NULL ELSE shared_until END,"
+                        + " readers = readers - 1"
+                        + " WHERE name_key = :key AND readers > 0 AND epoch = (SELECT epoch FROM d)",
+                "readers = 1 OR COALESCE(permits, 0) > 0",
+                ch));
         releaseExclusive = NamedSql.of(notifying(exRelease.named + ASYNC, ch));
         unqueueNotifying = NamedSql.of(notifying(unqueue.named, ch));
         lineLeaveNotifying = NamedSql.of(lineLeave.named + " AND pg_notify(" + ch + ", name_key) IS NOT NULL");
@@ -302,11 +303,19 @@ final class PostgresSql extends StandardSql {
      * row that the statement then does not change (a plan that checks the owner later, a re-check
      * after a concurrent change), it only wakes a waiter to try in vain. A plain UPDATE gives the
      * driver no rows to read: 3-4 us less per release than the data-modifying WITH that counted
-     * them (docs/benchmarks.md).
+     * them (docs/benchmarks.md), and about 15 us less for a shared holder's release.
      */
     private static String notifying(String update, String channel) {
-        return update + " AND (wanted_until IS NULL OR wanted_until <= now() OR pg_notify(" + channel
-                + ", name_key) IS NOT NULL)";
+        return notifying(update, "TRUE", channel);
+    }
+
+    /**
+     * As {@link #notifying(String, String)}, where the change frees something only {@code when} (of
+     * the row before it; never NULL, or the notice would go out: NOT NULL does not end the OR).
+     */
+    private static String notifying(String update, String when, String channel) {
+        return update + " AND (wanted_until IS NULL OR wanted_until <= now() OR NOT (" + when + ") OR pg_notify("
+                + channel + ", name_key) IS NOT NULL)";
     }
 
     /**
@@ -354,7 +363,7 @@ final class PostgresSql extends StandardSql {
 
     @Override
     boolean releaseShared(SqlRunner r, Connection c, Args a) throws SQLException {
-        return r.queryLong(c, releaseShared, a, 0) > 0;
+        return r.update(c, releaseShared, a) == 1;
     }
 
     @Override

@@ -555,15 +555,17 @@ class StandardSql {
 
     /**
      * The lock row first (as every other transaction here), then the holder's row; if that row was
-     * already gone (broken), the count is put back by the rollback.
+     * already gone (broken), the count is put back by the rollback. True only if the holder was
+     * counted out: one whose epoch moved on (its lease ran out and the name was granted since) was
+     * no longer held, and its release only removes its row.
      */
     boolean releaseShared(SqlRunner r, Connection c, Args a) throws SQLException {
         return SqlRunner.rolledBack(c, tx -> {
-            r.update(tx, shReleaseLock, a);
+            int countedOut = r.update(tx, shReleaseLock, a);
             if (r.update(tx, shReleaseHolder, a) != 1) {
                 throw new Rollback(false);
             }
-            return true;
+            return countedOut == 1;
         });
     }
 

@@ -187,8 +187,38 @@ abstract class JdbcSemanticsContract {
         }
     }
 
+    /**
+     * The same for a reader whose lease ran out and whose epoch moved on (a writer was granted over
+     * it, which leaves its row): it was no longer counted, so its late release answers false, and
+     * removes its row all the same.
+     */
+    @Test
+    void releaseIfOwned_ofADeadReaderWhoseEpochMovedOn_answersFalse_andRemovesItsRow() throws Exception {
+        dev.interlock.spi.LockBackend backend = Spaces.backend(a);
+        try (dev.interlock.spi.Attempt reader = backend.attempt(spec("told-r", Mode.SHARED));
+                dev.interlock.spi.Attempt live = backend.attempt(spec("told-r", Mode.SHARED))) {
+            dev.interlock.spi.Grant dead = reader.tryAcquire().orElseThrow();
+            expireReaders("told-r");
+            take(b, "told-r", Mode.EXCLUSIVE).close();
+            assertThat(count("SELECT COUNT(*) FROM " + table + "_shared"))
+                    .as("the dead reader's row")
+                    .isEqualTo(1);
+            assertThat(dead.releaseIfOwned()).as("the dead reader's release").isFalse();
+            assertThat(count("SELECT COUNT(*) FROM " + table + "_shared"))
+                    .as("its row after it")
+                    .isZero();
+            assertThat(live.tryAcquire().orElseThrow().releaseIfOwned())
+                    .as("a reader's own release")
+                    .isTrue();
+        }
+    }
+
     private static dev.interlock.spi.AcquireSpec spec(String name) {
-        return dev.interlock.spi.AcquireSpec.builder(name, Mode.EXCLUSIVE, dev.interlock.Owner.newAcquisition())
+        return spec(name, Mode.EXCLUSIVE);
+    }
+
+    private static dev.interlock.spi.AcquireSpec spec(String name, Mode mode) {
+        return dev.interlock.spi.AcquireSpec.builder(name, mode, dev.interlock.Owner.newAcquisition())
                 .lease(Duration.ofMinutes(10))
                 .build();
     }
