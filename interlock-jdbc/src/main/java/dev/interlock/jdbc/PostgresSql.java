@@ -146,17 +146,10 @@ final class PostgresSql extends StandardSql {
                 + " AND set_config('" + LOCKED_ROW + "', :key, true) IS NOT NULL"
                 + " ON CONFLICT (name_key) DO UPDATE SET token = t.token";
         permitLockAndDecide = NamedSql.of(lockRow + "; " + permitDecideSql(t, s, line));
-        // As the standard permitAllBack, and on a name's first use its row made with the grant.
-        permitAllBackWithHolder = NamedSql.of("WITH g AS (INSERT INTO " + t + " AS t ("
-                + String.join(", ", LOCK_COLUMNS) + ", "
-                + PERMITS_COLUMN + ") "
-                + "SELECT :key, :name, 1, NULL, NULL, NULL, NULL, 1, now() + " + INTERVAL + ", 1, NULL, NULL,"
-                + " CAST(:limit AS INTEGER)"
-                + " WHERE set_config('synchronous_commit', 'on', true) IS NOT NULL"
-                + " ON CONFLICT (name_key) DO UPDATE SET shared_until = EXCLUDED.shared_until, readers = 1,"
-                + " token = t.token + 1, epoch = t.token + 1, permits = EXCLUDED.permits"
-                + " WHERE t.name = EXCLUDED.name" + allBack("t.")
-                + " RETURNING t.token, t.epoch),"
+        // The standard permitAllBack: a plain UPDATE locks no row it does not change, so a try it does not grant
+        // writes nothing and commits without waiting for the disk (an INSERT ... ON CONFLICT would lock the row,
+        // a WAL record, and its synchronous commit would wait for a flush at every busy try).
+        permitAllBackWithHolder = NamedSql.of("WITH g AS (" + permitAllBack.named + " RETURNING token, epoch),"
                 + " h AS (INSERT INTO " + s + " (" + String.join(", ", SHARED_COLUMNS) + ")"
                 + " SELECT CAST(:key AS VARCHAR), CAST(:owner AS VARCHAR), g.epoch, g.token, now() + " + INTERVAL
                 + ", now(), CAST(:lease AS BIGINT) FROM g)"
@@ -236,9 +229,9 @@ final class PostgresSql extends StandardSql {
      * no-op (and a new name's free row), committed asynchronously: nothing of it needs to survive.
      *
      * <p>A try that is not in line first asks for a permit of a name whose permits are all back
-     * ({@link StandardSql#tryPermit}), or that was never used, the holder's row inserted by the
-     * same statement: where it grants, that is the whole try, one statement as a lock's grant;
-     * else it changed nothing and the try goes on as above, one round trip more.
+     * ({@link StandardSql#tryPermit}), the holder's row inserted by the same statement: where it
+     * grants, that is the whole try, one statement as a lock's grant; else it changed nothing
+     * (and wrote nothing) and the try goes on as above, one round trip more.
      */
     @Override
     Outcome tryPermit(SqlRunner r, Connection c, Args a) throws SQLException {

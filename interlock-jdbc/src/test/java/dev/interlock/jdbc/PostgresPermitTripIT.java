@@ -95,8 +95,9 @@ class PostgresPermitTripIT {
             }
             assertThat(lock).as("a lock's grant: one statement").containsExactly(1, 1);
             assertThat(permit)
-                    .as("a permit's grant, the first use of its name and then")
-                    .containsExactly(1, 1);
+                    .as("a permit's grant: the first use of its name (the all-back statement, then the full"
+                            + " decision), then with every permit back")
+                    .containsExactly(2, 1);
             assertThat(lockRelease).as("a lock's release").containsExactly(1, 1);
             assertThat(permitRelease).as("a permit's release").containsExactly(1, 1);
         }
