@@ -24,7 +24,8 @@ import java.util.Arrays;
  * (rounds and calls per block on {@code mem:}, then {@code redis:}, {@code dir:}, {@code jdbc:}); or one
  * backend by its URI: {@code SemaphoreAB flock:/tmp/ab 30 5000} (rounds, calls per block), also
  * {@code jdbc:h2:...} and {@code jdbc:sqlite:...}, whose drivers the jar has; with
- * {@code -Dbench.split=true} the try and the release are also timed apart
+ * {@code -Dbench.split=true} the try and the release are also timed apart, with
+ * {@code -Dbench.busy=true} a try that finds the name busy
  */
 public final class SemaphoreAB {
     /**
@@ -32,6 +33,11 @@ public final class SemaphoreAB {
      * per cycle on both paths) and print the medians of each part.
      */
     private static final boolean SPLIT = Boolean.getBoolean("bench.split");
+    /**
+     * {@code -Dbench.busy=true}: also time a try that finds the name busy (the lock held, or all
+     * three permits), the two alternated as the cycles are.
+     */
+    private static final boolean BUSY = Boolean.getBoolean("bench.busy");
 
     private SemaphoreAB() {}
 
@@ -110,6 +116,9 @@ public final class SemaphoreAB {
         System.out.printf(
                 "  permit / lock per round: median %.3f, IQR %.3f-%.3f%n",
                 median(ratio), ratio[rounds / 4], ratio[rounds * 3 / 4]);
+        if (BUSY) {
+            busy(space, rounds, ops);
+        }
         if (SPLIT) {
             double[] lockRelease = minus(lock, lockTry);
             double[] permitRelease = minus(permit, permitTry);
@@ -138,6 +147,36 @@ public final class SemaphoreAB {
         }
         long t = System.nanoTime() - t0;
         return new double[] {sink == 0 ? -1 : (double) t / ops, (double) tries / ops};
+    }
+
+    /** Busy tries of the lock and of a permit, each name held meanwhile by this space. */
+    private static void busy(LockSpace space, int rounds, int ops) {
+        java.util.List<Lease> held = new java.util.ArrayList<>();
+        held.add(space.lock("ab-lock").tryAcquire().orElseThrow());
+        for (int i = 0; i < 3; i++) {
+            held.add(space.lock("ab-permit").limit(3).tryAcquire().orElseThrow());
+        }
+        double[] lock = new double[rounds];
+        double[] permit = new double[rounds];
+        for (int r = -2; r < rounds; r++) { // two rounds of warm-up
+            for (int k = 0; k < 2; k++) {
+                boolean permitTurn = (k + r) % 2 == 0;
+                long t0 = System.nanoTime();
+                for (int i = 0; i < ops; i++) {
+                    java.util.Optional<Lease> l = permitTurn
+                            ? space.lock("ab-permit").limit(3).tryAcquire()
+                            : space.lock("ab-lock").tryAcquire();
+                    if (l.isPresent()) {
+                        throw new IllegalStateException("a busy try was granted");
+                    }
+                }
+                if (r >= 0) {
+                    (permitTurn ? permit : lock)[r] = (double) (System.nanoTime() - t0) / ops;
+                }
+            }
+        }
+        held.forEach(Lease::close);
+        System.out.printf("  busy try: lock median %.0f ns, permit median %.0f ns%n", median(lock), median(permit));
     }
 
     private static double[] minus(double[] a, double[] b) {

@@ -100,6 +100,8 @@ final class LockStore {
     private final SqlRunner runner;
     private final SqlFailures failures;
     private final BackendFailures refusals;
+    /** Names this space last saw held by other permits or waited for (StandardSql#tryPermit). */
+    private final PermitsInUse permitsInUse = new PermitsInUse();
 
     LockStore(
             String description,
@@ -176,7 +178,7 @@ final class LockStore {
                 ? c -> sql.tryInLine(runner, c, a, writer)
                 : writer ? c -> sql.tryExclusive(runner, c, a) : c -> sql.tryShared(runner, c, a);
         Work<Outcome> work = limit > 0
-                ? c -> sql.tryPermit(runner, c, a)
+                ? c -> sql.tryPermit(runner, c, a, permitsInUse)
                 : c -> {
                     Outcome busyOrNot = lock.run(c);
                     // Busy because permits hold it? A mistake to report, not a wait (docs/semaphores.md). Asked

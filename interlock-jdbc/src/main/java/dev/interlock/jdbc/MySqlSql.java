@@ -29,7 +29,7 @@ final class MySqlSql extends StandardSql {
     /** The decision of the last permit try on the connection. */
     private static final String ANSWER =
             "SELECT @interlock_grant, @interlock_token, @interlock_epoch, @interlock_permits,"
-                    + " @interlock_ex, @interlock_sh, @interlock_force";
+                    + " @interlock_ex, @interlock_sh, @interlock_force, @interlock_ahead";
     /** How many statements {@link #releaseText} has, and which of them counts the holder out (from 0). */
     private static final int RELEASE_STATEMENTS = 6;
 
@@ -38,16 +38,15 @@ final class MySqlSql extends StandardSql {
     /**
      * A permit of a name whose permits are all back ({@link StandardSql#tryPermit}): its UPDATE,
      * whose token (also the epoch) LAST_INSERT_ID() reports, the holder's row (which stops the
-     * text where the UPDATE did not grant), the commit, the answer. Every try not in line sends it first.
+     * text where the UPDATE did not grant), the commit, the answer. A try not in line sends it
+     * first, unless this space last found the name held by others ({@link PermitsInUse}).
      */
     private final NamedSql allBackText;
-    /**
-     * A permit try after an {@link #allBackText} that stopped: its transaction rolled back, then
-     * the name's row lock (making its row on first use), the decision, the writes it allows, the
-     * commit, the answer.
-     */
+    /** A permit try: the name's row lock (making its row on first use), the decision, the writes it allows, the commit, the answer. */
+    private final NamedSql permitText;
+    /** {@link #permitText} after an {@link #allBackText} that stopped: its transaction rolled back first. */
     private final NamedSql permitTextAfterAllBack;
-    /** The same try for a waiter in the name's line (which sends no {@link #allBackText}): without the rollback, and its place taken out. */
+    /** As {@link #permitText}, for a waiter in the name's line (which sends no {@link #allBackText}): its place taken out too. */
     private final NamedSql permitTextInLine;
     /** After a refused permit try: its transaction ended, and its decision read. */
     private final NamedSql refusedText = NamedSql.of("ROLLBACK; " + ANSWER);
@@ -105,6 +104,7 @@ final class MySqlSql extends StandardSql {
         // refuses.
         String head = "START TRANSACTION; SET @interlock_ex = NULL; " + lockRow + "; " + decide + "; " + writes;
         String tail = "COMMIT; " + ANSWER;
+        permitText = NamedSql.of(head + tail);
         permitTextAfterAllBack = NamedSql.of("ROLLBACK; " + head + tail);
         allBackText = NamedSql.of("START TRANSACTION; "
                 + permitAllBack.named + "; "
@@ -132,34 +132,40 @@ final class MySqlSql extends StandardSql {
      * text stops at the holder's row; its transaction is rolled back and its decision read, in
      * one more text) where it takes five (docs/jdbc.md, "Semaphores"). The grant is committed
      * before the answer is read: the answer is the text's last statement, after the COMMIT. A try
-     * that is not in line sends {@link #allBackText} first, and the full text only where that
-     * stopped (one round trip more).
+     * that is not in line sends {@link #allBackText} first (unless others held the name at the
+     * last look), and the full text only where that stopped (one round trip more).
      */
     @Override
-    Outcome tryPermit(SqlRunner r, Connection c, Args a) throws SQLException {
+    Outcome tryPermit(SqlRunner r, Connection c, Args a, PermitsInUse inUse) throws SQLException {
         boolean inLine = a.ticket() != LockStore.NOT_IN_LINE;
-        Granted granted = oneStatementPerText || inLine ? null : run(r, c, allBackText, a);
-        if (granted != null) {
-            return granted;
+        boolean allBackSent = !oneStatementPerText && !inLine && !inUse.byOthers(a.key());
+        if (allBackSent) {
+            Granted granted = run(r, c, allBackText, a, null);
+            if (granted != null) {
+                return granted;
+            }
         }
         if (!oneStatementPerText) {
-            granted = run(r, c, inLine ? permitTextInLine : permitTextAfterAllBack, a);
+            NamedSql full = inLine ? permitTextInLine : allBackSent ? permitTextAfterAllBack : permitText;
+            Granted granted = run(r, c, full, a, inUse);
             if (granted != null) {
                 return granted;
             }
             if (!oneStatementPerText) {
+                inUse.decided(a.key(), true);
                 return refused(r, c, a);
             }
         }
-        return super.tryPermit(r, c, a);
+        return super.tryPermit(r, c, a, inUse);
     }
 
     /**
      * Runs a permit try's text: its grant, or null where it stopped at the holder's row (its
      * transaction left open) or where the connection refused a text of several statements (then
-     * {@link #oneStatementPerText} is set and nothing ran).
+     * {@link #oneStatementPerText} is set and nothing ran). A full text's grant tells
+     * {@code inUse} (null for the all-back text) whether others held the name or waited.
      */
-    private Granted run(SqlRunner r, Connection c, NamedSql text, Args a) throws SQLException {
+    private Granted run(SqlRunner r, Connection c, NamedSql text, Args a, PermitsInUse inUse) throws SQLException {
         try (PreparedStatement ps = r.prepareText(c, text, a)) {
             ResultSet rs;
             try {
@@ -178,6 +184,9 @@ final class MySqlSql extends StandardSql {
             try (rs) {
                 if (!rs.next() || rs.getInt(1) != 1) {
                     throw new SQLException("a permit try committed without a grant");
+                }
+                if (inUse != null) { // a full decision's answer: were others holding or waiting?
+                    inUse.decided(a.key(), rs.getInt(7) == 1 || rs.getLong(8) > 0);
                 }
                 return new Granted(rs.getLong(2), rs.getLong(3));
             }

@@ -213,7 +213,7 @@ final class PostgresSql extends StandardSql {
                 + " SELECT (SELECT token FROM g), (SELECT epoch FROM g), v.permits, v.ex_held, v.sh_held, v.in_force,"
                 + " v.locked,"
                 + " CASE WHEN EXISTS (SELECT 1 FROM g) THEN set_config('synchronous_commit', 'on', true) IS NOT NULL"
-                + " ELSE FALSE END FROM v";
+                + " ELSE FALSE END, v.ahead > 0 FROM v";
     }
 
     /**
@@ -234,8 +234,8 @@ final class PostgresSql extends StandardSql {
      * (and wrote nothing) and the try goes on as above, one round trip more.
      */
     @Override
-    Outcome tryPermit(SqlRunner r, Connection c, Args a) throws SQLException {
-        if (a.ticket() == LockStore.NOT_IN_LINE) {
+    Outcome tryPermit(SqlRunner r, Connection c, Args a, PermitsInUse inUse) throws SQLException {
+        if (a.ticket() == LockStore.NOT_IN_LINE && !inUse.byOthers(a.key())) {
             try (PreparedStatement ps = r.prepare(c, permitAllBackWithHolder, a);
                     ResultSet rs = r.query(ps)) {
                 if (rs.next()) {
@@ -244,14 +244,14 @@ final class PostgresSql extends StandardSql {
             }
         }
         if (!committedApart) {
-            Outcome o = permitOnce(r, c, a);
+            Outcome o = permitOnce(r, c, a, inUse);
             if (o != null) {
                 return o;
             }
             committedApart = true;
         }
         return SqlRunner.inTransaction(c, tx -> {
-            Outcome o = permitOnce(r, tx, a);
+            Outcome o = permitOnce(r, tx, a, inUse);
             if (o == null) {
                 throw new SQLException("a permit try did not hold the name's row lock in its own transaction");
             }
@@ -260,7 +260,7 @@ final class PostgresSql extends StandardSql {
     }
 
     /** One permit try; null if its decision ran without the row lock (its statements were committed apart). */
-    private Outcome permitOnce(SqlRunner r, Connection c, Args a) throws SQLException {
+    private Outcome permitOnce(SqlRunner r, Connection c, Args a, PermitsInUse inUse) throws SQLException {
         try (PreparedStatement ps = r.prepare(c, permitLockAndDecide, a);
                 ResultSet rs = r.queryAfterCounts(ps)) {
             if (!rs.next()) {
@@ -270,7 +270,9 @@ final class PostgresSql extends StandardSql {
                 return null;
             }
             long token = rs.getLong(1);
-            if (!rs.wasNull()) {
+            boolean granted = !rs.wasNull();
+            inUse.decided(a.key(), !granted || rs.getBoolean(6) || rs.getBoolean(9));
+            if (granted) {
                 return new Granted(token, rs.getLong(2));
             }
             return refusal(rs.getBoolean(4), rs.getBoolean(5), rs.getBoolean(6), rs.getInt(3), a.limit());

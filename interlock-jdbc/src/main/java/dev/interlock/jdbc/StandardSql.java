@@ -389,12 +389,14 @@ class StandardSql {
      * lock is, by one conditional UPDATE of the row, which the database decides on the row's latest
      * version under its lock; the holder's row goes in the same transaction. The full decision
      * would grant the same. Any other state (a holder, a place in line, a new name, another kind of
-     * lock last) leaves the row as it was and the try goes on with the full decision.
+     * lock last) leaves the row as it was and the try goes on with the full decision. Where the
+     * last full decision of this space found the name held by other permits or waited for, the
+     * all-back statement is not sent ({@link PermitsInUse}).
      */
-    Outcome tryPermit(SqlRunner r, Connection c, Args a) throws SQLException {
+    Outcome tryPermit(SqlRunner r, Connection c, Args a, PermitsInUse inUse) throws SQLException {
         for (int round = 0; round < 2; round++) {
             try {
-                Outcome o = SqlRunner.rolledBack(c, tx -> permitInTransaction(r, tx, a));
+                Outcome o = SqlRunner.rolledBack(c, tx -> permitInTransaction(r, tx, a, inUse));
                 if (o != null) {
                     return o;
                 }
@@ -424,8 +426,8 @@ class StandardSql {
     }
 
     /** The permit try's statements after the transaction began. */
-    private Outcome permitInTransaction(SqlRunner r, Connection tx, Args a) throws SQLException {
-        if (a.ticket() == LockStore.NOT_IN_LINE) {
+    private Outcome permitInTransaction(SqlRunner r, Connection tx, Args a, PermitsInUse inUse) throws SQLException {
+        if (a.ticket() == LockStore.NOT_IN_LINE && !inUse.byOthers(a.key())) {
             long[] got = grantRow(r, tx, permitAllBack, a);
             if (got != null) {
                 r.update(tx, shInsertHolder, a.token(got[0]).epoch(got[1]));
@@ -445,6 +447,7 @@ class StandardSql {
             if (!rs.next()) {
                 r.update(tx, permitInsertLock, a);
                 r.update(tx, shInsertHolder, a.epoch(1).token(1));
+                inUse.decided(a.key(), false);
                 return new Granted(1, 1);
             }
             token = rs.getLong("token");
@@ -456,6 +459,7 @@ class StandardSql {
             ahead = rs.getLong("ahead");
         }
         boolean inForce = sharedHeld && live > 0;
+        inUse.decided(a.key(), inForce || ahead > 0 || exclusiveHeld);
         Outcome refused = refusal(exclusiveHeld, sharedHeld, inForce, permits, a.limit());
         if (refused != Busy.BUSY) {
             throw new Rollback(refused);

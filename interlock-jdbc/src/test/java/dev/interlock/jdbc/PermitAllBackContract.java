@@ -111,12 +111,17 @@ abstract class PermitAllBackContract {
 
         // The holder's lease runs out (its process died): the row says 1 reader still, so the
         // all-back statement leaves it to the full decision, which cleans the holder's row up.
+        // Asked from a third backend: the second saw the name held, and would not ask it.
         sql("UPDATE " + table + " SET shared_until = " + aSecondAgo());
         sql("UPDATE " + table + "_shared SET expires_at = " + aSecondAgo());
-        Grant next = b.tryAcquire().orElseThrow();
+        JdbcLockBackend third = backend();
+        Attempt c = permit(third, 1);
+        Grant next = c.tryAcquire().orElseThrow();
         assertThat(next.token()).isGreaterThan(held.token());
         assertThat(rows(table + "_shared")).as("only the new holder's row").isEqualTo(1);
         next.release();
+        c.close();
+        third.close();
         b.close();
         a.close();
     }
