@@ -5,7 +5,10 @@ import dev.interlock.Lease;
 import dev.interlock.LockSpace;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
 
 /**
  * Uncontended acquire + release of one permit of a semaphore against the same backend's
@@ -151,7 +154,7 @@ public final class SemaphoreAB {
 
     /** Busy tries of the lock and of a permit, each name held meanwhile by this space. */
     private static void busy(LockSpace space, int rounds, int ops) {
-        java.util.List<Lease> held = new java.util.ArrayList<>();
+        List<Lease> held = new ArrayList<>();
         held.add(space.lock("ab-lock").tryAcquire().orElseThrow());
         for (int i = 0; i < 3; i++) {
             held.add(space.lock("ab-permit").limit(3).tryAcquire().orElseThrow());
@@ -163,7 +166,7 @@ public final class SemaphoreAB {
                 boolean permitTurn = (k + r) % 2 == 0;
                 long t0 = System.nanoTime();
                 for (int i = 0; i < ops; i++) {
-                    java.util.Optional<Lease> l = permitTurn
+                    Optional<Lease> l = permitTurn
                             ? space.lock("ab-permit").limit(3).tryAcquire()
                             : space.lock("ab-lock").tryAcquire();
                     if (l.isPresent()) {

@@ -152,7 +152,7 @@ final class MySqlSql extends StandardSql {
                 return granted;
             }
             if (!oneStatementPerText) {
-                inUse.decided(a.key(), true);
+                inUse.decided(a.key(), false, false, false);
                 return refused(r, c, a);
             }
         }
@@ -186,7 +186,7 @@ final class MySqlSql extends StandardSql {
                     throw new SQLException("a permit try committed without a grant");
                 }
                 if (inUse != null) { // a full decision's answer: were others holding or waiting?
-                    inUse.decided(a.key(), rs.getInt(7) == 1 || rs.getLong(8) > 0);
+                    inUse.decided(a.key(), true, rs.getInt(7) == 1, rs.getLong(8) > 0);
                 }
                 return new Granted(rs.getLong(2), rs.getLong(3));
             }

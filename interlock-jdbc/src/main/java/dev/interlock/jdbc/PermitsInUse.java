@@ -21,9 +21,12 @@ final class PermitsInUse {
         return othersHold.get(bucket(key)) != 0;
     }
 
-    /** What a full decision found: whether permits of others held the name of {@code key}, or it was busy. */
-    void decided(String key, boolean othersHoldIt) {
-        othersHold.set(bucket(key), othersHoldIt ? 1 : 0);
+    /**
+     * What a full decision about the name of {@code key} found: others hold it or wait for it if
+     * it did not grant, or if permits were in force, or if places in line came before the try's.
+     */
+    void decided(String key, boolean granted, boolean inForce, boolean placesAhead) {
+        othersHold.set(bucket(key), !granted || inForce || placesAhead ? 1 : 0);
     }
 
     private static int bucket(String key) {

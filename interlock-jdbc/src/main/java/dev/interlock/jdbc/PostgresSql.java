@@ -271,7 +271,7 @@ final class PostgresSql extends StandardSql {
             }
             long token = rs.getLong(1);
             boolean granted = !rs.wasNull();
-            inUse.decided(a.key(), !granted || rs.getBoolean(6) || rs.getBoolean(9));
+            inUse.decided(a.key(), granted, rs.getBoolean(6), rs.getBoolean(9));
             if (granted) {
                 return new Granted(token, rs.getLong(2));
             }

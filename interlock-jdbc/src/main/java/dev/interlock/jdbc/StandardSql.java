@@ -447,7 +447,7 @@ class StandardSql {
             if (!rs.next()) {
                 r.update(tx, permitInsertLock, a);
                 r.update(tx, shInsertHolder, a.epoch(1).token(1));
-                inUse.decided(a.key(), false);
+                inUse.decided(a.key(), true, false, false);
                 return new Granted(1, 1);
             }
             token = rs.getLong("token");
@@ -459,12 +459,13 @@ class StandardSql {
             ahead = rs.getLong("ahead");
         }
         boolean inForce = sharedHeld && live > 0;
-        inUse.decided(a.key(), inForce || ahead > 0 || exclusiveHeld);
         Outcome refused = refusal(exclusiveHeld, sharedHeld, inForce, permits, a.limit());
+        boolean full = (inForce ? live : 0) + ahead >= a.limit();
+        inUse.decided(a.key(), refused == Busy.BUSY && !full, inForce, ahead > 0);
         if (refused != Busy.BUSY) {
             throw new Rollback(refused);
         }
-        if ((inForce ? live : 0) + ahead >= a.limit()) {
+        if (full) {
             throw new Rollback(Busy.BUSY);
         }
         long grantEpoch = inForce ? epoch : epoch + 1;
